@@ -1,0 +1,106 @@
+/**
+ * A child worker process: `node dist/child/main.js --config F --class C --worker-id W`,
+ * forked by the supervisor with an IPC channel, as the leader of its own
+ * process group (so a kill of the group takes the handler's subprocesses too).
+ */
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../src/config/load.js';
+import { coerceError } from '../src/errors.js';
+import { CHILD_EXIT, isSupervisorToChild, type ChildToSupervisor, type LogLevel } from '../src/protocol.js';
+import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/types.js';
+import { ClaimLoop } from './claim-loop.js';
+import { loadHandler } from './handler.js';
+import { ParentWatch } from './parent-watch.js';
+
+const { values: args } = parseArgs({
+  options: { config: { type: 'string' }, class: { type: 'string' }, 'worker-id': { type: 'string' } },
+});
+
+function send(message: ChildToSupervisor): void {
+  if (process.connected) process.send?.(message);
+}
+
+function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
+  send({ type: 'log', level, msg, fields });
+}
+
+/** Let the last IPC messages leave before the process ends. */
+async function exit(code: number): Promise<never> {
+  if (process.connected) await new Promise<void>((resolve) => process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()));
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  let store: Store | undefined;
+  let loop: ClaimLoop | undefined;
+  let killGraceMs = 5_000;
+
+  /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
+  const stopNow = async (reason: string): Promise<void> => {
+    if (loop === undefined) return;
+    const inHand = loop.inHand;
+    const stopped = loop.stop(reason);
+    const finished = await Promise.race([stopped.then(() => true), sleep(killGraceMs / 2).then(() => false)]);
+    if (!finished && inHand !== undefined) await inHand.settleNow().catch((error: unknown) => log('error', 'could not settle the job in hand', { err: coerceError(error) }));
+  };
+
+  const watch = new ParentWatch((why) => {
+    // Orphaned: hand back what we hold, then take the handler's subprocesses down with us.
+    void (async () => {
+      await stopNow(`supervisor gone (${why})`).catch(() => undefined);
+      await store?.close().catch(() => undefined);
+      try {
+        process.kill(-process.pid, 'SIGKILL');
+      } catch {
+        // not a group leader: nothing else to take down
+      }
+      process.exit(CHILD_EXIT.ORPHANED);
+    })();
+  });
+  watch.start();
+
+  process.on('SIGTERM', () => {
+    void stopNow('SIGTERM').then(async () => {
+      await store?.close();
+      await exit(CHILD_EXIT.OK);
+    });
+  });
+
+  try {
+    const config = loadConfig(args.config ?? '');
+    const classConfig = config.classes.find((c) => c.name === args.class);
+    if (classConfig === undefined) throw new Error(`class ${String(args.class)} is not in ${config.file}`);
+    killGraceMs = classConfig.kill_grace_seconds * 1000;
+    const handler = await loadHandler(classConfig.handler);
+    store = await openStore(config.database);
+    loop = new ClaimLoop({
+      store,
+      config: classConfig,
+      handler,
+      resultLimitBytes: config.result_limit_bytes,
+      ownerId: args['worker-id'] ?? `pid-${process.pid}`,
+      send,
+      log,
+    });
+  } catch (error) {
+    send({ type: 'startup-failed', error: coerceError(error) });
+    await exit(CHILD_EXIT.STARTUP_FAILED);
+    return;
+  }
+
+  const running = loop;
+  process.on('message', (message: unknown) => {
+    if (!isSupervisorToChild(message)) return;
+    const stopping = message.type === 'drain' ? running.stop() : stopNow(message.reason);
+    void stopping.then(async () => {
+      await store?.close();
+      await exit(CHILD_EXIT.OK);
+    });
+  });
+  running.start();
+  send({ type: 'ready' });
+}
+
+await main();

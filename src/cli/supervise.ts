@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/** `supervise --config queue.yaml`: the supervisor in the foreground. */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { Supervisor } from '../../supervisor/supervisor.js';
+import { loadConfig } from '../config/load.js';
+import { closeLogger, createLogger } from '../log.js';
+import { openStore } from '../store/open.js';
+import { die, EXIT } from './exit.js';
+
+const PROGRAM = 'supervise';
+
+const argv = await yargs(hideBin(process.argv))
+  .scriptName(PROGRAM)
+  .usage('$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces.')
+  .option('config', { type: 'string', demandOption: true, describe: 'path of queue.yaml' })
+  .option('check-config', { type: 'boolean', default: false, describe: 'validate the config and exit' })
+  .strict()
+  .fail((message, error) => {
+    process.stderr.write(`${PROGRAM}: ${message ?? error?.message}\n`);
+    process.exit(EXIT.USAGE);
+  })
+  .help()
+  .parseAsync();
+
+try {
+  const config = loadConfig(argv.config);
+  if (argv['check-config']) {
+    process.stdout.write(`${config.file}: OK (${config.classes.length} classes: ${config.classes.map((c) => c.name).join(', ')})\n`);
+    process.exit(EXIT.OK);
+  }
+  const host = hostname();
+  const supervisorId = `${host}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const logger = createLogger({
+    level: config.log.level,
+    file: config.log.file,
+    maxSizeMb: config.log.max_size_mb,
+    maxFiles: config.log.max_files,
+    supervisorId,
+    console: true,
+  });
+  const store = await openStore(config.database);
+  const supervisor = new Supervisor({ config, store, logger, supervisorId, host });
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) return supervisor.forceShutdown();
+    logger.info(`${signal} received`, { event: 'SHUTDOWN_STARTED', signal });
+    void supervisor
+      .shutdown()
+      .then(async () => {
+        await store.close();
+        await closeLogger(logger);
+        process.exit(EXIT.OK);
+      })
+      .catch(async (error: unknown) => {
+        logger.error('shutdown failed', { err: error });
+        await closeLogger(logger);
+        process.exit(EXIT.FAILURE);
+      });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  await supervisor.start();
+} catch (error) {
+  die(error, PROGRAM);
+}

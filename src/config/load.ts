@@ -1,0 +1,128 @@
+/**
+ * queue.yaml → a frozen LeaseholdConfig. Every problem becomes a ConfigError
+ * whose message has one line per problem: `<file>: <field path>: <expectation>`.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { LeaseholdError } from '../errors.js';
+import { configSchema, type ParsedConfig } from './schema.js';
+import type { LeaseholdConfig } from './types.js';
+
+/** Problems beyond this many are summarised, so one broken file does not flood the terminal. */
+const MAX_PROBLEMS_SHOWN = 20;
+
+export class ConfigError extends LeaseholdError {
+  /** One entry per problem, each already prefixed with the file. */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[], options: { cause?: unknown } = {}) {
+    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN);
+    if (problems.length > shown.length) shown.push(`... and ${problems.length - shown.length} more problems`);
+    super('CONFIG:INVALID', shown.join('\n'), { retryable: false, cause: options.cause });
+    this.problems = problems;
+  }
+}
+
+export function loadConfig(file: string): LeaseholdConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`${file}: cannot read the config file: ${describeReadError(error)}`], { cause: error });
+  }
+  return parseConfig(text, file);
+}
+
+/** `file` names the source in messages, and its folder anchors relative paths. */
+export function parseConfig(text: string, file: string): LeaseholdConfig {
+  const raw = parseYaml(text, file);
+  if (raw === null || raw === undefined) throw new ConfigError([`${file}: the file is empty, expected a mapping with database and classes`]);
+  const result = configSchema.safeParse(raw, { reportInput: true });
+  if (!result.success) throw new ConfigError(result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`));
+  return deepFreeze(resolvePaths(result.data, path.resolve(file)));
+}
+
+function parseYaml(text: string, file: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      doc.errors.map((error) => {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        return `${file}:${line}:${col}: YAML syntax error: ${error.message.split('\n')[0]}`;
+      }),
+    );
+  }
+  try {
+    return doc.toJS();
+  } catch (error) {
+    // e.g. too many aliases: valid syntax, but not something to expand.
+    throw new ConfigError([`${file}: YAML error: ${error instanceof Error ? error.message : String(error)}`], { cause: error });
+  }
+}
+
+function resolvePaths(parsed: ParsedConfig, absoluteFile: string): LeaseholdConfig {
+  const folder = path.dirname(absoluteFile);
+  return {
+    file: absoluteFile,
+    ...parsed,
+    database: isDatabaseUrl(parsed.database) || parsed.database === ':memory:' ? parsed.database : path.resolve(folder, parsed.database),
+    log: { ...parsed.log, file: parsed.log.file === null ? null : path.resolve(folder, parsed.log.file) },
+    classes: parsed.classes.map((cls) => ({ ...cls, handler: path.resolve(folder, cls.handler) })),
+  };
+}
+
+function isDatabaseUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database);
+}
+
+/** ['classes', 1, 'lease_seconds'] → 'classes[1].lease_seconds'. */
+export function formatPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+  }
+  // Cross-field rules write their whole message, value included.
+  if (issue.code === 'custom') return `${where}: ${issue.message}`;
+  if (issue.input === undefined) return `${where}: missing, ${issue.message}`;
+  return `${where}: ${issue.message}, got ${describeValue(issue.input)}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return value.length === 0 ? '[]' : 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') {
+    const shown = value.length > 60 ? `${value.slice(0, 59)}…` : value;
+    return JSON.stringify(shown);
+  }
+  return String(value);
+}
+
+function describeReadError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  return error instanceof Error ? error.message : String(error);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

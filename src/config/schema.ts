@@ -1,0 +1,147 @@
+/**
+ * The queue.yaml schema: every default lives here. Objects are strict (an
+ * unknown key is a typo, not something to ignore). Each field carries its
+ * expectation as its error message, so a bad value reads
+ * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
+ */
+import { z } from 'zod';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../queue/limits.js';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+
+const CLASS_NAME = /^[A-Za-z0-9_.-]+$/;
+
+const mapping = <S extends z.core.$ZodLooseShape>(shape: S) => z.strictObject(shape, { error: 'expected a mapping' });
+
+const positiveNumber = () => {
+  const error = 'expected a number > 0';
+  return z.number({ error }).positive({ error });
+};
+/** Durations are seconds, fractions allowed. */
+const seconds = positiveNumber;
+const count = () => {
+  const error = 'expected an integer > 0';
+  return z.int({ error }).positive({ error });
+};
+const nonNegativeCount = () => {
+  const error = 'expected an integer >= 0';
+  return z.int({ error }).nonnegative({ error });
+};
+const nonEmptyString = (what: string) => {
+  const error = `expected ${what}`;
+  return z.string({ error }).min(1, { error });
+};
+const flag = () => z.boolean({ error: 'expected true or false' });
+
+const logSchema = mapping({
+  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  /** null: stdout only. */
+  file: nonEmptyString('a file path or null').nullable().default(null),
+  max_size_mb: positiveNumber().default(10),
+  max_files: count().default(5),
+});
+
+const sweeperSchema = mapping({
+  interval_seconds: seconds().default(10),
+  batch_size: count().default(100),
+});
+
+const retentionSchema = mapping({
+  succeeded_days: positiveNumber().default(30),
+  failed_days: positiveNumber().default(90),
+  cancelled_days: positiveNumber().default(30),
+  batch_size: count().default(5000),
+  interval_seconds: seconds().default(300),
+});
+
+const httpSchema = mapping({
+  port: z
+    .int({ error: 'expected an integer from 0 to 65535' })
+    .min(0, { error: 'expected an integer from 0 to 65535' })
+    .max(65535, { error: 'expected an integer from 0 to 65535' }),
+  host: nonEmptyString('a host name or address').default('127.0.0.1'),
+});
+
+const backoffSchema = mapping({
+  base_seconds: seconds().default(2),
+  max_seconds: seconds().default(300),
+  jitter: flag().default(true),
+});
+
+const restartSchema = mapping({
+  max_restarts: count().default(5),
+  within_seconds: seconds().default(60),
+});
+
+const classSchema = mapping({
+  name: z
+    .string({ error: 'expected a class name' })
+    .regex(CLASS_NAME, { error: 'expected a class name of letters, digits, "_", "." or "-"' }),
+  /** Resolved against the config file's folder by the loader. */
+  handler: nonEmptyString('a handler module path'),
+  processes: count().default(1),
+  lease_seconds: seconds().default(30),
+  heartbeat_seconds: seconds().default(10),
+  max_runtime_seconds: seconds().default(300),
+  kill_grace_seconds: seconds().default(5),
+  max_retries: nonNegativeCount().default(DEFAULT_MAX_RETRIES),
+  backoff: backoffSchema.prefault({}),
+  max_memory_mb: positiveNumber().default(512),
+  restart: restartSchema.prefault({}),
+  claim_batch: count().default(1),
+  poll_seconds: seconds().default(0.5),
+}).superRefine((cls, ctx) => {
+  // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
+  if (cls.heartbeat_seconds > cls.lease_seconds / 2) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['heartbeat_seconds'],
+      message: `expected at most lease_seconds / 2 = ${cls.lease_seconds / 2} (heartbeat well under the lease), got ${cls.heartbeat_seconds}`,
+    });
+  }
+  if (cls.backoff.max_seconds < cls.backoff.base_seconds) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['backoff', 'max_seconds'],
+      message: `expected at least backoff.base_seconds = ${cls.backoff.base_seconds}, got ${cls.backoff.max_seconds}`,
+    });
+  }
+});
+
+export const configSchema = mapping({
+  /** A SQLite path (resolved by the loader) or a postgres:// URL. */
+  database: nonEmptyString('a SQLite file path or a postgres:// URL'),
+  log: logSchema.prefault({}),
+  sweeper: sweeperSchema.prefault({}),
+  retention: retentionSchema.prefault({}),
+  /** Absent or null: no HTTP server. */
+  http: httpSchema.nullable().default(null),
+  shutdown_grace_seconds: seconds().default(30),
+  payload_limit_bytes: count().default(DEFAULT_PAYLOAD_LIMIT_BYTES),
+  result_limit_bytes: count().default(1024 * 1024),
+  classes: z.array(classSchema, { error: 'expected a list of classes' }).min(1, { error: 'expected at least one class' }),
+}).superRefine(
+  (config, ctx) => {
+    // Runs even when other fields failed, so a duplicate is reported with the rest.
+    const classes: unknown = (config as { classes?: unknown }).classes;
+    if (!Array.isArray(classes)) return;
+    const firstIndex = new Map<string, number>();
+    classes.forEach((cls: unknown, index) => {
+      const name = (cls as { name?: unknown } | null)?.name;
+      if (typeof name !== 'string') return;
+      const first = firstIndex.get(name);
+      if (first === undefined) {
+        firstIndex.set(name, index);
+        return;
+      }
+      ctx.addIssue({
+        code: 'custom',
+        path: ['classes', index, 'name'],
+        message: `duplicate class name "${name}" (also classes[${first}].name)`,
+      });
+    });
+  },
+  { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+);
+
+export type ParsedConfig = z.output<typeof configSchema>;

@@ -1,0 +1,97 @@
+/**
+ * Typed errors with stable codes. Code is `CATEGORY:SUBCATEGORY`; callers
+ * branch on `code` or on the class, never on message text.
+ */
+
+export const ERROR_DETAIL_MAX = 500;
+
+const CODE_SHAPE = /^[A-Z][A-Z0-9_]*:[A-Z0-9_]+$/;
+
+export class LeaseholdError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+
+  constructor(code: string, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? true;
+  }
+}
+
+/** Bad input from a producer or operator: nothing was written. */
+export class InvalidInputError extends LeaseholdError {
+  constructor(subcode: string, message: string) {
+    super(`INVALID_INPUT:${subcode}`, message, { retryable: false });
+  }
+}
+
+/** A fenced write found the lease gone: the job now belongs to someone else (or to nobody). */
+export class LeaseLostError extends LeaseholdError {
+  readonly jobId: number;
+  readonly leaseToken: string;
+
+  constructor(jobId: number, leaseToken: string, operation: string) {
+    super('LEASE:LOST', `job ${jobId}: ${operation} rejected, lease token ${leaseToken.slice(0, 8)}… no longer holds the job`, {
+      retryable: false,
+    });
+    this.jobId = jobId;
+    this.leaseToken = leaseToken;
+  }
+}
+
+export class NotFoundError extends LeaseholdError {
+  constructor(what: string) {
+    super('NOT_FOUND:JOB', `${what} not found`, { retryable: false });
+  }
+}
+
+/** A handler can throw this (or any error with `retryable: false`) to skip the remaining retries. */
+export class NonRetryableError extends LeaseholdError {
+  constructor(message: string, code = 'HANDLER:NON_RETRYABLE') {
+    super(code, message, { retryable: false });
+  }
+}
+
+export interface ErrorSummary {
+  name: string;
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+export function truncate(text: string, max = ERROR_DETAIL_MAX): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/**
+ * Whatever a handler threw, as a summary that survives IPC and fits in
+ * error_detail: the handler's own `code` is kept when it has the
+ * `CATEGORY:SUBCATEGORY` shape, anything else is INTERNAL:UNHANDLED.
+ */
+export function coerceError(thrown: unknown): ErrorSummary {
+  if (thrown instanceof Error) {
+    const candidate = (thrown as { code?: unknown }).code;
+    const code = typeof candidate === 'string' && CODE_SHAPE.test(candidate) ? candidate : 'INTERNAL:UNHANDLED';
+    const retryable = (thrown as { retryable?: unknown }).retryable !== false;
+    const firstLine = (thrown.message || thrown.name).split('\n')[0] ?? '';
+    return { name: thrown.name, code, message: truncate(firstLine), retryable };
+  }
+  const text = typeof thrown === 'string' ? thrown : safeStringify(thrown);
+  return { name: 'NonError', code: 'INTERNAL:UNHANDLED', message: truncate(`non-error thrown: ${text}`), retryable: true };
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Rebuild an error that crossed IPC into the same class, so `retryable` survives the trip. */
+export function reviveError(summary: ErrorSummary): LeaseholdError {
+  const error = new LeaseholdError(summary.code, summary.message, { retryable: summary.retryable });
+  error.name = summary.name;
+  return error;
+}

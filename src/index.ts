@@ -1,0 +1,8 @@
+/** The library entry point for producers: enqueue, get, list. */
+export { openQueue, Queue, type QueueOptions, type JobDetails } from './queue/queue.js';
+export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
+export { openStore } from './store/open.js';
+export type * from './store/types.js';
+export { JOB_STATUSES, TERMINAL_STATUSES } from './store/types.js';
+export { LeaseholdError, InvalidInputError, LeaseLostError, NonRetryableError, NotFoundError } from './errors.js';
+export { systemClock, type Clock } from './clock.js';

@@ -1,0 +1,46 @@
+/**
+ * The typed messages between the supervisor and its child workers, one union
+ * per direction. Errors cross as ErrorSummary and are rebuilt with
+ * reviveError, so `retryable` survives the trip.
+ */
+import type { ErrorSummary } from './errors.js';
+
+export type SupervisorToChild =
+  /** Stop claiming, finish the job in hand, hand back what was only claimed, exit 0. */
+  | { type: 'drain' }
+  /** Abort the job in hand now and hand it back without spending a retry, then exit 0. */
+  | { type: 'stop'; reason: string };
+
+/** How a job left a child's hands. */
+export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export type ChildToSupervisor =
+  /** Handler loaded and store open: the child is healthy and claiming. */
+  | { type: 'ready' }
+  /** The child could not start (handler missing or broken, store unreachable); it exits next. */
+  | { type: 'startup-failed'; error: ErrorSummary }
+  | { type: 'job-started'; jobId: number; attempt: number; leaseToken: string }
+  | { type: 'job-finished'; jobId: number; attempt: number; outcome: JobOutcome; durationMs: number; error?: ErrorSummary }
+  /** A structured log line from the child or from a handler's ctx.log. */
+  | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> };
+
+/** Exit codes a child uses on purpose; anything else is a crash. */
+export const CHILD_EXIT = {
+  /** Drained or stopped cleanly. */
+  OK: 0,
+  /** Could not load its handler or open the store: restarting will not help. */
+  STARTUP_FAILED: 78,
+  /** Its supervisor is gone. */
+  ORPHANED: 79,
+} as const;
+
+export function isChildToSupervisor(value: unknown): value is ChildToSupervisor {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}
+
+export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
+  const type = (value as { type?: unknown } | null)?.type;
+  return type === 'drain' || type === 'stop';
+}

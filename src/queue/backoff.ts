@@ -1,0 +1,18 @@
+export interface BackoffPolicy {
+  baseSeconds: number;
+  maxSeconds: number;
+  jitter: boolean;
+}
+
+/**
+ * Delay in ms before the retry that follows failed attempt number `attempt`
+ * (1-based): base * 2^(attempt-1), capped at max. With jitter the delay is
+ * drawn from [d/2, d] ("equal jitter"): retries of jobs that failed together
+ * spread out, and no retry comes sooner than half the nominal delay.
+ */
+export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () => number = Math.random): number {
+  const exponent = Math.max(0, attempt - 1);
+  const nominal = Math.min(policy.maxSeconds, policy.baseSeconds * 2 ** Math.min(exponent, 52)) * 1000;
+  const delay = policy.jitter ? nominal / 2 + random() * (nominal / 2) : nominal;
+  return Math.round(delay);
+}

@@ -1,0 +1,75 @@
+import { systemClock, type Clock } from '../clock.js';
+import { InvalidInputError } from '../errors.js';
+import { openStore } from '../store/open.js';
+import type { AttemptRow, EventRow, InsertedJob, JobListFilter, JobRow, Store } from '../store/types.js';
+import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
+
+export interface QueueOptions {
+  /** A SQLite file path or a postgres:// URL. */
+  database: string;
+  clock?: Clock;
+  limits?: Partial<EnqueueLimits>;
+  /** Recorded as the actor of the ENQUEUED events. */
+  actor?: string;
+}
+
+export interface JobDetails {
+  job: JobRow;
+  attempts: AttemptRow[];
+  events: EventRow[];
+}
+
+/** The producer's side of leasehold: enqueue and look. */
+export class Queue {
+  readonly store: Store;
+  private readonly clock: Clock;
+  private readonly limits: EnqueueLimits;
+  private readonly actor: string;
+
+  constructor(store: Store, options: Omit<QueueOptions, 'database'> = {}) {
+    this.store = store;
+    this.clock = options.clock ?? systemClock;
+    this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
+    this.actor = options.actor ?? 'producer';
+  }
+
+  async enqueue(request: EnqueueRequest): Promise<InsertedJob> {
+    const [inserted] = await this.enqueueMany([request]);
+    return inserted as InsertedJob;
+  }
+
+  /** All or nothing: every request is checked before anything is written, then one transaction inserts them. */
+  async enqueueMany(requests: EnqueueRequest[]): Promise<InsertedJob[]> {
+    const jobs = requests.map((request, index) => {
+      try {
+        return prepareJob(request, this.clock, this.limits);
+      } catch (error) {
+        if (error instanceof InvalidInputError && requests.length > 1) {
+          throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);
+        }
+        throw error;
+      }
+    });
+    return this.store.jobInsert({ jobs, actor: this.actor });
+  }
+
+  async get(id: number): Promise<JobDetails | undefined> {
+    const job = await this.store.jobGet({ id });
+    if (job === undefined) return undefined;
+    const [attempts, events] = await Promise.all([this.store.attemptList({ jobId: id }), this.store.eventList({ jobId: id })]);
+    return { job, attempts, events };
+  }
+
+  async list(filter: Partial<JobListFilter> = {}): Promise<JobRow[]> {
+    return this.store.jobList({ limit: 50, ...filter });
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+export async function openQueue(options: QueueOptions): Promise<Queue> {
+  const store = await openStore(options.database, { clock: options.clock });
+  return new Queue(store, options);
+}

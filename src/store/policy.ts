@@ -1,0 +1,26 @@
+import type { FailureInput } from './types.js';
+
+/** The facts about a held job that decide where it goes after an attempt ends badly. */
+export interface FailureFacts {
+  attempts: number;
+  releases: number;
+  maxRetries: number;
+  cancelRequested: boolean;
+}
+
+/**
+ * Where a job goes when its attempt fails: CANCELLED if an operator asked,
+ * FAILED (dead letter) if the error is not retryable or the job has run
+ * max_retries + 1 times (attempts handed back at shutdown do not count),
+ * QUEUED for another try otherwise.
+ */
+export function statusAfterFailure(facts: FailureFacts, error: Pick<FailureInput, 'retryable'>): 'QUEUED' | 'FAILED' | 'CANCELLED' {
+  if (facts.cancelRequested) return 'CANCELLED';
+  if (!error.retryable) return 'FAILED';
+  return facts.attempts - facts.releases > facts.maxRetries ? 'FAILED' : 'QUEUED';
+}
+
+/** Event details are short JSON; undefined fields are dropped. */
+export function eventDetail(detail: Record<string, unknown>): string {
+  return JSON.stringify(detail);
+}

@@ -1,0 +1,68 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export type SqliteDb = Database.Database;
+
+export const BUSY_TIMEOUT_MS = 5_000;
+const BUSY_RETRIES = 8;
+
+/**
+ * Open a database file with the pragmas every connection needs: foreign keys
+ * (for ON DELETE CASCADE), WAL (readers never block the writer), a busy
+ * timeout, and synchronous=NORMAL, which in WAL mode is durable across a
+ * process crash (only an OS crash can lose the last commits).
+ */
+export function openSqlite(path: string): SqliteDb {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  db.pragma('foreign_keys = ON');
+  withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
+
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
+}
+
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** The busy timeout covers almost every wait; this covers what it gives up on (lock upgrades, long checkpoints). */
+export async function withBusyRetry<T>(work: () => T): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return work();
+    } catch (error) {
+      if (!isBusyError(error) || attempt >= BUSY_RETRIES) throw error;
+      await sleep(backoffMs(attempt));
+    }
+  }
+}
+
+/** For the few places that must stay synchronous (opening): a blocking wait between tries. */
+function withBusyRetrySync<T>(work: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return work();
+    } catch (error) {
+      if (!isBusyError(error) || attempt >= BUSY_RETRIES) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, backoffMs(attempt));
+    }
+  }
+}
+
+// An interface (not an alias) so declaration files can name it.
+export interface Statement extends Database.Statement<unknown[], unknown> {}
+
+/** Prepare a named set of statements once, when the store opens. */
+export function prepareAll<K extends string>(db: SqliteDb, sql: Record<K, string>): Record<K, Statement> {
+  const prepared = {} as Record<K, Statement>;
+  for (const name of Object.keys(sql) as K[]) prepared[name] = db.prepare(sql[name]);
+  return prepared;
+}

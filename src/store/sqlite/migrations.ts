@@ -1,0 +1,127 @@
+import type { SqliteDb } from './connection.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
+
+/** Numbered, append-only. Never edit one that has shipped: add the next. */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'jobs, attempts, events, workers',
+    sql: `
+      CREATE TABLE jobs (
+        id                  INTEGER PRIMARY KEY,
+        class               TEXT    NOT NULL CHECK (length(class) > 0),
+        status              TEXT    NOT NULL CHECK (status IN ('QUEUED','CLAIMED','RUNNING','SUCCEEDED','FAILED','CANCELLED')),
+        priority            INTEGER NOT NULL DEFAULT 0,
+        payload             TEXT    NOT NULL,
+        result              TEXT,
+        created_at          INTEGER NOT NULL,
+        run_at              INTEGER NOT NULL,
+        claimed_at          INTEGER,
+        started_at          INTEGER,
+        heartbeat_at        INTEGER,
+        lease_expires_at    INTEGER,
+        finished_at         INTEGER,
+        owner_id            TEXT,
+        lease_token         TEXT,
+        attempts            INTEGER NOT NULL DEFAULT 0,
+        max_retries         INTEGER NOT NULL CHECK (max_retries >= 0),
+        releases            INTEGER NOT NULL DEFAULT 0,
+        cancel_requested_at INTEGER,
+        error_code          TEXT,
+        error_detail        TEXT,
+        idempotency_key     TEXT,
+        progress            TEXT
+      );
+      -- claim: equality on class, then exactly the claim's ORDER BY; only queued rows live here
+      CREATE INDEX jobs_claim ON jobs (class, priority DESC, run_at, id) WHERE status = 'QUEUED';
+      -- sweeper: expired leases, oldest first
+      CREATE INDEX jobs_lease_expiry ON jobs (lease_expires_at) WHERE ${IN_FLIGHT};
+      -- supervisor: the jobs a dead child held
+      CREATE INDEX jobs_owner ON jobs (owner_id) WHERE ${IN_FLIGHT};
+      CREATE UNIQUE INDEX jobs_idempotency ON jobs (class, idempotency_key) WHERE idempotency_key IS NOT NULL;
+      -- retention and throughput: terminal rows by age
+      CREATE INDEX jobs_status_finished ON jobs (status, finished_at);
+      -- list newest first, by status, by class (class and id never change: cheap), by both; counts
+      CREATE INDEX jobs_status_id ON jobs (status, id);
+      CREATE INDEX jobs_class_id ON jobs (class, id);
+      CREATE INDEX jobs_class_status ON jobs (class, status, id);
+
+      CREATE TABLE job_attempts (
+        job_id       INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+        attempt      INTEGER NOT NULL CHECK (attempt >= 1),
+        owner_id     TEXT    NOT NULL,
+        lease_token  TEXT    NOT NULL,
+        started_at   INTEGER NOT NULL,
+        finished_at  INTEGER,
+        status       TEXT    NOT NULL CHECK (status IN ('RUNNING','SUCCEEDED','FAILED','CANCELLED')),
+        error_code   TEXT,
+        error_detail TEXT,
+        PRIMARY KEY (job_id, attempt)
+      ) WITHOUT ROWID;
+      -- top error codes
+      CREATE INDEX job_attempts_error ON job_attempts (error_code, finished_at) WHERE error_code IS NOT NULL;
+
+      CREATE TABLE job_events (
+        id     INTEGER PRIMARY KEY,
+        job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+        ts     INTEGER NOT NULL,
+        event  TEXT    NOT NULL,
+        actor  TEXT,
+        detail TEXT
+      );
+      CREATE INDEX job_events_job ON job_events (job_id, id);
+
+      CREATE TABLE workers (
+        id            TEXT    PRIMARY KEY,
+        kind          TEXT    NOT NULL CHECK (kind IN ('supervisor','child')),
+        host          TEXT    NOT NULL,
+        supervisor_id TEXT,
+        pid           INTEGER NOT NULL,
+        class         TEXT,
+        state         TEXT    NOT NULL,
+        started_at    INTEGER NOT NULL,
+        heartbeat_at  INTEGER NOT NULL,
+        exited_at     INTEGER,
+        exit_code     INTEGER,
+        exit_signal   TEXT,
+        restarts      INTEGER NOT NULL DEFAULT 0,
+        cpu_percent   REAL,
+        memory_bytes  INTEGER,
+        job_id        INTEGER
+      );
+      CREATE INDEX workers_live ON workers (host) WHERE exited_at IS NULL;
+      CREATE INDEX workers_started ON workers (started_at);
+    `,
+  },
+];
+
+/**
+ * Each migration is one IMMEDIATE transaction that records its version first:
+ * a second process migrating the same file at the same moment waits on the
+ * write lock, then finds the version taken and skips it.
+ */
+export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING');
+  const applied: number[] = [];
+  for (const migration of SQLITE_MIGRATIONS) {
+    const apply = db.transaction(() => {
+      if (record.run(migration.version, migration.name, now).changes === 0) return false;
+      db.exec(migration.sql);
+      return true;
+    });
+    if (apply.immediate()) applied.push(migration.version);
+  }
+  return applied;
+}

@@ -1,0 +1,54 @@
+import { prepareAll, type SqliteDb } from '../connection.js';
+
+export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
+  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
+  cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+
+/** Producer and operator statements on `jobs`. */
+export const JOB_SQL = {
+  /** (class, payload, priority, runAt, maxRetries, key, now) -> the new id. */
+  insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key)
+    VALUES (@class, 'QUEUED', @priority, @payload, @now, @runAt, @maxRetries, @idempotencyKey) RETURNING id`,
+  /** (class, key) -> the job already enqueued under that idempotency key, if any. */
+  findByKey: `SELECT id FROM jobs WHERE class = ? AND idempotency_key = ?`,
+  /** (id) -> the row or nothing. */
+  get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`,
+  /** (limit) newest first. */
+  listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT @limit`,
+  /**
+   * (status, limit) newest first. Pinned to jobs_status_id: with statistics
+   * the planner may walk the whole table backwards, which is slow exactly when
+   * the status asked for is rare.
+   */
+  listByStatus: `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_status_id WHERE status = @status ORDER BY id DESC LIMIT @limit`,
+  /** (class, limit) newest first, through jobs_class_id. */
+  listByClass: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class ORDER BY id DESC LIMIT @limit`,
+  /** (class, status, limit) newest first, through jobs_class_status. */
+  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class AND status = @status ORDER BY id DESC LIMIT @limit`,
+  /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now
+    WHERE id = @id AND status = 'QUEUED'`,
+  /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
+  requestCancel: `UPDATE jobs SET cancel_requested_at = @now
+    WHERE id = @id AND status IN ('CLAIMED', 'RUNNING') AND cancel_requested_at IS NULL`,
+  /** (id, now) a FAILED job runs once more, now; no row changed: it was not FAILED. */
+  retryFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
+    max_retries = max(max_retries, attempts - releases)
+    WHERE id = @id AND status = 'FAILED'`,
+  /** (now) every FAILED job runs once more; returns their ids. */
+  retryAllFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
+    max_retries = max(max_retries, attempts - releases)
+    WHERE status = 'FAILED' RETURNING id`,
+  /** (class, now) every FAILED job of a class runs once more; returns their ids. */
+  retryClassFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
+    max_retries = max(max_retries, attempts - releases)
+    WHERE status = 'FAILED' AND class = @class RETURNING id`,
+  /** (id) attempts and events go with it (ON DELETE CASCADE). */
+  delete: `DELETE FROM jobs WHERE id = ?`,
+  /** (id) -> 1 when the job exists. */
+  exists: `SELECT 1 AS found FROM jobs WHERE id = ?`,
+};
+
+export const prepareJobStatements = (db: SqliteDb) => prepareAll(db, JOB_SQL);
+
+export type JobStatements = ReturnType<typeof prepareJobStatements>;

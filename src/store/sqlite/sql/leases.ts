@@ -1,0 +1,66 @@
+import { prepareAll, type SqliteDb } from '../connection.js';
+import { JOB_COLUMNS } from './jobs.js';
+
+const HELD = `status IN ('CLAIMED', 'RUNNING')`;
+const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+
+/**
+ * Claim: one UPDATE ... RETURNING over the best queued rows. Every row gets
+ * its own random lease token from SQLite itself, so a batch claim needs no
+ * second statement. The inner SELECT walks jobs_claim in order: no sort.
+ */
+function claimSql(classFilter: string): string {
+  return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
+      claimed_at = @now, started_at = NULL, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt,
+      finished_at = NULL, progress = NULL, attempts = attempts + 1
+    WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= @now
+                 ORDER BY priority DESC, run_at, id LIMIT @limit)
+    RETURNING ${CLAIMED_COLUMNS}`;
+}
+
+/** Statements a worker runs about jobs it holds; each fenced write matches (id, lease_token, status). */
+export const LEASE_SQL = {
+  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows; none: nothing due. */
+  claimOneClass: claimSql('class = @class'),
+  /** (classes as a JSON array, ...) the same for several classes; this one sorts its candidates. */
+  claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))'),
+  /** (id, leaseToken, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
+  start: `UPDATE jobs SET status = 'RUNNING', started_at = @now, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
+    WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING attempts`,
+  /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost. */
+  extend: `UPDATE jobs SET heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD} RETURNING lease_expires_at, cancel_requested_at`,
+  /** (id, leaseToken, progress) no row: lease lost. */
+  progress: `UPDATE jobs SET progress = @progress
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (id, leaseToken, result, now) the one terminal write of a success; no row: lease lost. */
+  complete: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,
+      error_code = NULL, error_detail = NULL
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD} RETURNING attempts`,
+  /** (id, leaseToken) -> what decides a failure's outcome; no row: lease lost. */
+  heldFacts: `SELECT attempts, releases, max_retries, cancel_requested_at, class FROM jobs
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (id, leaseToken, runAt, code, detail) back to the queue for another try; no row: lease lost. */
+  requeue: `UPDATE jobs SET status = 'QUEUED', run_at = @runAt, lease_expires_at = NULL,
+      error_code = @code, error_detail = @detail
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (id, leaseToken, status FAILED|CANCELLED, code, detail, now) terminal; no row: lease lost. */
+  finishBadly: `UPDATE jobs SET status = @status, finished_at = @now, lease_expires_at = NULL,
+      error_code = @code, error_detail = @detail
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (id, leaseToken, now) back to the queue without spending a retry; no row: lease lost. */
+  release: `UPDATE jobs SET status = 'QUEUED', run_at = @now, lease_expires_at = NULL, releases = releases + 1
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
+  expired: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
+    FROM jobs WHERE ${HELD} AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit`,
+  /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
+  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${HELD} AND owner_id = @ownerId`,
+  /** (ownerId) the jobs an owner holds, through jobs_owner. */
+  heldByOwner: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
+    FROM jobs WHERE ${HELD} AND owner_id = @ownerId`,
+};
+
+export const prepareLeaseStatements = (db: SqliteDb) => prepareAll(db, LEASE_SQL);
+
+export type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;

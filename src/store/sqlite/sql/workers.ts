@@ -1,0 +1,28 @@
+import { prepareAll, type SqliteDb } from '../connection.js';
+
+const WORKER_COLUMNS = `id, kind, host, supervisor_id, pid, class, state, started_at, heartbeat_at, exited_at, exit_code, exit_signal, restarts,
+  cpu_percent, memory_bytes, job_id`;
+
+/** Statements on the worker registry. */
+export const WORKER_SQL = {
+  /** (id, kind, host, supervisorId, pid, class, state, restarts, now) */
+  insert: `INSERT INTO workers (id, kind, host, supervisor_id, pid, class, state, started_at, heartbeat_at, restarts)
+    VALUES (@id, @kind, @host, @supervisorId, @pid, @class, @state, @now, @now, @restarts)`,
+  /** (id, now, state / cpu / memory / job, each null to keep it); no row: unknown or exited. */
+  heartbeat: `UPDATE workers SET heartbeat_at = @now, state = coalesce(@state, state), cpu_percent = coalesce(@cpuPercent, cpu_percent),
+      memory_bytes = coalesce(@memoryBytes, memory_bytes), job_id = CASE WHEN @jobKnown THEN @jobId ELSE job_id END
+    WHERE id = @id AND exited_at IS NULL`,
+  /** (id, state, exitCode, exitSignal, now) */
+  exit: `UPDATE workers SET state = @state, exited_at = @now, exit_code = @exitCode, exit_signal = @exitSignal, job_id = NULL
+    WHERE id = @id AND exited_at IS NULL`,
+  /** (limit) newest first, through workers_started. */
+  listAll: `SELECT ${WORKER_COLUMNS} FROM workers ORDER BY started_at DESC LIMIT @limit`,
+  /** (limit) workers not known to have exited. */
+  listLive: `SELECT ${WORKER_COLUMNS} FROM workers WHERE exited_at IS NULL ORDER BY started_at DESC LIMIT @limit`,
+  /** (host) workers recorded alive on a host, through workers_live. */
+  liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = @host AND exited_at IS NULL`,
+};
+
+export const prepareWorkerStatements = (db: SqliteDb) => prepareAll(db, WORKER_SQL);
+
+export type WorkerStatements = ReturnType<typeof prepareWorkerStatements>;

@@ -1,0 +1,250 @@
+/**
+ * The Store interface: the only way the rest of leasehold touches a database.
+ * Each method is one short transaction. Methods that a worker calls about a
+ * job it holds are fenced by (id, lease_token, status) and raise
+ * LeaseLostError when no row changed.
+ */
+
+export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const TERMINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+
+export type AttemptStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+
+export type JobEventName =
+  | 'ENQUEUED'
+  | 'CLAIMED'
+  | 'STARTED'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'RETRY_SCHEDULED'
+  | 'RECOVERED'
+  | 'TIMED_OUT'
+  | 'KILLED'
+  | 'CANCELLED'
+  | 'RELEASED'
+  | 'ZOMBIE_WRITE_REJECTED';
+
+export interface JobRow {
+  id: number;
+  class: string;
+  status: JobStatus;
+  priority: number;
+  payload: string;
+  result: string | null;
+  created_at: number;
+  run_at: number;
+  claimed_at: number | null;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  lease_expires_at: number | null;
+  finished_at: number | null;
+  owner_id: string | null;
+  lease_token: string | null;
+  attempts: number;
+  max_retries: number;
+  /** Attempts handed back at shutdown: they do not count against max_retries. */
+  releases: number;
+  cancel_requested_at: number | null;
+  error_code: string | null;
+  error_detail: string | null;
+  idempotency_key: string | null;
+  progress: string | null;
+}
+
+export interface AttemptRow {
+  job_id: number;
+  attempt: number;
+  owner_id: string;
+  lease_token: string;
+  started_at: number;
+  finished_at: number | null;
+  status: AttemptStatus;
+  error_code: string | null;
+  error_detail: string | null;
+}
+
+export interface EventRow {
+  id: number;
+  job_id: number;
+  ts: number;
+  event: JobEventName;
+  actor: string | null;
+  detail: string | null;
+}
+
+export type WorkerKind = 'supervisor' | 'child';
+export type WorkerState = 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' | 'failed';
+
+export interface WorkerRow {
+  id: string;
+  kind: WorkerKind;
+  host: string;
+  supervisor_id: string | null;
+  pid: number;
+  class: string | null;
+  state: WorkerState;
+  started_at: number;
+  heartbeat_at: number;
+  exited_at: number | null;
+  exit_code: number | null;
+  exit_signal: string | null;
+  restarts: number;
+  /** Last sample of the process's CPU use (percent of one core) and resident memory. */
+  cpu_percent: number | null;
+  memory_bytes: number | null;
+  /** The job it is running, as its supervisor last saw. */
+  job_id: number | null;
+}
+
+/** A job as the producer gives it, already validated and serialised. */
+export interface NewJob {
+  class: string;
+  payload: string;
+  priority: number;
+  runAt: number;
+  maxRetries: number;
+  idempotencyKey: string | null;
+}
+
+export interface InsertedJob {
+  id: number;
+  /** False when the idempotency key matched an existing job, whose id is returned. */
+  created: boolean;
+}
+
+/** What a worker gets from a claim: everything it needs to run and to fence its writes. */
+export interface ClaimedJob {
+  id: number;
+  class: string;
+  payload: string;
+  priority: number;
+  attempt: number;
+  maxRetries: number;
+  leaseToken: string;
+  leaseExpiresAt: number;
+  createdAt: number;
+}
+
+/** The identity a fenced write carries. */
+export interface LeaseRef {
+  id: number;
+  leaseToken: string;
+}
+
+export interface HeartbeatResult {
+  leaseExpiresAt: number;
+  /** An operator asked to cancel: the worker should abort the handler. */
+  cancelRequested: boolean;
+}
+
+export interface FailureInput {
+  code: string;
+  detail: string;
+  /** False skips the remaining retries. */
+  retryable: boolean;
+}
+
+export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
+
+/** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
+export type RetryDelay = (jobClass: string, attempt: number) => number;
+
+/** One job taken back from a worker that lost it: what happened to it and why. */
+export interface RecoveredJob {
+  id: number;
+  class: string;
+  attempt: number;
+  ownerId: string | null;
+  leaseToken: string;
+  /** Where the job went: QUEUED again, FAILED for good, CANCELLED (cancel was requested). */
+  status: 'QUEUED' | 'FAILED' | 'CANCELLED';
+  runAt: number | null;
+  /** True when the job was only claimed, never started: handed back without spending a retry. */
+  released: boolean;
+}
+
+export interface RecoverParams {
+  errorCode: string;
+  errorDetail: string;
+  event: 'RECOVERED' | 'KILLED' | 'TIMED_OUT';
+  actor: string;
+  retryDelay: RetryDelay;
+  /** False fails the job for good whatever its retries (a poison job). Default true. */
+  retryable?: boolean;
+}
+
+export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_requested' | 'terminal' | 'not_found';
+export type RetryOutcome = 'queued' | 'not_failed' | 'not_found';
+
+export interface JobListFilter {
+  status?: JobStatus;
+  class?: string;
+  limit: number;
+}
+
+export interface WorkerRegistration {
+  id: string;
+  kind: WorkerKind;
+  host: string;
+  supervisorId: string | null;
+  pid: number;
+  class: string | null;
+  state: WorkerState;
+  restarts: number;
+}
+
+export interface WorkerHeartbeat {
+  id: string;
+  state?: WorkerState;
+  cpuPercent?: number | null;
+  memoryBytes?: number | null;
+  jobId?: number | null;
+}
+
+export interface Store {
+  readonly driver: 'sqlite' | 'postgres';
+
+  /** Create or upgrade the schema. Safe when several processes run it at once. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  // producers and operators
+  jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]>;
+  jobGet(params: { id: number }): Promise<JobRow | undefined>;
+  jobList(params: JobListFilter): Promise<JobRow[]>;
+  attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
+  eventList(params: { jobId: number }): Promise<EventRow[]>;
+  jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
+  jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
+  jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
+  jobDelete(params: { id: number }): Promise<boolean>;
+
+  // workers: claim, then fenced writes
+  jobClaim(params: { classes: string[]; ownerId: string; limit: number; leaseMs: number }): Promise<ClaimedJob[]>;
+  jobStart(params: LeaseRef & { leaseMs: number }): Promise<void>;
+  leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult>;
+  jobProgress(params: LeaseRef & { progress: string }): Promise<void>;
+  jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void>;
+  jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome>;
+  /** Hand a held job back to the queue without spending a retry (shutdown). */
+  jobReleaseIfHeld(params: LeaseRef & { reason: string }): Promise<void>;
+
+  // the sweeper and the supervisor
+  /** The jobs one owner holds now, with their lease data: what the supervisor's health watch reads. */
+  jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]>;
+  leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]>;
+  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; onlyJobId?: number }): Promise<RecoveredJob[]>;
+  /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
+  leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
+  eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void>;
+
+  // worker registry
+  workerRegister(params: WorkerRegistration): Promise<void>;
+  workerHeartbeat(params: WorkerHeartbeat): Promise<void>;
+  workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void>;
+  workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
+  /** Workers recorded alive on a host: a new supervisor checks which of them are really gone. */
+  workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;
+}

@@ -1,0 +1,114 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { ClassConfig } from '../src/config/types.js';
+import { isChildToSupervisor, type ChildToSupervisor, type SupervisorToChild } from '../src/protocol.js';
+
+const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
+
+export type KillReason = 'max_runtime' | 'stale_heartbeat' | 'memory' | 'shutdown';
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface RunningJob {
+  jobId: number;
+  attempt: number;
+  leaseToken: string;
+}
+
+export interface ChildEvents {
+  message(child: ChildHandle, message: ChildToSupervisor): void;
+  output(child: ChildHandle, stream: 'stdout' | 'stderr', line: string): void;
+  exit(child: ChildHandle, exit: ChildExit): void;
+}
+
+/**
+ * One forked child worker, leader of its own process group so that a kill
+ * reaches the handler's subprocesses too. Tracks what the supervisor knows of
+ * it: state, the job in hand, why we killed it (if we did).
+ */
+export class ChildHandle {
+  readonly process: ChildProcess;
+  readonly pid: number;
+  state: 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' = 'starting';
+  job: RunningJob | undefined;
+  /** Why we stopped it, and the error code its job's attempt ends with. */
+  killed: { reason: KillReason; code: string; detail: string; job: RunningJob | undefined } | undefined;
+  startupError: string | undefined;
+  readonly exited: Promise<ChildExit>;
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly workerId: string,
+    readonly config: ClassConfig,
+    configFile: string,
+    events: ChildEvents,
+  ) {
+    this.process = fork(CHILD_MAIN, ['--config', configFile, '--class', config.name, '--worker-id', workerId], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    if (this.process.pid === undefined) throw new Error(`could not fork a child for class ${config.name}`);
+    this.pid = this.process.pid;
+    this.process.on('message', (message: unknown) => {
+      if (isChildToSupervisor(message)) events.message(this, message);
+    });
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const source = this.process[stream];
+      if (source !== null) createInterface({ input: source }).on('line', (line) => events.output(this, stream, line));
+    }
+    // 'exit', not 'close': a grandchild holding the pipes open must not delay what we do about the child.
+    this.exited = new Promise((resolve) => {
+      this.process.once('exit', (code, signal) => {
+        this.state = 'exited';
+        clearTimeout(this.killTimer);
+        // Whatever the handler left running in the group goes with the child.
+        this.signalGroup('SIGKILL');
+        const exit = { code, signal };
+        events.exit(this, exit);
+        resolve(exit);
+      });
+    });
+    // An IPC error (the child died mid-send) shows up as its exit; nothing to add here.
+    this.process.on('error', () => undefined);
+  }
+
+  get alive(): boolean {
+    return this.state !== 'exited';
+  }
+
+  send(message: SupervisorToChild): void {
+    if (this.process.connected) this.process.send(message, () => undefined);
+  }
+
+  /**
+   * Stop the child for a reason: SIGTERM to its group, SIGKILL after
+   * `graceMs`. The first reason given is the one recorded.
+   */
+  kill(reason: KillReason, code: string, detail: string, graceMs: number): void {
+    if (!this.alive) return;
+    this.killed ??= { reason, code, detail, job: this.job };
+    if (this.killTimer !== undefined) return;
+    this.state = 'stopping';
+    this.signalGroup('SIGTERM');
+    this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
+  }
+
+  /** SIGKILL now, the group included. */
+  forceKill(reason: KillReason, code: string, detail: string): void {
+    this.killed ??= { reason, code, detail, job: this.job };
+    this.signalGroup('SIGKILL');
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      // ESRCH: the group is already gone
+    }
+  }
+}

@@ -1,0 +1,234 @@
+import type { ClassConfig } from '../src/config/types.js';
+import type { Logger } from '../src/log.js';
+import type { ChildToSupervisor } from '../src/protocol.js';
+import type { RecoverParams, RetryDelay, Store } from '../src/store/types.js';
+import { logRecovery } from '../src/sweeper.js';
+import { ChildHandle, type ChildExit } from './child-process.js';
+import { describeExit } from './exit-reason.js';
+import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
+
+/** A job that has taken down its child this many times in a row is failed as poison. */
+export const POISON_THRESHOLD = 3;
+
+export interface PoolDeps {
+  store: Store;
+  logger: Logger;
+  configFile: string;
+  supervisorId: string;
+  host: string;
+  retryDelay: RetryDelay;
+}
+
+/**
+ * The `processes` children of one class: spawns them, hears them, and when
+ * one exits takes back its jobs at once and restarts it with backoff (or
+ * gives up on a crash loop, or on a handler that cannot load).
+ */
+export class ClassPool {
+  private readonly slots: (ChildHandle | undefined)[];
+  private readonly restartPolicy: RestartPolicy;
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
+  private readonly exitHandling = new Set<Promise<void>>();
+  /** Job id -> how many children in a row died while running it. */
+  private readonly deaths = new Map<number, number>();
+  private readonly logger: Logger;
+  private generation = 0;
+  private restarts = 0;
+  private accepting = true;
+  disabled: string | undefined;
+
+  constructor(
+    readonly config: ClassConfig,
+    private readonly deps: PoolDeps,
+  ) {
+    this.slots = Array.from({ length: config.processes }, () => undefined);
+    this.restartPolicy = new RestartPolicy(config.restart);
+    this.logger = deps.logger.child({ class: config.name });
+  }
+
+  start(): void {
+    for (let slot = 0; slot < this.slots.length; slot++) this.spawn(slot);
+  }
+
+  get children(): ChildHandle[] {
+    return this.slots.filter((child): child is ChildHandle => child !== undefined && child.alive);
+  }
+
+  /** No more spawns or restarts (shutdown). */
+  stopRestarting(): void {
+    this.accepting = false;
+    for (const timer of this.restartTimers) clearTimeout(timer);
+    this.restartTimers.clear();
+  }
+
+  /** Wait for the exit handling in flight (recoveries, registry writes). */
+  async settled(): Promise<void> {
+    while (this.exitHandling.size > 0) await Promise.all([...this.exitHandling]);
+  }
+
+  private spawn(slot: number): void {
+    if (!this.accepting || this.disabled !== undefined) return;
+    this.generation += 1;
+    const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
+    const child = new ChildHandle(workerId, this.config, this.deps.configFile, {
+      message: (from, message) => this.onMessage(from, message),
+      output: (from, stream, line) => {
+        const level = stream === 'stderr' ? 'warn' : 'info';
+        this.logger.log(level, line, { event: 'CHILD_OUTPUT', pid: from.pid, stream, line });
+      },
+      exit: (from, exit) => {
+        const handling = this.onExit(slot, from, exit)
+          .catch((error: unknown) => void this.logger.error('handling a child exit failed', { err: error, pid: from.pid }))
+          .finally(() => this.exitHandling.delete(handling));
+        this.exitHandling.add(handling);
+      },
+    });
+    this.slots[slot] = child;
+    this.logger.info(`spawned child ${workerId}`, { event: 'CHILD_SPAWNED', pid: child.pid, worker_id: workerId, slot });
+    void this.deps.store
+      .workerRegister({
+        id: workerId,
+        kind: 'child',
+        host: this.deps.host,
+        supervisorId: this.deps.supervisorId,
+        pid: child.pid,
+        class: this.config.name,
+        state: 'starting',
+        restarts: this.restarts,
+      })
+      .catch((error: unknown) => this.logger.error('could not register a child', { err: error, pid: child.pid }));
+  }
+
+  private onMessage(child: ChildHandle, message: ChildToSupervisor): void {
+    const labels = { pid: child.pid };
+    switch (message.type) {
+      case 'ready':
+        if (child.state === 'starting') child.state = 'ready';
+        this.logger.info('child ready', { ...labels, event: 'CHILD_READY' });
+        void this.deps.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
+        return;
+      case 'startup-failed':
+        child.startupError = message.error.message;
+        this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
+        return;
+      case 'job-started':
+        child.job = { jobId: message.jobId, attempt: message.attempt, leaseToken: message.leaseToken };
+        if (child.state === 'ready') child.state = 'busy';
+        return;
+      case 'job-finished':
+        this.onJobFinished(child, message);
+        return;
+      case 'log':
+        this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
+        return;
+    }
+  }
+
+  private onJobFinished(child: ChildHandle, message: Extract<ChildToSupervisor, { type: 'job-finished' }>): void {
+    child.job = undefined;
+    if (child.state === 'busy') child.state = 'ready';
+    this.deaths.delete(message.jobId);
+    const fields = { pid: child.pid, job_id: message.jobId, attempt: message.attempt, duration_ms: message.durationMs, err: message.error };
+    const code = message.error?.code;
+    switch (message.outcome) {
+      case 'SUCCEEDED':
+        this.logger.debug(`job ${message.jobId} succeeded`, { ...fields, event: 'JOB_SUCCEEDED' });
+        return;
+      case 'QUEUED':
+        this.logger.warn(`job ${message.jobId} failed (${code}), retry scheduled`, { ...fields, event: 'JOB_RETRY_SCHEDULED' });
+        return;
+      case 'FAILED':
+        this.logger.error(`job ${message.jobId} failed (${code}) and was dead-lettered`, { ...fields, event: 'JOB_DEAD_LETTERED' });
+        return;
+      case 'CANCELLED':
+        this.logger.info(`job ${message.jobId} cancelled`, { ...fields, event: 'JOB_CANCELLED' });
+        return;
+      case 'RELEASED':
+        this.logger.info(`job ${message.jobId} handed back, no retry spent`, { ...fields, event: 'JOB_RELEASED' });
+        return;
+      case 'LEASE_LOST':
+        this.logger.warn(`job ${message.jobId}: lease lost, the child let it go`, { ...fields, event: 'LEASE_LOST' });
+        return;
+    }
+  }
+
+  private async onExit(slot: number, child: ChildHandle, exit: ChildExit): Promise<void> {
+    const how = describeExit(exit.code, exit.signal);
+    const crashed = child.killed === undefined && exit.code !== 0;
+    await this.takeBackJobs(child, how);
+    const state = child.startupError !== undefined ? 'failed' : 'exited';
+    await this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal });
+    const fields = {
+      event: 'CHILD_EXITED',
+      pid: child.pid,
+      exit_code: exit.code,
+      exit_signal: exit.signal,
+      reason: child.killed?.reason ?? (crashed ? 'crashed' : 'exited'),
+    };
+    this.logger.log(crashed ? 'warn' : 'info', `child exited: ${how}${child.killed ? ` (we killed it: ${child.killed.detail})` : ''}`, fields);
+
+    if (!this.accepting) return;
+    if (child.startupError !== undefined) {
+      this.disabled = child.startupError;
+      this.stopRestarting();
+      this.logger.error(`class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`, {
+        event: 'CLASS_DISABLED',
+        pid: child.pid,
+      });
+      return;
+    }
+    let delayMs = RESTART_BASE_DELAY_MS;
+    if (crashed) {
+      const decision = this.restartPolicy.onCrash(Date.now());
+      if (!decision.restart) {
+        this.disabled = `crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`;
+        this.stopRestarting();
+        this.logger.error(
+          `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
+          { event: 'CRASH_LOOP', pid: child.pid },
+        );
+        return;
+      }
+      delayMs = decision.delayMs;
+    }
+    this.restarts += 1;
+    this.logger.info(`restarting child in ${delayMs} ms`, { event: 'CHILD_RESTART_SCHEDULED', pid: child.pid, delay_ms: delayMs });
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(timer);
+      this.spawn(slot);
+    }, delayMs);
+    this.restartTimers.add(timer);
+  }
+
+  /** Guarantee 4's fast path: the child is gone, so its jobs come back now, not when the lease runs out. */
+  private async takeBackJobs(child: ChildHandle, how: string): Promise<void> {
+    const { store, retryDelay } = this.deps;
+    if (child.killed?.reason === 'shutdown') {
+      const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: 'shutdown' });
+      for (const job of released) logRecovery(this.logger, job, 'LEASE:RELEASED');
+      return;
+    }
+    const params: RecoverParams = {
+      errorCode: child.killed?.code ?? 'WORKER:CRASHED',
+      errorDetail: child.killed ? `${child.killed.detail}; child ${how}` : `child ${how}`,
+      event: child.killed === undefined ? 'RECOVERED' : child.killed.reason === 'max_runtime' ? 'TIMED_OUT' : 'KILLED',
+      actor: this.deps.supervisorId,
+      retryDelay,
+    };
+    const running = child.killed?.job ?? child.job;
+    if (running !== undefined) {
+      const deaths = (this.deaths.get(running.jobId) ?? 0) + 1;
+      this.deaths.set(running.jobId, deaths);
+      if (deaths >= POISON_THRESHOLD) {
+        this.deaths.delete(running.jobId);
+        Object.assign(params, {
+          errorCode: 'WORKER:POISON',
+          errorDetail: `took down its child ${deaths} times in a row (last: ${params.errorCode}, ${params.errorDetail})`,
+          retryable: false,
+        });
+      }
+    }
+    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId });
+    for (const job of recovered) logRecovery(this.logger.child({ pid: child.pid }), job, params.errorCode);
+  }
+}

@@ -1,0 +1,120 @@
+import pidusage from 'pidusage';
+import type { Logger } from '../src/log.js';
+import type { Store } from '../src/store/types.js';
+import type { ChildHandle } from './child-process.js';
+import type { ClassPool } from './class-pool.js';
+
+/** A held job whose heartbeat is older than this many heartbeat intervals means a blocked child. */
+export const STALE_HEARTBEATS = 3;
+/** Worker rows (CPU, memory, current job) are refreshed every this many ticks. */
+const REGISTRY_EVERY_TICKS = 4;
+
+export interface HealthWatchOptions {
+  store: Store;
+  logger: Logger;
+  pools: readonly ClassPool[];
+  tickMs: number;
+}
+
+/**
+ * Watches every child by pid (memory and CPU through pidusage) and by lease
+ * data in the database (runtime and heartbeat age of the jobs it holds), and
+ * kills the ones that break their class's limits.
+ */
+export class HealthWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private ticks = 0;
+
+  constructor(private readonly options: HealthWatchOptions) {}
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      this.inFlight ??= this.tick()
+        .catch((error: unknown) => void this.options.logger.error('health check failed', { err: error }))
+        .finally(() => (this.inFlight = undefined));
+    }, this.options.tickMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+    pidusage.clear();
+  }
+
+  private async tick(): Promise<void> {
+    this.ticks += 1;
+    const children = this.options.pools.flatMap((pool) => pool.children);
+    if (children.length === 0) return;
+    const usage = await sampleUsage(children.map((child) => child.pid));
+    const refreshRegistry = this.ticks % REGISTRY_EVERY_TICKS === 0;
+    for (const child of children) {
+      const sample = usage[child.pid];
+      if (sample !== undefined) this.checkMemory(child, sample.memory);
+      await this.checkLeases(child);
+      if (refreshRegistry && child.alive) {
+        await this.options.store.workerHeartbeat({
+          id: child.workerId,
+          state: child.state === 'exited' ? undefined : child.state,
+          cpuPercent: sample?.cpu ?? null,
+          memoryBytes: sample?.memory ?? null,
+          jobId: child.job?.jobId ?? null,
+        });
+      }
+    }
+  }
+
+  private checkMemory(child: ChildHandle, rssBytes: number): void {
+    const capBytes = child.config.max_memory_mb * 1024 * 1024;
+    if (rssBytes <= capBytes || child.killed !== undefined) return;
+    const detail = `resident memory ${Math.round(rssBytes / 1048576)} MB over max_memory_mb ${child.config.max_memory_mb}`;
+    this.kill(child, 'memory', 'RESOURCE:MEMORY', detail);
+  }
+
+  /** Read the child's leases from the database: a job past its runtime, or one whose heartbeat stopped. */
+  private async checkLeases(child: ChildHandle): Promise<void> {
+    if (child.killed !== undefined || !child.alive) return;
+    const { config } = child;
+    const now = Date.now();
+    for (const job of await this.options.store.jobListHeldBy({ ownerId: child.workerId })) {
+      if (job.status !== 'RUNNING' || job.started_at === null) continue;
+      const runtimeMs = now - job.started_at;
+      const overRuntime = runtimeMs > config.max_runtime_seconds * 1000;
+      // The child aborts the signal itself at max_runtime; past the grace it has not let go.
+      if (runtimeMs > (config.max_runtime_seconds + config.kill_grace_seconds) * 1000) {
+        this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', `job ${job.id} ran ${(runtimeMs / 1000).toFixed(1)}s, past max_runtime_seconds ${config.max_runtime_seconds} and its grace`);
+        return;
+      }
+      const silentMs = now - (job.heartbeat_at ?? job.started_at);
+      if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
+        const detail = `job ${job.id} sent no heartbeat for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
+        this.kill(child, 'stale_heartbeat', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
+        return;
+      }
+    }
+  }
+
+  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string): void {
+    this.options.logger.warn(`killing child: ${detail}`, {
+      event: 'CHILD_KILLED',
+      class: child.config.name,
+      pid: child.pid,
+      job_id: child.job?.jobId,
+      reason,
+      code,
+    });
+    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000);
+  }
+}
+
+async function sampleUsage(pids: number[]): Promise<Record<number, { cpu: number; memory: number } | undefined>> {
+  try {
+    return await pidusage(pids);
+  } catch {
+    // One pid vanished between listing and sampling: sample the rest one by one.
+    const entries = await Promise.all(pids.map(async (pid) => [pid, await pidusage(pid).catch(() => undefined)] as const));
+    return Object.fromEntries(entries);
+  }
+}

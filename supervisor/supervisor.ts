@@ -1,0 +1,165 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LeaseholdConfig } from '../src/config/types.js';
+import type { Logger } from '../src/log.js';
+import { retryDelayMs } from '../src/queue/backoff.js';
+import type { RetryDelay, Store } from '../src/store/types.js';
+import { logRecovery, Sweeper } from '../src/sweeper.js';
+import { ClassPool } from './class-pool.js';
+import { HealthWatch } from './health-watch.js';
+
+const REGISTRY_HEARTBEAT_MS = 2_000;
+const DEFAULT_BACKOFF = { baseSeconds: 2, maxSeconds: 300, jitter: true };
+
+export interface SupervisorOptions {
+  config: LeaseholdConfig;
+  store: Store;
+  logger: Logger;
+  supervisorId: string;
+  host: string;
+}
+
+/**
+ * The supervisor: one pool of children per class, a health watch, the
+ * sweeper, its own row in `workers`, and the shutdown sequence.
+ */
+export class Supervisor {
+  private readonly pools: ClassPool[];
+  private readonly health: HealthWatch;
+  private readonly sweeper: Sweeper;
+  private readonly retryDelay: RetryDelay;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly force = new AbortController();
+
+  constructor(private readonly options: SupervisorOptions) {
+    const { config, store, logger, supervisorId, host } = options;
+    const backoffs = new Map(
+      config.classes.map((c) => [c.name, { baseSeconds: c.backoff.base_seconds, maxSeconds: c.backoff.max_seconds, jitter: c.backoff.jitter }]),
+    );
+    this.retryDelay = (jobClass, attempt) => retryDelayMs(backoffs.get(jobClass) ?? DEFAULT_BACKOFF, attempt);
+    this.pools = config.classes.map(
+      (classConfig) => new ClassPool(classConfig, { store, logger, configFile: config.file, supervisorId, host, retryDelay: this.retryDelay }),
+    );
+    const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
+    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000) });
+    this.sweeper = new Sweeper({
+      store,
+      logger,
+      intervalSeconds: config.sweeper.interval_seconds,
+      batchSize: config.sweeper.batch_size,
+      retryDelay: this.retryDelay,
+      actor: supervisorId,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { store, logger, supervisorId, host, config } = this.options;
+    await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
+    await this.takeBackFromPreviousRuns();
+    for (const pool of this.pools) pool.start();
+    this.health.start();
+    this.sweeper.start();
+    this.heartbeatTimer = setInterval(() => {
+      void store.workerHeartbeat({ id: supervisorId }).catch((error: unknown) => logger.warn('supervisor heartbeat failed', { err: error }));
+    }, REGISTRY_HEARTBEAT_MS);
+    logger.info(`supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`, {
+      event: 'SUPERVISOR_STARTED',
+      pid: process.pid,
+    });
+  }
+
+  /**
+   * Children of an earlier supervisor on this host whose pids are gone held
+   * leases nobody will renew: take them back now instead of waiting for them
+   * to expire. Live pids are left alone (still winding down; the sweeper is
+   * the backstop).
+   */
+  private async takeBackFromPreviousRuns(): Promise<void> {
+    const { store, logger, supervisorId, host } = this.options;
+    for (const worker of await store.workerListLiveOnHost({ host })) {
+      if (worker.id === supervisorId || isPidAlive(worker.pid)) continue;
+      if (worker.kind === 'child') {
+        const recovered = await store.leasesRecoverByOwner({
+          ownerId: worker.id,
+          errorCode: 'WORKER:CRASHED',
+          errorDetail: `child pid ${worker.pid} of an earlier supervisor is gone`,
+          event: 'RECOVERED',
+          actor: supervisorId,
+          retryDelay: this.retryDelay,
+        });
+        for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
+      }
+      await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
+    }
+  }
+
+  /**
+   * Stop claiming, let running jobs finish within shutdown_grace_seconds,
+   * then stop the rest and hand their jobs back without spending a retry.
+   * Safe to call twice; `force()` cuts the waiting short.
+   */
+  shutdown(): Promise<void> {
+    this.stopping ??= this.drainAndStop();
+    return this.stopping;
+  }
+
+  /** A second signal: stop waiting for running jobs. */
+  forceShutdown(): void {
+    this.options.logger.warn('second signal: not waiting for running jobs', { event: 'SHUTDOWN_STARTED', forced: true });
+    this.force.abort();
+    void this.shutdown();
+  }
+
+  private async drainAndStop(): Promise<void> {
+    const { store, logger, config, supervisorId } = this.options;
+    const children = () => this.pools.flatMap((pool) => pool.children);
+    logger.info(`shutting down: draining ${children().length} children (grace ${config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
+    for (const pool of this.pools) pool.stopRestarting();
+    await this.sweeper.stop();
+    for (const child of children()) child.send({ type: 'drain' });
+    await this.waitForExit(children(), config.shutdown_grace_seconds * 1000);
+
+    const remaining = children();
+    if (remaining.length > 0) {
+      logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, { event: 'SHUTDOWN_STARTED' });
+      for (const child of remaining) child.send({ type: 'stop', reason: 'shutdown grace over' });
+      const graceMs = Math.max(...remaining.map((child) => child.config.kill_grace_seconds * 1000));
+      await this.waitForExit(remaining, graceMs);
+      for (const child of children()) {
+        logger.warn('child did not stop in time: killing it', { event: 'CHILD_KILLED', class: child.config.name, pid: child.pid, reason: 'shutdown' });
+        child.forceKill('shutdown', 'LEASE:RELEASED', 'shutdown');
+      }
+      await Promise.all(children().map((child) => child.exited));
+    }
+    await this.health.stop();
+    await Promise.all(this.pools.map((pool) => pool.settled()));
+    clearInterval(this.heartbeatTimer);
+    await store.workerExit({ id: supervisorId, state: 'exited', exitCode: 0, exitSignal: null });
+    logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });
+  }
+
+  /** Wait until the children exit, the time is up, or a second signal says stop waiting. */
+  private async waitForExit(children: { exited: Promise<unknown> }[], timeoutMs: number): Promise<void> {
+    const signal = this.force.signal;
+    if (children.length === 0 || signal.aborted) return;
+    await Promise.race([Promise.all(children.map((child) => child.exited)), sleep(timeoutMs, undefined, { signal }).catch(() => undefined)]);
+  }
+}
+
+export function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** Never log a password from a postgres:// URL. */
+function redactDatabase(database: string): string {
+  return database.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

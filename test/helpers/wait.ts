@@ -1,0 +1,16 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Poll a condition until it holds or the deadline passes; the error says what was awaited. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  { timeoutMs = 20_000, intervalMs = 25 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false && value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}

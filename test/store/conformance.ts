@@ -1,0 +1,455 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidInputError, LeaseLostError } from '../../src/errors.js';
+import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
+import { Queue } from '../../src/queue/queue.js';
+import type { ClaimedJob, RecoverParams, Store } from '../../src/store/types.js';
+import { TestClock } from '../helpers/clock.js';
+
+const LEASE_MS = 30_000;
+const OWNER_A = 'host-a/child-1';
+const OWNER_B = 'host-a/child-2';
+
+export const SWEEP: Omit<RecoverParams, 'retryDelay'> = {
+  errorCode: 'LEASE:EXPIRED',
+  errorDetail: 'lease expired',
+  event: 'RECOVERED',
+  actor: 'sweeper',
+};
+const fixedDelay = (ms: number) => () => ms;
+
+/**
+ * The contract every Store driver must keep. A driver's test file calls this
+ * with a factory that opens a fresh, empty, migrated store per test.
+ */
+export function storeConformance(driverName: string, openStore: (clock: TestClock) => Promise<Store>): void {
+  describe(`Store conformance: ${driverName}`, () => {
+    let clock: TestClock;
+    let store: Store;
+    let queue: Queue;
+
+    beforeEach(async () => {
+      clock = new TestClock();
+      store = await openStore(clock);
+      queue = new Queue(store, { clock });
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    const enqueue = async (request: Partial<EnqueueRequest> = {}) =>
+      (await queue.enqueue({ class: 'email', payload: { n: 1 }, ...request })).id;
+    const claimOne = async (owner = OWNER_A, classes = ['email']): Promise<ClaimedJob> => {
+      const [job] = await store.jobClaim({ classes, ownerId: owner, limit: 1, leaseMs: LEASE_MS });
+      if (job === undefined) throw new Error('expected a job to claim');
+      return job;
+    };
+    const eventsOf = async (id: number) => (await store.eventList({ jobId: id })).map((e) => e.event);
+
+    describe('enqueue', () => {
+      it('stores a queued job with its defaults and an ENQUEUED event', async () => {
+        const id = await enqueue({ payload: { to: 'a@b' } });
+        const job = await store.jobGet({ id });
+        expect(job).toMatchObject({ id, class: 'email', status: 'QUEUED', priority: 0, attempts: 0, max_retries: 5 });
+        expect(JSON.parse(job!.payload)).toEqual({ to: 'a@b' });
+        expect(job!.run_at).toBe(clock.now());
+        expect(await eventsOf(id)).toEqual(['ENQUEUED']);
+      });
+
+      it('returns the existing id for a duplicate idempotency key within a class, a new one in another class', async () => {
+        const first = await queue.enqueue({ class: 'email', key: 'order-7' });
+        const again = await queue.enqueue({ class: 'email', key: 'order-7', payload: { other: true } });
+        const elsewhere = await queue.enqueue({ class: 'sms', key: 'order-7' });
+        expect(first.created).toBe(true);
+        expect(again).toEqual({ id: first.id, created: false });
+        expect(elsewhere.created).toBe(true);
+        expect(elsewhere.id).not.toBe(first.id);
+      });
+
+      it('inserts a bulk batch in one transaction: all or nothing', async () => {
+        const ids = await queue.enqueueMany([{ class: 'email' }, { class: 'email', priority: 3 }, { class: 'sms' }]);
+        expect(ids.map((x) => x.created)).toEqual([true, true, true]);
+        await expect(queue.enqueueMany([{ class: 'email' }, { class: 'email', delay: -1 }])).rejects.toThrow(/job 2: delay/);
+        expect(await store.jobList({ limit: 100 })).toHaveLength(3);
+      });
+
+      it.each<[string, EnqueueRequest, RegExp]>([
+        ['a payload that is not JSON-serialisable', { class: 'email', payload: { f: () => 1 } }, /not JSON-serialisable/],
+        ['a payload with a BigInt', { class: 'email', payload: { n: 1n } }, /not JSON-serialisable/],
+        ['a payload with NaN', { class: 'email', payload: { n: Number.NaN } }, /not JSON-serialisable/],
+        ['a payload over the cap', { class: 'email', payload: 'x'.repeat(1024 * 1024 + 1) }, /over the 1048576-byte limit/],
+        ['an empty class name', { class: '' }, /class must be a non-empty string/],
+        ['a negative delay', { class: 'email', delay: -5 }, /delay must be a number of seconds >= 0/],
+        ['a fractional max_retries', { class: 'email', maxRetries: 1.5 }, /max_retries/],
+      ])('rejects %s with a typed error and writes nothing', async (_label, request, message) => {
+        const attempt = queue.enqueue(request);
+        await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
+        await expect(attempt).rejects.toThrow(message);
+        expect(await store.jobList({ limit: 10 })).toEqual([]);
+      });
+
+      it('rejects a cyclic payload', () => {
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = cyclic;
+        expect(() => prepareJob({ class: 'email', payload: cyclic }, clock)).toThrow(InvalidInputError);
+      });
+    });
+
+    describe('claim', () => {
+      it('claims only the given classes, only due jobs, priority first then FIFO', async () => {
+        const low = await enqueue({ priority: 0 });
+        const high = await enqueue({ priority: 10 });
+        const lowLater = await enqueue({ priority: 0 });
+        const delayed = await enqueue({ priority: 100, delay: 60 });
+        await enqueue({ class: 'sms', priority: 1000 });
+
+        const claimed = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        expect(claimed.map((j) => j.id)).toEqual([high, low, lowLater]);
+
+        clock.advance(60_000);
+        const [later] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        expect(later?.id).toBe(delayed);
+      });
+
+      it('orders by run_at then id within a priority', async () => {
+        const b = await enqueue({ delay: 2 });
+        const a = await enqueue({ delay: 1 });
+        clock.advance(5_000);
+        const claimed = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        expect(claimed.map((j) => j.id)).toEqual([a, b]);
+      });
+
+      it('claims across several classes', async () => {
+        await enqueue({ class: 'email' });
+        await enqueue({ class: 'sms' });
+        await enqueue({ class: 'push' });
+        const claimed = await store.jobClaim({ classes: ['email', 'sms'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        expect(claimed.map((j) => j.class).sort()).toEqual(['email', 'sms']);
+      });
+
+      it('gives each claim a fresh token, an attempt row and a CLAIMED event', async () => {
+        await enqueue();
+        await enqueue();
+        const [a, b] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        expect(a!.leaseToken).toMatch(/^[0-9a-f]{32}$/);
+        expect(a!.leaseToken).not.toBe(b!.leaseToken);
+        expect(a!.attempt).toBe(1);
+        expect(a!.leaseExpiresAt).toBe(clock.now() + LEASE_MS);
+        const job = await store.jobGet({ id: a!.id });
+        expect(job).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_A, lease_token: a!.leaseToken, attempts: 1 });
+        const attempts = await store.attemptList({ jobId: a!.id });
+        expect(attempts).toMatchObject([{ attempt: 1, owner_id: OWNER_A, lease_token: a!.leaseToken, status: 'RUNNING' }]);
+        expect(await eventsOf(a!.id)).toEqual(['ENQUEUED', 'CLAIMED']);
+        expect(await store.jobClaim({ classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual([]);
+      });
+    });
+
+    describe('the lease holder', () => {
+      it('starts, heartbeats, reports progress and completes once', async () => {
+        const id = await enqueue();
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(10_000);
+        const beat = await store.leaseExtend({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        expect(beat).toEqual({ leaseExpiresAt: clock.now() + LEASE_MS, cancelRequested: false });
+        await store.jobProgress({ id, leaseToken: job.leaseToken, progress: '{"done":50}' });
+        await store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: '{"ok":true}' });
+
+        const row = await store.jobGet({ id });
+        expect(row).toMatchObject({ status: 'SUCCEEDED', result: '{"ok":true}', progress: '{"done":50}', finished_at: clock.now() });
+        // owner and token stay: they say who finished it
+        expect(row).toMatchObject({ owner_id: OWNER_A, lease_token: job.leaseToken });
+        expect(await store.attemptList({ jobId: id })).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', finished_at: clock.now() }]);
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']);
+        await expect(store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(LeaseLostError);
+      });
+
+      it('retries a failure with the delay given, then dead-letters it when retries are spent', async () => {
+        const id = await enqueue({ maxRetries: 1 });
+        const first = await claimOne();
+        await store.jobStart({ id, leaseToken: first.leaseToken, leaseMs: LEASE_MS });
+        const error = { code: 'UPSTREAM:DOWN', detail: 'smtp 421', retryable: true };
+        const outcome = await store.jobFailIfHeld({ id, leaseToken: first.leaseToken, error, retryDelayMs: 4_000 });
+        expect(outcome).toEqual({ status: 'QUEUED', runAt: clock.now() + 4_000 });
+        expect(await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS })).toEqual([]);
+
+        clock.advance(4_000);
+        const second = await claimOne(OWNER_B);
+        expect(second.attempt).toBe(2);
+        await store.jobStart({ id, leaseToken: second.leaseToken, leaseMs: LEASE_MS });
+        const final = await store.jobFailIfHeld({ id, leaseToken: second.leaseToken, error, retryDelayMs: 4_000 });
+        expect(final).toEqual({ status: 'FAILED' });
+
+        const row = await store.jobGet({ id });
+        expect(row).toMatchObject({ status: 'FAILED', attempts: 2, error_code: 'UPSTREAM:DOWN', error_detail: 'smtp 421' });
+        expect(await store.attemptList({ jobId: id })).toMatchObject([
+          { attempt: 1, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_A },
+          { attempt: 2, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_B },
+        ]);
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RETRY_SCHEDULED', 'CLAIMED', 'STARTED', 'FAILED']);
+      });
+
+      it('sends a non-retryable error straight to FAILED', async () => {
+        const id = await enqueue({ maxRetries: 5 });
+        const job = await claimOne();
+        const error = { code: 'INVALID_INPUT:ADDRESS', detail: 'no @', retryable: false };
+        expect(await store.jobFailIfHeld({ id, leaseToken: job.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+      });
+
+      it('releases a held job without spending a retry', async () => {
+        const id = await enqueue({ maxRetries: 0 });
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        await store.jobReleaseIfHeld({ id, leaseToken: job.leaseToken, reason: 'shutdown' });
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', attempts: 1, releases: 1 });
+
+        const again = await claimOne();
+        expect(again.attempt).toBe(2);
+        const error = { code: 'X:Y', detail: 'boom', retryable: true };
+        // max_retries 0: this is the one real run, so a failure is final
+        expect(await store.jobFailIfHeld({ id, leaseToken: again.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+        expect((await store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.error_code])).toEqual([
+          [1, 'CANCELLED', 'LEASE:RELEASED'],
+          [2, 'FAILED', 'X:Y'],
+        ]);
+      });
+    });
+
+    describe('fencing', () => {
+      it('rejects every write of a holder whose lease was taken back and given to another', async () => {
+        const id = await enqueue();
+        const zombie = await claimOne(OWNER_A);
+        await store.jobStart({ id, leaseToken: zombie.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(LEASE_MS + 1);
+        const recovered = await store.leasesRecoverExpired({ ...SWEEP, retryDelay: fixedDelay(0), limit: 10 });
+        expect(recovered).toMatchObject([{ id, status: 'QUEUED', ownerId: OWNER_A }]);
+        const holder = await claimOne(OWNER_B);
+        await store.jobStart({ id, leaseToken: holder.leaseToken, leaseMs: LEASE_MS });
+        const before = { job: await store.jobGet({ id }), attempts: await store.attemptList({ jobId: id }) };
+
+        const stale = { id, leaseToken: zombie.leaseToken };
+        const writes: [string, () => Promise<unknown>][] = [
+          ['heartbeat', () => store.leaseExtend({ ...stale, leaseMs: LEASE_MS })],
+          ['progress', () => store.jobProgress({ ...stale, progress: '99' })],
+          ['complete', () => store.jobCompleteIfHeld({ ...stale, result: '"zombie"' })],
+          ['fail', () => store.jobFailIfHeld({ ...stale, error: { code: 'Z:Z', detail: 'z', retryable: true }, retryDelayMs: 0 })],
+          ['start', () => store.jobStart({ ...stale, leaseMs: LEASE_MS })],
+          ['release', () => store.jobReleaseIfHeld({ ...stale, reason: 'zombie' })],
+        ];
+        for (const [name, write] of writes) {
+          await expect(write(), name).rejects.toBeInstanceOf(LeaseLostError);
+        }
+        expect(await store.jobGet({ id })).toEqual(before.job);
+        expect(await store.attemptList({ jobId: id })).toEqual(before.attempts);
+        const rejected = (await store.eventList({ jobId: id })).filter((e) => e.event === 'ZOMBIE_WRITE_REJECTED');
+        expect(rejected.map((e) => JSON.parse(e.detail!).op)).toEqual(['heartbeat', 'progress', 'complete', 'fail', 'start', 'release']);
+
+        await store.jobCompleteIfHeld({ id, leaseToken: holder.leaseToken, result: '"real"' });
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'SUCCEEDED', result: '"real"', lease_token: holder.leaseToken });
+        expect((await store.attemptList({ jobId: id })).map((a) => a.status)).toEqual(['FAILED', 'SUCCEEDED']);
+      });
+
+      it('rejects a write with a made-up token and writes no event for a job that does not exist', async () => {
+        const id = await enqueue();
+        await claimOne();
+        await expect(store.jobProgress({ id, leaseToken: 'f'.repeat(32), progress: '1' })).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.jobProgress({ id: 999_999, leaseToken: 'f'.repeat(32), progress: '1' })).rejects.toBeInstanceOf(LeaseLostError);
+      });
+    });
+
+    describe('the sweeper', () => {
+      const retryDelay = fixedDelay(2_000);
+
+      it('takes back expired leases with backoff, leaves renewed ones alone, and respects the batch limit', async () => {
+        for (let i = 0; i < 5; i++) await enqueue();
+        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 5, leaseMs: LEASE_MS });
+        for (const job of jobs) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        const renewed = jobs[4]!;
+        clock.advance(LEASE_MS - 1_000);
+        await store.leaseExtend({ id: renewed.id, leaseToken: renewed.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(2_000);
+
+        const firstPass = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 });
+        expect(firstPass).toHaveLength(3);
+        const secondPass = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 });
+        expect(secondPass).toHaveLength(1);
+        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 })).toEqual([]);
+
+        const taken = [...firstPass, ...secondPass].map((r) => r.id).sort((a, b) => a - b);
+        expect(taken).toEqual(jobs.slice(0, 4).map((j) => j.id));
+        for (const { id } of jobs.slice(0, 4)) {
+          expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', run_at: clock.now() + 2_000, error_code: 'LEASE:EXPIRED' });
+          expect(await store.attemptList({ jobId: id })).toMatchObject([{ status: 'FAILED', error_code: 'LEASE:EXPIRED' }]);
+          expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED']);
+        }
+        expect(await store.jobGet({ id: renewed.id })).toMatchObject({ status: 'RUNNING', lease_token: renewed.leaseToken });
+      });
+
+      it('dead-letters a job whose last retry expired', async () => {
+        const id = await enqueue({ maxRetries: 0 });
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(LEASE_MS + 1);
+        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED' }]);
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', finished_at: clock.now() });
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RECOVERED', 'FAILED']);
+      });
+
+      it('hands back a claimed-but-never-started job without spending a retry', async () => {
+        const id = await enqueue({ maxRetries: 0 });
+        await claimOne();
+        clock.advance(LEASE_MS + 1);
+        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'QUEUED', released: true }]);
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', releases: 1 });
+      });
+
+      it('lists what one owner holds, with its lease data', async () => {
+        await enqueue();
+        await enqueue();
+        const [job] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
+        await store.jobStart({ id: job!.id, leaseToken: job!.leaseToken, leaseMs: LEASE_MS });
+        const held = await store.jobListHeldBy({ ownerId: OWNER_A });
+        expect(held).toMatchObject([{ id: job!.id, status: 'RUNNING', started_at: clock.now(), heartbeat_at: clock.now() }]);
+        expect(await store.jobListHeldBy({ ownerId: OWNER_B })).toEqual([]);
+      });
+
+      it('fails a poison job for good when told it is not retryable', async () => {
+        const id = await enqueue({ maxRetries: 5 });
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        const recovered = await store.leasesRecoverByOwner({
+          ownerId: OWNER_A,
+          errorCode: 'WORKER:POISON',
+          errorDetail: 'killed its child 3 times in a row',
+          event: 'KILLED',
+          actor: 'supervisor',
+          retryDelay,
+          retryable: false,
+        });
+        expect(recovered).toMatchObject([{ id, status: 'FAILED' }]);
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'WORKER:POISON' });
+      });
+
+      it('takes back everything one owner held, at once', async () => {
+        for (let i = 0; i < 3; i++) await enqueue();
+        const mine = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const theirs = await claimOne(OWNER_B);
+        await store.jobStart({ id: mine[0]!.id, leaseToken: mine[0]!.leaseToken, leaseMs: LEASE_MS });
+        const recovered = await store.leasesRecoverByOwner({
+          ownerId: OWNER_A,
+          errorCode: 'WORKER:CRASHED',
+          errorDetail: 'child exited with signal SIGKILL',
+          event: 'KILLED',
+          actor: 'supervisor',
+          retryDelay,
+        });
+        expect(recovered.map((r) => [r.id, r.released]).sort()).toEqual([
+          [mine[0]!.id, false],
+          [mine[1]!.id, true],
+        ]);
+        expect(await store.attemptList({ jobId: mine[0]!.id })).toMatchObject([{ status: 'FAILED', error_code: 'WORKER:CRASHED' }]);
+        expect(await store.jobGet({ id: theirs.id })).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_B });
+      });
+
+      it('cancels instead of requeueing a job whose cancel was requested', async () => {
+        const id = await enqueue();
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        expect(await store.jobCancel({ id, actor: 'operator' })).toBe('cancel_requested');
+        clock.advance(LEASE_MS + 1);
+        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'CANCELLED' }]);
+      });
+    });
+
+    describe('operators', () => {
+      it('cancels a queued job at once and a running one through its next heartbeat', async () => {
+        const queued = await enqueue();
+        const running = await enqueue();
+        expect(await store.jobCancel({ id: queued, actor: 'operator' })).toBe('cancelled');
+        expect(await store.jobGet({ id: queued })).toMatchObject({ status: 'CANCELLED', finished_at: clock.now() });
+
+        const job = await claimOne();
+        expect(job.id).toBe(running);
+        await store.jobStart({ id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        expect(await store.jobCancel({ id: running, actor: 'operator' })).toBe('cancel_requested');
+        expect(await store.jobCancel({ id: running, actor: 'operator' })).toBe('already_requested');
+        const beat = await store.leaseExtend({ id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        expect(beat.cancelRequested).toBe(true);
+        const aborted = { code: 'CANCELLED:BY_OPERATOR', detail: 'aborted', retryable: true };
+        expect(await store.jobFailIfHeld({ id: running, leaseToken: job.leaseToken, error: aborted, retryDelayMs: 1 })).toEqual({
+          status: 'CANCELLED',
+        });
+        expect(await store.attemptList({ jobId: running })).toMatchObject([{ status: 'CANCELLED' }]);
+        expect(await store.jobCancel({ id: running, actor: 'operator' })).toBe('terminal');
+        expect(await store.jobCancel({ id: 424242, actor: 'operator' })).toBe('not_found');
+      });
+
+      it('retries one FAILED job, or all of a class', async () => {
+        const ids = [await enqueue({ maxRetries: 0 }), await enqueue({ maxRetries: 0 }), await enqueue({ class: 'sms', maxRetries: 0 })];
+        const error = { code: 'X:Y', detail: 'no', retryable: true };
+        for (const cls of ['email', 'email', 'sms']) {
+          const job = await claimOne(OWNER_A, [cls]);
+          await store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error, retryDelayMs: 0 });
+        }
+        expect(await store.jobRetry({ id: ids[0]!, actor: 'operator' })).toBe('queued');
+        expect(await store.jobRetry({ id: ids[0]!, actor: 'operator' })).toBe('not_failed');
+        expect(await store.jobRetry({ id: 424242, actor: 'operator' })).toBe('not_found');
+        expect(await store.jobRetryFailed({ class: 'email', actor: 'operator' })).toBe(1);
+        expect(await store.jobRetryFailed({ actor: 'operator' })).toBe(1);
+        const again = await claimOne(OWNER_A, ['email']);
+        expect(again.attempt).toBe(2);
+        // the manual retry grants exactly one more run
+        expect(await store.jobFailIfHeld({ id: again.id, leaseToken: again.leaseToken, error, retryDelayMs: 0 })).toEqual({ status: 'FAILED' });
+      });
+
+      it('deletes a job together with its attempts and events', async () => {
+        const id = await enqueue();
+        const job = await claimOne();
+        await store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: null });
+        expect(await store.jobDelete({ id })).toBe(true);
+        expect(await store.jobGet({ id })).toBeUndefined();
+        expect(await store.attemptList({ jobId: id })).toEqual([]);
+        expect(await store.eventList({ jobId: id })).toEqual([]);
+        expect(await store.jobDelete({ id })).toBe(false);
+      });
+
+      it('lists newest first with filters', async () => {
+        const a = await enqueue();
+        const b = await enqueue({ class: 'sms' });
+        const c = await enqueue();
+        await store.jobCancel({ id: c, actor: 'operator' });
+        expect((await store.jobList({ limit: 10 })).map((j) => j.id)).toEqual([c, b, a]);
+        expect((await store.jobList({ limit: 10, class: 'email' })).map((j) => j.id)).toEqual([c, a]);
+        expect((await store.jobList({ limit: 10, status: 'QUEUED' })).map((j) => j.id)).toEqual([b, a]);
+        expect((await store.jobList({ limit: 10, status: 'QUEUED', class: 'email' })).map((j) => j.id)).toEqual([a]);
+        expect((await store.jobList({ limit: 1 })).map((j) => j.id)).toEqual([c]);
+      });
+    });
+
+    describe('workers', () => {
+      it('registers, heartbeats, exits and lists', async () => {
+        const base = { host: 'h1', supervisorId: 'sup-1', restarts: 0 } as const;
+        await store.workerRegister({ ...base, id: 'sup-1', kind: 'supervisor', supervisorId: null, pid: 10, class: null, state: 'ready' });
+        await store.workerRegister({ ...base, id: 'child-1', kind: 'child', pid: 11, class: 'email', state: 'starting' });
+        clock.advance(1_000);
+        await store.workerHeartbeat({ id: 'child-1', state: 'busy', cpuPercent: 12.5, memoryBytes: 1024, jobId: 7 });
+        await store.workerHeartbeat({ id: 'child-1' });
+        const live = await store.workerListLiveOnHost({ host: 'h1' });
+        expect(live.map((w) => w.id).sort()).toEqual(['child-1', 'sup-1']);
+        expect(live.find((w) => w.id === 'child-1')).toMatchObject({
+          state: 'busy',
+          heartbeat_at: clock.now(),
+          cpu_percent: 12.5,
+          memory_bytes: 1024,
+          job_id: 7,
+        });
+        await store.workerHeartbeat({ id: 'child-1', jobId: null });
+        expect((await store.workerListLiveOnHost({ host: 'h1' })).find((w) => w.id === 'child-1')?.job_id).toBeNull();
+        await store.workerExit({ id: 'child-1', state: 'exited', exitCode: null, exitSignal: 'SIGKILL' });
+        expect((await store.workerListLiveOnHost({ host: 'h1' })).map((w) => w.id)).toEqual(['sup-1']);
+        expect(await store.workerListLiveOnHost({ host: 'h2' })).toEqual([]);
+        expect((await store.workerList({ includeExited: false, limit: 10 })).map((w) => w.id)).toEqual(['sup-1']);
+        expect(await store.workerList({ includeExited: true, limit: 10 })).toHaveLength(2);
+      });
+    });
+  });
+}

@@ -1,0 +1,61 @@
+import Database from 'better-sqlite3';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { systemClock } from '../../src/clock.js';
+import { dbPathIn, tempDir } from '../helpers/temp.js';
+
+const newDir = tempDir();
+const OPEN_AND_MIGRATE = `
+  const { openStore } = await import(process.cwd() + '/dist/src/store/open.js');
+  const store = await openStore(process.argv[1]);
+  await store.close();
+`;
+
+describe('SQLite schema and migrations', () => {
+  it('two processes migrating the same new file at the same moment both end up fine', async () => {
+    for (let round = 0; round < 5; round++) {
+      const path = dbPathIn(newDir());
+      const racers = Array.from({ length: 3 }, () => execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, path]));
+      const results = await Promise.all(racers);
+      expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+      const db = new Database(path, { readonly: true });
+      const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+      expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
+      db.close();
+    }
+  });
+
+  it('sets WAL, foreign keys and a busy timeout on every connection, and cascades deletes', async () => {
+    const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
+    const db = store.connection;
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThanOrEqual(1000);
+    const cascades = db.prepare(`SELECT "table", on_delete FROM pragma_foreign_key_list(?)`);
+    expect(cascades.all('job_attempts')).toEqual([{ table: 'jobs', on_delete: 'CASCADE' }]);
+    expect(cascades.all('job_events')).toEqual([{ table: 'jobs', on_delete: 'CASCADE' }]);
+    await store.migrate();
+    await store.close();
+  });
+
+  it('has the column names of the contract', async () => {
+    const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
+    const columns = (table: string) => (store.connection.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]);
+    expect(columns('jobs')).toEqual(expect.arrayContaining([
+      'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
+      'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries',
+      'error_code', 'error_detail', 'idempotency_key', 'progress',
+    ]));
+    expect(columns('job_attempts')).toEqual(expect.arrayContaining([
+      'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
+    ]));
+    expect(columns('job_events')).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
+    expect(columns('workers')).toEqual(expect.arrayContaining([
+      'id', 'kind', 'host', 'supervisor_id', 'pid', 'class', 'state', 'started_at', 'heartbeat_at', 'exited_at',
+      'exit_code', 'exit_signal', 'restarts',
+    ]));
+    await store.close();
+  });
+});

@@ -1,0 +1,68 @@
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { Queue } from '../../src/queue/queue.js';
+import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
+import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
+import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
+import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { TestClock } from '../helpers/clock.js';
+import { dbPathIn, tempDir } from '../helpers/temp.js';
+
+const DEPTH = 50_000;
+const newDir = tempDir();
+
+/** `EXPLAIN QUERY PLAN` flattened to its detail lines. */
+function plan(store: SqliteStore, sql: string, bind: unknown[]): string[] {
+  const rows = store.connection.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...bind) as { detail: string }[];
+  return rows.map((row) => row.detail);
+}
+
+describe('query plans with a deep queue', () => {
+  let store: SqliteStore;
+
+  beforeAll(async () => {
+    const clock = new TestClock();
+    store = await SqliteStore.open({ path: dbPathIn(newDir()), clock });
+    const queue = new Queue(store, { clock });
+    const classes = ['email', 'sms', 'report', 'video'];
+    for (let start = 0; start < DEPTH; start += 10_000) {
+      await queue.enqueueMany(
+        Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, priority: (start + i) % 7, delay: (i % 3) * 10 })),
+      );
+    }
+    // a realistic mix: some held, some finished
+    const held = await store.jobClaim({ classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
+    for (const job of held.slice(0, 250)) await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+    store.connection.exec('ANALYZE');
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  const now = Date.UTC(2026, 0, 2);
+  const claim = { class: 'email', ownerId: 'w9', now, leaseExpiresAt: now + 30_000, limit: 10 };
+  const mustUseIndex: [string, string, unknown[], string][] = [
+    ['claim (one class)', LEASE_SQL.claimOneClass, [claim], 'jobs_claim'],
+    ['sweeper: expired leases', LEASE_SQL.expired, [{ now, limit: 100 }], 'jobs_lease_expiry'],
+    ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, [{ ownerId: 'w1' }], 'jobs_owner'],
+    ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency'],
+    ['list by status', JOB_SQL.listByStatus, [{ status: 'QUEUED', limit: 20 }], 'jobs_status_id'],
+    ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20 }], 'jobs_class_id'],
+    ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20 }], 'jobs_class_status'],
+    ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job'],
+    ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live'],
+  ];
+
+  it.each(mustUseIndex)('%s uses its index and sorts nothing', (_name, sql, bind, index) => {
+    const detail = plan(store, sql, bind).join('\n');
+    expect(detail).toContain(index);
+    expect(detail).not.toMatch(/TEMP B-TREE/);
+    expect(detail).not.toMatch(/^SCAN jobs$/m);
+  });
+
+  it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {
+    const claimed = await store.jobClaim({ classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
+    const priorities = claimed.map((job) => job.priority);
+    expect(priorities).toEqual([6, 6, 6, 6, 6]);
+  });
+});
