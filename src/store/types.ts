@@ -146,6 +146,36 @@ export interface FailureInput {
   retryable: boolean;
 }
 
+/** What a worker decided about a job it ran. */
+export type Verdict =
+  | { type: 'complete'; result: string | null }
+  | { type: 'fail'; error: FailureInput; retryDelayMs: number }
+  | { type: 'release'; reason: string };
+
+/** One job's outcome for jobsSettle, fenced by its lease. */
+export interface Settlement extends LeaseRef {
+  /**
+   * When the handler really started, if that was not written yet (a short
+   * job's start is written with its outcome); null when jobStart wrote it.
+   */
+  startedAt: number | null;
+  verdict: Verdict;
+}
+
+export type SettleResult =
+  | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null }
+  | { id: number; held: false };
+
+export interface ClaimRequest {
+  classes: string[];
+  ownerId: string;
+  limit: number;
+  leaseMs: number;
+}
+
+/** A heartbeat's answer for one lease. */
+export type LeaseStatus = { id: number; held: true; leaseExpiresAt: number; cancelRequested: boolean } | { id: number; held: false };
+
 export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
 
 /** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
@@ -222,9 +252,18 @@ export interface Store {
   jobDelete(params: { id: number }): Promise<boolean>;
 
   // workers: claim, then fenced writes
-  jobClaim(params: { classes: string[]; ownerId: string; limit: number; leaseMs: number }): Promise<ClaimedJob[]>;
-  jobStart(params: LeaseRef & { leaseMs: number }): Promise<void>;
+  jobClaim(params: ClaimRequest): Promise<ClaimedJob[]>;
+  /** CLAIMED -> RUNNING; `startedAt` is when the handler really started (default: now). */
+  jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void>;
   leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult>;
+  /** One heartbeat for every lease a worker holds: one transaction, a status per lease, nothing thrown for lost ones. */
+  leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]>;
+  /**
+   * Write several outcomes, then (optionally) claim the next batch, in one
+   * transaction: the worker's hot path. Each settlement is fenced on its own;
+   * a stale one is reported (held: false) and recorded, never thrown.
+   */
+  jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }>;
   jobProgress(params: LeaseRef & { progress: string }): Promise<void>;
   jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void>;
   jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome>;
@@ -235,7 +274,12 @@ export interface Store {
   /** The jobs one owner holds now, with their lease data: what the supervisor's health watch reads. */
   jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]>;
   leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]>;
-  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; onlyJobId?: number }): Promise<RecoveredJob[]>;
+  /**
+   * `startedJobIds`: jobs the caller knows were running though the database
+   * still says CLAIMED (their start is written lazily): they fail and spend a
+   * retry instead of going back for free.
+   */
+  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]>;
   /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void>;

@@ -214,6 +214,93 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
       });
     });
 
+    describe('the batched hot path', () => {
+      it('settles several outcomes and claims the next batch in one call, stamping lazy starts', async () => {
+        const ids = [await enqueue(), await enqueue({ maxRetries: 0 }), await enqueue(), await enqueue(), await enqueue()];
+        const batch = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
+        expect(batch.map((j) => j.id)).toEqual(ids.slice(0, 3));
+        expect(await store.jobGet({ id: ids[0]! })).toMatchObject({ status: 'CLAIMED', started_at: null });
+        const startedAt = clock.now() + 5;
+        clock.advance(50);
+        const [first, second, third] = batch as [ClaimedJob, ClaimedJob, ClaimedJob];
+        const { settled, claimed } = await store.jobsSettle({
+          settlements: [
+            { id: first.id, leaseToken: first.leaseToken, startedAt, verdict: { type: 'complete', result: '1' } },
+            {
+              id: second.id,
+              leaseToken: second.leaseToken,
+              startedAt: startedAt + 10,
+              verdict: { type: 'fail', error: { code: 'X:Y', detail: 'no', retryable: true }, retryDelayMs: 1_000 },
+            },
+            { id: third.id, leaseToken: 'f'.repeat(32), startedAt, verdict: { type: 'complete', result: '3' } },
+          ],
+          claim: { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS },
+        });
+        expect(settled).toEqual([
+          { id: first.id, held: true, status: 'SUCCEEDED', runAt: null },
+          { id: second.id, held: true, status: 'FAILED', runAt: null },
+          { id: third.id, held: false },
+        ]);
+        expect(claimed.map((j) => j.id)).toEqual(ids.slice(3));
+        expect(await store.jobGet({ id: first.id })).toMatchObject({ status: 'SUCCEEDED', started_at: startedAt, result: '1' });
+        const timeline = await store.eventList({ jobId: first.id });
+        expect(timeline.map((e) => [e.event, e.ts])).toEqual([
+          ['ENQUEUED', startedAt - 5],
+          ['CLAIMED', startedAt - 5],
+          ['STARTED', startedAt],
+          ['SUCCEEDED', clock.now()],
+        ]);
+        expect((await store.eventList({ jobId: third.id })).map((e) => e.event)).toEqual(['ENQUEUED', 'CLAIMED', 'ZOMBIE_WRITE_REJECTED']);
+        expect(await store.jobGet({ id: third.id })).toMatchObject({ status: 'CLAIMED', lease_token: third.leaseToken });
+      });
+
+      it('does not restamp a start that was already written', async () => {
+        const id = await enqueue();
+        const job = await claimOne();
+        await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS, startedAt: clock.now() + 1 });
+        clock.advance(100);
+        await store.jobsSettle({ settlements: [{ id, leaseToken: job.leaseToken, startedAt: clock.now(), verdict: { type: 'complete', result: null } }] });
+        expect(await store.jobGet({ id })).toMatchObject({ started_at: clock.now() - 99 });
+        expect((await eventsOf(id)).filter((e) => e === 'STARTED')).toHaveLength(1);
+      });
+
+      it('renews every lease a worker holds in one heartbeat and reports lost ones', async () => {
+        await enqueue();
+        await enqueue();
+        const [a, b] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        await store.jobCancel({ id: b!.id, actor: 'operator' });
+        clock.advance(1_000);
+        const statuses = await store.leasesExtend({
+          leases: [a!, b!, { id: a!.id, leaseToken: 'f'.repeat(32) }].map((j) => ({ id: j.id, leaseToken: j.leaseToken })),
+          leaseMs: LEASE_MS,
+        });
+        expect(statuses).toEqual([
+          { id: a!.id, held: true, leaseExpiresAt: clock.now() + LEASE_MS, cancelRequested: false },
+          { id: b!.id, held: true, leaseExpiresAt: clock.now() + LEASE_MS, cancelRequested: true },
+          { id: a!.id, held: false },
+        ]);
+      });
+
+      it('fails a claimed job the caller knows had started, instead of handing it back for free', async () => {
+        const started = await enqueue({ maxRetries: 0 });
+        const waiting = await enqueue({ maxRetries: 0 });
+        await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const recovered = await store.leasesRecoverByOwner({
+          ownerId: OWNER_A,
+          errorCode: 'WORKER:CRASHED',
+          errorDetail: 'child exited with code 1',
+          event: 'RECOVERED',
+          actor: 'supervisor',
+          retryDelay: fixedDelay(0),
+          startedJobIds: [started],
+        });
+        expect(recovered.map((r) => [r.id, r.status, r.released]).sort()).toEqual([
+          [started, 'FAILED', false],
+          [waiting, 'QUEUED', true],
+        ]);
+      });
+    });
+
     describe('fencing', () => {
       it('rejects every write of a holder whose lease was taken back and given to another', async () => {
         const id = await enqueue();

@@ -3,6 +3,10 @@ import { LeaseLostError } from '../../errors.js';
 import { eventDetail, statusAfterFailure } from '../policy.js';
 import type {
   AttemptRow,
+  ClaimRequest,
+  LeaseStatus,
+  Settlement,
+  SettleResult,
   CancelOutcome,
   ClaimedJob,
   EventRow,
@@ -42,6 +46,9 @@ interface HeldFacts {
   owner_id: string | null;
   lease_token: string;
 }
+
+/** A lease plus the lazily written start, for the outcome statements. */
+type StartedRef = LeaseRef & { startedAt: number | null };
 
 type ClaimedRow = {
   id: number;
@@ -221,21 +228,23 @@ export class SqliteStore implements Store {
 
   // workers
 
-  async jobClaim(params: { classes: string[]; ownerId: string; limit: number; leaseMs: number }): Promise<ClaimedJob[]> {
+  async jobClaim(params: ClaimRequest): Promise<ClaimedJob[]> {
+    return this.write((now) => this.claim(params, now));
+  }
+
+  /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
+  private claim(params: ClaimRequest, now: number): ClaimedJob[] {
     if (params.classes.length === 0 || params.limit < 1) return [];
-    const rows = await this.write((now) => {
-      const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit: params.limit };
-      const claimed = (
-        params.classes.length === 1
-          ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })
-          : this.leases.claimManyClasses.all({ ...bind, classes: JSON.stringify(params.classes) })
-      ) as ClaimedRow[];
-      for (const row of claimed) {
-        this.history.attemptInsert.run({ jobId: row.id, attempt: row.attempts, ownerId: params.ownerId, leaseToken: row.lease_token, now });
-        this.event(row.id, now, 'CLAIMED', params.ownerId, { attempt: row.attempts });
-      }
-      return claimed;
-    });
+    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit: params.limit };
+    const rows = (
+      params.classes.length === 1
+        ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })
+        : this.leases.claimManyClasses.all({ ...bind, classes: JSON.stringify(params.classes) })
+    ) as ClaimedRow[];
+    for (const row of rows) {
+      this.history.attemptInsert.run({ jobId: row.id, attempt: row.attempts, ownerId: params.ownerId, leaseToken: row.lease_token, now });
+      this.event(row.id, now, 'CLAIMED', params.ownerId, { attempt: row.attempts });
+    }
     // RETURNING does not promise an order: hand the batch over in claim order.
     rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
     return rows.map((row) => ({
@@ -251,25 +260,37 @@ export class SqliteStore implements Store {
     }));
   }
 
-  async jobStart(params: LeaseRef & { leaseMs: number }): Promise<void> {
+  async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
     const outcome = await this.write((now) => {
-      const row = this.leases.start.get({ ...params, now, leaseExpiresAt: now + params.leaseMs }) as { attempts: number } | undefined;
+      const startedAt = params.startedAt ?? now;
+      const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as { attempts: number } | undefined;
       if (row === undefined) return this.rejectZombie(params, now, 'start');
-      this.event(params.id, now, 'STARTED', 'worker', { attempt: row.attempts });
+      this.event(params.id, startedAt, 'STARTED', 'worker', { attempt: row.attempts });
       return undefined;
     });
     this.fenced(params, 'start', outcome);
   }
 
   async leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult> {
-    const outcome = await this.write((now) => {
-      const row = this.leases.extend.get({ ...params, now, leaseExpiresAt: now + params.leaseMs }) as
-        | { lease_expires_at: number; cancel_requested_at: number | null }
-        | undefined;
-      if (row === undefined) return this.rejectZombie(params, now, 'heartbeat');
-      return { leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
-    });
-    return this.fenced(params, 'heartbeat', outcome);
+    const [status] = await this.leasesExtend({ leases: [params], leaseMs: params.leaseMs });
+    if (status === undefined || !status.held) throw new LeaseLostError(params.id, params.leaseToken, 'heartbeat');
+    return { leaseExpiresAt: status.leaseExpiresAt, cancelRequested: status.cancelRequested };
+  }
+
+  async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
+    if (params.leases.length === 0) return [];
+    return this.write((now) =>
+      params.leases.map((ref): LeaseStatus => {
+        const row = this.leases.extend.get({ ...ref, now, leaseExpiresAt: now + params.leaseMs }) as
+          | { lease_expires_at: number; cancel_requested_at: number | null }
+          | undefined;
+        if (row === undefined) {
+          this.rejectZombie(ref, now, 'heartbeat');
+          return { id: ref.id, held: false };
+        }
+        return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
+      }),
+    );
   }
 
   async jobProgress(params: LeaseRef & { progress: string }): Promise<void> {
@@ -279,41 +300,70 @@ export class SqliteStore implements Store {
     this.fenced(params, 'progress', outcome);
   }
 
+  async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+    return this.write((now) => ({
+      settled: params.settlements.map((settlement) => this.settle(settlement, now)),
+      claimed: params.claim === undefined ? [] : this.claim(params.claim, now),
+    }));
+  }
+
   async jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void> {
-    const outcome = await this.write((now) => {
-      const row = this.leases.complete.get({ ...params, now }) as { attempts: number } | undefined;
-      if (row === undefined) return this.rejectZombie(params, now, 'complete');
-      this.finishAttempt(params, row.attempts, now, 'SUCCEEDED', null, null);
-      this.event(params.id, now, 'SUCCEEDED', 'worker', { attempt: row.attempts });
-      return undefined;
-    });
-    this.fenced(params, 'complete', outcome);
+    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result } });
   }
 
   async jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome> {
-    const outcome = await this.write((now): FailOutcome | typeof LOST => {
-      const facts = this.leases.heldFacts.get(params) as Omit<HeldFacts, 'id' | 'status' | 'owner_id' | 'lease_token'> | undefined;
-      if (facts === undefined) return this.rejectZombie(params, now, 'fail');
-      const status = this.settleFailure(params, facts, now, params.error, 'FAILED', now + params.retryDelayMs);
-      this.event(params.id, now, outcomeEvent(status), 'worker', {
-        attempt: facts.attempts,
-        code: params.error.code,
-        detail: params.error.detail,
-        ...(status === 'QUEUED' ? { run_at: now + params.retryDelayMs } : {}),
-      });
-      return status === 'QUEUED' ? { status, runAt: now + params.retryDelayMs } : { status };
-    });
-    return this.fenced(params, 'fail', outcome);
+    const verdict = { type: 'fail' as const, error: params.error, retryDelayMs: params.retryDelayMs };
+    const settled = await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict });
+    if (settled.status === 'QUEUED') return { status: 'QUEUED', runAt: settled.runAt ?? 0 };
+    return { status: settled.status === 'CANCELLED' ? 'CANCELLED' : 'FAILED' };
   }
 
   async jobReleaseIfHeld(params: LeaseRef & { reason: string }): Promise<void> {
-    const outcome = await this.write((now) => {
-      const facts = this.leases.heldFacts.get(params) as { attempts: number } | undefined;
-      if (facts === undefined) return this.rejectZombie(params, now, 'release');
-      this.releaseHeld(params, facts.attempts, now, 'worker', params.reason);
-      return undefined;
-    });
-    this.fenced(params, 'release', outcome);
+    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'release', reason: params.reason } });
+  }
+
+  private async settleOrThrow(settlement: Settlement): Promise<Extract<SettleResult, { held: true }>> {
+    const result = await this.write((now) => this.settle(settlement, now));
+    if (!result.held) throw new LeaseLostError(settlement.id, settlement.leaseToken, settlement.verdict.type);
+    return result;
+  }
+
+  /**
+   * Inside a transaction: write one verdict, fenced by the lease. A job whose
+   * start was not written yet gets its STARTED event, stamped when the
+   * handler really started, just before its outcome.
+   */
+  private settle(settlement: Settlement, now: number): SettleResult {
+    const { id, leaseToken, startedAt, verdict } = settlement;
+    const facts = this.leases.heldFacts.get({ id, leaseToken }) as Omit<HeldFacts, 'id' | 'owner_id' | 'lease_token'> | undefined;
+    if (facts === undefined) {
+      this.rejectZombie(settlement, now, verdict.type);
+      return { id, held: false };
+    }
+    const lazyStart = facts.status === 'CLAIMED' && startedAt !== null ? startedAt : null;
+    if (lazyStart !== null) this.event(id, lazyStart, 'STARTED', 'worker', { attempt: facts.attempts });
+    const ref = { id, leaseToken, startedAt: lazyStart };
+    switch (verdict.type) {
+      case 'complete':
+        this.leases.complete.run({ ...ref, result: verdict.result, now });
+        this.finishAttempt(ref, facts.attempts, now, 'SUCCEEDED', null, null);
+        this.event(id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts });
+        return { id, held: true, status: 'SUCCEEDED', runAt: null };
+      case 'fail': {
+        const runAt = now + verdict.retryDelayMs;
+        const status = this.settleFailure(ref, facts, now, verdict.error, runAt);
+        this.event(id, now, outcomeEvent(status), 'worker', {
+          attempt: facts.attempts,
+          code: verdict.error.code,
+          detail: verdict.error.detail,
+          ...(status === 'QUEUED' ? { run_at: runAt } : {}),
+        });
+        return { id, held: true, status, runAt: status === 'QUEUED' ? runAt : null };
+      }
+      case 'release':
+        this.releaseHeld(ref, facts.attempts, now, 'worker', verdict.reason);
+        return { id, held: true, status: 'QUEUED', runAt: now };
+    }
   }
 
   /**
@@ -322,11 +372,10 @@ export class SqliteStore implements Store {
    * in this same transaction.
    */
   private settleFailure(
-    ref: LeaseRef,
+    ref: StartedRef,
     facts: Pick<HeldFacts, 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'>,
     now: number,
     error: FailureInput,
-    attemptStatus: 'FAILED' | 'CANCELLED',
     runAt: number,
   ): 'QUEUED' | 'FAILED' | 'CANCELLED' {
     const status = statusAfterFailure(
@@ -336,11 +385,11 @@ export class SqliteStore implements Store {
     const bind = { ...ref, now, code: error.code, detail: error.detail };
     if (status === 'QUEUED') this.leases.requeue.run({ ...bind, runAt });
     else this.leases.finishBadly.run({ ...bind, status });
-    this.finishAttempt(ref, facts.attempts, now, status === 'CANCELLED' ? 'CANCELLED' : attemptStatus, error.code, error.detail);
+    this.finishAttempt(ref, facts.attempts, now, status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail);
     return status;
   }
 
-  private releaseHeld(ref: LeaseRef, attempt: number, now: number, actor: string, reason: string): void {
+  private releaseHeld(ref: StartedRef, attempt: number, now: number, actor: string, reason: string): void {
     this.leases.release.run({ ...ref, now });
     this.finishAttempt(ref, attempt, now, 'CANCELLED', 'LEASE:RELEASED', reason);
     this.event(ref.id, now, 'RELEASED', actor, { attempt, reason });
@@ -364,42 +413,40 @@ export class SqliteStore implements Store {
   }
 
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
-    return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], params, now));
+    return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], params, now, new Set()));
   }
 
-  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; onlyJobId?: number }): Promise<RecoveredJob[]> {
-    return this.write((now) => {
-      const held = this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[];
-      return this.recoverRows(params.onlyJobId === undefined ? held : held.filter((row) => row.id === params.onlyJobId), params, now);
-    });
+  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]> {
+    return this.write((now) =>
+      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], params, now, new Set(params.startedJobIds)),
+    );
   }
 
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
       (this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[]).map((row) => {
-        const ref = { id: row.id, leaseToken: row.lease_token };
-        this.releaseHeld(ref, row.attempts, now, params.actor, params.reason);
+        this.releaseHeld({ id: row.id, leaseToken: row.lease_token, startedAt: null }, row.attempts, now, params.actor, params.reason);
         return recovered(row, 'QUEUED', now, true);
       }),
     );
   }
 
   /**
-   * Takes back held jobs from a worker that is gone or silent. A job that was
-   * only claimed (its handler never started) goes back without spending a
-   * retry; a started one ends its attempt FAILED with the given code and
-   * follows the retry policy.
+   * Takes back held jobs from a worker that is gone or silent. A job only
+   * claimed (its handler never started, as far as anyone knows) goes back
+   * without spending a retry; a started one ends its attempt FAILED with the
+   * given code and follows the retry policy.
    */
-  private recoverRows(rows: HeldFacts[], params: RecoverParams, now: number): RecoveredJob[] {
+  private recoverRows(rows: HeldFacts[], params: RecoverParams, now: number, knownStarted: Set<number>): RecoveredJob[] {
     return rows.map((row) => {
-      const ref = { id: row.id, leaseToken: row.lease_token };
-      if (row.status === 'CLAIMED') {
+      const ref = { id: row.id, leaseToken: row.lease_token, startedAt: null };
+      if (row.status === 'CLAIMED' && !knownStarted.has(row.id)) {
         this.releaseHeld(ref, row.attempts, now, params.actor, `${params.errorCode}: ${params.errorDetail}`);
         return recovered(row, 'QUEUED', now, true);
       }
       const runAt = now + params.retryDelay(row.class, row.attempts);
       const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
-      const status = this.settleFailure(ref, row, now, error, 'FAILED', runAt);
+      const status = this.settleFailure(ref, row, now, error, runAt);
       this.event(row.id, now, params.event, params.actor, {
         attempt: row.attempts,
         owner_id: row.owner_id,

@@ -24,8 +24,8 @@ export const LEASE_SQL = {
   claimOneClass: claimSql('class = @class'),
   /** (classes as a JSON array, ...) the same for several classes; this one sorts its candidates. */
   claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))'),
-  /** (id, leaseToken, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
-  start: `UPDATE jobs SET status = 'RUNNING', started_at = @now, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
+  /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
+  start: `UPDATE jobs SET status = 'RUNNING', started_at = @startedAt, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
     WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING attempts`,
   /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost. */
   extend: `UPDATE jobs SET heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
@@ -33,23 +33,28 @@ export const LEASE_SQL = {
   /** (id, leaseToken, progress) no row: lease lost. */
   progress: `UPDATE jobs SET progress = @progress
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
-  /** (id, leaseToken, result, now) the one terminal write of a success; no row: lease lost. */
+  /**
+   * (id, leaseToken) -> what decides an outcome; no row: lease lost. The
+   * outcome statements below run after it in the same transaction, so they
+   * repeat the fence only as a guard.
+   */
+  heldFacts: `SELECT status, attempts, releases, max_retries, cancel_requested_at, class FROM jobs
+    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+  /** (id, leaseToken, result, startedAt, now) the one terminal write of a success. */
   complete: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,
-      error_code = NULL, error_detail = NULL
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD} RETURNING attempts`,
-  /** (id, leaseToken) -> what decides a failure's outcome; no row: lease lost. */
-  heldFacts: `SELECT attempts, releases, max_retries, cancel_requested_at, class FROM jobs
+      started_at = coalesce(started_at, @startedAt), error_code = NULL, error_detail = NULL
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
-  /** (id, leaseToken, runAt, code, detail) back to the queue for another try; no row: lease lost. */
+  /** (id, leaseToken, runAt, code, detail, startedAt) back to the queue for another try. */
   requeue: `UPDATE jobs SET status = 'QUEUED', run_at = @runAt, lease_expires_at = NULL,
-      error_code = @code, error_detail = @detail
+      started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
-  /** (id, leaseToken, status FAILED|CANCELLED, code, detail, now) terminal; no row: lease lost. */
+  /** (id, leaseToken, status FAILED|CANCELLED, code, detail, startedAt, now) terminal. */
   finishBadly: `UPDATE jobs SET status = @status, finished_at = @now, lease_expires_at = NULL,
-      error_code = @code, error_detail = @detail
+      started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
-  /** (id, leaseToken, now) back to the queue without spending a retry; no row: lease lost. */
-  release: `UPDATE jobs SET status = 'QUEUED', run_at = @now, lease_expires_at = NULL, releases = releases + 1
+  /** (id, leaseToken, startedAt, now) back to the queue without spending a retry. */
+  release: `UPDATE jobs SET status = 'QUEUED', run_at = @now, lease_expires_at = NULL, releases = releases + 1,
+      started_at = coalesce(started_at, @startedAt)
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
   /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
   expired: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
