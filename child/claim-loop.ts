@@ -1,101 +1,182 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { coerceError } from '../src/errors.js';
-import type { ChildToSupervisor } from '../src/protocol.js';
-import type { ClaimedJob } from '../src/store/types.js';
-import { ABORT, JobRun, type JobRunDeps } from './job-run.js';
+import type { ChildToSupervisor, JobOutcome } from '../src/protocol.js';
+import type { ClaimedJob, ClaimRequest, Settlement, SettleResult } from '../src/store/types.js';
+import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 
-export interface ClaimLoopDeps extends JobRunDeps {
+/** Verdicts wait at most this long to be written with later ones (the batch's end or the next claim). */
+export const FLUSH_AFTER_MS = 25;
+
+export interface ClaimLoopDeps extends Omit<JobRunDeps, 'heartbeat'> {
   ownerId: string;
   send: (message: ChildToSupervisor) => void;
 }
 
+interface PendingVerdict {
+  job: ClaimedJob;
+  run: RunVerdict;
+  durationMs: number;
+}
+
 /**
- * A child's work: claim a batch of its class, run each job in turn, repeat;
- * sleep poll_seconds when the queue has nothing due. stop() ends the loop;
- * jobs claimed but not yet started are handed back without spending a retry.
+ * A child's work. Claim a batch of its class, run each job in turn, and
+ * write the verdicts in one transaction together with the next claim: with
+ * a busy queue that is one transaction per batch, not three per job. A
+ * verdict never waits more than FLUSH_AFTER_MS for company. One heartbeat
+ * renews every lease the child holds. stop() hands back what was claimed
+ * but not started, without spending a retry.
  */
 export class ClaimLoop {
   private running: Promise<void> | undefined;
   private stopping = false;
+  /** Claimed and not yet written about: the job running and the ones waiting their turn. */
+  private readonly held = new Map<number, ClaimedJob>();
+  private waiting: ClaimedJob[] = [];
+  private pending: PendingVerdict[] = [];
+  private pendingSince = 0;
   private current: JobRun | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
   private readonly idle = new AbortController();
 
   constructor(private readonly deps: ClaimLoopDeps) {}
 
   start(): void {
-    this.running ??= this.loop();
+    this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), this.deps.config.heartbeat_seconds * 1000);
+    this.running ??= this.loop().finally(() => clearInterval(this.heartbeatTimer));
   }
 
-  /** Stop claiming and wait for the job in hand (if `abortReason` is given, abort it first). */
-  async stop(abortReason?: string): Promise<void> {
+  /**
+   * Stop claiming and wait for the job in hand. With `abortReason`, abort it
+   * first, and if it has not let go within `graceMs`, write its verdict
+   * without waiting for the handler.
+   */
+  async stop(abortReason?: string, graceMs = 0): Promise<void> {
     this.stopping = true;
     this.idle.abort();
-    if (abortReason !== undefined) this.current?.abort(ABORT.shutdown(abortReason));
-    await this.running;
-  }
-
-  /** The job in hand, for a stop that cannot wait for the handler. */
-  get inHand(): JobRun | undefined {
-    return this.current;
+    const inHand = this.current;
+    if (abortReason === undefined || inHand === undefined) return this.running;
+    inHand.abort(ABORT.shutdown(abortReason));
+    const letGo = await Promise.race([this.running?.then(() => true), sleep(graceMs).then(() => false)]);
+    if (letGo) return;
+    const verdict = await inHand.verdictNow();
+    if (verdict !== null) this.pending.push({ job: inHand.job, run: verdict, durationMs: Date.now() - inHand.startedAt });
+    this.held.delete(inHand.job.id);
+    await this.flushAndHandBack();
   }
 
   private async loop(): Promise<void> {
-    const { config } = this.deps;
-    while (!this.stopping) {
-      const batch = await this.claim();
-      if (batch.length === 0) {
-        await sleep(config.poll_seconds * 1000, undefined, { signal: this.idle.signal }).catch(() => undefined);
-        continue;
-      }
-      for (const [index, job] of batch.entries()) {
-        if (this.stopping) {
-          await this.handBack(batch.slice(index));
-          break;
+    try {
+      this.waiting = await this.flush(this.claimRequest());
+      while (!this.stopping) {
+        const job = this.waiting.shift();
+        if (job === undefined) {
+          if (this.pending.length > 0) {
+            this.waiting = await this.flush(this.claimRequest());
+            continue;
+          }
+          await sleep(this.deps.config.poll_seconds * 1000, undefined, { signal: this.idle.signal }).catch(() => undefined);
+          if (!this.stopping) this.waiting = await this.flush(this.claimRequest());
+          continue;
         }
+        if (this.oldestPendingAge() >= FLUSH_AFTER_MS) await this.flush();
         await this.runOne(job);
       }
+    } finally {
+      await this.flushAndHandBack();
     }
   }
 
-  /** A failed claim (database busy past every retry, say) is logged and tried again after a poll interval. */
-  private async claim(): Promise<ClaimedJob[]> {
-    const { config } = this.deps;
-    try {
-      return await this.deps.store.jobClaim({
-        classes: [config.name],
-        ownerId: this.deps.ownerId,
-        limit: config.claim_batch,
-        leaseMs: config.lease_seconds * 1000,
-      });
-    } catch (error) {
-      this.deps.log('error', 'claim failed', { err: coerceError(error) });
-      return [];
-    }
+  private claimRequest(): ClaimRequest | undefined {
+    if (this.stopping) return undefined;
+    const { config, ownerId } = this.deps;
+    return { classes: [config.name], ownerId, limit: config.claim_batch, leaseMs: config.lease_seconds * 1000 };
+  }
+
+  private oldestPendingAge(): number {
+    return this.pending.length === 0 ? 0 : Date.now() - this.pendingSince;
   }
 
   private async runOne(job: ClaimedJob): Promise<void> {
-    const run = new JobRun(this.deps, job);
-    if (!(await run.start())) {
-      this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs: 0 });
-      return;
-    }
+    if (!this.held.has(job.id)) return; // lost or cancelled while it waited
+    const run = new JobRun({ ...this.deps, heartbeat: () => this.heartbeat() }, job);
     this.current = run;
     this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
     try {
-      const result = await run.run();
-      this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, ...result });
+      const verdict = await run.run();
+      if (verdict === null) {
+        this.held.delete(job.id);
+        this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs: Date.now() - run.startedAt });
+        return;
+      }
+      if (this.pending.length === 0) this.pendingSince = Date.now();
+      this.pending.push({ job, run: verdict, durationMs: Date.now() - run.startedAt });
     } finally {
       this.current = undefined;
     }
   }
 
-  private async handBack(jobs: ClaimedJob[]): Promise<void> {
-    for (const job of jobs) {
-      try {
-        await this.deps.store.jobReleaseIfHeld({ id: job.id, leaseToken: job.leaseToken, reason: 'child stopping' });
-      } catch (error) {
-        this.deps.log('warn', 'could not hand back a claimed job', { job_id: job.id, err: coerceError(error) });
+  /**
+   * Write every pending verdict and claim the next batch, in one
+   * transaction. A database error here is logged and the verdicts are kept
+   * for the next try (their leases are still renewed by the heartbeat).
+   */
+  private async flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+    const pending = this.pending;
+    if (pending.length === 0 && claim === undefined) return [];
+    const settlements: Settlement[] = pending.map(({ job, run }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict }));
+    let written: { settled: SettleResult[]; claimed: ClaimedJob[] };
+    try {
+      written = await this.deps.store.jobsSettle({ settlements, claim });
+    } catch (error) {
+      this.deps.log('error', pending.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
+      await sleep(this.deps.config.poll_seconds * 1000);
+      return [];
+    }
+    this.pending = [];
+    written.settled.forEach((result, index) => this.report(pending[index]!, result));
+    for (const job of written.claimed) this.held.set(job.id, job);
+    return written.claimed;
+  }
+
+  private report(pending: PendingVerdict, result: SettleResult): void {
+    const { job, run, durationMs } = pending;
+    this.held.delete(job.id);
+    const outcome: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
+    this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome, durationMs, ...(run.error ? { error: run.error } : {}) });
+  }
+
+  /** The end of the loop: write what is pending and hand back what was claimed but never started. */
+  private async flushAndHandBack(): Promise<void> {
+    for (const job of this.waiting) {
+      if (this.held.has(job.id)) this.pending.push({ job, run: { verdict: { type: 'release', reason: 'child stopping' }, startedAt: null }, durationMs: 0 });
+    }
+    this.waiting = [];
+    await this.flush();
+  }
+
+  /** Renew every lease in hand; learn of cancels; abort a job whose lease is gone. */
+  private heartbeat(): Promise<void> {
+    this.beating ??= this.renew().finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+
+  private async renew(): Promise<void> {
+    const leases = [...this.held.values()].map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
+    if (leases.length === 0) return;
+    try {
+      const statuses = await this.deps.store.leasesExtend({ leases, leaseMs: this.deps.config.lease_seconds * 1000 });
+      for (const status of statuses) {
+        const running = this.current?.job.id === status.id ? this.current : undefined;
+        if (!status.held) {
+          this.held.delete(status.id);
+          running?.leaseLost();
+        } else if (status.cancelRequested) {
+          running?.abort(ABORT.cancelled());
+        }
       }
+    } catch (error) {
+      this.deps.log('warn', 'heartbeat failed; will try again', { err: coerceError(error) });
     }
   }
 }

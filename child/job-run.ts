@@ -1,9 +1,16 @@
 import type { ClassConfig } from '../src/config/types.js';
 import { coerceError, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
-import type { JobOutcome, LogLevel } from '../src/protocol.js';
+import type { LogLevel } from '../src/protocol.js';
 import { retryDelayMs } from '../src/queue/backoff.js';
-import type { ClaimedJob, Store } from '../src/store/types.js';
+import type { ClaimedJob, Store, Verdict } from '../src/store/types.js';
 import type { Handler, HandlerContext, HandlerLog } from './handler.js';
+
+/**
+ * A job still running this long gets its start written on its own; a
+ * shorter one has its start stamped together with its outcome, which saves
+ * a transaction per job.
+ */
+export const START_WRITE_DELAY_MS = 50;
 
 /** Why a job's signal was aborted; the code becomes the attempt's error code. */
 export const ABORT = {
@@ -19,27 +26,33 @@ export interface JobRunDeps {
   handler: Handler;
   resultLimitBytes: number;
   log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
+  /** Renew the leases now (ctx.heartbeat); the loop renews them every heartbeat_seconds anyway. */
+  heartbeat: () => Promise<void>;
 }
 
-export interface JobRunResult {
-  outcome: JobOutcome;
-  durationMs: number;
+/** A run's verdict, with what the supervisor is told about it. */
+export interface RunVerdict {
+  verdict: Verdict;
+  /** Set when the start was not written yet: stamped with the outcome. */
+  startedAt: number | null;
   error?: ErrorSummary;
 }
 
 /**
- * One claimed job in a child's hands: start it (fenced), keep its lease alive,
- * run the handler with an AbortSignal, then write the outcome exactly once,
- * fenced by the lease token. Handler work never runs inside a transaction.
+ * One job in a child's hands: runs the handler with an AbortSignal and turns
+ * what it did into a verdict. It writes nothing about the outcome itself (the
+ * claim loop writes verdicts in batches, fenced); it writes only a slow job's
+ * start and the handler's progress.
  */
 export class JobRun {
   private readonly controller = new AbortController();
   private readonly ref: { id: number; leaseToken: string };
-  private heartbeatTimer: NodeJS.Timeout | undefined;
   private runtimeTimer: NodeJS.Timeout | undefined;
-  private leaseLost = false;
-  private settlement: Promise<JobRunResult> | undefined;
-  private readonly startedAt = Date.now();
+  private startTimer: NodeJS.Timeout | undefined;
+  private startWritten = false;
+  private startWrite: Promise<void> | undefined;
+  private lost = false;
+  readonly startedAt = Date.now();
 
   constructor(
     private readonly deps: JobRunDeps,
@@ -48,134 +61,101 @@ export class JobRun {
     this.ref = { id: job.id, leaseToken: job.leaseToken };
   }
 
-  get aborted(): boolean {
-    return this.controller.signal.aborted;
-  }
-
   /** Abort the handler's signal; the first reason given is the one that counts. */
   abort(reason: LeaseholdError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
-  /** Mark the job RUNNING. False when the lease was already gone (nothing runs). */
-  async start(): Promise<boolean> {
-    try {
-      await this.deps.store.jobStart({ ...this.ref, leaseMs: this.leaseMs });
-      return true;
-    } catch (error) {
-      if (error instanceof LeaseLostError) return false;
-      throw error;
-    }
+  /** The lease is gone: abort, and never write about this job again. */
+  leaseLost(): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.abort(ABORT.leaseLost());
+    this.deps.log('warn', 'lease lost: aborting the job', { job_id: this.job.id, attempt: this.job.attempt, event: 'LEASE_LOST' });
   }
 
-  /** Run the handler to its end and write the outcome. */
-  async run(): Promise<JobRunResult> {
+  /** Run the handler to its end. Null: the lease was lost, there is nothing to write. */
+  async run(): Promise<RunVerdict | null> {
     const { config } = this.deps;
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), config.heartbeat_seconds * 1000);
     this.runtimeTimer = setTimeout(() => this.abort(ABORT.timeout(config.max_runtime_seconds)), config.max_runtime_seconds * 1000);
-    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
+    this.startTimer = setTimeout(() => (this.startWrite = this.writeStart()), START_WRITE_DELAY_MS);
+    let verdict: RunVerdict;
     try {
       const payload: unknown = JSON.parse(this.job.payload);
-      const value = await this.deps.handler(
-        { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
-        this.context(),
-      );
-      outcome = { ok: true, value };
+      const value = await this.deps.handler({ id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt }, this.context());
+      verdict = this.success(value);
     } catch (error) {
-      outcome = { ok: false, error };
+      verdict = this.failure(error);
+    } finally {
+      clearTimeout(this.runtimeTimer);
+      clearTimeout(this.startTimer);
     }
-    return this.settle(() => (outcome.ok ? this.complete(outcome.value) : this.fail(outcome.error)));
+    // A start write in flight must land before the outcome, or the outcome would stamp the start twice.
+    if (this.startWrite !== undefined) {
+      await this.startWrite;
+      if (verdict.startedAt !== null && this.startWritten) verdict = { ...verdict, startedAt: null };
+    }
+    return this.lost ? null : verdict;
   }
 
   /**
-   * Write the outcome now, without waiting for the handler (the child is
-   * being stopped): a timed-out job fails with its timeout, anything else is
-   * handed back without spending a retry.
+   * The verdict when the child must go before the handler finishes: a job
+   * that timed out fails with its timeout, anything else goes back to the
+   * queue without spending a retry.
    */
-  settleNow(): Promise<JobRunResult> {
+  async verdictNow(): Promise<RunVerdict | null> {
+    await this.startWrite;
+    if (this.lost) return null;
     const reason = this.controller.signal.reason as unknown;
-    return this.settle(() =>
-      reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP' ? this.fail(reason) : this.release('stopped before the handler finished'),
-    );
+    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return this.failure(reason);
+    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart };
   }
 
-  /** Exactly one outcome write per run, whoever asks first. */
-  private settle(write: () => Promise<Omit<JobRunResult, 'durationMs'>>): Promise<JobRunResult> {
-    this.settlement ??= (async () => {
-      clearInterval(this.heartbeatTimer);
-      clearTimeout(this.runtimeTimer);
-      const result = this.leaseLost ? { outcome: 'LEASE_LOST' as const } : await this.fenced(write);
-      return { ...result, durationMs: Date.now() - this.startedAt };
-    })();
-    return this.settlement;
+  private get unwrittenStart(): number | null {
+    return this.startWritten ? null : this.startedAt;
   }
 
-  private async fenced(write: () => Promise<Omit<JobRunResult, 'durationMs'>>): Promise<Omit<JobRunResult, 'durationMs'>> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof LeaseLostError) return { outcome: 'LEASE_LOST' };
-      throw error;
-    }
-  }
-
-  private async complete(value: unknown): Promise<Omit<JobRunResult, 'durationMs'>> {
+  private success(value: unknown): RunVerdict {
     const result = value === undefined ? null : JSON.stringify(value);
-    if (result !== null && Buffer.byteLength(result) > this.deps.resultLimitBytes) {
-      const tooLarge = new LeaseholdError(
-        'INVALID_INPUT:RESULT_TOO_LARGE',
-        `result is ${Buffer.byteLength(result)} bytes, over the ${this.deps.resultLimitBytes}-byte limit`,
-        { retryable: false },
-      );
-      return this.fail(tooLarge);
+    const bytes = result === null ? 0 : Buffer.byteLength(result);
+    if (bytes > this.deps.resultLimitBytes) {
+      const message = `result is ${bytes} bytes, over the ${this.deps.resultLimitBytes}-byte limit`;
+      return this.failure(new LeaseholdError('INVALID_INPUT:RESULT_TOO_LARGE', message, { retryable: false }));
     }
-    await this.deps.store.jobCompleteIfHeld({ ...this.ref, result });
-    return { outcome: 'SUCCEEDED' };
+    return { verdict: { type: 'complete', result }, startedAt: this.unwrittenStart };
   }
 
-  private async fail(thrown: unknown): Promise<Omit<JobRunResult, 'durationMs'>> {
+  private failure(thrown: unknown): RunVerdict {
     const reason = this.controller.signal.reason as unknown;
-    if (reason instanceof LeaseholdError && reason.code === 'SHUTDOWN:STOP') return this.release('shutdown');
-    // After an abort the abort's reason explains the failure better than the handler's AbortError.
-    const error = coerceError(reason instanceof LeaseholdError ? reason : thrown);
-    const handlerSaid = reason instanceof LeaseholdError && thrown !== reason ? coerceError(thrown).message : undefined;
+    const aborted = reason instanceof LeaseholdError;
+    if (aborted && reason.code === 'SHUTDOWN:STOP') {
+      return { verdict: { type: 'release', reason: 'shutdown' }, startedAt: this.unwrittenStart };
+    }
+    // After an abort, the abort's reason explains the failure better than the handler's AbortError.
+    const error = coerceError(aborted ? reason : thrown);
+    const handlerSaid = aborted && thrown !== reason ? coerceError(thrown).message : undefined;
     const detail = truncate(handlerSaid === undefined ? error.message : `${error.message} (handler: ${handlerSaid})`);
-    const delay = retryDelayMs(
-      { baseSeconds: this.deps.config.backoff.base_seconds, maxSeconds: this.deps.config.backoff.max_seconds, jitter: this.deps.config.backoff.jitter },
-      this.job.attempt,
-    );
-    const failed = await this.deps.store.jobFailIfHeld({ ...this.ref, error: { code: error.code, detail, retryable: error.retryable }, retryDelayMs: delay });
-    return { outcome: failed.status, error: { ...error, message: detail } };
+    const { backoff } = this.deps.config;
+    const delay = retryDelayMs({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter }, this.job.attempt);
+    return {
+      verdict: { type: 'fail', error: { code: error.code, detail, retryable: error.retryable }, retryDelayMs: delay },
+      startedAt: this.unwrittenStart,
+      error: { ...error, message: detail },
+    };
   }
 
-  private async release(reason: string): Promise<Omit<JobRunResult, 'durationMs'>> {
-    await this.deps.store.jobReleaseIfHeld({ ...this.ref, reason });
-    return { outcome: 'RELEASED' };
-  }
-
-  private get leaseMs(): number {
-    return this.deps.config.lease_seconds * 1000;
-  }
-
-  /** Renew the lease; learn of a cancel; on a lost lease abort at once and write nothing more. */
-  private async heartbeat(): Promise<void> {
-    if (this.leaseLost || this.settlement !== undefined) return;
+  private async writeStart(): Promise<void> {
     try {
-      const beat = await this.deps.store.leaseExtend({ ...this.ref, leaseMs: this.leaseMs });
-      if (beat.cancelRequested) this.abort(ABORT.cancelled());
+      await this.deps.store.jobStart({ ...this.ref, leaseMs: this.deps.config.lease_seconds * 1000, startedAt: this.startedAt });
+      this.startWritten = true;
     } catch (error) {
-      this.onWriteError(error, 'heartbeat');
+      this.onWriteError(error, 'start');
     }
   }
 
   private onWriteError(error: unknown, what: string): void {
-    if (error instanceof LeaseLostError) {
-      this.leaseLost = true;
-      this.abort(ABORT.leaseLost());
-      this.deps.log('warn', `lease lost on ${what}: aborting the job`, { job_id: this.job.id, attempt: this.job.attempt, event: 'LEASE_LOST' });
-    } else {
-      this.deps.log('warn', `${what} failed; will try again`, { job_id: this.job.id, err: coerceError(error) });
-    }
+    if (error instanceof LeaseLostError) this.leaseLost();
+    else this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
   }
 
   private context(): HandlerContext {
@@ -187,8 +167,8 @@ export class JobRun {
       leaseToken: this.job.leaseToken,
       log: handlerLog,
       heartbeat: async () => {
-        await this.heartbeat();
-        if (this.leaseLost) throw ABORT.leaseLost();
+        await this.deps.heartbeat();
+        if (this.lost) throw ABORT.leaseLost();
       },
       progress: async (value: unknown) => {
         try {

@@ -4,7 +4,6 @@
  * process group (so a kill of the group takes the handler's subprocesses too).
  */
 import { parseArgs } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/load.js';
 import { coerceError } from '../src/errors.js';
 import { CHILD_EXIT, isSupervisorToChild, type ChildToSupervisor, type LogLevel } from '../src/protocol.js';
@@ -38,13 +37,7 @@ async function main(): Promise<void> {
   let killGraceMs = 5_000;
 
   /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
-  const stopNow = async (reason: string): Promise<void> => {
-    if (loop === undefined) return;
-    const inHand = loop.inHand;
-    const stopped = loop.stop(reason);
-    const finished = await Promise.race([stopped.then(() => true), sleep(killGraceMs / 2).then(() => false)]);
-    if (!finished && inHand !== undefined) await inHand.settleNow().catch((error: unknown) => log('error', 'could not settle the job in hand', { err: coerceError(error) }));
-  };
+  const stopNow = (reason: string): Promise<void> => loop?.stop(reason, killGraceMs / 2) ?? Promise.resolve();
 
   const watch = new ParentWatch((why) => {
     // Orphaned: hand back what we hold, then take the handler's subprocesses down with us.

@@ -34,7 +34,10 @@ export class ChildHandle {
   readonly process: ChildProcess;
   readonly pid: number;
   state: 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' = 'starting';
+  /** The job it is running now, as it last told us. */
   job: RunningJob | undefined;
+  /** Jobs it started whose outcome it has not written yet (outcomes are written in batches). */
+  readonly started = new Map<number, RunningJob>();
   /** Why we stopped it, and the error code its job's attempt ends with. */
   killed: { reason: KillReason; code: string; detail: string; job: RunningJob | undefined } | undefined;
   startupError: string | undefined;

@@ -113,6 +113,7 @@ export class ClassPool {
         return;
       case 'job-started':
         child.job = { jobId: message.jobId, attempt: message.attempt, leaseToken: message.leaseToken };
+        child.started.set(message.jobId, child.job);
         if (child.state === 'ready') child.state = 'busy';
         return;
       case 'job-finished':
@@ -125,8 +126,11 @@ export class ClassPool {
   }
 
   private onJobFinished(child: ChildHandle, message: Extract<ChildToSupervisor, { type: 'job-finished' }>): void {
-    child.job = undefined;
-    if (child.state === 'busy') child.state = 'ready';
+    child.started.delete(message.jobId);
+    if (child.job?.jobId === message.jobId) {
+      child.job = undefined;
+      if (child.state === 'busy') child.state = 'ready';
+    }
     this.deaths.delete(message.jobId);
     const fields = { pid: child.pid, job_id: message.jobId, attempt: message.attempt, duration_ms: message.durationMs, err: message.error };
     const code = message.error?.code;
@@ -228,7 +232,7 @@ export class ClassPool {
         });
       }
     }
-    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId });
+    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, startedJobIds: [...child.started.keys()] });
     for (const job of recovered) logRecovery(this.logger.child({ pid: child.pid }), job, params.errorCode);
   }
 }
