@@ -38,6 +38,8 @@ export class ClaimLoop {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private readonly idle = new AbortController();
+  /** Writes of verdicts go one after another: two at once would write the same verdict twice. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ClaimLoopDeps) {}
 
@@ -62,6 +64,23 @@ export class ClaimLoop {
     const verdict = await inHand.verdictNow();
     if (verdict !== null) this.pending.push({ job: inHand.job, run: verdict, durationMs: Date.now() - inHand.startedAt });
     this.held.delete(inHand.job.id);
+    await this.flushAndHandBack();
+  }
+
+  /**
+   * Killed by the supervisor (SIGTERM): it knows why and takes the running
+   * job back itself with the right error code, so write nothing about that
+   * job; write only the verdicts already reached, and hand back the jobs
+   * that never started.
+   */
+  async abandon(): Promise<void> {
+    this.stopping = true;
+    this.idle.abort();
+    const inHand = this.current;
+    if (inHand !== undefined) {
+      this.held.delete(inHand.job.id);
+      inHand.abort(ABORT.shutdown('killed'));
+    }
     await this.flushAndHandBack();
   }
 
@@ -121,7 +140,13 @@ export class ClaimLoop {
    * transaction. A database error here is logged and the verdicts are kept
    * for the next try (their leases are still renewed by the heartbeat).
    */
-  private async flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+  private flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+    const write = this.writes.then(() => this.writePending(claim));
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  private async writePending(claim?: ClaimRequest): Promise<ClaimedJob[]> {
     const pending = this.pending;
     if (pending.length === 0 && claim === undefined) return [];
     const settlements: Settlement[] = pending.map(({ job, run }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict }));

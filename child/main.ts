@@ -11,7 +11,7 @@ import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/types.js';
 import { ClaimLoop } from './claim-loop.js';
 import { loadHandler } from './handler.js';
-import { ParentWatch } from './parent-watch.js';
+import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 
 const { values: args } = parseArgs({
   options: { config: { type: 'string' }, class: { type: 'string' }, 'worker-id': { type: 'string' } },
@@ -53,9 +53,11 @@ async function main(): Promise<void> {
     })();
   });
   watch.start();
+  startOrphanWatchdog();
 
+  // SIGTERM comes from the supervisor killing us (runtime, memory, a blocked loop): it takes the running job back.
   process.on('SIGTERM', () => {
-    void stopNow('SIGTERM').then(async () => {
+    void (loop?.abandon() ?? Promise.resolve()).then(async () => {
       await store?.close();
       await exit(CHILD_EXIT.OK);
     });

@@ -1,3 +1,8 @@
+import { Worker } from 'node:worker_threads';
+
+/** How long the graceful orphan path gets before the watchdog thread takes the group down. */
+const ORPHAN_GRACE_MS = 5_000;
+
 /**
  * Notices that the supervisor is gone: the IPC channel closes (the usual
  * sign), or the parent pid changes (the child was re-parented after a
@@ -36,4 +41,29 @@ export class ParentWatch {
     this.stop();
     this.onGone(why);
   }
+}
+
+/**
+ * The backstop for a child whose main thread is blocked (a handler in a busy
+ * loop cannot run ParentWatch): a worker thread that SIGKILLs the child's
+ * process group once the supervisor has been gone for ORPHAN_GRACE_MS.
+ */
+export function startOrphanWatchdog(): void {
+  const source = `
+    const { workerData } = require('node:worker_threads');
+    let goneSince;
+    setInterval(() => {
+      if (process.ppid === workerData.parentPid) return;
+      goneSince ??= Date.now();
+      if (Date.now() - goneSince < workerData.graceMs) return;
+      try { process.kill(-process.pid, 'SIGKILL'); } catch {}
+      process.kill(process.pid, 'SIGKILL');
+    }, 250);
+  `;
+  const watchdog = new Worker(source, {
+    eval: true,
+    workerData: { parentPid: process.ppid, graceMs: ORPHAN_GRACE_MS },
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 },
+  });
+  watchdog.unref();
 }

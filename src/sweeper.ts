@@ -1,4 +1,5 @@
 import type { Logger } from './log.js';
+import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import type { RecoveredJob, RetryDelay, Store } from './store/types.js';
 
 export interface SweeperOptions {
@@ -8,6 +9,8 @@ export interface SweeperOptions {
   batchSize: number;
   retryDelay: RetryDelay;
   actor: string;
+  /** Told of every lease taken back; none by default. */
+  metrics?: MetricsSink;
 }
 
 /**
@@ -53,6 +56,7 @@ export class Sweeper {
       if (batch.length < batchSize) break;
     }
     for (const job of recovered) logRecovery(logger, job, 'LEASE:EXPIRED');
+    (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, 'LEASE:EXPIRED', 'sweeper');
     if (recovered.length > 0) logger.info(`sweep took back ${recovered.length} expired lease(s)`, { event: 'SWEEP', recovered: recovered.length });
     return recovered;
   }

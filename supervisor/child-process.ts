@@ -17,6 +17,10 @@ export interface RunningJob {
   jobId: number;
   attempt: number;
   leaseToken: string;
+  /** When the child said it started the job (its start reaches the database later, or with the outcome). */
+  startedAt: number;
+  /** When the health watch first saw the job no longer held by this child, while the child still says it runs it. */
+  missingSince?: number;
 }
 
 export interface ChildEvents {
@@ -38,6 +42,8 @@ export class ChildHandle {
   job: RunningJob | undefined;
   /** Jobs it started whose outcome it has not written yet (outcomes are written in batches). */
   readonly started = new Map<number, RunningJob>();
+  /** How many jobs it has finished: a child that did work and then crashed is restarted without delay growth. */
+  jobsFinished = 0;
   /** Why we stopped it, and the error code its job's attempt ends with. */
   killed: { reason: KillReason; code: string; detail: string; job: RunningJob | undefined } | undefined;
   startupError: string | undefined;

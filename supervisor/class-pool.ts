@@ -1,5 +1,6 @@
 import type { ClassConfig } from '../src/config/types.js';
 import type { Logger } from '../src/log.js';
+import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
 import type { ChildToSupervisor } from '../src/protocol.js';
 import type { RecoverParams, RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery } from '../src/sweeper.js';
@@ -17,6 +18,8 @@ export interface PoolDeps {
   supervisorId: string;
   host: string;
   retryDelay: RetryDelay;
+  /** Told of starts, outcomes, take-backs and restarts; none by default. */
+  metrics?: MetricsSink;
 }
 
 /**
@@ -29,9 +32,12 @@ export class ClassPool {
   private readonly restartPolicy: RestartPolicy;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
   private readonly exitHandling = new Set<Promise<void>>();
+  /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
+  private readonly fruitlessCrashes: number[];
   /** Job id -> how many children in a row died while running it. */
   private readonly deaths = new Map<number, number>();
   private readonly logger: Logger;
+  private readonly metrics: MetricsSink;
   private generation = 0;
   private restarts = 0;
   private accepting = true;
@@ -42,8 +48,10 @@ export class ClassPool {
     private readonly deps: PoolDeps,
   ) {
     this.slots = Array.from({ length: config.processes }, () => undefined);
+    this.fruitlessCrashes = this.slots.map(() => 0);
     this.restartPolicy = new RestartPolicy(config.restart);
     this.logger = deps.logger.child({ class: config.name });
+    this.metrics = deps.metrics ?? NO_METRICS;
   }
 
   start(): void {
@@ -112,7 +120,8 @@ export class ClassPool {
         this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
         return;
       case 'job-started':
-        child.job = { jobId: message.jobId, attempt: message.attempt, leaseToken: message.leaseToken };
+        child.job = { jobId: message.jobId, attempt: message.attempt, leaseToken: message.leaseToken, startedAt: Date.now() };
+        this.metrics.jobStarted(this.config.name);
         child.started.set(message.jobId, child.job);
         if (child.state === 'ready') child.state = 'busy';
         return;
@@ -127,11 +136,13 @@ export class ClassPool {
 
   private onJobFinished(child: ChildHandle, message: Extract<ChildToSupervisor, { type: 'job-finished' }>): void {
     child.started.delete(message.jobId);
+    child.jobsFinished += 1;
     if (child.job?.jobId === message.jobId) {
       child.job = undefined;
       if (child.state === 'busy') child.state = 'ready';
     }
     this.deaths.delete(message.jobId);
+    this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
     const fields = { pid: child.pid, job_id: message.jobId, attempt: message.attempt, duration_ms: message.durationMs, err: message.error };
     const code = message.error?.code;
     switch (message.outcome) {
@@ -183,7 +194,9 @@ export class ClassPool {
     }
     let delayMs = RESTART_BASE_DELAY_MS;
     if (crashed) {
-      const decision = this.restartPolicy.onCrash(Date.now());
+      const fruitless = child.jobsFinished === 0 ? (this.fruitlessCrashes[slot] ?? 0) + 1 : 1;
+      this.fruitlessCrashes[slot] = fruitless;
+      const decision = this.restartPolicy.onCrash(Date.now(), fruitless);
       if (!decision.restart) {
         this.disabled = `crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`;
         this.stopRestarting();
@@ -196,6 +209,7 @@ export class ClassPool {
       delayMs = decision.delayMs;
     }
     this.restarts += 1;
+    this.metrics.childRestarted(this.config.name);
     this.logger.info(`restarting child in ${delayMs} ms`, { event: 'CHILD_RESTART_SCHEDULED', pid: child.pid, delay_ms: delayMs });
     const timer = setTimeout(() => {
       this.restartTimers.delete(timer);
@@ -210,6 +224,7 @@ export class ClassPool {
     if (child.killed?.reason === 'shutdown') {
       const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: 'shutdown' });
       for (const job of released) logRecovery(this.logger, job, 'LEASE:RELEASED');
+      this.metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
       return;
     }
     const params: RecoverParams = {
@@ -234,5 +249,6 @@ export class ClassPool {
     }
     const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, startedJobIds: [...child.started.keys()] });
     for (const job of recovered) logRecovery(this.logger.child({ pid: child.pid }), job, params.errorCode);
+    this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
   }
 }

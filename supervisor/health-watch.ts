@@ -73,26 +73,39 @@ export class HealthWatch {
     this.kill(child, 'memory', 'RESOURCE:MEMORY', detail);
   }
 
-  /** Read the child's leases from the database: a job past its runtime, or one whose heartbeat stopped. */
+  /**
+   * Read the child's leases from the database and hold them against what it
+   * told us it runs: a job past its runtime, leases whose heartbeat stopped
+   * (a blocked event loop), or a job it still runs though the lease is gone
+   * (a child that was paused, and has not noticed).
+   */
   private async checkLeases(child: ChildHandle): Promise<void> {
     if (child.killed !== undefined || !child.alive) return;
     const { config } = child;
     const now = Date.now();
-    for (const job of await this.options.store.jobListHeldBy({ ownerId: child.workerId })) {
-      if (job.status !== 'RUNNING' || job.started_at === null) continue;
-      const runtimeMs = now - job.started_at;
-      const overRuntime = runtimeMs > config.max_runtime_seconds * 1000;
+    const held = await this.options.store.jobListHeldBy({ ownerId: child.workerId });
+    const heldIds = new Set(held.map((job) => job.id));
+    const maxRuntimeMs = config.max_runtime_seconds * 1000;
+    let overRuntime = false;
+    for (const job of child.started.values()) {
+      const runtimeMs = now - job.startedAt;
+      overRuntime ||= runtimeMs > maxRuntimeMs;
       // The child aborts the signal itself at max_runtime; past the grace it has not let go.
-      if (runtimeMs > (config.max_runtime_seconds + config.kill_grace_seconds) * 1000) {
-        this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', `job ${job.id} ran ${(runtimeMs / 1000).toFixed(1)}s, past max_runtime_seconds ${config.max_runtime_seconds} and its grace`);
-        return;
+      if (heldIds.has(job.jobId) && runtimeMs > maxRuntimeMs + config.kill_grace_seconds * 1000) {
+        const detail = `job ${job.jobId} ran ${(runtimeMs / 1000).toFixed(1)}s, past max_runtime_seconds ${config.max_runtime_seconds} and its grace`;
+        return this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', detail);
       }
-      const silentMs = now - (job.heartbeat_at ?? job.started_at);
-      if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
-        const detail = `job ${job.id} sent no heartbeat for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
-        this.kill(child, 'stale_heartbeat', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
-        return;
+      if (heldIds.has(job.jobId)) {
+        job.missingSince = undefined;
+      } else if (now - (job.missingSince ??= now) > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
+        const detail = `still runs job ${job.jobId} ${((now - job.missingSince) / 1000).toFixed(1)}s after losing its lease: the child is blocked`;
+        return this.kill(child, 'stale_heartbeat', 'WORKER:UNRESPONSIVE', detail);
       }
+    }
+    const silentMs = Math.max(0, ...held.map((job) => now - (job.heartbeat_at ?? job.claimed_at ?? now)));
+    if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
+      const detail = `sent no heartbeat for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
+      this.kill(child, 'stale_heartbeat', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
     }
   }
 

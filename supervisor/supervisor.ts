@@ -4,10 +4,15 @@ import type { Logger } from '../src/log.js';
 import { retryDelayMs } from '../src/queue/backoff.js';
 import type { RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery, Sweeper } from '../src/sweeper.js';
+import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
+import { Retention } from '../src/retention.js';
+import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/stats.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
+import { isPidAlive } from './pids.js';
+import { HttpServer } from './http-server.js';
+import { SupervisorMetrics } from './metrics.js';
 
-const REGISTRY_HEARTBEAT_MS = 2_000;
 const DEFAULT_BACKOFF = { baseSeconds: 2, maxSeconds: 300, jitter: true };
 
 export interface SupervisorOptions {
@@ -26,6 +31,11 @@ export class Supervisor {
   private readonly pools: ClassPool[];
   private readonly health: HealthWatch;
   private readonly sweeper: Sweeper;
+  private readonly retention: Retention;
+  /** Only when the config has `http`: /metrics and /healthz. */
+  private readonly http: HttpServer | undefined;
+  private running = false;
+  private readonly metrics: MetricsSink;
   private readonly retryDelay: RetryDelay;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
@@ -37,8 +47,15 @@ export class Supervisor {
       config.classes.map((c) => [c.name, { baseSeconds: c.backoff.base_seconds, maxSeconds: c.backoff.max_seconds, jitter: c.backoff.jitter }]),
     );
     this.retryDelay = (jobClass, attempt) => retryDelayMs(backoffs.get(jobClass) ?? DEFAULT_BACKOFF, attempt);
+    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name) });
+    const sink: MetricsSink = metrics ?? NO_METRICS;
+    this.metrics = sink;
+    this.http =
+      config.http === null || metrics === undefined
+        ? undefined
+        : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy() });
     this.pools = config.classes.map(
-      (classConfig) => new ClassPool(classConfig, { store, logger, configFile: config.file, supervisorId, host, retryDelay: this.retryDelay }),
+      (classConfig) => new ClassPool(classConfig, { store, logger, configFile: config.file, supervisorId, host, retryDelay: this.retryDelay, metrics: sink }),
     );
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000) });
@@ -49,23 +66,45 @@ export class Supervisor {
       batchSize: config.sweeper.batch_size,
       retryDelay: this.retryDelay,
       actor: supervisorId,
+      metrics: sink,
     });
+    this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+  }
+
+  /** /healthz: why it is not healthy (starting, shutting down, the store does not answer), or undefined. */
+  private async unhealthy(): Promise<string | undefined> {
+    if (this.stopping !== undefined) return 'shutting down';
+    if (!this.running) return 'starting';
+    try {
+      await this.options.store.ping();
+      return undefined;
+    } catch (error) {
+      return `the database does not answer: ${(error as Error).message}`;
+    }
   }
 
   async start(): Promise<void> {
     const { store, logger, supervisorId, host, config } = this.options;
+    // First, so a port that is taken stops start-up before any child is spawned.
+    const httpPort = await this.http?.start();
+    if (httpPort !== undefined) {
+      logger.info(`serving /metrics and /healthz on http://${config.http?.host}:${httpPort}`, { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host });
+    }
     await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
     await this.takeBackFromPreviousRuns();
     for (const pool of this.pools) pool.start();
     this.health.start();
     this.sweeper.start();
+    this.retention.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch((error: unknown) => logger.warn('supervisor heartbeat failed', { err: error }));
     }, REGISTRY_HEARTBEAT_MS);
     logger.info(`supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`, {
       event: 'SUPERVISOR_STARTED',
       pid: process.pid,
+      ...(httpPort === undefined ? {} : { http_port: httpPort }),
     });
+    this.running = true;
   }
 
   /**
@@ -88,6 +127,7 @@ export class Supervisor {
           retryDelay: this.retryDelay,
         });
         for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
+        this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
       }
       await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
     }
@@ -105,7 +145,7 @@ export class Supervisor {
 
   /** A second signal: stop waiting for running jobs. */
   forceShutdown(): void {
-    this.options.logger.warn('second signal: not waiting for running jobs', { event: 'SHUTDOWN_STARTED', forced: true });
+    this.options.logger.warn('second signal: not waiting for running jobs', { event: 'SHUTDOWN_FORCED' });
     this.force.abort();
     void this.shutdown();
   }
@@ -116,12 +156,13 @@ export class Supervisor {
     logger.info(`shutting down: draining ${children().length} children (grace ${config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
+    await this.retention.stop();
     for (const child of children()) child.send({ type: 'drain' });
     await this.waitForExit(children(), config.shutdown_grace_seconds * 1000);
 
     const remaining = children();
     if (remaining.length > 0) {
-      logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, { event: 'SHUTDOWN_STARTED' });
+      logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, { event: 'SHUTDOWN_GRACE_OVER' });
       for (const child of remaining) child.send({ type: 'stop', reason: 'shutdown grace over' });
       const graceMs = Math.max(...remaining.map((child) => child.config.kill_grace_seconds * 1000));
       await this.waitForExit(remaining, graceMs);
@@ -135,6 +176,7 @@ export class Supervisor {
     await Promise.all(this.pools.map((pool) => pool.settled()));
     clearInterval(this.heartbeatTimer);
     await store.workerExit({ id: supervisorId, state: 'exited', exitCode: 0, exitSignal: null });
+    await this.http?.stop();
     logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });
   }
 
@@ -143,15 +185,6 @@ export class Supervisor {
     const signal = this.force.signal;
     if (children.length === 0 || signal.aborted) return;
     await Promise.race([Promise.all(children.map((child) => child.exited)), sleep(timeoutMs, undefined, { signal }).catch(() => undefined)]);
-  }
-}
-
-export function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

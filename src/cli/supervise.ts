@@ -48,7 +48,7 @@ try {
   const onSignal = (signal: NodeJS.Signals) => {
     signals += 1;
     if (signals > 1) return supervisor.forceShutdown();
-    logger.info(`${signal} received`, { event: 'SHUTDOWN_STARTED', signal });
+    logger.info(`${signal} received`, { event: 'SIGNAL', signal });
     void supervisor
       .shutdown()
       .then(async () => {

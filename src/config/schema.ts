@@ -46,7 +46,7 @@ const sweeperSchema = mapping({
   batch_size: count().default(100),
 });
 
-const retentionSchema = mapping({
+export const retentionSchema = mapping({
   succeeded_days: positiveNumber().default(30),
   failed_days: positiveNumber().default(90),
   cancelled_days: positiveNumber().default(30),

@@ -1,18 +1,22 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
+import { PostgresStore } from './postgres/store.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './types.js';
 
 export function isPostgresUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//.test(database);
+  return /^postgres(ql)?:\/\//i.test(database);
 }
 
-/** Open the store a `database` setting names: a file path (SQLite) or a postgres:// URL. */
+/**
+ * Open the store a `database` setting names: a file path (SQLite) or a
+ * postgres:// / postgresql:// URL (PostgreSQL; `?schema=name` puts the queue
+ * in its own schema, created if missing, and `?clock_skew_ms=` sets the
+ * sweeper's margin for hosts' clocks, see src/store/postgres/store.ts).
+ */
 export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
   const clock = options.clock ?? systemClock;
   if (database.trim() === '') throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
-  if (isPostgresUrl(database)) {
-    throw new InvalidInputError('DATABASE', 'PostgreSQL is not supported yet: use a SQLite file path');
-  }
+  if (isPostgresUrl(database)) return PostgresStore.open({ database, clock });
   return SqliteStore.open({ path: database, clock });
 }

@@ -284,6 +284,18 @@ export interface Store {
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void>;
 
+  /**
+   * Wake-ups, where the database has them (PostgreSQL LISTEN/NOTIFY; SQLite
+   * has none, its workers only poll): `onJob` runs soon after a job of one of
+   * `classes` is enqueued or retried by an operator, once that transaction
+   * commits. A hint, not a delivery: claim as usual, and keep a slow poll,
+   * since notifications sent while the listening connection was down are
+   * lost. When that connection breaks, `onError` hears why and `onJob` runs
+   * once more. Resolves once listening; the function it resolves to stops
+   * listening (safe twice).
+   */
+  subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>;
+
   // worker registry
   workerRegister(params: WorkerRegistration): Promise<void>;
   workerHeartbeat(params: WorkerHeartbeat): Promise<void>;
@@ -291,4 +303,86 @@ export interface Store {
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   /** Workers recorded alive on a host: a new supervisor checks which of them are really gone. */
   workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;
+
+  // operators: stats and retention
+  /** Jobs per class and status (pairs with no job are absent). */
+  statsCounts(): Promise<ClassStatusCount[]>;
+  /** Held jobs, held longest first, with their owner's pid from the worker registry. */
+  statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
+  /** Jobs that ended SUCCEEDED or FAILED at or after `since`, by class, status and attempts spent. */
+  statsRetries(params: { since: number }): Promise<RetryBucket[]>;
+  /** Error codes of attempts that ended at or after `since`, most frequent first (LEASE:RELEASED is not an error). */
+  statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]>;
+  /** The same, the top `limit` within each class. */
+  statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]>;
+  /** Jobs that reached each terminal status at or after `since` (throughput). */
+  statsFinishedSince(params: { since: number }): Promise<StatusCount[]>;
+  /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
+  statsZombieWrites(): Promise<number>;
+  databaseSize(): Promise<DatabaseSize>;
+  /** The highest schema migration applied. */
+  schemaVersion(): Promise<number>;
+  /** A trivial query: throws when the database does not answer. */
+  ping(): Promise<void>;
+  /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
+  integrityCheck(): Promise<string[]>;
+  /** Jobs of a terminal status that finished before a time: what a prune would delete. */
+  jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number>;
+  /** Deletes up to `limit` of them, oldest first, in one short transaction (attempts and events go too); returns how many. */
+  jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
+}
+
+// operators: stats and retention (what the Store's last section returns)
+
+export interface ClassStatusCount {
+  class: string;
+  status: JobStatus;
+  count: number;
+}
+
+export interface StatusCount {
+  status: JobStatus;
+  count: number;
+}
+
+/** A held job as `stats` shows it: who holds it and since when. `pid` is null when the owner is not in the registry. */
+export interface InFlightJob {
+  id: number;
+  class: string;
+  status: 'CLAIMED' | 'RUNNING';
+  owner_id: string | null;
+  pid: number | null;
+  attempts: number;
+  claimed_at: number | null;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  lease_expires_at: number | null;
+  cancel_requested_at: number | null;
+}
+
+/** `jobs` jobs of a class ended `status` after `attempts` attempts (claims handed back at shutdown not counted). */
+export interface RetryBucket {
+  class: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  attempts: number;
+  jobs: number;
+}
+
+export interface ErrorCount {
+  code: string;
+  count: number;
+  /** When the last attempt with this code ended. */
+  last_at: number;
+}
+
+export interface ClassErrorCount extends ErrorCount {
+  class: string;
+}
+
+export interface DatabaseSize {
+  bytes: number;
+  pageCount: number;
+  pageSize: number;
+  /** Pages free for reuse (deleted rows) inside the file. */
+  freePages: number;
 }

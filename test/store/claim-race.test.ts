@@ -2,12 +2,14 @@ import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openQueue } from '../../src/queue/queue.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 const RACER = fileURLToPath(new URL('../fixtures/claim-racer.mjs', import.meta.url));
 const JOBS = 5_000;
 const RACERS = 4;
 const newDir = tempDir();
+const schemas = schemaPool('lh_race');
 
 interface RacerReport {
   ownerId: string;
@@ -15,9 +17,15 @@ interface RacerReport {
   lost: { id: number; code: string }[];
 }
 
-describe('claim race between OS processes on one SQLite file', () => {
+/** One fresh database per race: a SQLite file, or a PostgreSQL schema (the racers open it by URL). */
+const DRIVERS: [string, () => string][] = [
+  ['one SQLite file', () => dbPathIn(newDir())],
+  ['one PostgreSQL schema', () => pgUrl(schemas.next())],
+];
+
+describe.each(DRIVERS)('claim race between OS processes on %s', (_name, freshDatabase) => {
   it.each([1, 10])(`${RACERS} processes, ${JOBS} jobs, batch %i: every job claimed and committed exactly once`, async (batch) => {
-    const database = dbPathIn(newDir());
+    const database = freshDatabase();
     const queue = await openQueue({ database });
     await queue.enqueueMany(Array.from({ length: JOBS }, (_, n) => ({ class: 'race', payload: { n } })));
 
@@ -25,7 +33,7 @@ describe('claim race between OS processes on one SQLite file', () => {
     const reports = await Promise.all(
       Array.from({ length: RACERS }, (_, i) => execa('node', [RACER, database, `racer-${i}`, String(batch)]).then((r) => JSON.parse(r.stdout) as RacerReport)),
     );
-    console.log(`claim race (batch ${batch}): ${JOBS} jobs in ${Date.now() - started} ms across ${RACERS} processes`);
+    console.log(`claim race on ${queue.store.driver} (batch ${batch}): ${JOBS} jobs in ${Date.now() - started} ms across ${RACERS} processes`);
 
     const committed = reports.flatMap((r) => r.committed);
     expect(reports.flatMap((r) => r.lost)).toEqual([]);
@@ -45,5 +53,5 @@ describe('claim race between OS processes on one SQLite file', () => {
       }
     }
     await queue.close();
-  });
+  }, 180_000);
 });

@@ -371,6 +371,62 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(await store.jobGet({ id: renewed.id })).toMatchObject({ status: 'RUNNING', lease_token: renewed.leaseToken });
       });
 
+      it('two sweepers at once never take back the same job twice', async () => {
+        const ids = (await queue.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ class: 'email', payload: { n } })))).map((j) => j.id);
+        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 60, leaseMs: LEASE_MS });
+        for (const job of jobs.slice(0, 30)) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(LEASE_MS + 1);
+        const sweepUntilDry = async () => {
+          const taken: number[] = [];
+          for (;;) {
+            const batch = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 2 });
+            if (batch.length === 0) return taken;
+            taken.push(...batch.map((r) => r.id));
+          }
+        };
+        const passes = await Promise.all([sweepUntilDry(), sweepUntilDry(), sweepUntilDry()]);
+        const taken = passes.flat();
+        expect(new Set(taken).size).toBe(taken.length);
+        expect(taken.sort((a, b) => a - b)).toEqual(ids);
+        for (const id of ids) {
+          expect(await store.attemptList({ jobId: id })).toHaveLength(1);
+          const timeline = await eventsOf(id);
+          expect(timeline.filter((e) => e === 'RECOVERED' || e === 'RELEASED')).toHaveLength(1);
+          expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', attempts: 1 });
+        }
+      });
+
+      it('a late holder racing the sweeper: exactly one of them wins each job', async () => {
+        await queue.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ class: 'email', payload: { n } })));
+        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 40, leaseMs: LEASE_MS });
+        for (const job of jobs) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        clock.advance(LEASE_MS + 1);
+        const settle = (batch: ClaimedJob[]) =>
+          store.jobsSettle({
+            settlements: batch.map((j) => ({ id: j.id, leaseToken: j.leaseToken, startedAt: null, verdict: { type: 'complete' as const, result: '1' } })),
+          });
+        const sweep = async () => {
+          const taken: number[] = [];
+          for (let batch = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 }); batch.length > 0; ) {
+            taken.push(...batch.map((r) => r.id));
+            batch = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 });
+          }
+          return taken;
+        };
+        // jobs settled from both ends while the sweeper walks them: on a server the two really interleave
+        const settling = [jobs.slice(0, 5), jobs.slice(35), jobs.slice(5, 20), jobs.slice(20, 35)].map(settle);
+        const [recovered, ...settledBatches] = await Promise.all([sweep(), ...settling]);
+        const won = new Set(settledBatches.flatMap((b) => b.settled).filter((s) => s.held).map((s) => s.id));
+        const taken = new Set(recovered);
+        for (const { id } of jobs) {
+          expect(won.has(id) !== taken.has(id), `job ${id}: exactly one winner`).toBe(true);
+          const row = await store.jobGet({ id });
+          expect(row?.status).toBe(won.has(id) ? 'SUCCEEDED' : 'QUEUED');
+          expect((await store.attemptList({ jobId: id })).map((a) => a.status)).toEqual([won.has(id) ? 'SUCCEEDED' : 'FAILED']);
+          expect((await eventsOf(id)).filter((e) => e === 'ZOMBIE_WRITE_REJECTED')).toHaveLength(won.has(id) ? 0 : 1);
+        }
+      });
+
       it('dead-letters a job whose last retry expired', async () => {
         const id = await enqueue({ maxRetries: 0 });
         const job = await claimOne();
@@ -509,6 +565,16 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect((await store.jobList({ limit: 10, status: 'QUEUED' })).map((j) => j.id)).toEqual([b, a]);
         expect((await store.jobList({ limit: 10, status: 'QUEUED', class: 'email' })).map((j) => j.id)).toEqual([a]);
         expect((await store.jobList({ limit: 1 })).map((j) => j.id)).toEqual([c]);
+      });
+    });
+
+    describe('integrity', () => {
+      it('finds nothing wrong with a database in use', async () => {
+        await enqueue();
+        const job = await claimOne();
+        await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+        await enqueue();
+        expect(await store.integrityCheck()).toEqual([]);
       });
     });
 

@@ -100,6 +100,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX workers_started ON workers (started_at);
     `,
   },
+  {
+    version: 2,
+    name: 'operators: zombie writes index',
+    sql: `
+      -- metrics: zombie writes rejected, counted without reading the timeline (only those events live here)
+      CREATE INDEX job_events_zombie ON job_events (ts) WHERE event = 'ZOMBIE_WRITE_REJECTED';
+    `,
+  },
 ];
 
 /**

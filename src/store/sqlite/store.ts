@@ -1,6 +1,18 @@
 import type { Clock } from '../../clock.js';
 import { LeaseLostError } from '../../errors.js';
-import { eventDetail, statusAfterFailure } from '../policy.js';
+import {
+  claimedJobs,
+  EVENTS,
+  planRecovery,
+  planRelease,
+  planSettlement,
+  recoveredJob,
+  settleResult,
+  type ClaimedRow,
+  type HeldFacts,
+  type OutcomePlan,
+  type PlannedEvent,
+} from '../outcomes.js';
 import type {
   AttemptRow,
   ClaimRequest,
@@ -27,41 +39,24 @@ import type {
   WorkerState,
   FailureInput,
   NewJob,
+  ClassErrorCount,
+  ClassStatusCount,
+  DatabaseSize,
+  ErrorCount,
+  InFlightJob,
+  RetryBucket,
+  StatusCount,
+  TerminalStatus,
 } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
+import { prepareIntegrityStatements } from './sql/integrity.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
 import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
 import { prepareLeaseStatements, type LeaseStatements } from './sql/leases.js';
+import { prepareRetentionStatements, type RetentionStatements } from './sql/retention.js';
+import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
-
-interface HeldFacts {
-  id: number;
-  class: string;
-  status: 'CLAIMED' | 'RUNNING';
-  attempts: number;
-  releases: number;
-  max_retries: number;
-  cancel_requested_at: number | null;
-  owner_id: string | null;
-  lease_token: string;
-}
-
-/** A lease plus the lazily written start, for the outcome statements. */
-type StartedRef = LeaseRef & { startedAt: number | null };
-
-type ClaimedRow = {
-  id: number;
-  class: string;
-  payload: string;
-  priority: number;
-  run_at: number;
-  attempts: number;
-  max_retries: number;
-  lease_token: string;
-  lease_expires_at: number;
-  created_at: number;
-};
 
 /** A fenced write that matched no row: recorded, then raised outside the transaction so the record commits. */
 const LOST = Symbol('lease lost');
@@ -84,6 +79,8 @@ export class SqliteStore implements Store {
   private readonly leases: LeaseStatements;
   private readonly history: HistoryStatements;
   private readonly workers: WorkerStatements;
+  private readonly stats: StatsStatements;
+  private readonly retention: RetentionStatements;
   /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
 
@@ -94,6 +91,8 @@ export class SqliteStore implements Store {
     this.leases = prepareLeaseStatements(db);
     this.history = prepareHistoryStatements(db);
     this.workers = prepareWorkerStatements(db);
+    this.stats = prepareStatsStatements(db);
+    this.retention = prepareRetentionStatements(db);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => work(now));
     this.transaction = (work, now) => wrapped.immediate(work, now);
   }
@@ -127,14 +126,14 @@ export class SqliteStore implements Store {
     return withBusyRetry(() => this.transaction(work, this.clock.now()) as T);
   }
 
-  private event(jobId: number, now: number, event: JobEventName, actor: string, detail: Record<string, unknown>): void {
-    this.history.eventInsert.run({ jobId, now, event, actor, detail: eventDetail(detail) });
+  private record(event: PlannedEvent): void {
+    this.history.eventInsert.run({ jobId: event.jobId, now: event.ts, event: event.event, actor: event.actor, detail: event.detail });
   }
 
   /** The other half of every fenced write: say in the timeline that a stale holder was turned away. */
   private rejectZombie(ref: LeaseRef, now: number, operation: string): typeof LOST {
     if (this.jobs.exists.get(ref.id) !== undefined) {
-      this.event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken });
+      this.record(EVENTS.zombie(ref, now, operation));
     }
     return LOST;
   }
@@ -154,7 +153,7 @@ export class SqliteStore implements Store {
           if (existing !== undefined) return { id: existing.id, created: false };
         }
         const { id } = this.jobs.insert.get({ ...job, now }) as { id: number };
-        this.event(id, now, 'ENQUEUED', params.actor, { run_at: job.runAt, priority: job.priority });
+        this.record(EVENTS.enqueued(id, job, now, params.actor));
         return { id, created: true };
       }),
     );
@@ -191,11 +190,11 @@ export class SqliteStore implements Store {
       const job = this.jobs.get.get(params.id) as JobRow | undefined;
       if (job === undefined) return 'not_found';
       if (this.jobs.cancelQueued.run({ id: params.id, now }).changes === 1) {
-        this.event(params.id, now, 'CANCELLED', params.actor, { stage: 'done', from: 'QUEUED' });
+        this.record(EVENTS.cancelledQueued(params.id, now, params.actor));
         return 'cancelled';
       }
       if (this.jobs.requestCancel.run({ id: params.id, now }).changes === 1) {
-        this.event(params.id, now, 'CANCELLED', params.actor, { stage: 'requested', owner_id: job.owner_id });
+        this.record(EVENTS.cancelRequested(params.id, now, params.actor, job.owner_id));
         return 'cancel_requested';
       }
       return job.status === 'CLAIMED' || job.status === 'RUNNING' ? 'already_requested' : 'terminal';
@@ -205,7 +204,7 @@ export class SqliteStore implements Store {
   async jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome> {
     return this.write((now): RetryOutcome => {
       if (this.jobs.retryFailed.run({ id: params.id, now }).changes === 1) {
-        this.event(params.id, now, 'RETRY_SCHEDULED', params.actor, { manual: true, run_at: now });
+        this.record(EVENTS.manualRetry(params.id, now, params.actor));
         return 'queued';
       }
       return this.jobs.exists.get(params.id) === undefined ? 'not_found' : 'not_failed';
@@ -217,7 +216,7 @@ export class SqliteStore implements Store {
       const rows = (
         params.class === undefined ? this.jobs.retryAllFailed.all({ now }) : this.jobs.retryClassFailed.all({ now, class: params.class })
       ) as { id: number }[];
-      for (const { id } of rows) this.event(id, now, 'RETRY_SCHEDULED', params.actor, { manual: true, run_at: now });
+      for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
       return rows.length;
     });
   }
@@ -243,21 +242,9 @@ export class SqliteStore implements Store {
     ) as ClaimedRow[];
     for (const row of rows) {
       this.history.attemptInsert.run({ jobId: row.id, attempt: row.attempts, ownerId: params.ownerId, leaseToken: row.lease_token, now });
-      this.event(row.id, now, 'CLAIMED', params.ownerId, { attempt: row.attempts });
+      this.record(EVENTS.claimed(row, now, params.ownerId));
     }
-    // RETURNING does not promise an order: hand the batch over in claim order.
-    rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
-    return rows.map((row) => ({
-      id: row.id,
-      class: row.class,
-      payload: row.payload,
-      priority: row.priority,
-      attempt: row.attempts,
-      maxRetries: row.max_retries,
-      leaseToken: row.lease_token,
-      leaseExpiresAt: row.lease_expires_at,
-      createdAt: row.created_at,
-    }));
+    return claimedJobs(rows);
   }
 
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
@@ -265,7 +252,7 @@ export class SqliteStore implements Store {
       const startedAt = params.startedAt ?? now;
       const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as { attempts: number } | undefined;
       if (row === undefined) return this.rejectZombie(params, now, 'start');
-      this.event(params.id, startedAt, 'STARTED', 'worker', { attempt: row.attempts });
+      this.record(EVENTS.started(params.id, row.attempts, startedAt));
       return undefined;
     });
     this.fenced(params, 'start', outcome);
@@ -328,82 +315,38 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  /**
-   * Inside a transaction: write one verdict, fenced by the lease. A job whose
-   * start was not written yet gets its STARTED event, stamped when the
-   * handler really started, just before its outcome.
-   */
+  /** Inside a transaction: write one verdict, fenced by the lease (the plan's rules live in ../outcomes.ts). */
   private settle(settlement: Settlement, now: number): SettleResult {
-    const { id, leaseToken, startedAt, verdict } = settlement;
-    const facts = this.leases.heldFacts.get({ id, leaseToken }) as Omit<HeldFacts, 'id' | 'owner_id' | 'lease_token'> | undefined;
+    const facts = this.leases.heldFacts.get({ id: settlement.id, leaseToken: settlement.leaseToken }) as HeldFacts | undefined;
     if (facts === undefined) {
-      this.rejectZombie(settlement, now, verdict.type);
-      return { id, held: false };
+      this.rejectZombie(settlement, now, settlement.verdict.type);
+      return { id: settlement.id, held: false };
     }
-    const lazyStart = facts.status === 'CLAIMED' && startedAt !== null ? startedAt : null;
-    if (lazyStart !== null) this.event(id, lazyStart, 'STARTED', 'worker', { attempt: facts.attempts });
-    const ref = { id, leaseToken, startedAt: lazyStart };
-    switch (verdict.type) {
+    const plan = planSettlement(settlement, facts, now);
+    this.apply(plan, now);
+    return settleResult(plan);
+  }
+
+  /** Inside a transaction: run an outcome plan with the fenced statements; the caller read its facts under the lease. */
+  private apply(plan: OutcomePlan, now: number): void {
+    const ref = { id: plan.id, leaseToken: plan.leaseToken, startedAt: plan.startedAt, now };
+    const job = plan.job;
+    switch (job.type) {
       case 'complete':
-        this.leases.complete.run({ ...ref, result: verdict.result, now });
-        this.finishAttempt(ref, facts.attempts, now, 'SUCCEEDED', null, null);
-        this.event(id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts });
-        return { id, held: true, status: 'SUCCEEDED', runAt: null };
-      case 'fail': {
-        const runAt = now + verdict.retryDelayMs;
-        const status = this.settleFailure(ref, facts, now, verdict.error, runAt);
-        this.event(id, now, outcomeEvent(status), 'worker', {
-          attempt: facts.attempts,
-          code: verdict.error.code,
-          detail: verdict.error.detail,
-          ...(status === 'QUEUED' ? { run_at: runAt } : {}),
-        });
-        return { id, held: true, status, runAt: status === 'QUEUED' ? runAt : null };
-      }
+        this.leases.complete.run({ ...ref, result: job.result });
+        break;
+      case 'requeue':
+        this.leases.requeue.run({ ...ref, runAt: job.runAt, code: job.code, detail: job.detail });
+        break;
+      case 'finishBadly':
+        this.leases.finishBadly.run({ ...ref, status: job.status, code: job.code, detail: job.detail });
+        break;
       case 'release':
-        this.releaseHeld(ref, facts.attempts, now, 'worker', verdict.reason);
-        return { id, held: true, status: 'QUEUED', runAt: now };
+        this.leases.release.run(ref);
+        break;
     }
-  }
-
-  /**
-   * Ends a held job's attempt badly and moves the job on: requeued with a
-   * retry delay, or FAILED / CANCELLED for good. The caller has read `facts`
-   * in this same transaction.
-   */
-  private settleFailure(
-    ref: StartedRef,
-    facts: Pick<HeldFacts, 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'>,
-    now: number,
-    error: FailureInput,
-    runAt: number,
-  ): 'QUEUED' | 'FAILED' | 'CANCELLED' {
-    const status = statusAfterFailure(
-      { attempts: facts.attempts, releases: facts.releases, maxRetries: facts.max_retries, cancelRequested: facts.cancel_requested_at !== null },
-      error,
-    );
-    const bind = { ...ref, now, code: error.code, detail: error.detail };
-    if (status === 'QUEUED') this.leases.requeue.run({ ...bind, runAt });
-    else this.leases.finishBadly.run({ ...bind, status });
-    this.finishAttempt(ref, facts.attempts, now, status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail);
-    return status;
-  }
-
-  private releaseHeld(ref: StartedRef, attempt: number, now: number, actor: string, reason: string): void {
-    this.leases.release.run({ ...ref, now });
-    this.finishAttempt(ref, attempt, now, 'CANCELLED', 'LEASE:RELEASED', reason);
-    this.event(ref.id, now, 'RELEASED', actor, { attempt, reason });
-  }
-
-  private finishAttempt(
-    ref: LeaseRef,
-    attempt: number,
-    now: number,
-    status: AttemptRow['status'],
-    code: string | null,
-    detail: string | null,
-  ): void {
-    this.history.attemptFinish.run({ jobId: ref.id, attempt, leaseToken: ref.leaseToken, status, code, detail, now });
+    this.history.attemptFinish.run({ jobId: plan.id, attempt: plan.attempt, leaseToken: plan.leaseToken, ...plan.attemptEnd, now });
+    for (const event of plan.events) this.record(event);
   }
 
   // the sweeper and the supervisor
@@ -425,45 +368,24 @@ export class SqliteStore implements Store {
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
       (this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[]).map((row) => {
-        this.releaseHeld({ id: row.id, leaseToken: row.lease_token, startedAt: null }, row.attempts, now, params.actor, params.reason);
-        return recovered(row, 'QUEUED', now, true);
+        const plan = planRelease(row, now, params.actor, params.reason);
+        this.apply(plan, now);
+        return recoveredJob(row, plan);
       }),
     );
   }
 
-  /**
-   * Takes back held jobs from a worker that is gone or silent. A job only
-   * claimed (its handler never started, as far as anyone knows) goes back
-   * without spending a retry; a started one ends its attempt FAILED with the
-   * given code and follows the retry policy.
-   */
+  /** Takes back held jobs from a worker that is gone or silent (what happens to each: planRecovery). */
   private recoverRows(rows: HeldFacts[], params: RecoverParams, now: number, knownStarted: Set<number>): RecoveredJob[] {
     return rows.map((row) => {
-      const ref = { id: row.id, leaseToken: row.lease_token, startedAt: null };
-      if (row.status === 'CLAIMED' && !knownStarted.has(row.id)) {
-        this.releaseHeld(ref, row.attempts, now, params.actor, `${params.errorCode}: ${params.errorDetail}`);
-        return recovered(row, 'QUEUED', now, true);
-      }
-      const runAt = now + params.retryDelay(row.class, row.attempts);
-      const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
-      const status = this.settleFailure(ref, row, now, error, runAt);
-      this.event(row.id, now, params.event, params.actor, {
-        attempt: row.attempts,
-        owner_id: row.owner_id,
-        code: params.errorCode,
-        detail: params.errorDetail,
-      });
-      this.event(row.id, now, outcomeEvent(status), params.actor, {
-        attempt: row.attempts,
-        code: params.errorCode,
-        ...(status === 'QUEUED' ? { run_at: runAt } : {}),
-      });
-      return recovered(row, status, status === 'QUEUED' ? runAt : null, false);
+      const plan = planRecovery(row, params, now, knownStarted.has(row.id));
+      this.apply(plan, now);
+      return recoveredJob(row, plan);
     });
   }
 
   async eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void> {
-    await this.write((now) => this.event(params.jobId, now, params.event, params.actor, params.detail));
+    await this.write((now) => this.record(EVENTS.recorded(params.jobId, now, params.event, params.actor, params.detail)));
   }
 
   // worker registry
@@ -498,12 +420,69 @@ export class SqliteStore implements Store {
   async workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]> {
     return this.workers.liveOnHost.all(params) as WorkerRow[];
   }
-}
 
-function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
-  return status === 'QUEUED' ? 'RETRY_SCHEDULED' : status;
-}
+  // operators: stats and retention
 
-function recovered(row: HeldFacts, status: RecoveredJob['status'], runAt: number | null, released: boolean): RecoveredJob {
-  return { id: row.id, class: row.class, attempt: row.attempts, ownerId: row.owner_id, leaseToken: row.lease_token, status, runAt, released };
+  async statsCounts(): Promise<ClassStatusCount[]> {
+    return this.stats.countsByClassStatus.all() as ClassStatusCount[];
+  }
+
+  async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
+    return this.stats.inFlightOldest.all(params) as InFlightJob[];
+  }
+
+  async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
+    return this.stats.retryDistribution.all(params) as RetryBucket[];
+  }
+
+  async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
+    return this.stats.topErrors.all(params) as ErrorCount[];
+  }
+
+  async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
+    return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
+  }
+
+  async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
+    return this.stats.finishedSince.all(params) as StatusCount[];
+  }
+
+  async statsZombieWrites(): Promise<number> {
+    return (this.stats.zombieWrites.get() as { count: number }).count;
+  }
+
+  async databaseSize(): Promise<DatabaseSize> {
+    const row = this.stats.databaseSize.get() as { page_count: number; page_size: number; freelist_count: number };
+    return { bytes: row.page_count * row.page_size, pageCount: row.page_count, pageSize: row.page_size, freePages: row.freelist_count };
+  }
+
+  async schemaVersion(): Promise<number> {
+    return (this.stats.schemaVersion.get() as { version: number }).version;
+  }
+
+  async ping(): Promise<void> {
+    this.stats.ping.get();
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    const checks = prepareIntegrityStatements(this.db);
+    const pages = (checks.pages.all() as { problem: string }[]).map((row) => row.problem).filter((problem) => problem !== 'ok');
+    const keys = (checks.foreignKeys.all() as { child: string; rowid: number; parent: string }[]).map(
+      (row) => `${row.child} row ${row.rowid} has no ${row.parent} parent`,
+    );
+    const gaps = (checks.attemptGaps.all() as { id: number; attempts: number; rows: number; highest: number }[]).map(
+      (row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`,
+    );
+    return [...pages, ...keys, ...gaps];
+  }
+
+  async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
+    return (this.retention.countOlder.get({ status: params.status, before: params.finishedBefore }) as { count: number }).count;
+  }
+
+  async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
+    if (params.limit < 1) return 0;
+    const bind = { status: params.status, before: params.finishedBefore, limit: params.limit };
+    return this.write(() => this.retention.deleteOlderBatch.run(bind).changes);
+  }
 }

@@ -38,7 +38,7 @@ export const LEASE_SQL = {
    * outcome statements below run after it in the same transaction, so they
    * repeat the fence only as a guard.
    */
-  heldFacts: `SELECT status, attempts, releases, max_retries, cancel_requested_at, class FROM jobs
+  heldFacts: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token FROM jobs
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
   /** (id, leaseToken, result, startedAt, now) the one terminal write of a success. */
   complete: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,

@@ -1,0 +1,216 @@
+/** `leasehold enqueue <class> [--payload JSON | --payload-file F | -]` and `enqueue --file jobs.jsonl`. */
+import { readFileSync } from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import type { LeaseholdConfig } from '../../config/types.js';
+import { InvalidInputError } from '../../errors.js';
+import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';
+import type { InsertedJob, NewJob } from '../../store/types.js';
+import { systemClock } from '../../clock.js';
+import { action, classConfig, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+
+/** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
+const BULK_CHUNK = 1_000;
+const LINE_FIELDS = ['class', 'payload', 'priority', 'delay', 'max_retries', 'key'] as const;
+
+interface EnqueueArgs extends GlobalArgs {
+  class?: string;
+  /** `-`: the payload comes from stdin. */
+  stdin?: string;
+  payload?: string;
+  'payload-file'?: string;
+  priority?: number;
+  delay?: number;
+  'run-at'?: string;
+  'max-retries'?: number;
+  key?: string;
+  file?: string;
+  'allow-unknown-class': boolean;
+}
+
+export const enqueueCommand: CommandModule<GlobalArgs, EnqueueArgs> = {
+  command: 'enqueue [class] [stdin]',
+  describe: 'enqueue one job (prints its id), or every line of a JSON-lines file with --file',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .positional('class', { type: 'string', describe: 'the job class' })
+      .positional('stdin', { type: 'string', describe: '"-": read the payload JSON from stdin' })
+      .option('payload', { type: 'string', describe: 'the payload as JSON ("-" reads stdin)' })
+      .option('payload-file', { type: 'string', describe: 'read the payload JSON from a file ("-" for stdin)' })
+      .option('priority', { type: 'number', describe: 'higher runs first (default 0)' })
+      .option('delay', { type: 'number', describe: 'seconds from now before it may run' })
+      .option('run-at', { type: 'string', describe: 'not before this ISO 8601 time' })
+      .option('max-retries', { type: 'number', describe: "default: the class's max_retries in the config, else 5" })
+      .option('key', { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' })
+      .option('file', { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' })
+      .option('allow-unknown-class', { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' }) as unknown as Argv<EnqueueArgs>,
+  handler: action(async (args: EnqueueArgs) => {
+    const target = resolveTarget(args);
+    // Everything is checked before the database is opened: bad input writes (and creates) nothing.
+    const jobs = args.file !== undefined ? bulkJobs(args, target.config) : [oneJob(args, target.config)];
+    await withStore(target, args, { create: true }, async ({ store }) => {
+      if (args.file === undefined) {
+        const [inserted] = (await store.jobInsert({ jobs, actor: CLI_ACTOR })) as [InsertedJob];
+        output(args.json, { id: inserted.id }, () =>
+          inserted.created ? `enqueued job ${inserted.id} (${jobs[0]?.class})` : `job ${inserted.id} was already enqueued with key ${JSON.stringify(args.key)}`,
+        );
+        return;
+      }
+      const progress = new ProgressBar(jobs.length);
+      const inserted: InsertedJob[] = [];
+      for (let start = 0; start < jobs.length; start += BULK_CHUNK) {
+        inserted.push(...(await store.jobInsert({ jobs: jobs.slice(start, start + BULK_CHUNK), actor: CLI_ACTOR })));
+        progress.update(inserted.length);
+      }
+      progress.done();
+      const existing = inserted.filter((job) => !job.created).length;
+      output(args.json, { count: inserted.length, ids: inserted.map((job) => job.id) }, () =>
+        `enqueued ${inserted.length - existing} job(s)${existing > 0 ? `; ${existing} were already enqueued under their keys` : ''} (${inserted.length} line(s) of ${isStdin(args.file) ? 'stdin' : args.file})`,
+      );
+    });
+  }),
+};
+
+function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob {
+  if (args.class === undefined) throw new InvalidInputError('USAGE', 'give a class (enqueue <class>) or --file jobs.jsonl');
+  if (args.stdin !== undefined && !isStdin(args.stdin)) throw new InvalidInputError('USAGE', `unexpected argument ${JSON.stringify(args.stdin)} after the class (only "-", for a payload on stdin)`);
+  const sources = [args.payload, args['payload-file'], args.stdin].filter((source) => source !== undefined);
+  if (sources.length > 1) throw new InvalidInputError('USAGE', 'give one payload: --payload, --payload-file or - (stdin)');
+  if (args.delay !== undefined && args['run-at'] !== undefined) throw new InvalidInputError('USAGE', 'give --delay or --run-at, not both');
+  checkClass(args.class, config, args['allow-unknown-class']);
+  const text =
+    args.payload !== undefined
+      ? readPayloadArg(args.payload)
+      : args['payload-file'] !== undefined
+        ? readText(args['payload-file'], 'payload file')
+        : args.stdin !== undefined
+          ? readText('-', 'payload')
+          : undefined;
+  const request: EnqueueRequest = {
+    class: args.class,
+    payload: text === undefined ? null : parseJson(text, 'payload'),
+    priority: args.priority,
+    delay: args.delay,
+    runAt: args['run-at'] === undefined ? undefined : parseRunAt(args['run-at']),
+    maxRetries: args['max-retries'],
+    key: args.key,
+  };
+  return prepare(request, config);
+}
+
+function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob[] {
+  const single = (['class', 'stdin', 'payload', 'payload-file', 'priority', 'delay', 'run-at', 'max-retries', 'key'] as const).filter(
+    (name) => args[name] !== undefined,
+  );
+  if (single.length > 0) {
+    throw new InvalidInputError('USAGE', `--file takes every field from its lines: drop ${single.map((name) => (name === 'class' ? 'the class' : name === 'stdin' ? '-' : `--${name}`)).join(', ')}`);
+  }
+  const file = args.file as string;
+  const text = readText(file, 'jobs file');
+  const where = isStdin(file) ? 'stdin' : file;
+  const jobs: NewJob[] = [];
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '') return;
+    try {
+      jobs.push(lineJob(line, config, args['allow-unknown-class']));
+    } catch (error) {
+      if (error instanceof InvalidInputError) throw new InvalidInputError(error.code.split(':')[1] ?? 'LINE', `${where} line ${index + 1}: ${error.message}`);
+      throw error;
+    }
+  });
+  return jobs;
+}
+
+function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): NewJob {
+  const value = parseJson(line, 'line');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidInputError('LINE', 'expected a JSON object with class and payload');
+  const fields = value as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((key) => !(LINE_FIELDS as readonly string[]).includes(key));
+  if (unknown.length > 0) throw new InvalidInputError('LINE', `unknown field ${JSON.stringify(unknown[0])} (expected ${LINE_FIELDS.join(', ')})`);
+  if (typeof fields.class !== 'string') throw new InvalidInputError('CLASS', 'class must be a string');
+  checkClass(fields.class, config, allowUnknown);
+  const typed = <T>(name: string, type: 'number' | 'string'): T | undefined => {
+    const field = fields[name];
+    if (field === undefined || field === null) return undefined;
+    if (typeof field !== type) throw new InvalidInputError(name.toUpperCase(), `${name} must be a ${type}, got ${JSON.stringify(field)}`);
+    return field as T;
+  };
+  return prepare(
+    {
+      class: fields.class,
+      payload: fields.payload ?? null,
+      priority: typed<number>('priority', 'number'),
+      delay: typed<number>('delay', 'number'),
+      maxRetries: typed<number>('max_retries', 'number'),
+      key: typed<string>('key', 'string'),
+    },
+    config,
+  );
+}
+
+/** The config's class settings give the defaults; the payload cap comes from the config too. */
+function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): NewJob {
+  return prepareJob(request, systemClock, {
+    payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
+    defaultMaxRetries: classConfig(config, request.class)?.max_retries ?? DEFAULT_MAX_RETRIES,
+  });
+}
+
+function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {
+  if (allowUnknown || classConfig(config, name) !== undefined) return;
+  if (config === undefined) {
+    throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)}: there is no config to check it against (give --config, or --allow-unknown-class)`);
+  }
+  const known = config.classes.map((cls) => cls.name).join(', ');
+  throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)} (${config.file} has ${known}); pass --allow-unknown-class to enqueue it anyway`);
+}
+
+function readPayloadArg(value: string): string {
+  return isStdin(value) ? readText('-', 'payload') : value;
+}
+
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(isStdin(file) ? 0 : file, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    throw new InvalidInputError('FILE', `cannot read the ${what} ${isStdin(file) ? 'from stdin' : file}: ${why}`);
+  }
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(what === 'payload' ? 'PAYLOAD' : 'LINE', `${what === 'payload' ? 'payload is not JSON' : 'not JSON'}: ${(error as Error).message}`);
+  }
+}
+
+function parseRunAt(text: string): number {
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(at)) throw new InvalidInputError('RUN_AT', `--run-at must be an ISO 8601 time such as 2026-01-31T09:00:00Z, got ${JSON.stringify(text)}`);
+  return at;
+}
+
+/** A bar on stderr while a bulk file is written, only when stderr is a terminal. */
+class ProgressBar {
+  private readonly enabled = process.stderr.isTTY === true;
+  private lastDrawn = -1;
+
+  constructor(private readonly total: number) {}
+
+  update(done: number): void {
+    if (!this.enabled || this.total === 0) return;
+    const width = 30;
+    const filled = Math.round((done / this.total) * width);
+    if (filled === this.lastDrawn && done !== this.total) return;
+    this.lastDrawn = filled;
+    process.stderr.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${this.total}`);
+  }
+
+  done(): void {
+    if (this.enabled && this.total > 0) process.stderr.write('\n');
+  }
+}

@@ -1,0 +1,79 @@
+/** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
+import type { Argv, CommandModule } from 'yargs';
+import { InvalidInputError } from '../../errors.js';
+import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
+import { action, output, parseCount, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { clip, formatAgo, table } from '../format.js';
+
+const MAX_LIMIT = 10_000;
+
+interface ListArgs extends GlobalArgs {
+  status?: string;
+  class?: string;
+  limit: number;
+}
+
+export const listCommand: CommandModule<GlobalArgs, ListArgs> = {
+  command: 'list',
+  describe: 'jobs, newest first',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .option('status', { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` })
+      .option('class', { type: 'string', describe: 'only this class' })
+      .option('limit', { type: 'number', default: 20, describe: `at most this many (up to ${MAX_LIMIT})` }) as unknown as Argv<ListArgs>,
+  handler: action(async (args: ListArgs) => {
+    const status = parseStatus(args.status);
+    const limit = parseCount('limit', args.limit, MAX_LIMIT);
+    if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
+    await withStore(resolveTarget(args), args, { create: false }, async ({ store, clock }) => {
+      const jobs = await store.jobList({ status, class: args.class, limit });
+      const now = clock.now();
+      output(args.json, { jobs: jobs.map(listJson) }, () =>
+        table(
+          ['id', 'class', 'status', 'pri', 'attempts', 'created', 'run at', 'finished', 'owner', 'error'],
+          jobs.map((job) => [
+            job.id,
+            job.class,
+            job.status,
+            job.priority,
+            `${job.attempts}/${job.max_retries + 1}`,
+            formatAgo(job.created_at, now),
+            job.status === 'QUEUED' ? formatAgo(job.run_at, now) : null,
+            formatAgo(job.finished_at, now),
+            job.owner_id,
+            job.error_code === null ? null : `${job.error_code}: ${clip(job.error_detail, 40)}`,
+          ]),
+        ),
+      );
+    });
+  }),
+};
+
+/** A list row: the row without its payload, result and lease token (`show` has them). */
+export function listJson(job: JobRow): Record<string, unknown> {
+  return {
+    id: job.id,
+    class: job.class,
+    status: job.status,
+    priority: job.priority,
+    attempts: job.attempts,
+    max_retries: job.max_retries,
+    created_at: job.created_at,
+    run_at: job.run_at,
+    started_at: job.started_at,
+    finished_at: job.finished_at,
+    owner_id: job.owner_id,
+    error_code: job.error_code,
+    error_detail: job.error_detail,
+    idempotency_key: job.idempotency_key,
+  };
+}
+
+export function parseStatus(raw: string | undefined): JobStatus | undefined {
+  if (raw === undefined) return undefined;
+  const status = raw.toUpperCase();
+  if (!(JOB_STATUSES as readonly string[]).includes(status)) {
+    throw new InvalidInputError('STATUS', `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return status as JobStatus;
+}

@@ -1,0 +1,43 @@
+/** `leasehold retry <id>` or `retry --status FAILED [--class C]`: FAILED jobs run once more, now. */
+import type { Argv, CommandModule } from 'yargs';
+import { InvalidInputError, NotFoundError } from '../../errors.js';
+import { action, CLI_ACTOR, output, parseId, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+
+interface RetryArgs extends GlobalArgs {
+  id?: string;
+  status?: string;
+  class?: string;
+}
+
+export const retryCommand: CommandModule<GlobalArgs, RetryArgs> = {
+  command: 'retry [id]',
+  describe: 'run a FAILED job once more, or with --status FAILED every FAILED job (of --class)',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .positional('id', { type: 'string', describe: 'job id' })
+      .option('status', { type: 'string', describe: 'FAILED: every failed job' })
+      .option('class', { type: 'string', describe: 'with --status: only this class' }) as unknown as Argv<RetryArgs>,
+  handler: action(async (args: RetryArgs) => {
+    if (args.id !== undefined) {
+      if (args.status !== undefined || args.class !== undefined) throw new InvalidInputError('USAGE', 'give a job id, or --status FAILED [--class C], not both');
+      const id = parseId(args.id);
+      await withStore(resolveTarget(args), args, { create: false }, async ({ store }) => {
+        const outcome = await store.jobRetry({ id, actor: CLI_ACTOR });
+        if (outcome === 'not_found') throw new NotFoundError(`job ${id}`);
+        if (outcome === 'not_failed') {
+          const status = (await store.jobGet({ id }))?.status;
+          throw new InvalidInputError('NOT_FAILED', `job ${id} is ${status}, not FAILED: only FAILED jobs can be retried`);
+        }
+        output(args.json, { id, outcome }, () => `job ${id} queued to run again`);
+      });
+      return;
+    }
+    if (args.status === undefined) throw new InvalidInputError('USAGE', 'give a job id, or --status FAILED [--class C]');
+    if (args.status.toUpperCase() !== 'FAILED') throw new InvalidInputError('STATUS', `only FAILED jobs can be retried: --status must be FAILED, got ${JSON.stringify(args.status)}`);
+    if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
+    await withStore(resolveTarget(args), args, { create: false }, async ({ store }) => {
+      const count = await store.jobRetryFailed({ class: args.class, actor: CLI_ACTOR });
+      output(args.json, { count }, () => `${count} FAILED job(s)${args.class === undefined ? '' : ` of class ${args.class}`} queued to run again`);
+    });
+  }),
+};

@@ -1,0 +1,90 @@
+/** `leasehold stats`: the five operator questions, plus throughput. */
+import type { Argv, CommandModule } from 'yargs';
+import { InvalidInputError } from '../../errors.js';
+import { collectStats, DEFAULT_STATS_LIMIT, type StatsReport } from '../../stats.js';
+import { JOB_STATUSES } from '../../store/types.js';
+import { action, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { formatAgo, formatBytes, formatDuration, formatTime, table } from '../format.js';
+
+interface StatsArgs extends GlobalArgs {
+  hours: number;
+  limit: number;
+}
+
+export const statsCommand: CommandModule<GlobalArgs, StatsArgs> = {
+  command: 'stats',
+  describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what retention would delete',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .option('hours', { type: 'number', default: 24, describe: 'window of the retry distribution and the error codes' })
+      .option('limit', { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs and of error codes' }) as unknown as Argv<StatsArgs>,
+  handler: action(async (args: StatsArgs) => {
+    if (!Number.isFinite(args.hours) || args.hours <= 0) throw new InvalidInputError('USAGE', `--hours must be a number > 0, got ${JSON.stringify(String(args.hours))}`);
+    const limit = parseCount('limit', args.limit, 1_000);
+    const target = resolveTarget(args);
+    await withStore(target, args, { create: false }, async ({ store, clock }) => {
+      const report = await collectStats(store, { now: clock.now(), retention: retentionPolicy(target.config), windowMs: args.hours * 3_600_000, limit });
+      output(args.json, report, () => statsText(report));
+    });
+  }),
+};
+
+function statsText(report: StatsReport): string {
+  const { now } = report;
+  const window = formatDuration(report.window_ms);
+  const minute = report.throughput.last_minute;
+  const hour = report.throughput.last_hour;
+  const done = (w: typeof minute) => `${w.total} finished (${w.SUCCEEDED} succeeded, ${w.FAILED} failed, ${w.CANCELLED} cancelled), ${w.per_second}/s`;
+  return [
+    'jobs by class and status',
+    table(
+      ['class', ...JOB_STATUSES, 'total'],
+      [...report.jobs.by_class, { class: 'all', ...report.jobs.total }].map((row) => [row.class, ...JOB_STATUSES.map((s) => row[s]), row.total]),
+    ),
+    '',
+    `throughput: last minute ${done(minute)}; last hour ${done(hour)}`,
+    '',
+    'oldest in-flight jobs',
+    table(
+      ['id', 'class', 'status', 'owner', 'pid', 'attempt', 'held', 'runtime', 'heartbeat', 'lease left'],
+      report.in_flight.map((job) => [
+        job.id,
+        job.class,
+        job.status + (job.cancel_requested ? ' (cancel requested)' : ''),
+        job.owner_id,
+        job.pid,
+        job.attempt,
+        job.held_ms === null ? null : formatDuration(job.held_ms),
+        job.runtime_ms === null ? null : formatDuration(job.runtime_ms),
+        formatAgo(job.heartbeat_at, now),
+        job.lease_left_ms === null ? null : job.lease_left_ms >= 0 ? formatDuration(job.lease_left_ms) : `expired ${formatDuration(-job.lease_left_ms)} ago`,
+      ]),
+    ),
+    '',
+    `retries: jobs finished in the last ${window} by attempts spent (${report.retries.retried} of ${report.retries.finished} needed more than one)`,
+    table(
+      ['class', 'status', 'attempts', 'jobs'],
+      report.retries.buckets.map((b) => [b.class, b.status, b.attempts, b.jobs]),
+    ),
+    '',
+    `top error codes of attempts in the last ${window}`,
+    table(
+      ['code', 'count', 'last'],
+      report.errors.top.map((e) => [e.code, e.count, formatAgo(e.last_at, now)]),
+    ),
+    '',
+    'top error codes per class',
+    table(
+      ['class', 'code', 'count', 'last'],
+      report.errors.by_class.map((e) => [e.class, e.code, e.count, formatAgo(e.last_at, now)]),
+    ),
+    '',
+    `retention would delete ${report.retention.total} job(s) now`,
+    table(
+      ['status', 'keep days', 'finished before', 'jobs'],
+      report.retention.would_delete.map((line) => [line.status, String(line.older_than_days), formatTime(line.finished_before), line.count]),
+    ),
+    '',
+    `database: ${formatBytes(report.database.bytes)} (${report.database.page_count} pages of ${report.database.page_size} bytes, ${report.database.free_pages} free)`,
+  ].join('\n');
+}

@@ -1,0 +1,56 @@
+/** `leasehold workers`: supervisors and children from the registry. */
+import type { Argv, CommandModule } from 'yargs';
+import { describeWorkers, STALE_SUPERVISOR_MS, type WorkerView } from '../../stats.js';
+import { action, output, parseCount, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { formatAgo, formatBytes, formatDuration, formatPercent, table } from '../format.js';
+
+interface WorkersArgs extends GlobalArgs {
+  all: boolean;
+  limit: number;
+}
+
+export const workersCommand: CommandModule<GlobalArgs, WorkersArgs> = {
+  command: 'workers',
+  describe: 'supervisors and children: pid, class, state, current job, CPU, memory, restarts, uptime, last heartbeat',
+  builder: (yargs: Argv<GlobalArgs>) =>
+    yargs
+      .option('all', { type: 'boolean', default: false, describe: 'include workers that exited' })
+      .option('limit', { type: 'number', default: 100, describe: 'at most this many, newest first' }) as unknown as Argv<WorkersArgs>,
+  handler: action(async (args: WorkersArgs) => {
+    const limit = parseCount('limit', args.limit, 10_000);
+    await withStore(resolveTarget(args), args, { create: false }, async ({ store, clock }) => {
+      const now = clock.now();
+      const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit }), now);
+      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers }, () => workersText(workers, now));
+    });
+  }),
+};
+
+function workersText(workers: WorkerView[], now: number): string {
+  const stale = workers.filter((w) => w.stale).length;
+  return [
+    table(
+      ['kind', 'id', 'pid', 'class', 'state', 'job', 'cpu', 'memory', 'restarts', 'uptime', 'heartbeat'],
+      workers.map((w) => [
+        w.kind,
+        w.id,
+        w.pid,
+        w.class,
+        w.stale ? `STALE (${w.state})` : w.exited_at !== null ? `${w.state} ${exitText(w)}` : w.state,
+        w.job_id,
+        formatPercent(w.cpu_percent),
+        formatBytes(w.memory_bytes),
+        w.restarts,
+        formatDuration(w.uptime_ms),
+        formatAgo(w.heartbeat_at, now),
+      ]),
+    ),
+    ...(stale > 0 ? ['', `${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck)`] : []),
+  ].join('\n');
+}
+
+function exitText(w: WorkerView): string {
+  if (w.exit_signal !== null) return `(${w.exit_signal})`;
+  if (w.exit_code !== null) return `(code ${w.exit_code})`;
+  return '';
+}

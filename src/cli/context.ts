@@ -1,0 +1,149 @@
+/**
+ * What every `leasehold` command shares: the global options, the config and
+ * database they name, opening the store, the `--json` switch, and turning
+ * errors into one stderr line and an exit code.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { systemClock, type Clock } from '../clock.js';
+import { loadConfig } from '../config/load.js';
+import type { ClassConfig, LeaseholdConfig } from '../config/types.js';
+import { InvalidInputError } from '../errors.js';
+import { DEFAULT_RETENTION, type RetentionPolicy } from '../retention.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import { die } from './exit.js';
+
+export const PROGRAM = 'leasehold';
+/** Recorded as the actor of what the command line writes (ENQUEUED, CANCELLED, RETRY_SCHEDULED events). */
+export const CLI_ACTOR = 'cli';
+
+/**
+ * yargs reads a lone "-" argument as an empty string; the entry point swaps it
+ * for this token first (no shell can pass a NUL), and `isStdin` knows both.
+ */
+export const STDIN_TOKEN = '\u0000-';
+
+export function isStdin(value: string | undefined): boolean {
+  return value === STDIN_TOKEN || value === '-';
+}
+
+export interface GlobalArgs {
+  config?: string;
+  db?: string;
+  json: boolean;
+}
+
+/** The config (when --config was given) and the database the command works on. */
+export interface Target {
+  config: LeaseholdConfig | undefined;
+  /** An absolute SQLite path, or a postgres:// URL. */
+  database: string;
+}
+
+export interface Context extends Target {
+  store: Store;
+  clock: Clock;
+  json: boolean;
+  /** True when this command created the database file. */
+  created: boolean;
+}
+
+/**
+ * --db wins for the database; --config still gives the class list, limits and
+ * policies. Neither: exit 2. A bad config: exit 2 naming the file and field.
+ */
+export function resolveTarget(args: GlobalArgs): Target {
+  if (args.config === undefined && args.db === undefined) {
+    throw new InvalidInputError('USAGE', 'give --config queue.yaml or --db PATH');
+  }
+  if (args.db !== undefined && args.db.trim() === '') throw new InvalidInputError('DATABASE', '--db must be a file path');
+  const config = args.config === undefined ? undefined : loadConfig(args.config);
+  const database = args.db !== undefined ? absoluteDatabase(args.db) : (config as LeaseholdConfig).database;
+  return { config, database };
+}
+
+function absoluteDatabase(database: string): string {
+  return isPostgresUrl(database) || database === ':memory:' ? database : path.resolve(database);
+}
+
+/**
+ * Open the store. Read commands (`create: false`) never create a database:
+ * a missing file is bad input. A file that cannot be opened is bad input too
+ * (exit 2), with the reason.
+ */
+export async function openContext(target: Target, args: GlobalArgs, { create }: { create: boolean }): Promise<Context> {
+  const { database } = target;
+  const isFile = !isPostgresUrl(database) && database !== ':memory:';
+  const existed = isFile && existsSync(database);
+  if (isFile && !existed && !create) throw new InvalidInputError('DATABASE', `no database at ${database}`);
+  let store: Store;
+  try {
+    store = await openStore(database);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw error;
+    if (isOpenError(error)) throw new InvalidInputError('DATABASE', `cannot open the database at ${database}: ${(error as Error).message}`);
+    throw error;
+  }
+  return { ...target, store, clock: systemClock, json: args.json, created: isFile && !existed };
+}
+
+/** Errors that say the path is wrong (missing folder, no permission, not a database), not that something broke. */
+function isOpenError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    typeof code === 'string' &&
+    ['ENOENT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'EEXIST', 'SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_READONLY', 'SQLITE_PERM'].includes(code)
+  );
+}
+
+/** Open, do the work, close; the store is closed before any error reaches the exit handler. */
+export async function withStore<T>(target: Target, args: GlobalArgs, options: { create: boolean }, work: (ctx: Context) => Promise<T>): Promise<T> {
+  const ctx = await openContext(target, args, options);
+  try {
+    return await work(ctx);
+  } finally {
+    await ctx.store.close();
+  }
+}
+
+/** A yargs handler that ends in one stderr line and exit code 2 (bad input) or 1 (anything else) on error. */
+export function action<A>(work: (args: A) => Promise<void>): (args: A) => Promise<void> {
+  return async (args: A) => {
+    try {
+      await work(args);
+    } catch (error) {
+      die(error, PROGRAM);
+    }
+  };
+}
+
+/** `--json` prints the value as one JSON document; otherwise the human text. */
+export function output(json: boolean, value: unknown, human: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
+
+/** A job id: a positive integer written in decimal, nothing else. */
+export function parseId(raw: unknown): number {
+  const text = String(raw ?? '').trim();
+  const id = /^[1-9][0-9]*$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw new InvalidInputError('ID', `job id must be a positive integer, got ${JSON.stringify(String(raw ?? ''))}`);
+  return id;
+}
+
+/** A positive whole number option within bounds. */
+export function parseCount(name: string, raw: unknown, max: number): number {
+  const value = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new InvalidInputError('USAGE', `--${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(String(raw))}`);
+  }
+  return value;
+}
+
+export function classConfig(config: LeaseholdConfig | undefined, name: string): ClassConfig | undefined {
+  return config?.classes.find((cls) => cls.name === name);
+}
+
+export function retentionPolicy(config: LeaseholdConfig | undefined): RetentionPolicy {
+  return config?.retention ?? DEFAULT_RETENTION;
+}

@@ -1,0 +1,34 @@
+/**
+ * What the supervisor's parts tell the metrics when they learn of something.
+ * The parts take one as an optional option and default to NO_METRICS, so
+ * nothing changes for a caller that does not serve /metrics (the CLI, tests).
+ * The Prometheus implementation is supervisor/metrics.ts.
+ */
+import type { JobOutcome } from './protocol.js';
+import type { RecoveredJob, TerminalStatus } from './store/types.js';
+
+/** Where a take-back happened: a child's exit, the sweeper, or a new supervisor cleaning up after an old one. */
+export type RecoverySource = 'child_exit' | 'sweeper' | 'startup';
+
+export interface MetricsSink {
+  /** A child started a job it claimed. */
+  jobStarted(jobClass: string): void;
+  /** A job left a child's hands. */
+  jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void;
+  /** Jobs taken back from a dead or silent worker (or handed back at shutdown), under one error code. */
+  jobsRecovered(jobs: readonly RecoveredJob[], code: string, source: RecoverySource): void;
+  /** A child of the class was replaced. */
+  childRestarted(jobClass: string): void;
+  /** Retention deleted finished jobs. */
+  jobsPruned(status: TerminalStatus, count: number): void;
+}
+
+const ignore = (): void => undefined;
+
+export const NO_METRICS: MetricsSink = Object.freeze({
+  jobStarted: ignore,
+  jobFinished: ignore,
+  jobsRecovered: ignore,
+  childRestarted: ignore,
+  jobsPruned: ignore,
+});

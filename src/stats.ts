@@ -1,0 +1,220 @@
+/**
+ * The operator's five questions, answered from the data (`leasehold stats`),
+ * and the worker registry as `leasehold workers` shows it. Pure composition of
+ * Store reads; the times are computed against one `now`.
+ */
+import { retentionPlan, type PruneLine, type RetentionPolicy } from './retention.js';
+import { JOB_STATUSES, type ClassErrorCount, type ErrorCount, type JobStatus, type RetryBucket, type Store, type WorkerRow } from './store/types.js';
+
+/** How often a supervisor refreshes its own row in `workers`. */
+export const SUPERVISOR_HEARTBEAT_MS = 2_000;
+/** A supervisor row not refreshed for this long belongs to a supervisor that is gone or stuck. */
+export const STALE_SUPERVISOR_MS = 3 * SUPERVISOR_HEARTBEAT_MS;
+
+export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
+export const DEFAULT_STATS_LIMIT = 10;
+
+export type StatusCounts = Record<JobStatus, number> & { total: number };
+
+export interface ThroughputWindow {
+  window_ms: number;
+  SUCCEEDED: number;
+  FAILED: number;
+  CANCELLED: number;
+  total: number;
+  per_second: number;
+}
+
+export interface InFlightView {
+  id: number;
+  class: string;
+  status: 'CLAIMED' | 'RUNNING';
+  owner_id: string | null;
+  pid: number | null;
+  attempt: number;
+  claimed_at: number | null;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  lease_expires_at: number | null;
+  cancel_requested: boolean;
+  /** Since the claim. */
+  held_ms: number | null;
+  /** Since the handler started; null while only claimed. */
+  runtime_ms: number | null;
+  heartbeat_age_ms: number | null;
+  /** Negative: the lease ran out and the sweeper has not taken it back yet. */
+  lease_left_ms: number | null;
+}
+
+export interface StatsReport {
+  now: number;
+  /** The window of `retries` and `errors`. */
+  window_ms: number;
+  jobs: { by_class: ({ class: string } & StatusCounts)[]; total: StatusCounts };
+  throughput: { last_minute: ThroughputWindow; last_hour: ThroughputWindow };
+  in_flight: InFlightView[];
+  retries: { since: number; buckets: RetryBucket[]; finished: number; retried: number };
+  errors: { since: number; top: ErrorCount[]; by_class: ClassErrorCount[] };
+  retention: { policy: { succeeded_days: number; failed_days: number; cancelled_days: number }; would_delete: PruneLine[]; total: number };
+  database: { bytes: number; page_count: number; page_size: number; free_pages: number };
+}
+
+export interface StatsOptions {
+  now: number;
+  retention: RetentionPolicy;
+  windowMs?: number;
+  /** Rows of in_flight, and error codes per list. */
+  limit?: number;
+}
+
+export async function collectStats(store: Store, options: StatsOptions): Promise<StatsReport> {
+  const { now } = options;
+  const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
+  const limit = options.limit ?? DEFAULT_STATS_LIMIT;
+  const since = now - windowMs;
+
+  const total = emptyCounts();
+  const byClass = new Map<string, StatusCounts>();
+  for (const row of await store.statsCounts()) {
+    const counts = byClass.get(row.class) ?? emptyCounts();
+    byClass.set(row.class, counts);
+    counts[row.status] += row.count;
+    counts.total += row.count;
+    total[row.status] += row.count;
+    total.total += row.count;
+  }
+
+  const buckets = await store.statsRetries({ since });
+  const wouldDelete = await retentionPlan(store, options.retention, now);
+  const size = await store.databaseSize();
+  return {
+    now,
+    window_ms: windowMs,
+    jobs: {
+      by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })),
+      total,
+    },
+    throughput: { last_minute: await throughput(store, now, 60_000), last_hour: await throughput(store, now, 3_600_000) },
+    in_flight: (await store.statsInFlight({ limit })).map((job) => ({
+      id: job.id,
+      class: job.class,
+      status: job.status,
+      owner_id: job.owner_id,
+      pid: job.pid,
+      attempt: job.attempts,
+      claimed_at: job.claimed_at,
+      started_at: job.started_at,
+      heartbeat_at: job.heartbeat_at,
+      lease_expires_at: job.lease_expires_at,
+      cancel_requested: job.cancel_requested_at !== null,
+      held_ms: since0(now, job.claimed_at),
+      runtime_ms: since0(now, job.started_at),
+      heartbeat_age_ms: since0(now, job.heartbeat_at),
+      lease_left_ms: job.lease_expires_at === null ? null : job.lease_expires_at - now,
+    })),
+    retries: {
+      since,
+      buckets,
+      finished: buckets.reduce((n, b) => n + b.jobs, 0),
+      retried: buckets.reduce((n, b) => n + (b.attempts > 1 ? b.jobs : 0), 0),
+    },
+    errors: {
+      since,
+      top: await store.statsTopErrors({ since, limit }),
+      by_class: await store.statsTopErrorsByClass({ since, limit }),
+    },
+    retention: {
+      policy: {
+        succeeded_days: options.retention.succeeded_days,
+        failed_days: options.retention.failed_days,
+        cancelled_days: options.retention.cancelled_days,
+      },
+      would_delete: wouldDelete,
+      total: wouldDelete.reduce((n, line) => n + line.count, 0),
+    },
+    database: { bytes: size.bytes, page_count: size.pageCount, page_size: size.pageSize, free_pages: size.freePages },
+  };
+}
+
+async function throughput(store: Store, now: number, windowMs: number): Promise<ThroughputWindow> {
+  const window: ThroughputWindow = { window_ms: windowMs, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0, total: 0, per_second: 0 };
+  for (const row of await store.statsFinishedSince({ since: now - windowMs })) {
+    if (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'CANCELLED') window[row.status] += row.count;
+    window.total += row.count;
+  }
+  window.per_second = Number((window.total / (windowMs / 1000)).toPrecision(3));
+  return window;
+}
+
+function emptyCounts(): StatusCounts {
+  return { ...(Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>), total: 0 };
+}
+
+function since0(now: number, at: number | null): number | null {
+  return at === null ? null : now - at;
+}
+
+/** A row of `leasehold workers`: the registry row, and what it means now. */
+export interface WorkerView {
+  id: string;
+  kind: WorkerRow['kind'];
+  host: string;
+  supervisor_id: string | null;
+  pid: number;
+  class: string | null;
+  state: WorkerRow['state'];
+  /** Not recorded as exited, but its supervisor has stopped refreshing the registry: gone or stuck. */
+  stale: boolean;
+  job_id: number | null;
+  cpu_percent: number | null;
+  memory_bytes: number | null;
+  restarts: number;
+  started_at: number;
+  heartbeat_at: number;
+  exited_at: number | null;
+  exit_code: number | null;
+  exit_signal: string | null;
+  uptime_ms: number;
+  heartbeat_age_ms: number;
+}
+
+/**
+ * A supervisor is stale when its own heartbeat is older than
+ * STALE_SUPERVISOR_MS; a child is stale when its supervisor is stale or has
+ * exited while the child's row says it still runs.
+ */
+export function describeWorkers(rows: readonly WorkerRow[], now: number): WorkerView[] {
+  const supervisors = new Map(rows.filter((row) => row.kind === 'supervisor').map((row) => [row.id, row]));
+  const supervisorStale = (row: WorkerRow) => row.exited_at === null && now - row.heartbeat_at > STALE_SUPERVISOR_MS;
+  return rows.map((row) => {
+    let stale = false;
+    if (row.exited_at === null) {
+      if (row.kind === 'supervisor') stale = supervisorStale(row);
+      else {
+        const parent = row.supervisor_id === null ? undefined : supervisors.get(row.supervisor_id);
+        stale = parent !== undefined && (parent.exited_at !== null || supervisorStale(parent));
+      }
+    }
+    return {
+      id: row.id,
+      kind: row.kind,
+      host: row.host,
+      supervisor_id: row.supervisor_id,
+      pid: row.pid,
+      class: row.class,
+      state: row.state,
+      stale,
+      job_id: row.job_id,
+      cpu_percent: row.cpu_percent,
+      memory_bytes: row.memory_bytes,
+      restarts: row.restarts,
+      started_at: row.started_at,
+      heartbeat_at: row.heartbeat_at,
+      exited_at: row.exited_at,
+      exit_code: row.exit_code,
+      exit_signal: row.exit_signal,
+      uptime_ms: (row.exited_at ?? now) - row.started_at,
+      heartbeat_age_ms: now - row.heartbeat_at,
+    };
+  });
+}

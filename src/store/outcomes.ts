@@ -1,0 +1,243 @@
+/**
+ * What every driver writes, decided without a database: the event details,
+ * the claimed-row mapping, and the plan of writes an outcome makes about a
+ * held job (settle, release, recovery). A driver reads the facts, asks for a
+ * plan, and runs it with its own fenced statements, so the rules and the
+ * timeline's wording live here once.
+ */
+import { eventDetail, statusAfterFailure } from './policy.js';
+import type {
+  AttemptStatus,
+  ClaimedJob,
+  FailureInput,
+  JobEventName,
+  LeaseRef,
+  NewJob,
+  RecoveredJob,
+  RecoverParams,
+  Settlement,
+  SettleResult,
+} from './types.js';
+
+/** The facts about a held job that its outcome depends on, as both drivers select them (column names). */
+export interface HeldFacts {
+  id: number;
+  class: string;
+  status: 'CLAIMED' | 'RUNNING';
+  attempts: number;
+  releases: number;
+  max_retries: number;
+  cancel_requested_at: number | null;
+  owner_id: string | null;
+  lease_token: string;
+}
+
+/** A claimed row as the claim statement of every driver returns it. */
+export interface ClaimedRow {
+  id: number;
+  class: string;
+  payload: string;
+  priority: number;
+  run_at: number;
+  attempts: number;
+  max_retries: number;
+  lease_token: string;
+  lease_expires_at: number;
+  created_at: number;
+}
+
+/** One timeline row to append; `detail` is already short JSON. */
+export interface PlannedEvent {
+  jobId: number;
+  ts: number;
+  event: JobEventName;
+  actor: string;
+  detail: string;
+}
+
+/** The one write to `jobs` an outcome makes; every driver has a statement fenced on (id, lease_token, held) for each. */
+export type JobWrite =
+  | { type: 'complete'; result: string | null }
+  | { type: 'requeue'; runAt: number; code: string; detail: string }
+  | { type: 'finishBadly'; status: 'FAILED' | 'CANCELLED'; code: string; detail: string }
+  | { type: 'release' };
+
+/** Everything one outcome writes about a held job, in the order a driver runs it: job, attempt, events. */
+export interface OutcomePlan extends LeaseRef {
+  attempt: number;
+  /** The lazily written start (stamped only where the row has none yet), or null. */
+  startedAt: number | null;
+  job: JobWrite;
+  attemptEnd: { status: AttemptStatus; code: string | null; detail: string | null };
+  events: PlannedEvent[];
+  /** Where the job went, and when it may run again when QUEUED. */
+  status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
+  runAt: number | null;
+}
+
+function event(jobId: number, ts: number, name: JobEventName, actor: string, detail: Record<string, unknown>): PlannedEvent {
+  return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
+}
+
+/** The timeline entries that are not part of an outcome plan. */
+export const EVENTS = {
+  enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
+    event(id, now, 'ENQUEUED', actor, { run_at: job.runAt, priority: job.priority }),
+  claimed: (row: Pick<ClaimedRow, 'id' | 'attempts'>, now: number, ownerId: string) =>
+    event(row.id, now, 'CLAIMED', ownerId, { attempt: row.attempts }),
+  started: (id: number, attempt: number, startedAt: number) => event(id, startedAt, 'STARTED', 'worker', { attempt }),
+  cancelledQueued: (id: number, now: number, actor: string) => event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
+  cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
+    event(id, now, 'CANCELLED', actor, { stage: 'requested', owner_id: ownerId }),
+  manualRetry: (id: number, now: number, actor: string) => event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
+  /** The other half of every fenced write: a stale holder was turned away. */
+  zombie: (ref: LeaseRef, now: number, operation: string) =>
+    event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken }),
+  recorded: (jobId: number, now: number, name: JobEventName, actor: string, detail: Record<string, unknown>) =>
+    event(jobId, now, name, actor, detail),
+};
+
+/** Claimed rows as the worker gets them, in claim order (RETURNING promises no order). */
+export function claimedJobs(rows: ClaimedRow[]): ClaimedJob[] {
+  return [...rows]
+    .sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
+    .map((row) => ({
+      id: row.id,
+      class: row.class,
+      payload: row.payload,
+      priority: row.priority,
+      attempt: row.attempts,
+      maxRetries: row.max_retries,
+      leaseToken: row.lease_token,
+      leaseExpiresAt: row.lease_expires_at,
+      createdAt: row.created_at,
+    }));
+}
+
+function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
+  return status === 'QUEUED' ? 'RETRY_SCHEDULED' : status;
+}
+
+type FailureFactsRow = Pick<HeldFacts, 'id' | 'lease_token' | 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'>;
+
+/** An attempt that ended badly: requeued after `runAt`, or FAILED / CANCELLED for good (events are the caller's). */
+function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: FailureInput, runAt: number): OutcomePlan {
+  const status = statusAfterFailure(
+    { attempts: facts.attempts, releases: facts.releases, maxRetries: facts.max_retries, cancelRequested: facts.cancel_requested_at !== null },
+    error,
+  );
+  const job: JobWrite =
+    status === 'QUEUED'
+      ? { type: 'requeue', runAt, code: error.code, detail: error.detail }
+      : { type: 'finishBadly', status, code: error.code, detail: error.detail };
+  return {
+    id: facts.id,
+    leaseToken: facts.lease_token,
+    attempt: facts.attempts,
+    startedAt,
+    job,
+    attemptEnd: { status: status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', code: error.code, detail: error.detail },
+    events: [],
+    status,
+    runAt: status === 'QUEUED' ? runAt : null,
+  };
+}
+
+/** A held job handed back to the queue without spending a retry (shutdown, or claimed but never started). */
+export function planRelease(
+  facts: Pick<HeldFacts, 'id' | 'lease_token' | 'attempts'>,
+  now: number,
+  actor: string,
+  reason: string,
+  startedAt: number | null = null,
+): OutcomePlan {
+  return {
+    id: facts.id,
+    leaseToken: facts.lease_token,
+    attempt: facts.attempts,
+    startedAt,
+    job: { type: 'release' },
+    attemptEnd: { status: 'CANCELLED', code: 'LEASE:RELEASED', detail: reason },
+    events: [event(facts.id, now, 'RELEASED', actor, { attempt: facts.attempts, reason })],
+    status: 'QUEUED',
+    runAt: now,
+  };
+}
+
+/**
+ * One worker verdict about a job it holds (`facts` read under the lease in
+ * this transaction). A job whose start was not written yet gets its STARTED
+ * event, stamped when the handler really started, just before its outcome.
+ */
+export function planSettlement(settlement: Settlement, facts: HeldFacts, now: number): OutcomePlan {
+  const { id, verdict } = settlement;
+  const lazyStart = facts.status === 'CLAIMED' && settlement.startedAt !== null ? settlement.startedAt : null;
+  const started = lazyStart === null ? [] : [EVENTS.started(id, facts.attempts, lazyStart)];
+  const plan = verdictPlan(verdict, facts, now, lazyStart);
+  return { ...plan, events: [...started, ...plan.events] };
+}
+
+function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null): OutcomePlan {
+  switch (verdict.type) {
+    case 'complete':
+      return {
+        id: facts.id,
+        leaseToken: facts.lease_token,
+        attempt: facts.attempts,
+        startedAt,
+        job: { type: 'complete', result: verdict.result },
+        attemptEnd: { status: 'SUCCEEDED', code: null, detail: null },
+        events: [event(facts.id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts })],
+        status: 'SUCCEEDED',
+        runAt: null,
+      };
+    case 'fail': {
+      const runAt = now + verdict.retryDelayMs;
+      const plan = failurePlan(facts, startedAt, verdict.error, runAt);
+      const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
+      const detail = { attempt: facts.attempts, code: verdict.error.code, detail: verdict.error.detail, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
+      return { ...plan, events: [event(facts.id, now, outcomeEvent(outcome), 'worker', detail)] };
+    }
+    case 'release':
+      return planRelease(facts, now, 'worker', verdict.reason, startedAt);
+  }
+}
+
+/**
+ * Takes back a held job from a worker that is gone or silent. A job only
+ * claimed (its handler never started, as far as anyone knows) goes back
+ * without spending a retry; a started one ends its attempt FAILED with the
+ * given code and follows the retry policy.
+ */
+export function planRecovery(row: HeldFacts, params: RecoverParams, now: number, knownStarted: boolean): OutcomePlan {
+  if (row.status === 'CLAIMED' && !knownStarted) {
+    return planRelease(row, now, params.actor, `${params.errorCode}: ${params.errorDetail}`);
+  }
+  const runAt = now + params.retryDelay(row.class, row.attempts);
+  const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
+  const plan = failurePlan(row, null, error, runAt);
+  const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
+  const taken = { attempt: row.attempts, owner_id: row.owner_id, code: params.errorCode, detail: params.errorDetail };
+  const next = { attempt: row.attempts, code: params.errorCode, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
+  return {
+    ...plan,
+    events: [event(row.id, now, params.event, params.actor, taken), event(row.id, now, outcomeEvent(outcome), params.actor, next)],
+  };
+}
+
+export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {
+  return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt };
+}
+
+export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
+  return {
+    id: row.id,
+    class: row.class,
+    attempt: row.attempts,
+    ownerId: row.owner_id,
+    leaseToken: row.lease_token,
+    status: plan.status as RecoveredJob['status'],
+    runAt: plan.runAt,
+    released: plan.job.type === 'release',
+  };
+}

@@ -1,0 +1,155 @@
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InvalidInputError } from '../../errors.js';
+
+/** Where a store lives: the server, the schema (search_path) and the sweeper's clock-skew margin. */
+export interface PostgresTarget {
+  /** The URL as node-postgres gets it: leasehold's own query parameters removed. */
+  connectionString: string;
+  /** null: the server's default search_path. */
+  schema: string | null;
+  /** Server settings for every session (libpq `options`): the URL's own, then the schema's search_path. */
+  options: string | null;
+  clockSkewMs: number;
+}
+
+/** Default margin the sweeper waits past a lease's end before taking it back (hosts' clocks disagree a little). */
+export const DEFAULT_CLOCK_SKEW_MS = 2_000;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Read leasehold's own query parameters off a postgres:// URL: `schema`
+ * (created if missing; lower-case letters, digits and _) and `clock_skew_ms`.
+ * Everything else goes to node-postgres as it is, but `options`, which is
+ * merged with the schema's search_path.
+ */
+export function parsePostgresUrl(database: string): PostgresTarget {
+  let url: URL;
+  try {
+    url = new URL(database);
+  } catch {
+    throw new InvalidInputError('DATABASE', `database is not a valid postgres:// URL: ${database}`);
+  }
+  const schema = url.searchParams.get('schema');
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    throw new InvalidInputError('DATABASE', `schema must be 1 to 63 lower-case letters, digits or _ (not starting with a digit), got "${schema}"`);
+  }
+  const skew = url.searchParams.get('clock_skew_ms');
+  const clockSkewMs = skew === null ? DEFAULT_CLOCK_SKEW_MS : Number(skew);
+  if (!Number.isSafeInteger(clockSkewMs) || clockSkewMs < 0) {
+    throw new InvalidInputError('DATABASE', `clock_skew_ms must be a whole number of milliseconds >= 0, got "${skew}"`);
+  }
+  // Settings given in the URL would replace ours (node-postgres lets the URL win): merge them instead.
+  const options = [url.searchParams.get('options'), schema === null ? null : `-c search_path=${schema}`].filter((o) => o !== null).join(' ');
+  for (const own of ['schema', 'clock_skew_ms', 'options']) url.searchParams.delete(own);
+  return { connectionString: url.toString(), schema, options: options === '' ? null : options, clockSkewMs };
+}
+
+/** BIGINT (ids, epoch-ms times, counts) as a JavaScript number: every value leasehold stores is far below 2^53. */
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A server that does not answer a connect within this is reported as an error, not waited for forever. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Connection settings for the pool and for dedicated clients (LISTEN): the
+ * schema is the search_path of every session; TCP keepalive finds a dead
+ * peer under a connection that only listens.
+ */
+export function clientConfig(target: PostgresTarget): pg.ClientConfig {
+  return {
+    connectionString: target.connectionString,
+    types: TYPES,
+    keepAlive: true,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    ...(target.options === null ? {} : { options: target.options }),
+  };
+}
+
+export function openPool(target: PostgresTarget): pg.Pool {
+  const pool = new pg.Pool(clientConfig(target));
+  // An idle client whose connection broke (server restart, network): the pool
+  // drops it and the next query opens a new one. Without a listener the
+  // 'error' event would kill the process.
+  pool.on('error', (error) => process.emitWarning(`leasehold: idle PostgreSQL connection lost: ${error.message}`, { code: 'LEASEHOLD_PG_IDLE' }));
+  return pool;
+}
+
+/** A named statement: prepared by the server once per connection, on first use. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Name a set of statements (`leasehold.<entity>.<operation>`), the way the SQLite driver prepares its own. */
+export function nameAll<K extends string>(entity: string, sql: Record<K, string>): Record<K, Statement> {
+  const named = {} as Record<K, Statement>;
+  for (const key of Object.keys(sql) as K[]) named[key] = { name: `leasehold.${entity}.${key}`, text: sql[key] };
+  return named;
+}
+
+export type Db = pg.Pool | pg.PoolClient | pg.Client;
+
+export async function rows<T>(db: Db, statement: Statement, values: unknown[] = []): Promise<T[]> {
+  const result = await db.query({ name: statement.name, text: statement.text, values });
+  return result.rows as T[];
+}
+
+export async function first<T>(db: Db, statement: Statement, values: unknown[] = []): Promise<T | undefined> {
+  return (await rows<T>(db, statement, values))[0];
+}
+
+/** How many rows a statement changed. */
+export async function changes(db: Db, statement: Statement, values: unknown[] = []): Promise<number> {
+  const result = await db.query({ name: statement.name, text: statement.text, values });
+  return result.rowCount ?? 0;
+}
+
+/** serialization_failure, deadlock_detected: the whole transaction rolled back and may run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const RETRIES = 8;
+
+export function isRetryableError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code !== undefined && RETRYABLE.has(error.code);
+}
+
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/**
+ * One short READ COMMITTED transaction on a pooled connection, run again
+ * (from the start, with a fresh `now`) when the server rolled it back for a
+ * deadlock or a serialization failure.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await onceInTransaction(pool, work);
+    } catch (error) {
+      if (!isRetryableError(error) || attempt >= RETRIES) throw error;
+      await sleep(backoffMs(attempt));
+    }
+  }
+}
+
+async function onceInTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    // A connection that cannot even roll back is not given back to the pool.
+    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,22 @@
+import { nameAll } from '../connection.js';
+
+const EVENTS_IN = `unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(job_id, ts, event, actor, detail, n)`;
+
+/** Statements on the two history tables: attempts (one row per claim) and events (the timeline). */
+export const HISTORY_SQL = nameAll('history', {
+  /** (jobId) oldest first. */
+  attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail
+    FROM job_attempts WHERE job_id = $1 ORDER BY attempt`,
+  /** (jobIds[], ts[], events[], actors[], details[]) appends to the timeline in array order. */
+  eventInsertMany: `INSERT INTO job_events (job_id, ts, event, actor, detail)
+    SELECT e.job_id, e.ts, e.event, e.actor, e.detail FROM ${EVENTS_IN} ORDER BY e.n`,
+  /**
+   * (the same arrays) for jobs that may not exist (zombie writes): an event whose job is gone, or is being
+   * deleted, is dropped instead of failing the transaction on the foreign key.
+   */
+  eventInsertIfJob: `INSERT INTO job_events (job_id, ts, event, actor, detail)
+    SELECT e.job_id, e.ts, e.event, e.actor, e.detail FROM ${EVENTS_IN} JOIN jobs ON jobs.id = e.job_id
+    ORDER BY e.n FOR KEY SHARE OF jobs`,
+  /** (jobId) oldest first. */
+  eventList: `SELECT id, job_id, ts, event, actor, detail FROM job_events WHERE job_id = $1 ORDER BY id`,
+});

@@ -1,0 +1,55 @@
+import { nameAll } from '../connection.js';
+
+export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
+  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
+  cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+
+const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
+
+/** Producer and operator statements on `jobs`. */
+export const JOB_SQL = nameAll('jobs', {
+  /**
+   * (now, classes[], priorities[], payloads[], runAts[], maxRetries[]) -> the new ids, ascending in input
+   * order (one sequence, rows inserted in ordinality order): jobs without an idempotency key, in bulk.
+   */
+  insertMany: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries)
+    SELECT j.class, 'QUEUED', j.priority, j.payload, $1, j.run_at, j.max_retries
+    FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, n)
+    ORDER BY j.n
+    RETURNING id`,
+  /** (class, payload, priority, runAt, maxRetries, key, now) -> the new id; no row: that key is taken in that class. */
+  insertKeyed: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key)
+    VALUES ($1, 'QUEUED', $3, $2, $7, $4, $5, $6)
+    ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id`,
+  /** (class, key) -> the job already enqueued under that idempotency key, if any. */
+  findByKey: `SELECT id FROM jobs WHERE class = $1 AND idempotency_key = $2`,
+  /** (id) -> the row or nothing. */
+  get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
+  /** (limit) newest first. */
+  listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT $1`,
+  /** (status, limit) newest first, through jobs_status_id. */
+  listByStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE status = $1 ORDER BY id DESC LIMIT $2`,
+  /** (class, limit) newest first, through jobs_class_id. */
+  listByClass: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 ORDER BY id DESC LIMIT $2`,
+  /** (class, status, limit) newest first, through jobs_class_status. */
+  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = $2 ORDER BY id DESC LIMIT $3`,
+  /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
+  lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
+  /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2
+    WHERE id = $1 AND status = 'QUEUED'`,
+  /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
+  requestCancel: `UPDATE jobs SET cancel_requested_at = $2
+    WHERE id = $1 AND status IN ('CLAIMED', 'RUNNING') AND cancel_requested_at IS NULL`,
+  /** (now, id) a FAILED job runs once more, now; no row changed: it was not FAILED. */
+  retryFailed: `UPDATE jobs SET ${RETRY} WHERE id = $2 AND status = 'FAILED' RETURNING id, class`,
+  /** (now) every FAILED job runs once more; returns their ids. */
+  retryAllFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' RETURNING id, class`,
+  /** (now, class) every FAILED job of a class runs once more; returns their ids. */
+  retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 RETURNING id, class`,
+  /** (id) attempts and events go with it (ON DELETE CASCADE). */
+  delete: `DELETE FROM jobs WHERE id = $1`,
+  /** (id) -> a row when the job exists. */
+  exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,
+});

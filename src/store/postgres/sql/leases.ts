@@ -1,0 +1,96 @@
+import { nameAll } from '../connection.js';
+import { JOB_COLUMNS } from './jobs.js';
+
+const HELD = `status IN ('CLAIMED', 'RUNNING')`;
+const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token`;
+const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+/** The fence of every write a holder makes: (id, lease_token) still held. */
+const FENCE = `id = $1 AND lease_token = $2 AND ${HELD}`;
+
+/**
+ * Claim: one UPDATE of a locked pick of the best due rows, and the attempt
+ * rows of what it claimed, in one statement. The pick is an array the update
+ * looks up by primary key: a plan that holds whatever the planner guesses
+ * about LIMIT $5 (a generic plan guesses 10% of the table and would
+ * hash-join a full scan). FOR NO KEY UPDATE SKIP
+ * LOCKED: two claimers never wait on each other and never get the same row;
+ * a row claimed and committed by another meanwhile is re-checked after the
+ * lock and dropped. Every row gets its own random token from the server
+ * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
+ * pick walks jobs_claim in ORDER BY order: no sort.
+ */
+function claimSql(classFilter: string): string {
+  return `WITH claimed AS (
+      UPDATE jobs AS j SET status = 'CLAIMED', owner_id = $2, lease_token = replace(gen_random_uuid()::text, '-', ''),
+        claimed_at = $3, started_at = NULL, heartbeat_at = $3, lease_expires_at = $4,
+        finished_at = NULL, progress = NULL, attempts = j.attempts + 1
+      WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= $3
+            ORDER BY priority DESC, run_at, id LIMIT $5 FOR NO KEY UPDATE SKIP LOCKED))
+      RETURNING ${CLAIMED_COLUMNS}),
+    attempt_rows AS (
+      INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status)
+      SELECT id, attempts, $2, lease_token, $3, 'RUNNING' FROM claimed)
+    SELECT * FROM claimed`;
+}
+
+/**
+ * An outcome's write to `jobs`, fenced, and the end of that claim's attempt,
+ * in one statement (the attempt ends only if the job row was written).
+ * Parameters shared by all four: (id, leaseToken, startedAt, now, attempt,
+ * attemptStatus, code, detail); `set` may use $9.
+ */
+function outcomeSql(set: string): string {
+  return `WITH job AS (
+      UPDATE jobs SET ${set}, lease_expires_at = NULL, started_at = coalesce(started_at, $3)
+      WHERE ${FENCE} RETURNING id)
+    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8
+    WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
+}
+
+/** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
+export const LEASE_SQL = nameAll('leases', {
+  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others). */
+  claimOneClass: claimSql('class = $1'),
+  /** (classes[], ...) the same for several classes; this one sorts its candidates. */
+  claimManyClasses: claimSql('class = ANY($1::text[])'),
+  /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
+  start: `UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
+    WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING attempts`,
+  /**
+   * (ids[], leaseTokens[], now, leaseExpiresAt) heartbeat for several leases: the rows are locked in id order
+   * (no deadlock with a supervisor taking them back), then renewed. A lease missing from the answer is lost.
+   * Tokens are random per claim, so the two ANY filters match exactly the (id, token) pairs asked for.
+   */
+  extendMany: `UPDATE jobs SET heartbeat_at = $3, lease_expires_at = $4
+    WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${HELD}
+                           ORDER BY id FOR NO KEY UPDATE))
+    RETURNING id, lease_token, lease_expires_at, cancel_requested_at`,
+  /** (id, leaseToken, progress) no row: lease lost. */
+  progress: `UPDATE jobs SET progress = $3 WHERE ${FENCE}`,
+  /**
+   * (ids[], leaseTokens[]) -> what decides each outcome, the rows locked in id order until commit; a lease
+   * missing from the answer is lost. The outcome statements below run after it in the same transaction, so
+   * they repeat the fence only as a guard.
+   */
+  heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${HELD}
+    ORDER BY id FOR NO KEY UPDATE`,
+  /** (outcome parameters, result) the one terminal write of a success. */
+  complete: outcomeSql(`status = 'SUCCEEDED', result = $9, finished_at = $4, error_code = NULL, error_detail = NULL`),
+  /** (outcome parameters, runAt) back to the queue for another try. */
+  requeue: outcomeSql(`status = 'QUEUED', run_at = $9, error_code = $7, error_detail = $8`),
+  /** (outcome parameters, status FAILED|CANCELLED) terminal. */
+  finishBadly: outcomeSql(`status = $9, finished_at = $4, error_code = $7, error_detail = $8`),
+  /** (outcome parameters) back to the queue without spending a retry. */
+  release: outcomeSql(`status = 'QUEUED', run_at = $4, releases = releases + 1`),
+  /**
+   * (expiredBefore, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry, locked.
+   * SKIP LOCKED: several sweepers at once share the work; a row another one recovered and committed
+   * meanwhile is re-checked after the lock and dropped, so no job is taken back twice.
+   */
+  expired: `SELECT ${HELD_FACTS} FROM jobs WHERE ${HELD} AND lease_expires_at < $1
+    ORDER BY lease_expires_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
+  /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
+  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${HELD} AND owner_id = $1`,
+  /** (ownerId) the jobs an owner holds, through jobs_owner, locked in id order (waits for a heartbeat or sweep in flight). */
+  heldByOwner: `SELECT ${HELD_FACTS} FROM jobs WHERE ${HELD} AND owner_id = $1 ORDER BY id FOR NO KEY UPDATE`,
+});

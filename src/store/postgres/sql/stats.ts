@@ -1,0 +1,48 @@
+import { nameAll } from '../connection.js';
+
+const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
+const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+
+/** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */
+export const STATS_SQL = nameAll('stats', {
+  /** () -> (class, status, count) for every pair present, in that order, through jobs_class_status. */
+  countsByClassStatus: `SELECT class, status, count(*) AS count FROM jobs GROUP BY class, status ORDER BY class, status`,
+  /** (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes. */
+  inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
+      j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at
+    FROM jobs AS j LEFT JOIN workers AS w ON w.id = j.owner_id
+    WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT $1`,
+  /** (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status and attempts spent (handed-back claims not counted). */
+  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= $1
+    GROUP BY class, status, attempts - releases ORDER BY class, status, 3`,
+  /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
+  topErrors: `SELECT error_code AS code, count(*) AS count, max(finished_at) AS last_at FROM job_attempts
+    WHERE error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED' AND finished_at >= $1
+    GROUP BY error_code ORDER BY 2 DESC, 1 LIMIT $2`,
+  /** (since, limit) -> the same, Top-N within each class. */
+  topErrorsByClass: `SELECT class, code, count, last_at FROM (
+      SELECT j.class AS class, a.error_code AS code, count(*) AS count, max(a.finished_at) AS last_at,
+        row_number() OVER (PARTITION BY j.class ORDER BY count(*) DESC, a.error_code) AS rank
+      FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= $1
+      GROUP BY j.class, a.error_code) AS ranked
+    WHERE rank <= $2 ORDER BY class, count DESC, code`,
+  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_status_finished. */
+  finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= $1 GROUP BY status ORDER BY status`,
+  /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
+  zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
+  /**
+   * () -> the bytes of the store's own tables with their indexes and TOAST (the schema of the session), and the
+   * block size. PostgreSQL reuses dead space through VACUUM; it has no free-page count to report.
+   */
+  databaseSize: `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes, current_setting('block_size')::int AS page_size
+    FROM pg_class AS c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace
+      AND c.relname IN ('jobs', 'job_attempts', 'job_events', 'workers', 'schema_migrations')`,
+  /** () -> the highest migration applied; 0 on a blank schema. */
+  schemaVersion: `SELECT coalesce(max(version), 0) AS version FROM schema_migrations`,
+  /** () -> the database server's clock, epoch ms: to measure a host's offset from it. */
+  serverNow: `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`,
+  /** () -> 1: the database answers. */
+  ping: `SELECT 1 AS ok`,
+});

@@ -1,0 +1,24 @@
+import { nameAll } from '../connection.js';
+
+const WORKER_COLUMNS = `id, kind, host, supervisor_id, pid, class, state, started_at, heartbeat_at, exited_at, exit_code, exit_signal, restarts,
+  cpu_percent, memory_bytes, job_id`;
+
+/** Statements on the worker registry. */
+export const WORKER_SQL = nameAll('workers', {
+  /** (id, kind, host, supervisorId, pid, class, state, restarts, now) */
+  insert: `INSERT INTO workers (id, kind, host, supervisor_id, pid, class, state, started_at, heartbeat_at, restarts)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $9, $8)`,
+  /** (id, now, state, cpu, memory, jobKnown, jobId; each null to keep it); no row: unknown or exited. */
+  heartbeat: `UPDATE workers SET heartbeat_at = $2, state = coalesce($3, state), cpu_percent = coalesce($4, cpu_percent),
+      memory_bytes = coalesce($5, memory_bytes), job_id = CASE WHEN $6::boolean THEN $7::bigint ELSE job_id END
+    WHERE id = $1 AND exited_at IS NULL`,
+  /** (id, state, exitCode, exitSignal, now) */
+  exit: `UPDATE workers SET state = $2, exited_at = $5, exit_code = $3, exit_signal = $4, job_id = NULL
+    WHERE id = $1 AND exited_at IS NULL`,
+  /** (limit) newest first, through workers_started. */
+  listAll: `SELECT ${WORKER_COLUMNS} FROM workers ORDER BY started_at DESC LIMIT $1`,
+  /** (limit) workers not known to have exited. */
+  listLive: `SELECT ${WORKER_COLUMNS} FROM workers WHERE exited_at IS NULL ORDER BY started_at DESC LIMIT $1`,
+  /** (host) workers recorded alive on a host, through workers_live. */
+  liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = $1 AND exited_at IS NULL`,
+});

@@ -1,0 +1,60 @@
+import { prepareAll, type SqliteDb } from '../connection.js';
+
+const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
+const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+/** Attempts handed back at shutdown carry this code; they are not errors. */
+const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
+
+/**
+ * The operator's questions (`leasehold stats`, /metrics), read-only. Each one
+ * walks an index; test/store/stats-plans.test.ts holds them to it.
+ */
+export const STATS_SQL = {
+  /** () -> (class, status, count) for every pair present, through the covering jobs_class_status. */
+  countsByClassStatus: `SELECT class, status, count(*) AS count FROM jobs GROUP BY class, status`,
+  /**
+   * (limit) -> in-flight jobs, held longest first, with their owner's pid. Only
+   * held rows live in the partial jobs_lease_expiry (a few per worker), so the
+   * sort is over a handful of rows.
+   */
+  inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
+      j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at
+    FROM jobs AS j INDEXED BY jobs_lease_expiry LEFT JOIN workers AS w ON w.id = j.owner_id
+    WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT @limit`,
+  /**
+   * (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status
+   * and attempts spent (claims handed back at shutdown do not count). Pinned to
+   * jobs_status_finished: with statistics the planner skip-scans
+   * jobs_class_status instead, which reads every finished job whatever the window.
+   */
+  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs INDEXED BY jobs_status_finished
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since
+    GROUP BY class, status, attempts - releases ORDER BY class, status, attempts`,
+  /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
+  topErrors: `SELECT error_code AS code, count(*) AS count, max(finished_at) AS last_at FROM job_attempts
+    WHERE ${REAL_ERROR} AND finished_at >= @since
+    GROUP BY error_code ORDER BY count DESC, code LIMIT @limit`,
+  /** (since, limit) -> the same, Top-N within each class (attempts through job_attempts_error, class by the jobs key). */
+  topErrorsByClass: `SELECT class, code, count, last_at FROM (
+      SELECT j.class AS class, a.error_code AS code, count(*) AS count, max(a.finished_at) AS last_at,
+        row_number() OVER (PARTITION BY j.class ORDER BY count(*) DESC, a.error_code) AS rank
+      FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= @since
+      GROUP BY j.class, a.error_code)
+    WHERE rank <= @limit ORDER BY class, count DESC, code`,
+  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_status_finished. */
+  finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
+  /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
+  zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
+  /** () -> the file's size in pages, and the pages free for reuse. */
+  databaseSize: `SELECT p.page_count, s.page_size, f.freelist_count FROM pragma_page_count() AS p, pragma_page_size() AS s,
+    pragma_freelist_count() AS f`,
+  /** () -> the highest migration applied; 0 on a blank file. */
+  schemaVersion: `SELECT coalesce(max(version), 0) AS version FROM schema_migrations`,
+  /** () -> 1: the database answers. */
+  ping: `SELECT 1 AS ok`,
+};
+
+export const prepareStatsStatements = (db: SqliteDb) => prepareAll(db, STATS_SQL);
+
+export type StatsStatements = ReturnType<typeof prepareStatsStatements>;

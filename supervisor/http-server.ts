@@ -1,0 +1,91 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../src/log.js';
+
+export interface HttpServerOptions {
+  host: string;
+  /** 0: any free port (see `port` after start). */
+  port: number;
+  registry: Registry;
+  /** Why the supervisor is not healthy, or undefined when it is. */
+  unhealthy: () => Promise<string | undefined>;
+  logger: Logger;
+}
+
+/** `/metrics` (Prometheus text) and `/healthz` (200 or 503), only when the config has `http`. */
+export class HttpServer {
+  private server: Server | undefined;
+  private stopping: Promise<void> | undefined;
+  private boundPort: number | undefined;
+
+  constructor(private readonly options: HttpServerOptions) {}
+
+  /** The port it listens on, once started. */
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  /** Listen; rejects (naming host and port) when it cannot, e.g. the port is taken. */
+  async start(): Promise<number> {
+    if (this.server !== undefined) return this.boundPort as number;
+    const server = createServer((request, response) => {
+      void this.route(request, response).catch((error: unknown) => {
+        this.options.logger.warn('http request failed', { err: error, path: request.url });
+        if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
+        response.end('internal error\n');
+      });
+    });
+    this.server = server;
+    const { host, port } = this.options;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error) => reject(new Error(`http: cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    this.boundPort = (server.address() as AddressInfo).port;
+    return this.boundPort;
+  }
+
+  /** Stop listening and drop open connections; safe twice, or before start. */
+  stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return Promise.resolve();
+    this.stopping ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return this.stopping;
+  }
+
+  private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+      return;
+    }
+    if (path === '/metrics') {
+      const { registry } = this.options;
+      let body: string;
+      try {
+        body = await registry.metrics();
+      } catch (error) {
+        this.options.logger.warn('metrics scrape failed', { err: error });
+        response.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${(error as Error).message}\n`);
+        return;
+      }
+      response.writeHead(200, { 'content-type': registry.contentType }).end(body);
+      return;
+    }
+    if (path === '/healthz') {
+      const reason = await this.options.unhealthy().catch((error: unknown) => `health check failed: ${(error as Error).message}`);
+      const status = reason === undefined ? 200 : 503;
+      response.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(reason === undefined ? { status: 'ok' } : { status: 'unavailable', reason })}\n`);
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The supervisor's Prometheus metrics, in a registry of their own. Counters
+ * are fed by the parts that learn of things (class pools, sweeper, retention)
+ * through the MetricsSink interface; gauges about the data are read from the
+ * store when /metrics is scraped.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MetricsSink, RecoverySource } from '../src/metrics-sink.js';
+import type { JobOutcome } from '../src/protocol.js';
+import { JOB_STATUSES, type RecoveredJob, type Store, type TerminalStatus } from '../src/store/types.js';
+
+export interface SupervisorMetricsOptions {
+  store: Store;
+  supervisorId: string;
+  /** The configured classes: their job gauges exist (at 0) before any job does. */
+  classes: readonly string[];
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+
+export class SupervisorMetrics implements MetricsSink {
+  readonly registry = new Registry();
+  private readonly claimed: Counter<'class'>;
+  private readonly succeeded: Counter<'class'>;
+  private readonly failed: Counter<'class'>;
+  private readonly deadLettered: Counter<'class'>;
+  private readonly leasesLost: Counter<'class'>;
+  private readonly recovered: Counter<'class' | 'code' | 'source'>;
+  private readonly leaseRecoveries: Counter<'class'>;
+  private readonly duration: Histogram<'class' | 'outcome'>;
+  private readonly restarts: Counter<'class'>;
+  private readonly pruned: Counter<'status'>;
+
+  constructor(options: SupervisorMetricsOptions) {
+    const { store, supervisorId, classes } = options;
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+
+    new Gauge({
+      name: 'leasehold_jobs',
+      help: 'Jobs in the database by class and status (read at scrape time)',
+      labelNames: ['class', 'status'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const name of classes) for (const status of JOB_STATUSES) this.set({ class: name, status }, 0);
+        for (const row of await store.statsCounts()) this.set({ class: row.class, status: row.status }, row.count);
+      },
+    });
+    new Gauge({
+      name: 'leasehold_zombie_writes_rejected',
+      help: 'ZOMBIE_WRITE_REJECTED events in the database: writes by a worker whose lease was gone (retention removes them with their jobs)',
+      registers,
+      async collect() {
+        this.set(await store.statsZombieWrites());
+      },
+    });
+    // Children's CPU and memory as the health watch last recorded them in the registry.
+    const children = async () =>
+      (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);
+    new Gauge({
+      name: 'leasehold_child_cpu_percent',
+      help: "A child's CPU use, percent of one core (last sample)",
+      labelNames: ['class', 'pid'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const row of await children()) if (row.cpu_percent !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, row.cpu_percent);
+      },
+    });
+    new Gauge({
+      name: 'leasehold_child_memory_bytes',
+      help: "A child's resident memory in bytes (last sample)",
+      labelNames: ['class', 'pid'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const row of await children()) if (row.memory_bytes !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, row.memory_bytes);
+      },
+    });
+
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers });
+    this.claimed = counter('leasehold_jobs_claimed_total', 'Jobs claimed and started by this supervisor\'s children', ['class']);
+    this.succeeded = counter('leasehold_jobs_succeeded_total', 'Jobs that succeeded', ['class']);
+    this.failed = counter('leasehold_jobs_failed_total', 'Attempts that failed (retried or dead-lettered)', ['class']);
+    this.deadLettered = counter('leasehold_jobs_dead_lettered_total', 'Jobs that failed for good (FAILED: no retries left or not retryable)', ['class']);
+    this.leasesLost = counter('leasehold_leases_lost_total', 'Jobs whose worker found its lease gone (its writes were rejected)', ['class']);
+    this.recovered = counter('leasehold_jobs_recovered_total', 'Jobs taken back from a dead, killed or silent worker, or handed back at shutdown', ['class', 'code', 'source']);
+    this.leaseRecoveries = counter('leasehold_lease_recoveries_total', 'Expired leases the sweeper took back', ['class']);
+    this.restarts = counter('leasehold_child_restarts_total', 'Children replaced after they exited', ['class']);
+    this.pruned = counter('leasehold_jobs_pruned_total', 'Finished jobs deleted by retention', ['status']);
+    this.duration = new Histogram({
+      name: 'leasehold_job_duration_seconds',
+      help: 'Time from start to outcome of the jobs this supervisor\'s children ran',
+      labelNames: ['class', 'outcome'] as const,
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    // Series at zero from the start, so rates work from the first scrape.
+    for (const name of classes) {
+      for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts]) metric.inc({ class: name }, 0);
+    }
+  }
+
+  jobStarted(jobClass: string): void {
+    this.claimed.inc({ class: jobClass });
+  }
+
+  jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void {
+    const labels = { class: jobClass };
+    if (outcome === 'SUCCEEDED') this.succeeded.inc(labels);
+    if (outcome === 'QUEUED' || outcome === 'FAILED') this.failed.inc(labels);
+    if (outcome === 'FAILED') this.deadLettered.inc(labels);
+    if (outcome === 'LEASE_LOST') this.leasesLost.inc(labels);
+    this.duration.observe({ class: jobClass, outcome }, durationMs / 1000);
+  }
+
+  jobsRecovered(jobs: readonly RecoveredJob[], code: string, source: RecoverySource): void {
+    for (const job of jobs) {
+      this.recovered.inc({ class: job.class, code, source });
+      if (source === 'sweeper') this.leaseRecoveries.inc({ class: job.class });
+      if (job.status === 'FAILED') this.deadLettered.inc({ class: job.class });
+    }
+  }
+
+  childRestarted(jobClass: string): void {
+    this.restarts.inc({ class: jobClass });
+  }
+
+  jobsPruned(status: TerminalStatus, count: number): void {
+    this.pruned.inc({ status }, count);
+  }
+}

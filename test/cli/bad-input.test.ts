@@ -1,0 +1,143 @@
+/**
+ * Bad input to `leasehold`: one line on stderr naming what is wrong, exit
+ * code 2, and nothing written (the database's rows are the same before and
+ * after; a read command does not create a missing database).
+ */
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+import { copyDatabase, fingerprint, fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig } from './helpers.js';
+
+const newDir = tempDir('leasehold-bad-');
+let dir = '';
+let golden = '';
+let configFile = '';
+let jobIds: number[] = [];
+
+beforeAll(async () => {
+  dir = newDir();
+  golden = join(dir, 'queue.db');
+  const logFile = join(dir, 'supervisor.log');
+  configFile = writeConfig(join(dir, 'queue.yaml'), { database: golden, logFile, classes: [{ name: 'ok', handler: fixture('ok') }] });
+  for (let i = 0; i < 3; i++) jobIds.push((await leaseholdJson<{ id: number }>(['--config', configFile, 'enqueue', 'ok', '--payload', `{"i":${i}}`])).id);
+  const sup = await SupervisorRun.start(configFile, logFile);
+  await waitFor(
+    'the jobs to succeed',
+    async () => (await leaseholdJson<{ jobs: { status: string }[] }>(['--config', configFile, 'list', '--status', 'SUCCEEDED'])).jobs.length === 3,
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
+  expect(await sup.stop()).toBe(0);
+  writeFileSync(join(dir, 'not-yaml.yaml'), 'database: "unclosed\n');
+  writeFileSync(join(dir, 'bad-field.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: soon\n`);
+  mkdirSync(join(dir, 'folder.yaml'));
+  writeFileSync(join(dir, 'big.json'), JSON.stringify({ blob: 'x'.repeat(1024 * 1024) }));
+  writeFileSync(join(dir, 'bad-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","payload":{"n":2}}', '{"class":"nosuch","payload":{}}'].join('\n'));
+  writeFileSync(join(dir, 'not-json-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok", payload}'].join('\n'));
+  writeFileSync(join(dir, 'bad-field-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","priority":"high"}'].join('\n'));
+});
+
+afterAll(async () => {
+  // The supervisor run stopped cleanly: nothing of it may be left running.
+  expect(await killLeftovers()).toEqual([]);
+});
+
+/** (the copy's path) -> the arguments; each case runs on its own copy of the database. */
+type Args = (db: string) => string[];
+const withConfig = (...rest: string[]): Args => (db) => ['--config', configFile, '--db', db, ...rest];
+const withDb = (...rest: string[]): Args => (db) => ['--db', db, ...rest];
+const inDir = (name: string) => join(dir, name);
+
+const CASES: [string, Args, RegExp, string?][] = [
+  ['unknown command', withConfig('frobnicate'), /^leasehold: Unknown command: frobnicate$/],
+  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, cancel, retry, prune, sweep or migrate$/],
+  ['unknown flag', withConfig('list', '--colour', 'red'), /^leasehold: Unknown argument: colour$/],
+  ['unknown flag on enqueue (a typo)', withConfig('enqueue', 'ok', '--paylod', '{}'), /^leasehold: Unknown argument: paylod$/],
+  ['payload that is not JSON', withConfig('enqueue', 'ok', '--payload', '{"to":'), /^leasehold: payload is not JSON: .+$/],
+  ['payload on stdin that is not JSON', withConfig('enqueue', 'ok', '-'), /^leasehold: payload is not JSON: .+$/, 'not json'],
+  ['payload file that does not exist', withConfig('enqueue', 'ok', '--payload-file', '/nonexistent/p.json'), /^leasehold: cannot read the payload file \/nonexistent\/p\.json: no such file$/],
+  ['payload over the size cap', (db) => withConfig('enqueue', 'ok', '--payload-file', inDir('big.json'))(db), /^leasehold: payload is \d+ bytes, over the 1048576-byte limit$/],
+  ['two payloads', withConfig('enqueue', 'ok', '--payload', '{}', '--payload-file', '/dev/null'), /^leasehold: give one payload: --payload, --payload-file or - \(stdin\)$/],
+  ['--delay and --run-at', withConfig('enqueue', 'ok', '--delay', '5', '--run-at', '2030-01-01T00:00:00Z'), /^leasehold: give --delay or --run-at, not both$/],
+  ['--run-at that is not a time', withConfig('enqueue', 'ok', '--run-at', 'tomorrow'), /^leasehold: --run-at must be an ISO 8601 time such as .+, got "tomorrow"$/],
+  ['a priority that is not a number', withConfig('enqueue', 'ok', '--priority', 'high'), /^leasehold: priority must be an integer between -1000000 and 1000000, got NaN$/],
+  ['enqueue without a class', withConfig('enqueue', '--payload', '{}'), /^leasehold: give a class \(enqueue <class>\) or --file jobs\.jsonl$/],
+  ['unknown class', withConfig('enqueue', 'nosuch', '--payload', '{}'), /^leasehold: unknown class "nosuch" \(.*queue\.yaml has ok\); pass --allow-unknown-class to enqueue it anyway$/],
+  ['unknown class, no config to check it', withDb('enqueue', 'ok', '--payload', '{}'), /^leasehold: unknown class "ok": there is no config to check it against \(give --config, or --allow-unknown-class\)$/],
+  ['bulk file with an unknown class on line 3', (db) => withConfig('enqueue', '--file', inDir('bad-line.jsonl'))(db), /^leasehold: .*bad-line\.jsonl line 3: unknown class "nosuch" .+$/],
+  ['bulk file with a line that is not JSON', (db) => withConfig('enqueue', '--file', inDir('not-json-line.jsonl'))(db), /^leasehold: .*not-json-line\.jsonl line 2: not JSON: .+$/],
+  ['bulk file with a field of the wrong type', (db) => withConfig('enqueue', '--file', inDir('bad-field-line.jsonl'))(db), /^leasehold: .*bad-field-line\.jsonl line 2: priority must be a number, got "high"$/],
+  ['bulk file and a class', (db) => withConfig('enqueue', 'ok', '--file', inDir('bad-line.jsonl'))(db), /^leasehold: --file takes every field from its lines: drop the class$/],
+  ['id that is not a number', withConfig('show', 'abc'), /^leasehold: job id must be a positive integer, got "abc"$/],
+  ['id zero', withConfig('cancel', '0'), /^leasehold: job id must be a positive integer, got "0"$/],
+  ['negative id', withConfig('retry', '-3'), /^leasehold: job id must be a positive integer, got "-3"$/],
+  ['fractional id', withConfig('show', '1.5'), /^leasehold: job id must be a positive integer, got "1\.5"$/],
+  ['hex id', withConfig('cancel', '0x1'), /^leasehold: job id must be a positive integer, got "0x1"$/],
+  ['id that does not exist: show', withConfig('show', '9999'), /^leasehold: job 9999 not found$/],
+  ['id that does not exist: cancel', withConfig('cancel', '9999'), /^leasehold: job 9999 not found$/],
+  ['id that does not exist: retry', withConfig('retry', '9999'), /^leasehold: job 9999 not found$/],
+  ['retry with neither an id nor --status', withConfig('retry'), /^leasehold: give a job id, or --status FAILED \[--class C\]$/],
+  ['list with an unknown status', withConfig('list', '--status', 'DONE'), /^leasehold: --status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/],
+  ['list with --limit 0', withConfig('list', '--limit', '0'), /^leasehold: --limit must be a whole number from 1 to 10000, got "0"$/],
+  ['config that does not exist', (db) => ['--config', inDir('missing.yaml'), '--db', db, 'list'], /^leasehold: .*missing\.yaml: cannot read the config file: no such file$/],
+  ['config that is a folder', (db) => ['--config', inDir('folder.yaml'), '--db', db, 'stats'], /^leasehold: .*folder\.yaml: cannot read the config file: it is a folder, not a file$/],
+  ['config that is not YAML', (db) => ['--config', inDir('not-yaml.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*not-yaml\.yaml:\d+:\d+: YAML syntax error: .+$/],
+  ['config with a bad field', (db) => ['--config', inDir('bad-field.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*bad-field\.yaml: classes\[0\]\.lease_seconds: expected a number > 0, got "soon"$/],
+];
+
+describe('bad input: exit 2, one line on stderr, nothing written', () => {
+  it.each(CASES)('%s', async (_name, args, message, input) => {
+    const db = copyDatabase(golden, join(newDir(), 'copy.db'));
+    const before = fingerprint(db);
+    const result = await leasehold(args(db), { input });
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toContain('\n');
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(fingerprint(db)).toEqual(before);
+  });
+
+  it('the same enqueue with --allow-unknown-class is accepted (and does write)', async () => {
+    const db = copyDatabase(golden, join(newDir(), 'copy.db'));
+    const before = fingerprint(db);
+    const result = await leasehold(withConfig('enqueue', 'nosuch', '--payload', '{}', '--allow-unknown-class')(db));
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toBe(`enqueued job ${Math.max(...jobIds) + 1} (nosuch)`);
+    const after = fingerprint(db);
+    expect(after.rows.jobs).toBe(before.rows.jobs + 1);
+  });
+
+  it('a read command never creates a missing database', async () => {
+    const folder = newDir();
+    for (const command of [['list'], ['show', '1'], ['stats'], ['workers'], ['cancel', '1'], ['retry', '1'], ['prune'], ['sweep']]) {
+      const result = await leasehold(['--db', join(folder, 'nope.db'), ...command]);
+      expect(result).toMatchObject({ exitCode: 2, stdout: '' });
+      expect(result.stderr).toBe(`leasehold: no database at ${join(folder, 'nope.db')}`);
+    }
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('neither --config nor --db', async () => {
+    const folder = newDir();
+    const result = await leasehold(['list'], { cwd: folder });
+    expect(result).toMatchObject({ exitCode: 2, stdout: '', stderr: 'leasehold: give --config queue.yaml or --db PATH' });
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('bad input to enqueue does not create the database either', async () => {
+    const folder = newDir();
+    const database = join(folder, 'new.db');
+    const result = await leasehold(['--db', database, 'enqueue', 'ok', '--payload', 'nope', '--allow-unknown-class']);
+    expect(result.exitCode).toBe(2);
+    expect(existsSync(database)).toBe(false);
+  });
+
+  it('a database path that cannot be opened is bad input', async () => {
+    const folder = newDir();
+    writeFileSync(join(folder, 'file'), 'x');
+    const result = await leasehold(['--db', join(folder, 'file', 'queue.db'), 'migrate']);
+    expect(result).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(result.stderr).toMatch(/^leasehold: cannot open the database at .*file\/queue\.db: .+$/);
+  });
+});

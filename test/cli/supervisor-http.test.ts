@@ -1,0 +1,255 @@
+/**
+ * What the supervisor serves and schedules for operators: /metrics and
+ * /healthz from a real `supervise` run (port 0, the bound port read from the
+ * log), and retention running on its interval.
+ */
+import { Registry } from 'prom-client';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpServer } from '../../supervisor/http-server.js';
+import { LeaseLostError } from '../../src/errors.js';
+import { closeLogger, createLogger } from '../../src/log.js';
+import { openQueue } from '../../src/queue/queue.js';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig } from './helpers.js';
+
+const newDir = tempDir('leasehold-http-');
+
+afterEach(async () => {
+  expect(await killLeftovers()).toEqual([]);
+});
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The Prometheus text format, sample lines only. */
+function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The value of the one sample with this name and (at least) these labels. */
+function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
+  return found[0]?.value;
+}
+
+async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text(), type: response.headers.get('content-type') };
+}
+
+describe('the supervisor over HTTP', () => {
+  it('serves /metrics (jobs, counters, durations, restarts, children, recoveries, zombie writes) and /healthz', async () => {
+    const dir = newDir();
+    const database = join(dir, 'queue.db');
+    const logFile = join(dir, 'supervisor.log');
+    const config = writeConfig(join(dir, 'queue.yaml'), {
+      database,
+      logFile,
+      http: { port: 0 },
+      shutdown_grace_seconds: 3,
+      classes: [
+        { name: 'ok', handler: fixture('ok') },
+        { name: 'fail', handler: fixture('fail'), max_retries: 1 },
+        { name: 'crash', handler: fixture('crash-once'), max_retries: 3 },
+        { name: 'hang', handler: fixture('hang') },
+      ],
+    });
+    const C = ['--config', config];
+    const ok: number[] = [];
+    for (let i = 0; i < 3; i++) ok.push((await leaseholdJson<{ id: number }>([...C, 'enqueue', 'ok', '--payload', `{"i":${i}}`])).id);
+    const fail = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'fail'])).id;
+    const crash = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'crash'])).id;
+
+    const sup = await SupervisorRun.start(config, logFile);
+    const listening = await sup.waitForEvent('HTTP_LISTENING');
+    const port = listening.port as number;
+    expect(port).toBeGreaterThan(0);
+    expect(sup.events('SUPERVISOR_STARTED')[0]).toMatchObject({ http_port: port });
+    const base = `http://127.0.0.1:${port}`;
+
+    expect(await get(`${base}/healthz`)).toMatchObject({ status: 200, body: '{"status":"ok"}\n' });
+    expect((await get(`${base}/nope`)).status).toBe(404);
+
+    const statuses = async () => new Map((await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list'])).jobs.map((j) => [j.id, j.status]));
+    await waitFor(
+      'ok and crash jobs SUCCEEDED, the fail job FAILED',
+      async () => {
+        const now = await statuses();
+        return ok.every((id) => now.get(id) === 'SUCCEEDED') && now.get(crash) === 'SUCCEEDED' && now.get(fail) === 'FAILED';
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+
+    // A zombie write (a stale lease token), and a lease that runs out with nobody to renew it.
+    const queue = await openQueue({ database, actor: 'test' });
+    try {
+      await expect(queue.store.leaseExtend({ id: ok[0]!, leaseToken: 'stale-token', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+      const orphan = await queue.enqueue({ class: 'orphan' });
+      const [claimed] = await queue.store.jobClaim({ classes: ['orphan'], ownerId: 'gone-worker', limit: 1, leaseMs: 200 });
+      expect(claimed?.id).toBe(orphan.id);
+    } finally {
+      await queue.close();
+    }
+
+    const childPids = sup.childPids();
+    // Counters follow the children's messages, a moment after the database: wait until they have caught up.
+    const scrape = await waitFor(
+      'the sweeper recovery, the last outcomes and every live child sampled',
+      async () => {
+        const response = await get(`${base}/metrics`);
+        const samples = parseMetrics(response.body);
+        const sampled = samples.filter((s) => s.name === 'leasehold_child_memory_bytes' && s.value > 0).length;
+        const caughtUp =
+          value(samples, 'leasehold_lease_recoveries_total', { class: 'orphan' }) === 1 &&
+          value(samples, 'leasehold_jobs_succeeded_total', { class: 'ok' }) === 3 &&
+          value(samples, 'leasehold_jobs_succeeded_total', { class: 'crash' }) === 1 &&
+          value(samples, 'leasehold_jobs_dead_lettered_total', { class: 'fail' }) === 1;
+        return caughtUp && sampled === 4 ? { response, samples } : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 250 },
+    );
+    expect(scrape.response.status).toBe(200);
+    expect(scrape.response.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    const m = scrape.samples;
+    // jobs by class and status, read from the database at scrape time
+    expect(value(m, 'leasehold_jobs', { class: 'ok', status: 'SUCCEEDED' })).toBe(3);
+    expect(value(m, 'leasehold_jobs', { class: 'fail', status: 'FAILED' })).toBe(1);
+    expect(value(m, 'leasehold_jobs', { class: 'hang', status: 'QUEUED' })).toBe(0);
+    expect(value(m, 'leasehold_jobs', { class: 'orphan', status: 'QUEUED' })).toBe(1);
+    // counters, from what the children told the supervisor
+    expect(value(m, 'leasehold_jobs_claimed_total', { class: 'ok' })).toBe(3);
+    expect(value(m, 'leasehold_jobs_succeeded_total', { class: 'ok' })).toBe(3);
+    expect(value(m, 'leasehold_jobs_claimed_total', { class: 'fail' })).toBe(2);
+    expect(value(m, 'leasehold_jobs_failed_total', { class: 'fail' })).toBe(2);
+    expect(value(m, 'leasehold_jobs_dead_lettered_total', { class: 'fail' })).toBe(1);
+    expect(value(m, 'leasehold_jobs_succeeded_total', { class: 'crash' })).toBe(1);
+    expect(value(m, 'leasehold_job_duration_seconds_count', { class: 'ok', outcome: 'SUCCEEDED' })).toBe(3);
+    expect(value(m, 'leasehold_job_duration_seconds_bucket', { class: 'ok', outcome: 'SUCCEEDED', le: '+Inf' })).toBe(3);
+    expect(value(m, 'leasehold_job_duration_seconds_count', { class: 'fail', outcome: 'FAILED' })).toBe(1);
+    // the crash: a restart and a take-back
+    expect(value(m, 'leasehold_child_restarts_total', { class: 'crash' })).toBe(1);
+    expect(value(m, 'leasehold_child_restarts_total', { class: 'ok' })).toBe(0);
+    expect(value(m, 'leasehold_jobs_recovered_total', { class: 'crash', code: 'WORKER:CRASHED', source: 'child_exit' })).toBe(1);
+    // the sweeper's recovery of the expired lease
+    expect(value(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' })).toBe(1);
+    // the zombie write, counted from the timeline
+    expect(value(m, 'leasehold_zombie_writes_rejected')).toBe(1);
+    // children's CPU and memory, one series per live child
+    const live = m.filter((s) => s.name === 'leasehold_child_memory_bytes');
+    expect(live.map((s) => s.labels.class).sort()).toEqual(['crash', 'fail', 'hang', 'ok']);
+    expect(live.every((s) => childPids.includes(Number(s.labels.pid)))).toBe(true);
+    expect(m.filter((s) => s.name === 'leasehold_child_cpu_percent')).toHaveLength(4);
+    // prom-client's process metrics, in the supervisor's own registry
+    expect(value(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+
+    // Shutting down: unhealthy while it drains, metrics still served, then gone.
+    const hang = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'hang'])).id;
+    await waitFor('the hang job to run', async () => (await statuses()).get(hang) === 'RUNNING', { timeoutMs: 15_000, intervalMs: 200 });
+    sup.signal('SIGTERM');
+    const draining = await waitFor(
+      '/healthz to say it is shutting down',
+      async () => {
+        const health = await get(`${base}/healthz`);
+        return health.status === 503 ? health : undefined;
+      },
+      { timeoutMs: 5_000, intervalMs: 50 },
+    );
+    expect(JSON.parse(draining.body)).toEqual({ status: 'unavailable', reason: 'shutting down' });
+    expect((await get(`${base}/metrics`)).status).toBe(200);
+    expect(await sup.waitForExit(20_000)).toBe(0);
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  it('runs retention on its interval and logs what it deleted; no HTTP without `http` in the config', async () => {
+    const dir = newDir();
+    const database = join(dir, 'queue.db');
+    const logFile = join(dir, 'supervisor.log');
+    const config = writeConfig(join(dir, 'queue.yaml'), {
+      database,
+      logFile,
+      // SUCCEEDED jobs go ~1.7 s after they finish; failed ones are kept.
+      retention: { succeeded_days: 0.00002, failed_days: 90, cancelled_days: 90, batch_size: 2, interval_seconds: 0.3 },
+      classes: [
+        { name: 'ok', handler: fixture('ok') },
+        { name: 'fail', handler: fixture('fail') },
+      ],
+    });
+    const C = ['--config', config];
+    const ok: number[] = [];
+    for (let i = 0; i < 3; i++) ok.push((await leaseholdJson<{ id: number }>([...C, 'enqueue', 'ok'])).id);
+    const fail = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'fail'])).id;
+    const sup = await SupervisorRun.start(config, logFile);
+
+    await waitFor(
+      'retention to delete the three succeeded jobs',
+      () => sup.events('RETENTION').reduce((total, record) => total + Number(record.succeeded ?? 0), 0) === 3,
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    const logged = sup.events('RETENTION').filter((record) => Number(record.deleted) > 0);
+    expect(logged.every((record) => record.level === 'info' && typeof record.duration_ms === 'number' && record.failed === 0)).toBe(true);
+    expect(logged[0]!.msg).toMatch(/^retention deleted \d+ finished job\(s\) with their attempts and events$/);
+    for (const id of ok) {
+      const shown = await leasehold([...C, 'show', String(id)]);
+      expect(shown).toMatchObject({ exitCode: 2, stderr: `leasehold: job ${id} not found` });
+    }
+    expect((await leaseholdJson<{ job: { status: string } }>([...C, 'show', String(fail)])).job.status).toBe('FAILED');
+    expect(sup.events('HTTP_LISTENING')).toEqual([]);
+    expect(sup.events('SUPERVISOR_STARTED')[0]).not.toHaveProperty('http_port');
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
+describe('HttpServer', () => {
+  it('answers 503 with the reason when the supervisor is unhealthy, and when a scrape fails; stop is safe twice', async () => {
+    const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'test', console: false });
+    const registry = new Registry();
+    let reason: string | undefined = 'the database does not answer: disk I/O error';
+    let scrapeFails = false;
+    const { Gauge } = await import('prom-client');
+    new Gauge({
+      name: 'test_gauge',
+      help: 'fails on demand',
+      registers: [registry],
+      collect() {
+        if (scrapeFails) throw new Error('database is locked');
+        this.set(1);
+      },
+    });
+    const server = new HttpServer({ host: '127.0.0.1', port: 0, registry, logger, unhealthy: async () => reason });
+    const port = await server.start();
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      expect(await get(`${base}/healthz`)).toMatchObject({ status: 503, body: `${JSON.stringify({ status: 'unavailable', reason })}\n` });
+      reason = undefined;
+      expect((await get(`${base}/healthz`)).status).toBe(200);
+      expect((await get(`${base}/metrics`)).body).toContain('test_gauge 1');
+      scrapeFails = true;
+      expect(await get(`${base}/metrics`)).toMatchObject({ status: 503, body: 'metrics unavailable: database is locked\n' });
+      expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+      // a port that is taken is an error naming it
+      await expect(new HttpServer({ host: '127.0.0.1', port, registry, logger, unhealthy: async () => undefined }).start()).rejects.toThrow(
+        new RegExp(`^http: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      await server.stop();
+      await server.stop();
+      await closeLogger(logger);
+    }
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+});

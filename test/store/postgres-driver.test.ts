@@ -1,0 +1,183 @@
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { InvalidInputError } from '../../src/errors.js';
+import { Queue } from '../../src/queue/queue.js';
+import { openStore } from '../../src/store/open.js';
+import { DEFAULT_CLOCK_SKEW_MS, parsePostgresUrl } from '../../src/store/postgres/connection.js';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { TestClock } from '../helpers/clock.js';
+import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
+import { SWEEP } from './conformance.js';
+
+const schemas = schemaPool('lh_pg');
+const OPEN_AND_MIGRATE = `
+  const { openStore } = await import(process.cwd() + '/dist/src/store/open.js');
+  const store = await openStore(process.argv[1]);
+  await store.close();
+`;
+
+describe('PostgreSQL schema and migrations', () => {
+  it('three processes migrating the same new schema at the same moment all end up fine', async () => {
+    for (let round = 0; round < 5; round++) {
+      const schema = schemas.next();
+      const racers = Array.from({ length: 3 }, () => execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, pgUrl(schema)]));
+      const results = await Promise.all(racers);
+      expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+      const client = await adminClient(schema);
+      const versions = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+      await client.end();
+      expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+    }
+  });
+
+  describe('a migrated schema', () => {
+    const schema = schemas.next();
+    let store: PostgresStore;
+    const columns = async (table: string) => {
+      const client = await adminClient();
+      const result = await client.query(
+        'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+        [schema, table],
+      );
+      await client.end();
+      return Object.fromEntries(result.rows.map((r) => [r.column_name, r.data_type])) as Record<string, string>;
+    };
+
+    beforeAll(async () => {
+      store = await PostgresStore.open({ database: pgUrl(schema), clock: systemClock });
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it('has the column names of the contract, times as BIGINT epoch ms and JSON as TEXT', async () => {
+      const jobs = await columns('jobs');
+      expect(Object.keys(jobs)).toEqual(expect.arrayContaining([
+        'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
+        'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries',
+        'error_code', 'error_detail', 'idempotency_key', 'progress',
+      ]));
+      for (const time of ['created_at', 'run_at', 'claimed_at', 'started_at', 'heartbeat_at', 'lease_expires_at', 'finished_at']) {
+        expect(jobs[time], time).toBe('bigint');
+      }
+      expect([jobs.id, jobs.payload, jobs.result]).toEqual(['bigint', 'text', 'text']);
+      expect(Object.keys(await columns('job_attempts'))).toEqual(expect.arrayContaining([
+        'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
+      ]));
+      expect(Object.keys(await columns('job_events'))).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
+      expect(Object.keys(await columns('workers'))).toEqual(expect.arrayContaining([
+        'id', 'kind', 'host', 'supervisor_id', 'pid', 'class', 'state', 'started_at', 'heartbeat_at', 'exited_at',
+        'exit_code', 'exit_signal', 'restarts',
+      ]));
+    });
+
+    it('deletes attempts and events with their job (ON DELETE CASCADE)', async () => {
+      const client = await adminClient();
+      const result = await client.query(
+        `SELECT conrelid::regclass::text AS child, confdeltype FROM pg_constraint
+         WHERE contype = 'f' AND connamespace = $1::regnamespace ORDER BY 1`,
+        [schema],
+      );
+      await client.end();
+      expect(result.rows).toEqual([
+        { child: `${schema}.job_attempts`, confdeltype: 'c' },
+        { child: `${schema}.job_events`, confdeltype: 'c' },
+      ]);
+    });
+
+    it('migrating again changes nothing, and reports its version', async () => {
+      await store.migrate();
+      expect(await store.schemaVersion()).toBe(POSTGRES_MIGRATIONS.at(-1)!.version);
+      expect(await store.integrityCheck()).toEqual([]);
+    });
+
+    it('measures this host against the database server clock', async () => {
+      expect(Math.abs(await store.clockOffsetMs())).toBeLessThan(1_000);
+    });
+  });
+});
+
+describe('opening a PostgreSQL store', () => {
+  it('openStore picks the PostgreSQL driver for postgres:// and postgresql:// URLs', async () => {
+    for (const scheme of ['postgres:', 'postgresql:']) {
+      const url = new URL(pgUrl(schemas.next()));
+      url.protocol = scheme;
+      const store = await openStore(url.toString());
+      expect(store.driver).toBe('postgres');
+      await store.ping();
+      await store.close();
+      await store.close();
+    }
+  });
+
+  it('reads its own URL parameters, passes the rest on, and merges server options with the schema', () => {
+    const target = parsePostgresUrl('postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&sslmode=disable&options=-c%20statement_timeout%3D5000');
+    expect(target).toEqual({
+      connectionString: 'postgres://u@db:5433/q?sslmode=disable',
+      schema: 'lh_a',
+      options: '-c statement_timeout=5000 -c search_path=lh_a',
+      clockSkewMs: 500,
+    });
+    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: null, clockSkewMs: DEFAULT_CLOCK_SKEW_MS });
+  });
+
+  it.each([
+    ['a schema name that would need quoting', pgUrl('Bad-Name')],
+    ['a negative clock_skew_ms', pgUrl('lh_ok', { clock_skew_ms: '-1' })],
+  ])('rejects %s before connecting', async (_label, url) => {
+    await expect(openStore(url)).rejects.toBeInstanceOf(InvalidInputError);
+  });
+});
+
+describe('the sweeper on PostgreSQL waits out the hosts\u2019 clock skew', () => {
+  it(`takes back a lease only ${DEFAULT_CLOCK_SKEW_MS} ms after it ran out, by default`, async () => {
+    const clock = new TestClock();
+    const store = await PostgresStore.open({ database: pgUrl(schemas.next()), clock });
+    try {
+      expect(store.clockSkewMs).toBe(DEFAULT_CLOCK_SKEW_MS);
+      const { id } = await new Queue(store, { clock }).enqueue({ class: 'email' });
+      const [job] = await store.jobClaim({ classes: ['email'], ownerId: 'host-a/1', limit: 1, leaseMs: 10_000 });
+      await store.jobStart({ id, leaseToken: job!.leaseToken, leaseMs: 10_000 });
+      const sweep = () => store.leasesRecoverExpired({ ...SWEEP, retryDelay: () => 0, limit: 10 });
+      clock.advance(10_000 + DEFAULT_CLOCK_SKEW_MS - 1);
+      expect(await sweep()).toEqual([]);
+      clock.advance(2);
+      expect(await sweep()).toMatchObject([{ id, status: 'QUEUED' }]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('LISTEN/NOTIFY wake-ups', () => {
+  it('tells a subscriber about jobs of its classes once the enqueue commits, and stops when asked', async () => {
+    const schema = schemas.next();
+    const store = (await openStore(pgUrl(schema))) as PostgresStore;
+    const producer = new Queue(await openStore(pgUrl(schema)));
+    try {
+      const heard: string[] = [];
+      const stop = await store.subscribe!(['email', 'sms'], () => heard.push('job'));
+      await producer.enqueue({ class: 'report' });
+      await producer.enqueueMany([{ class: 'email' }, { class: 'email' }, { class: 'sms' }]);
+      await waitFor('two notifications (one per class in the batch)', () => heard.length >= 2);
+      await producer.enqueue({ class: 'email' });
+      await waitFor('the third notification', () => heard.length >= 3);
+      await stop();
+      await stop();
+      await producer.enqueue({ class: 'email' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(heard).toHaveLength(3);
+    } finally {
+      await producer.close();
+      await store.close();
+    }
+  });
+
+  it('SQLite has no wake-ups: its workers poll', async () => {
+    const { SqliteStore } = await import('../../src/store/sqlite/store.js');
+    expect('subscribe' in SqliteStore.prototype).toBe(false);
+  });
+});

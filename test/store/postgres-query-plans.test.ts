@@ -1,0 +1,99 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from '../../src/queue/queue.js';
+import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
+import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
+import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
+import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { TestClock } from '../helpers/clock.js';
+import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+
+const DEPTH = 50_000;
+const schemas = schemaPool('lh_plans');
+
+/**
+ * The plan of a statement as it runs: generic (what a named statement ends
+ * up using after a few executions) and custom (planned for these values).
+ */
+async function plans(client: pg.Client, sql: { text: string }, values: unknown[]): Promise<string[]> {
+  const custom = await client.query(`EXPLAIN ${sql.text}`, values);
+  await client.query(`PREPARE q AS ${sql.text}`);
+  try {
+    await client.query(`SET plan_cache_mode = force_generic_plan`);
+    // EXECUTE takes no bind parameters: the test's own values, as quoted literals
+    const literal = (value: unknown) => pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
+    const generic = await client.query(`EXPLAIN EXECUTE q(${values.map(literal).join(', ')})`);
+    return [custom, generic].map((result) => result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n'));
+  } finally {
+    await client.query('RESET plan_cache_mode');
+    await client.query('DEALLOCATE q');
+  }
+}
+
+describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
+  const schema = schemas.next();
+  let store: PostgresStore;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    const clock = new TestClock();
+    store = await PostgresStore.open({ database: pgUrl(schema), clock });
+    const queue = new Queue(store, { clock });
+    const classes = ['email', 'sms', 'report', 'video'];
+    for (let start = 0; start < DEPTH; start += 10_000) {
+      await queue.enqueueMany(
+        Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, priority: (start + i) % 7, delay: (i % 3) * 10 })),
+      );
+    }
+    // a realistic mix: some held, some finished
+    const held = await store.jobClaim({ classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
+    await store.jobsSettle({
+      settlements: held.slice(0, 250).map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null } })),
+    });
+    // a registry with history: many exited workers, a few live ones
+    for (let n = 0; n < 300; n++) {
+      const id = `h${n % 30}/child-${n}`;
+      await store.workerRegister({ id, kind: 'child', host: `h${n % 30}`, supervisorId: null, pid: n, class: 'email', state: 'ready', restarts: 0 });
+      if (n % 10 !== 0) await store.workerExit({ id, state: 'exited', exitCode: 0, exitSignal: null });
+    }
+    client = await adminClient(schema);
+    await client.query('ANALYZE');
+  });
+  afterAll(async () => {
+    await client?.end();
+    await store?.close();
+  });
+
+  const now = Date.UTC(2026, 0, 2);
+  // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
+  const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
+    ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10], 'jobs_claim', false],
+    ['sweeper: expired leases', LEASE_SQL.expired, [now, 100], 'jobs_lease_expiry', false],
+    // sorted by id for the lock order: one owner's held rows, a claim batch at most
+    ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
+    ['health watch: full rows an owner holds', LEASE_SQL.heldRowsByOwner, ['w1'], 'jobs_owner', false],
+    // by key; a generic plan may instead walk the small partial index of held rows (when that is as cheap)
+    ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000], null, true],
+    ['settle: facts of several leases', LEASE_SQL.heldFactsMany, [[1, 2, 3], ['a', 'b', 'c']], null, true],
+    ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
+    ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20], null, false],
+    ['list by class', JOB_SQL.listByClass, ['sms', 20], null, false],
+    ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20], null, false],
+    ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
+    ['live workers of a host', WORKER_SQL.liveOnHost, ['h1'], 'workers_live', false],
+  ];
+
+  it.each(cases)('%s walks an index, custom and generic plan alike', async (_name, sql, values, index, sortAllowed) => {
+    for (const plan of await plans(client, sql, values)) {
+      expect(plan).toMatch(index === null ? /Index (Only )?Scan/ : new RegExp(`(using|Index Scan on) ${index}\\b`));
+      expect(plan).not.toMatch(/Seq Scan on (jobs|workers|job_events)/);
+      if (!sortAllowed) expect(plan).not.toMatch(/\bSort\b/);
+    }
+  });
+
+  it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {
+    const claimed = await store.jobClaim({ classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
+    expect(claimed.map((job) => job.priority)).toEqual([6, 6, 6, 6, 6]);
+  });
+});

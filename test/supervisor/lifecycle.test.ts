@@ -1,0 +1,330 @@
+/**
+ * The supervisor's own life: a child SIGKILLed mid-job, the supervisor
+ * SIGKILLed (children follow it; a new supervisor recovers), SIGTERM drains
+ * and hands back what does not finish in time, crash loops, classes whose
+ * handler cannot be loaded, and config checking.
+ */
+import { execa } from 'execa';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isAlive, readPidFile, trackPidFile, useProcessGuard, waitForExit, waitForReaped } from '../helpers/processes.js';
+import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement } from '../helpers/supervisor.js';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+useProcessGuard();
+const newDir = tempDir('leasehold-lifecycle-');
+
+describe('a child SIGKILLed mid-job', () => {
+  it('its job is taken back at once and re-run by another child', async () => {
+    const dir = newDir();
+    const markFile = path.join(dir, 'runs.jsonl');
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow', processes: 2, max_retries: 3 }] });
+    const { id } = await sup.queue.enqueue({ class: 'work', payload: { msByAttempt: [60_000, 200], markFile }, maxRetries: 3 });
+
+    const running = await sup.waitForJob(id, 'RUNNING');
+    const holder = (await sup.children('work')).find((c) => c.id === running.job.owner_id);
+    expect(holder).toBeDefined();
+
+    process.kill(holder!.pid, 'SIGKILL');
+    const killedAt = Date.now();
+    const reclaimed = await sup.waitForJob(id, (d) => d.job.attempts >= 2);
+    const seenAfterMs = Date.now() - killedAt;
+    const claimedAgainAt = reclaimed.attempts.find((a) => a.attempt === 2)?.started_at;
+    console.log(
+      `child SIGKILL → job ${id} claimed again: ${claimedAgainAt === undefined ? '?' : claimedAgainAt - killedAt} ms by the database clock, seen by the test after ${seenAfterMs} ms`,
+    );
+
+    const { job, attempts } = await sup.waitForJob(id, 'SUCCEEDED');
+    expect(attempts.map((a) => [a.attempt, a.status, a.error_code])).toEqual([
+      [1, 'FAILED', 'WORKER:CRASHED'],
+      [2, 'SUCCEEDED', null],
+    ]);
+    expect(attempts[0]?.error_detail).toContain('SIGKILL');
+    expect(job.owner_id).not.toBe(holder!.id);
+    expect(job.releases).toBe(0);
+
+    const { dead } = await waitForReplacement(sup, 'work', holder!.pid);
+    expect(dead.exit_signal).toBe('SIGKILL');
+    await sup.waitForChildren('work', 2);
+
+    // the log tells the story: exit by signal, recovery, restart, spawn of the replacement
+    const exited = await sup.waitForEvent('CHILD_EXITED', { pid: holder!.pid });
+    expect(exited.exit_signal).toBe('SIGKILL');
+    expect(exited.class).toBe('work');
+    const recovered = await sup.waitForEvent('JOB_RECOVERED', { job_id: id });
+    expect(recovered.code).toBe('WORKER:CRASHED');
+    expect(recovered.outcome).toBe('QUEUED');
+    await sup.waitForEvent('CHILD_RESTART_SCHEDULED', { class: 'work' });
+    expect(sup.events('CHILD_SPAWNED', { class: 'work' }).length).toBe(3);
+
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
+describe('the supervisor SIGKILLed', () => {
+  it('its children and their grandchildren exit on their own; a new supervisor runs the job to the end', async () => {
+    const dir = newDir();
+    const pidFile = path.join(dir, 'grandchild.pids');
+    trackPidFile(pidFile);
+    const sup = await startSupervisor({
+      dir,
+      classes: [
+        { name: 'work', handler: 'slow', max_retries: 3 },
+        { name: 'parent', handler: 'grandchild', max_runtime_seconds: 60 },
+      ],
+    });
+    const { id } = await sup.queue.enqueue({ class: 'work', payload: { msByAttempt: [60_000, 200] }, maxRetries: 3 });
+    const grand = await sup.queue.enqueue({ class: 'parent', payload: { pidFile }, maxRetries: 0 });
+    await sup.waitForJob(id, 'RUNNING');
+    await sup.waitForJob(grand.id, 'RUNNING');
+    const [grandchild] = await waitFor('the grandchild pid', () => {
+      const pids = readPidFile(pidFile);
+      return pids.length > 0 ? pids : undefined;
+    });
+    const children = await sup.children();
+    expect(children.length).toBe(2);
+
+    sup.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect(await sup.waitForExit(5_000)).not.toBeNull();
+    for (const child of children) {
+      expect(await waitForExit(child.pid, 5_000), `child ${child.pid} (${child.class}) still alive 5 s after its supervisor was SIGKILLed`).toBe(true);
+    }
+    console.log(`supervisor SIGKILL → all children gone after ${Date.now() - killedAt} ms`);
+    expect(await waitForExit(grandchild!, 5_000)).toBe(true);
+
+    // A new supervisor on the same database (only the slow class this time) finishes the job.
+    const next = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow', max_retries: 3 }] });
+    const { job, attempts } = await next.waitForJob(id, 'SUCCEEDED', 30_000);
+    expect(attempts.at(-1)?.status).toBe('SUCCEEDED');
+    expect(attempts.slice(0, -1).every((a) => a.status === 'FAILED' || a.status === 'CANCELLED')).toBe(true);
+    expect(job.owner_id).not.toBe(children.find((c) => c.class === 'work')?.id);
+    // nothing of the dead supervisor's stays RUNNING
+    expect((await next.queue.list({ status: 'RUNNING' })).length).toBe(0);
+    expect((await next.queue.list({ status: 'CLAIMED' })).length).toBe(0);
+    expect(await next.stop()).toBe(0);
+  });
+
+  it('a child stuck in a busy loop exits too when its supervisor is SIGKILLed', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'spin', handler: 'busy-loop', max_runtime_seconds: 60, lease_seconds: 30 }] });
+    const markFile = path.join(dir, 'spin.jsonl');
+    await sup.queue.enqueue({ class: 'spin', payload: { markFile }, maxRetries: 0 });
+    // the handler writes its mark, then spins
+    await waitFor('the handler to start spinning', () => existsSync(markFile));
+    const [child] = await sup.children('spin');
+
+    sup.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect(await sup.waitForExit(5_000)).not.toBeNull();
+    const gone = await waitForExit(child!.pid, 10_000);
+    console.log(`supervisor SIGKILL → busy child ${gone ? `gone after ${Date.now() - killedAt} ms` : 'still alive after 10 s'}`);
+    expect(gone, `busy child ${child!.pid} outlived its SIGKILLed supervisor by 10 s`).toBe(true);
+  });
+
+  it('supervisor and children killed together: a new supervisor takes the held job back at start (WORKER:CRASHED) and re-runs it', async () => {
+    const dir = newDir();
+    // a long lease: the sweeper cannot be the one that takes the job back within this test
+    const work = { name: 'work', handler: 'slow', max_retries: 3, lease_seconds: 30 };
+    const sup = await startSupervisor({ dir, classes: [work] });
+    const { id } = await sup.queue.enqueue({ class: 'work', payload: { msByAttempt: [60_000, 200] }, maxRetries: 3 });
+    await sup.waitForJob(id, 'RUNNING');
+    const [child] = await sup.children('work');
+
+    // a host-wide kill -9: nobody gets to write anything
+    process.kill(-child!.pid, 'SIGKILL');
+    sup.kill('SIGKILL');
+    expect(await sup.waitForExit(5_000)).not.toBeNull();
+    // gone for good (not a zombie waiting for init): "children of this host whose pid is gone"
+    expect(await waitForReaped(child!.pid, 10_000)).toBe(true);
+    expect((await sup.queue.get(id))?.job.status).toBe('RUNNING');
+
+    const startedAt = Date.now();
+    const next = await startSupervisor({ dir, classes: [work] });
+    const taken = await next.waitForJob(id, (d) => d.attempts[0]?.status !== 'RUNNING', 10_000);
+    console.log(`new supervisor started → job ${id} taken back after ${Date.now() - startedAt} ms (${taken.attempts[0]?.error_code})`);
+    expect(taken.attempts[0]?.status).toBe('FAILED');
+    expect(taken.attempts[0]?.error_code).toBe('WORKER:CRASHED');
+
+    const { attempts } = await next.waitForJob(id, 'SUCCEEDED');
+    expect(attempts.map((a) => a.status)).toEqual(['FAILED', 'SUCCEEDED']);
+    const recovered = await next.waitForEvent('JOB_RECOVERED', { job_id: id });
+    expect(recovered.code).toBe('WORKER:CRASHED');
+    // the dead supervisor and child are marked exited in the registry
+    const rows = await next.queue.store.workerList({ includeExited: true, limit: 100 });
+    expect(rows.filter((r) => r.pid === child!.pid || r.pid === sup.pid).every((r) => r.exited_at !== null)).toBe(true);
+    expect(await next.stop()).toBe(0);
+  });
+
+  it('the sweeper takes back a job whose holder went silent elsewhere (LEASE:EXPIRED) within about lease + one sweep', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed' }], sweeperIntervalSeconds: 0.5 });
+    // a job of a class this supervisor does not run, claimed by a worker on another host that then vanished
+    const { id } = await sup.queue.enqueue({ class: 'elsewhere', payload: {}, maxRetries: 3 });
+    const [claimed] = await sup.queue.store.jobClaim({ classes: ['elsewhere'], ownerId: 'other-host:1/elsewhere.0.1', limit: 1, leaseMs: 1_000 });
+    expect(claimed?.id).toBe(id);
+    await sup.queue.store.jobStart({ id, leaseToken: claimed!.leaseToken, leaseMs: 1_000 });
+    const claimedAt = Date.now();
+
+    const { job, attempts } = await sup.waitForJob(id, 'QUEUED', 5_000);
+    console.log(`lease of 1 s, sweep every 0.5 s → job ${id} taken back after ${Date.now() - claimedAt} ms`);
+    expect(attempts.map((a) => [a.status, a.error_code])).toEqual([['FAILED', 'LEASE:EXPIRED']]);
+    expect(job.attempts).toBe(1);
+    const recovered = await sup.waitForEvent('JOB_RECOVERED', { job_id: id });
+    expect(recovered.code).toBe('LEASE:EXPIRED');
+    await sup.waitForEvent('SWEEP');
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
+describe('SIGTERM', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s drains: the running job finishes, nothing new is claimed, exit code 0', async (signal) => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow' }], shutdownGraceSeconds: 3 });
+    const [child] = await sup.children('work');
+    const first = await sup.queue.enqueue({ class: 'work', payload: { ms: 1_500 } });
+    await sup.waitForJob(first.id, 'RUNNING');
+    const second = await sup.queue.enqueue({ class: 'work', payload: { ms: 100 } });
+
+    expect(await sup.stop(undefined, signal)).toBe(0);
+    const done = await sup.queue.get(first.id);
+    expect(done?.job.status).toBe('SUCCEEDED');
+    expect(done?.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
+    const waiting = await sup.queue.get(second.id);
+    expect(waiting?.job.status).toBe('QUEUED');
+    expect(waiting?.job.attempts).toBe(0);
+    expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
+    expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
+
+    expect(sup.events('SHUTDOWN_STARTED').length).toBeGreaterThanOrEqual(1);
+    expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
+    expect(isAlive(child!.pid)).toBe(false);
+    const rows = await sup.allChildren();
+    expect(rows.every((row) => row.exited_at !== null)).toBe(true);
+  });
+
+  it.each([
+    ['lets go on abort', 'slow'],
+    ['ignores its signal', 'sleep'],
+  ])('a job longer than the grace whose handler %s goes back to QUEUED without spending a retry', async (_how, handler) => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'long', handler }], shutdownGraceSeconds: 3 });
+    const { id } = await sup.queue.enqueue({ class: 'long', payload: { ms: 60_000 }, maxRetries: 0 });
+    await sup.waitForJob(id, 'RUNNING');
+
+    const termAt = Date.now();
+    const code = await sup.stop();
+    const tookMs = Date.now() - termAt;
+    console.log(`SIGTERM with a 60 s job (${handler}): supervisor exited ${code} after ${tookMs} ms`);
+
+    const details = await sup.queue.get(id);
+    expect(details?.job.status).toBe('QUEUED');
+    expect(details?.job.releases).toBe(1);
+    // max_retries 0: had the attempt counted as a failure, the job would be FAILED now
+    expect(details?.attempts.map((a) => [a.status, a.error_code])).toEqual([['CANCELLED', 'LEASE:RELEASED']]);
+    // the grace was given before the job was stopped
+    const started = sup.events('SHUTDOWN_STARTED')[0];
+    expect(started).toBeDefined();
+    expect(details!.attempts[0]!.finished_at! - Date.parse(started!.ts)).toBeGreaterThanOrEqual(2_500);
+    expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
+    expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
+  });
+
+  it('a second signal forces: no waiting out the grace, and the job still goes back to QUEUED without spending a retry', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'long', handler: 'sleep' }], shutdownGraceSeconds: 30 });
+    const { id } = await sup.queue.enqueue({ class: 'long', payload: { ms: 60_000 }, maxRetries: 0 });
+    await sup.waitForJob(id, 'RUNNING');
+
+    const termAt = Date.now();
+    sup.kill('SIGTERM');
+    await sup.waitForEvent('SHUTDOWN_STARTED');
+    sup.kill('SIGTERM');
+    // well inside the 30 s grace
+    const exit = await sup.waitForExit(10_000);
+    console.log(`second SIGTERM: supervisor exited ${JSON.stringify(exit)} ${Date.now() - termAt} ms after the first`);
+    expect(exit).not.toBeNull();
+
+    const details = await sup.queue.get(id);
+    expect(details?.job.status).toBe('QUEUED');
+    expect(details?.job.releases).toBe(1);
+    expect(details?.attempts.map((a) => [a.status, a.error_code])).toEqual([['CANCELLED', 'LEASE:RELEASED']]);
+  });
+});
+
+describe('crash loops and broken classes', () => {
+  it('a class whose handler always kills its child stops restarting after max_restarts and logs CRASH_LOOP; other classes keep working', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({
+      dir,
+      classes: [
+        { name: 'crashy', handler: 'exit', max_retries: 10, restart: { max_restarts: 2, within_seconds: 60 } },
+        { name: 'ok', handler: 'succeed' },
+      ],
+    });
+    for (let n = 0; n < 5; n++) await sup.queue.enqueue({ class: 'crashy', payload: { n }, maxRetries: 10 });
+
+    const loop = await sup.waitForEvent('CRASH_LOOP', { class: 'crashy' }, 30_000);
+    expect(loop.level).toBe('error');
+    await waitFor('no live crashy child', async () => (await sup.children('crashy')).length === 0);
+
+    // the healthy class still works after the crash loop
+    const ok = await sup.queue.enqueue({ class: 'ok', payload: { after: 'crash loop' } });
+    await sup.waitForJob(ok.id, 'SUCCEEDED');
+    expect(sup.events('CHILD_SPAWNED', { class: 'crashy' }).length).toBe(3);
+    expect(sup.events('CHILD_EXITED', { class: 'crashy' }).length).toBe(3);
+    expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
+    expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
+    await sup.stop();
+  });
+
+  it('a class whose handler file is missing is reported (CLASS_DISABLED) and consumes no jobs; the other class works', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({
+      dir,
+      classes: [
+        { name: 'ghost', handler: path.join(dir, 'no-such-handler.mjs'), waitReady: false },
+        { name: 'ok', handler: 'succeed' },
+      ],
+    });
+    const disabled = await sup.waitForEvent('CLASS_DISABLED', { class: 'ghost' });
+    expect(JSON.stringify(disabled)).toContain('no-such-handler.mjs');
+
+    const ghost = await sup.queue.enqueue({ class: 'ghost', payload: {} });
+    const ok = await sup.queue.enqueue({ class: 'ok', payload: {} });
+    await sup.waitForJob(ok.id, 'SUCCEEDED');
+    // by the time a later job of the working class has run, the ghost job is still untouched
+    const later = await sup.queue.enqueue({ class: 'ok', payload: {} });
+    await sup.waitForJob(later.id, 'SUCCEEDED');
+    const untouched = await sup.queue.get(ghost.id);
+    expect(untouched?.job.status).toBe('QUEUED');
+    expect(untouched?.job.attempts).toBe(0);
+    expect(await sup.children('ghost')).toEqual([]);
+    expect(sup.events('CRASH_LOOP', { class: 'ghost' })).toEqual([]);
+    await sup.stop();
+  });
+});
+
+describe('config checking', () => {
+  it('--check-config: 0 for a good file, 2 with the file and field path for a bad one; a bad file starts nothing', async () => {
+    const dir = newDir();
+    const good = path.join(dir, 'good.yaml');
+    writeFileSync(good, `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('succeed')}\n`);
+    const checked = await execa('node', [SUPERVISE_BIN, '--check-config', '--config', good], { reject: false });
+    expect(checked.exitCode).toBe(0);
+
+    const bad = path.join(dir, 'bad.yaml');
+    writeFileSync(
+      bad,
+      `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('succeed')}\n  - name: two\n    handler: ${fixture('succeed')}\n    lease_seconds: abc\n`,
+    );
+    for (const args of [['--check-config', '--config', bad], ['--config', bad]]) {
+      const result = await execa('node', [SUPERVISE_BIN, ...args], { reject: false, timeout: 15_000 });
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain(bad);
+      expect(result.stderr).toContain('classes[1].lease_seconds');
+    }
+  });
+});
