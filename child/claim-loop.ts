@@ -37,7 +37,10 @@ export class ClaimLoop {
   private current: JobRun | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
-  private readonly idle = new AbortController();
+  /** Cuts the current idle wait short (a wake, a due retry, a stop). */
+  private idle = new AbortController();
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private nextWakeAt = 0;
   /** Writes of verdicts go one after another: two at once would write the same verdict twice. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -94,7 +97,7 @@ export class ClaimLoop {
             this.waiting = await this.flush(this.claimRequest());
             continue;
           }
-          await sleep(this.deps.config.poll_seconds * 1000, undefined, { signal: this.idle.signal }).catch(() => undefined);
+          await this.idleWait();
           if (!this.stopping) this.waiting = await this.flush(this.claimRequest());
           continue;
         }
@@ -104,6 +107,29 @@ export class ClaimLoop {
     } finally {
       await this.flushAndHandBack();
     }
+  }
+
+  /** Stop idling and claim now. */
+  wake(): void {
+    this.idle.abort();
+  }
+
+  /** Sleep a poll interval, unless a wake came since the last wait (then claim again at once). */
+  private async idleWait(): Promise<void> {
+    if (!this.idle.signal.aborted) await sleep(this.deps.config.poll_seconds * 1000, undefined, { signal: this.idle.signal }).catch(() => undefined);
+    if (!this.stopping) this.idle = new AbortController();
+  }
+
+  /** A job of ours that failed comes back at `runAt`: be awake for it rather than up to a poll interval late. */
+  private wakeAt(runAt: number): void {
+    if (this.wakeTimer !== undefined && this.nextWakeAt <= runAt) return;
+    clearTimeout(this.wakeTimer);
+    this.nextWakeAt = runAt;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.wake();
+    }, Math.max(0, runAt - Date.now()));
+    this.wakeTimer.unref();
   }
 
   private claimRequest(): ClaimRequest | undefined {
@@ -168,6 +194,7 @@ export class ClaimLoop {
     const { job, run, durationMs } = pending;
     this.held.delete(job.id);
     const outcome: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
+    if (result.held && result.status === 'QUEUED' && result.runAt !== null) this.wakeAt(result.runAt);
     this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome, durationMs, ...(run.error ? { error: run.error } : {}) });
   }
 

@@ -88,6 +88,7 @@ async function main(): Promise<void> {
   const running = loop;
   process.on('message', (message: unknown) => {
     if (!isSupervisorToChild(message)) return;
+    if (message.type === 'wake') return running.wake();
     const stopping = message.type === 'drain' ? running.stop() : stopNow(message.reason);
     void stopping.then(async () => {
       await store?.close();

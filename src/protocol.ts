@@ -9,7 +9,9 @@ export type SupervisorToChild =
   /** Stop claiming, finish the job in hand, hand back what was only claimed, exit 0. */
   | { type: 'drain' }
   /** Abort the job in hand now and hand it back without spending a retry, then exit 0. */
-  | { type: 'stop'; reason: string };
+  | { type: 'stop'; reason: string }
+  /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
+  | { type: 'wake' };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -42,5 +44,5 @@ export function isChildToSupervisor(value: unknown): value is ChildToSupervisor 
 
 export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
   const type = (value as { type?: unknown } | null)?.type;
-  return type === 'drain' || type === 'stop';
+  return type === 'drain' || type === 'stop' || type === 'wake';
 }

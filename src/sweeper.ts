@@ -11,6 +11,8 @@ export interface SweeperOptions {
   actor: string;
   /** Told of every lease taken back; none by default. */
   metrics?: MetricsSink;
+  /** Told of the jobs each pass took back, so idle workers can be woken when they are due. */
+  onRecovered?: (jobs: RecoveredJob[]) => void;
 }
 
 /**
@@ -57,6 +59,7 @@ export class Sweeper {
     }
     for (const job of recovered) logRecovery(logger, job, 'LEASE:EXPIRED');
     (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, 'LEASE:EXPIRED', 'sweeper');
+    if (recovered.length > 0) this.options.onRecovered?.(recovered);
     if (recovered.length > 0) logger.info(`sweep took back ${recovered.length} expired lease(s)`, { event: 'SWEEP', recovered: recovered.length });
     return recovered;
   }

@@ -2,7 +2,7 @@ import type { ClassConfig } from '../src/config/types.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
 import type { ChildToSupervisor } from '../src/protocol.js';
-import type { RecoverParams, RetryDelay, Store } from '../src/store/types.js';
+import type { RecoveredJob, RecoverParams, RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery } from '../src/sweeper.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
 import { describeExit } from './exit-reason.js';
@@ -31,6 +31,7 @@ export class ClassPool {
   private readonly slots: (ChildHandle | undefined)[];
   private readonly restartPolicy: RestartPolicy;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  private readonly wakeTimers = new Set<NodeJS.Timeout>();
   private readonly exitHandling = new Set<Promise<void>>();
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
@@ -65,8 +66,23 @@ export class ClassPool {
   /** No more spawns or restarts (shutdown). */
   stopRestarting(): void {
     this.accepting = false;
-    for (const timer of this.restartTimers) clearTimeout(timer);
+    for (const timer of [...this.restartTimers, ...this.wakeTimers]) clearTimeout(timer);
     this.restartTimers.clear();
+    this.wakeTimers.clear();
+  }
+
+  /**
+   * Jobs of this class came back to the queue: wake the idle children when
+   * each is due, instead of leaving it to their next poll.
+   */
+  wakeFor(jobs: readonly RecoveredJob[]): void {
+    for (const runAt of new Set(jobs.filter((job) => job.status === 'QUEUED').map((job) => job.runAt ?? Date.now()))) {
+      const timer = setTimeout(() => {
+        this.wakeTimers.delete(timer);
+        for (const child of this.children) child.send({ type: 'wake' });
+      }, Math.max(0, runAt - Date.now()));
+      this.wakeTimers.add(timer);
+    }
   }
 
   /** Wait for the exit handling in flight (recoveries, registry writes). */
@@ -225,6 +241,7 @@ export class ClassPool {
       const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: 'shutdown' });
       for (const job of released) logRecovery(this.logger, job, 'LEASE:RELEASED');
       this.metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
+      this.wakeFor(released);
       return;
     }
     const params: RecoverParams = {
@@ -250,5 +267,6 @@ export class ClassPool {
     const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, startedJobIds: [...child.started.keys()] });
     for (const job of recovered) logRecovery(this.logger.child({ pid: child.pid }), job, params.errorCode);
     this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
+    this.wakeFor(recovered);
   }
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdConfig } from '../src/config/types.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayMs } from '../src/queue/backoff.js';
-import type { RetryDelay, Store } from '../src/store/types.js';
+import type { RecoveredJob, RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery, Sweeper } from '../src/sweeper.js';
 import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
 import { Retention } from '../src/retention.js';
@@ -67,6 +67,7 @@ export class Supervisor {
       retryDelay: this.retryDelay,
       actor: supervisorId,
       metrics: sink,
+      onRecovered: (jobs) => this.wakeFor(jobs),
     });
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
   }
@@ -127,10 +128,16 @@ export class Supervisor {
           retryDelay: this.retryDelay,
         });
         for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
+        this.wakeFor(recovered);
         this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
       }
       await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
     }
+  }
+
+  /** Route jobs taken back to their class's pool, which wakes its children when they are due. */
+  private wakeFor(jobs: readonly RecoveredJob[]): void {
+    for (const pool of this.pools) pool.wakeFor(jobs.filter((job) => job.class === pool.config.name));
   }
 
   /**

@@ -71,7 +71,7 @@ describe('loadConfig', () => {
           max_runtime_seconds: 300,
           kill_grace_seconds: 5,
           max_retries: 5,
-          backoff: { base_seconds: 2, max_seconds: 300, jitter: true },
+          backoff: { base_seconds: 1, max_seconds: 300, jitter: true },
           max_memory_mb: 512,
           restart: { max_restarts: 5, within_seconds: 60 },
           claim_batch: 1,
@@ -79,6 +79,15 @@ describe('loadConfig', () => {
         },
       ],
     });
+  });
+
+  it('derives the heartbeat from the lease when it is not given, and lets max_restarts be 0', () => {
+    const config = parseConfig(
+      'database: q.db\nclasses:\n  - { name: a, handler: a.js, lease_seconds: 6, restart: { max_restarts: 0 } }\n  - { name: b, handler: b.js, lease_seconds: 60 }\n',
+      '/tmp/queue.yaml',
+    );
+    expect(config.classes.map((c) => c.heartbeat_seconds)).toEqual([2, 10]);
+    expect(config.classes[0]?.restart.max_restarts).toBe(0);
   });
 
   it('fills defaults inside partly given sections, and accepts fractional seconds', () => {

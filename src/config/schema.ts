@@ -63,13 +63,14 @@ const httpSchema = mapping({
 });
 
 const backoffSchema = mapping({
-  base_seconds: seconds().default(2),
+  base_seconds: seconds().default(1),
   max_seconds: seconds().default(300),
   jitter: flag().default(true),
 });
 
 const restartSchema = mapping({
-  max_restarts: count().default(5),
+  /** 0: never restart a crashed child. */
+  max_restarts: nonNegativeCount().default(5),
   within_seconds: seconds().default(60),
 });
 
@@ -81,7 +82,8 @@ const classSchema = mapping({
   handler: nonEmptyString('a handler module path'),
   processes: count().default(1),
   lease_seconds: seconds().default(30),
-  heartbeat_seconds: seconds().default(10),
+  /** Default: a third of the lease, at most 10 s. */
+  heartbeat_seconds: seconds().optional(),
   max_runtime_seconds: seconds().default(300),
   kill_grace_seconds: seconds().default(5),
   max_retries: nonNegativeCount().default(DEFAULT_MAX_RETRIES),
@@ -92,7 +94,7 @@ const classSchema = mapping({
   poll_seconds: seconds().default(0.5),
 }).superRefine((cls, ctx) => {
   // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
-  if (cls.heartbeat_seconds > cls.lease_seconds / 2) {
+  if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
     ctx.addIssue({
       code: 'custom',
       path: ['heartbeat_seconds'],
@@ -106,7 +108,7 @@ const classSchema = mapping({
       message: `expected at least backoff.base_seconds = ${cls.backoff.base_seconds}, got ${cls.backoff.max_seconds}`,
     });
   }
-});
+}).transform((cls) => ({ ...cls, heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3) }));
 
 export const configSchema = mapping({
   /** A SQLite path (resolved by the loader) or a postgres:// URL. */

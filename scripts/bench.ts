@@ -1,0 +1,139 @@
+/**
+ * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--keep]
+ *
+ * Measures leasehold on SQLite on this machine, prints one JSON document
+ * (stdout, or FILE with --out) and a readable table (stderr, or stdout with
+ * --table). Sections: throughput (1), plainjob (2), raw (3), enqueue (4),
+ * latency (5), recovery (6), depth (7), overhead (8); see scripts/bench/.
+ * Sections 1-3 run interleaved in rounds so their ratios are taken within
+ * a round. Every process started is stopped at the end, even on error.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { round, TempDirs } from './bench/common.js';
+import { runComparison } from './bench/compare.js';
+import type { BenchContext } from './bench/context.js';
+import { FULL, QUICK } from './bench/context.js';
+import { runDepth } from './bench/depth.js';
+import { runEnqueue } from './bench/enqueue.js';
+import { runLatency } from './bench/latency.js';
+import { loadAverages, machineInfo, packageVersion } from './bench/machine.js';
+import { runOverhead } from './bench/overhead.js';
+import { ProcessRegistry } from './bench/processes.js';
+import { runRecovery } from './bench/recovery.js';
+import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
+
+const DEFAULT_CLAIM_BATCH = 16;
+
+function usage(message: string): never {
+  process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--keep]\n`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      table: { type: 'boolean', default: false },
+      'claim-batch': { type: 'string', default: String(DEFAULT_CLAIM_BATCH) },
+      keep: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+} catch (error) {
+  usage((error as Error).message);
+}
+const { values } = parsed;
+const claimBatch = Number(values['claim-batch']);
+if (!Number.isInteger(claimBatch) || claimBatch < 1) usage(`--claim-batch must be an integer >= 1, got ${values['claim-batch']}`);
+const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((name) => name.trim());
+for (const name of only) if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
+const wanted = new Set(only as SectionName[]);
+
+const tableOut = values.table ? process.stdout : process.stderr;
+const startedAt = new Date();
+const started = performance.now();
+const registry = new ProcessRegistry();
+const dirs = new TempDirs(values.keep);
+const ctx: BenchContext = {
+  sizes: values.quick ? QUICK : FULL,
+  quick: values.quick,
+  claimBatch,
+  processes: registry,
+  dirs,
+  progress: (message) => process.stderr.write(`[bench ${Math.round((performance.now() - started) / 1000)}s] ${message}\n`),
+};
+
+// Ctrl-C: stop what we started, then go.
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write(`bench: ${signal}, stopping the processes started\n`);
+    void registry.stopAll(3_000).finally(() => {
+      dirs.removeAll();
+      process.exit(130);
+    });
+  });
+}
+
+const report: BenchReport = {
+  bench: 'leasehold',
+  command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  quick: values.quick,
+  started_at: startedAt.toISOString(),
+  duration_seconds: 0,
+  machine: { ...(await machineInfo()), loadavg_end: [] },
+  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, driver: 'sqlite' },
+  sections: {},
+  section_loadavg: {},
+  targets: [],
+  errors: [],
+};
+
+async function section(name: SectionName | SectionName[], work: () => Promise<void>): Promise<void> {
+  const names = Array.isArray(name) ? name : [name];
+  for (const n of names) report.section_loadavg[n] = loadAverages()[0] ?? 0;
+  try {
+    await work();
+  } catch (error) {
+    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    ctx.progress(`section ${names.join('+')} failed: ${message}`);
+    for (const n of names) report.errors.push({ section: n, error: error instanceof Error ? error.message : String(error) });
+  } finally {
+    // A failed section must not leave its processes to disturb the next one.
+    await registry.stopAll(5_000);
+  }
+}
+
+try {
+  const comparison = { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') };
+  if (comparison.throughput || comparison.plainjob || comparison.raw) {
+    await section(
+      SECTIONS.filter((n) => (comparison as Record<string, boolean>)[n] === true),
+      async () => void Object.assign(report.sections, await runComparison(ctx, comparison, packageVersion('plainjob'))),
+    );
+  }
+  if (wanted.has('enqueue')) await section('enqueue', async () => void (report.sections.enqueue = await runEnqueue(ctx)));
+  if (wanted.has('latency')) await section('latency', async () => void (report.sections.latency = await runLatency(ctx)));
+  if (wanted.has('recovery')) await section('recovery', async () => void (report.sections.recovery = await runRecovery(ctx)));
+  if (wanted.has('depth')) await section('depth', async () => void (report.sections.depth = await runDepth(ctx)));
+  if (wanted.has('overhead')) await section('overhead', async () => void (report.sections.overhead = await runOverhead(ctx)));
+} finally {
+  await registry.stopAll(5_000);
+  const kept = dirs.removeAll();
+  if (kept.length > 0) ctx.progress(`kept ${kept.length} folder(s): ${kept.join(' ')}`);
+}
+
+report.machine.loadavg_end = loadAverages();
+report.duration_seconds = round((performance.now() - started) / 1000);
+report.targets = checkTargets(report);
+const json = `${JSON.stringify(report, null, 2)}\n`;
+if (values.out !== undefined) writeFileSync(values.out, json);
+else process.stdout.write(json);
+tableOut.write(renderTable(report));
+process.exitCode = report.errors.length > 0 ? 1 : 0;

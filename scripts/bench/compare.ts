@@ -1,0 +1,131 @@
+/**
+ * Sections 1-3 run together, in rounds: each round drains the same number
+ * of jobs through leasehold (every processes × claim_batch), plainjob and
+ * the raw loop, back to back, and the ratios are taken within the round, so
+ * that a machine busier in one round than another cannot fake a win or a
+ * loss. Each figure is the median (min, max) over the rounds.
+ */
+import { summarize, type Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import { plainjobDrain } from './plainjob.js';
+import { rawDrain } from './raw.js';
+import { leaseholdDrain, POLL_MS, type DrainRun, type ThroughputRow } from './throughput.js';
+
+export const METHOD =
+  `jobs/s from the first job seen SUCCEEDED to the last (a read-only connection counts finished rows every ${POLL_MS} ms); ` +
+  '`from_start` is from spawning the process(es) to the last job, start-up included';
+
+export interface Ratio {
+  leasehold: { processes: number; claim_batch: number };
+  other: { processes: number; per_tx?: number };
+  ratio: Stat;
+}
+
+export interface ComparisonSections {
+  throughput?: { method: string; jobs: number; claim_batches: number[]; results: ThroughputRow[] };
+  plainjob?: { package: string; method: string; jobs: number; results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
+  raw?: { method: string; jobs: number; results: { processes: number; per_tx: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
+}
+
+type Key = string;
+const lhKey = (p: number, b: number) => `lh:${p}:${b}`;
+const pjKey = (p: number) => `pj:${p}`;
+const rawKey = (p: number, t: number) => `raw:${p}:${t}`;
+
+export async function runComparison(ctx: BenchContext, want: { throughput: boolean; plainjob: boolean; raw: boolean }, plainjobVersion: string): Promise<ComparisonSections> {
+  const { sizes } = ctx;
+  const batches = [...new Set([1, ctx.claimBatch])];
+  const rounds: Map<Key, DrainRun>[] = [];
+  const extra = new Map<Key, { attempts: number[]; events: number[] }>();
+
+  for (let round = 0; round < sizes.runs; round++) {
+    const results = new Map<Key, DrainRun>();
+    rounds.push(results);
+    if (want.throughput) {
+      for (const p of sizes.processes) {
+        for (const b of batches) {
+          ctx.progress(`round ${round + 1}/${sizes.runs}: leasehold ${p} children, claim_batch ${b}`);
+          const run = await leaseholdDrain(ctx, p, b);
+          results.set(lhKey(p, b), run);
+          const bookkeeping = extra.get(lhKey(p, b)) ?? { attempts: [], events: [] };
+          bookkeeping.attempts.push(run.attemptsPerJob);
+          bookkeeping.events.push(run.eventsPerJob);
+          extra.set(lhKey(p, b), bookkeeping);
+        }
+      }
+    }
+    if (want.plainjob) {
+      for (const p of sizes.plainjobProcesses) {
+        ctx.progress(`round ${round + 1}/${sizes.runs}: plainjob ${p} processes`);
+        results.set(pjKey(p), await plainjobDrain(ctx, p));
+      }
+    }
+    if (want.raw) {
+      for (const p of sizes.rawProcesses) {
+        for (const t of sizes.rawPerTx) {
+          ctx.progress(`round ${round + 1}/${sizes.runs}: raw loop ${p} processes, ${t} per transaction`);
+          results.set(rawKey(p, t), await rawDrain(ctx, p, t));
+        }
+      }
+    }
+  }
+
+  const stat = (key: Key, field: keyof DrainRun) => summarize(rounds.map((r) => (r.get(key) as DrainRun)[field]));
+  const ratio = (a: Key, b: Key): Stat | undefined => {
+    if (!rounds.every((r) => r.has(a) && r.has(b))) return undefined;
+    return summarize(rounds.map((r) => (r.get(a) as DrainRun).jobsPerSec / (r.get(b) as DrainRun).jobsPerSec), 2);
+  };
+  const sections: ComparisonSections = {};
+  if (want.throughput) {
+    sections.throughput = {
+      method: METHOD,
+      jobs: sizes.jobs,
+      claim_batches: batches,
+      results: sizes.processes.flatMap((p) =>
+        batches.map((b) => ({
+          processes: p,
+          claim_batch: b,
+          jobs_per_sec: stat(lhKey(p, b), 'jobsPerSec'),
+          jobs_per_sec_from_start: stat(lhKey(p, b), 'jobsPerSecFromStart'),
+          attempts_per_job: summarize(extra.get(lhKey(p, b))?.attempts ?? [], 2).median,
+          events_per_job: summarize(extra.get(lhKey(p, b))?.events ?? [], 2).median,
+        })),
+      ),
+    };
+  }
+  if (want.plainjob) {
+    const ratios: Ratio[] = [];
+    for (const p of sizes.plainjobProcesses) {
+      for (const b of batches) {
+        const r = ratio(lhKey(p, b), pjKey(p));
+        if (r !== undefined) ratios.push({ leasehold: { processes: p, claim_batch: b }, other: { processes: p }, ratio: r });
+      }
+    }
+    sections.plainjob = {
+      package: `plainjob@${plainjobVersion}`,
+      method: `${METHOD}; plainjob's own worker loop (defineWorker) with a no-op processor and a silent logger, one worker per process`,
+      jobs: sizes.jobs,
+      results: sizes.plainjobProcesses.map((p) => ({ processes: p, jobs_per_sec: stat(pjKey(p), 'jobsPerSec'), jobs_per_sec_from_start: stat(pjKey(p), 'jobsPerSecFromStart') })),
+      ratios,
+    };
+  }
+  if (want.raw) {
+    const ratios: Ratio[] = [];
+    const ceiling = Math.max(...sizes.rawPerTx);
+    for (const p of sizes.rawProcesses) {
+      for (const b of batches) {
+        const r = ratio(lhKey(p, b), rawKey(p, ceiling));
+        if (r !== undefined) ratios.push({ leasehold: { processes: p, claim_batch: b }, other: { processes: p, per_tx: ceiling }, ratio: r });
+      }
+    }
+    sections.raw = {
+      method: `${METHOD}; bare better-sqlite3 loop: claim n in one transaction (UPDATE ... RETURNING, fresh token), complete n in one transaction (fenced on id, token, status); no attempts, no events, no IPC`,
+      jobs: sizes.jobs,
+      results: sizes.rawProcesses.flatMap((p) =>
+        sizes.rawPerTx.map((t) => ({ processes: p, per_tx: t, jobs_per_sec: stat(rawKey(p, t), 'jobsPerSec'), jobs_per_sec_from_start: stat(rawKey(p, t), 'jobsPerSecFromStart') })),
+      ),
+      ratios,
+    };
+  }
+  return sections;
+}

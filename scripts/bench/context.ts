@@ -1,0 +1,81 @@
+/** What the orchestrator hands every section: sizes, the process registry, temp folders, a progress line. */
+import type { TempDirs } from './common.js';
+import type { ProcessRegistry } from './processes.js';
+
+export interface Sizes {
+  /** Repetitions of every figure (median, min, max over them). */
+  runs: number;
+  /** Jobs per drain in sections 1-3. */
+  jobs: number;
+  processes: number[];
+  plainjobProcesses: number[];
+  rawProcesses: number[];
+  rawPerTx: number[];
+  drainTimeoutMs: number;
+  enqueueCliSingle: number;
+  enqueueLibrarySingle: number;
+  enqueueBulk: number;
+  latencyJobs: number;
+  latencyGapMs: [number, number];
+  idleWindowSeconds: number;
+  recoveryKills: number;
+  recoverySleepMs: number;
+  depths: number[];
+  /** Jobs claimed and completed per depth measurement. */
+  depthMeasured: number;
+  sweepHeld: number;
+  sweepExpiredShare: number;
+  crashKills: number;
+}
+
+export const FULL: Sizes = {
+  runs: 3,
+  jobs: 20_000,
+  processes: [1, 2, 4],
+  plainjobProcesses: [1, 2],
+  rawProcesses: [1, 2],
+  rawPerTx: [1, 10],
+  drainTimeoutMs: 600_000,
+  enqueueCliSingle: 50,
+  enqueueLibrarySingle: 5_000,
+  enqueueBulk: 20_000,
+  latencyJobs: 1_000,
+  latencyGapMs: [5, 30],
+  idleWindowSeconds: 20,
+  recoveryKills: 20,
+  recoverySleepMs: 2_000,
+  depths: [1_000, 100_000, 1_000_000],
+  depthMeasured: 2_000,
+  sweepHeld: 100_000,
+  sweepExpiredShare: 0.01,
+  crashKills: 3,
+};
+
+/** `--quick`: tiny sizes, one run each; a smoke test of every section, not a measurement. */
+export const QUICK: Sizes = {
+  ...FULL,
+  runs: 1,
+  jobs: 300,
+  drainTimeoutMs: 120_000,
+  enqueueCliSingle: 3,
+  enqueueLibrarySingle: 100,
+  enqueueBulk: 1_000,
+  latencyJobs: 50,
+  idleWindowSeconds: 3,
+  recoveryKills: 3,
+  depths: [1_000, 3_000, 10_000],
+  depthMeasured: 200,
+  sweepHeld: 2_000,
+  crashKills: 1,
+};
+
+export interface BenchContext {
+  sizes: Sizes;
+  quick: boolean;
+  /** claim_batch of the "throughput default" leasehold runs (the other runs use 1). */
+  claimBatch: number;
+  processes: ProcessRegistry;
+  dirs: TempDirs;
+  /** A progress line on stderr. */
+  progress(message: string): void;
+}

@@ -1,0 +1,158 @@
+/**
+ * Section 5: enqueue-to-start latency with idle children, and what idle
+ * children cost. One supervisor with 4 children and the default config
+ * (poll_seconds, claim_batch and the rest at their defaults), no-op handler.
+ * First the idle CPU: utime+stime from /proc/<pid>/stat of the supervisor
+ * and every descendant over a window, scaled to a minute. Then jobs are
+ * enqueued one at a time (queue.enqueue) at random gaps; each job's latency
+ * is read back from its row: started_at (the handler's real start) and
+ * claimed_at minus created_at, and the STARTED event's ts.
+ */
+import { execa } from 'execa';
+import type { Store } from '../../src/store/types.js';
+import { percentiles } from '../stats.js';
+import { cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import { BENCH_CLASS, Counter, databaseOf, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+
+const CHILDREN = 4;
+const SETTLE_MS = 2_000;
+
+export interface LatencyStats {
+  p50: Stat;
+  p95: Stat;
+  p99: Stat;
+  max: Stat;
+}
+
+export interface LatencySection {
+  config: string;
+  jobs_per_run: number;
+  gap_ms: [number, number];
+  unit: 'ms';
+  /** Primary: started_at (the handler's real start, stamped by the child) minus created_at. */
+  start_latency_ms: LatencyStats;
+  claim_latency_ms: LatencyStats;
+  started_event_latency_ms: LatencyStats;
+  idle_cpu: {
+    children: number;
+    window_seconds: number;
+    clock_ticks_per_second: number;
+    /** CPU seconds per minute of wall time, supervisor + children. */
+    cpu_seconds_per_minute: Stat;
+    supervisor_cpu_seconds_per_minute: Stat;
+    children_cpu_seconds_per_minute: Stat;
+  };
+}
+
+async function clockTicksPerSecond(): Promise<number> {
+  try {
+    const value = Number((await execa('getconf', ['CLK_TCK'])).stdout.trim());
+    return Number.isFinite(value) && value > 0 ? value : 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** CPU seconds per minute of the supervisor and its descendants over `seconds`. */
+async function idleWindow(supervisorPid: number, seconds: number, ticksPerSecond: number): Promise<{ total: number; supervisor: number; children: number }> {
+  const pids = [supervisorPid, ...descendantsOf(supervisorPid)];
+  const before = pids.map(cpuTicks);
+  await sleep(seconds * 1000);
+  const after = pids.map(cpuTicks);
+  const used = pids.map((pid, i) => {
+    const a = before[i];
+    const b = after[i];
+    if (a === undefined || b === undefined) throw new Error(`process ${pid} went away during the idle window`);
+    return ((b - a) / ticksPerSecond) * (60 / seconds);
+  });
+  const supervisor = used[0] ?? 0;
+  const total = used.reduce((sum, v) => sum + v, 0);
+  return { total, supervisor, children: total - supervisor };
+}
+
+function latencies(values: number[][]): LatencyStats {
+  const runs = values.map((v) => percentiles(v));
+  return {
+    p50: summarize(runs.map((r) => r.p50), 1),
+    p95: summarize(runs.map((r) => r.p95), 1),
+    p99: summarize(runs.map((r) => r.p99), 1),
+    max: summarize(runs.map((r) => r.max), 1),
+  };
+}
+
+async function readLatencies(store: Store, ids: number[]): Promise<{ start: number[]; claim: number[]; event: number[] }> {
+  const start: number[] = [];
+  const claim: number[] = [];
+  const event: number[] = [];
+  for (const id of ids) {
+    const job = await store.jobGet({ id });
+    if (job === undefined || job.started_at === null || job.claimed_at === null) throw new Error(`job ${id} has no start`);
+    start.push(job.started_at - job.created_at);
+    claim.push(job.claimed_at - job.created_at);
+    const started = (await store.eventList({ jobId: id })).find((e) => e.event === 'STARTED');
+    if (started !== undefined) event.push(started.ts - job.created_at);
+  }
+  return { start, claim, event };
+}
+
+export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
+  const { sizes } = ctx;
+  const dir = ctx.dirs.make('latency');
+  const config = writeConfig(dir, { handler: writeNoopHandler(dir), processes: CHILDREN });
+  const queue = await openBenchQueue(databaseOf(dir));
+  const counter = new Counter(databaseOf(dir));
+  const ticksPerSecond = await clockTicksPerSecond();
+  const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+  try {
+    await supervisor.waitReady(queue.store, CHILDREN);
+    await sleep(SETTLE_MS);
+    const idle: { total: number; supervisor: number; children: number }[] = [];
+    for (let run = 0; run < sizes.runs; run++) {
+      ctx.progress(`idle CPU window ${run + 1}/${sizes.runs} (${sizes.idleWindowSeconds} s, ${CHILDREN} idle children)`);
+      idle.push(await idleWindow(supervisor.pid, sizes.idleWindowSeconds, ticksPerSecond));
+    }
+
+    const random = seededRandom(5);
+    const [minGap, maxGap] = sizes.latencyGapMs;
+    const countDone = counter.count(SUCCEEDED_COUNT);
+    const start: number[][] = [];
+    const claim: number[][] = [];
+    const event: number[][] = [];
+    for (let run = 0; run < sizes.runs; run++) {
+      ctx.progress(`latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`);
+      const ids: number[] = [];
+      for (let i = 0; i < sizes.latencyJobs; i++) {
+        await sleep(minGap + random() * (maxGap - minGap));
+        ids.push((await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } })).id);
+      }
+      const expected = (run + 1) * sizes.latencyJobs;
+      await waitFor(`${expected} jobs SUCCEEDED`, () => (countDone() >= expected ? true : undefined), { timeoutMs: 60_000 });
+      const read = await readLatencies(queue.store, ids);
+      start.push(read.start);
+      claim.push(read.claim);
+      event.push(read.event);
+    }
+    return {
+      config: `${CHILDREN} children, default config (poll_seconds 0.5, claim_batch 1), no-op handler`,
+      jobs_per_run: sizes.latencyJobs,
+      gap_ms: [minGap, maxGap],
+      unit: 'ms',
+      start_latency_ms: latencies(start),
+      claim_latency_ms: latencies(claim),
+      started_event_latency_ms: latencies(event),
+      idle_cpu: {
+        children: CHILDREN,
+        window_seconds: sizes.idleWindowSeconds,
+        clock_ticks_per_second: ticksPerSecond,
+        cpu_seconds_per_minute: summarize(idle.map((w) => w.total), 3),
+        supervisor_cpu_seconds_per_minute: summarize(idle.map((w) => w.supervisor), 3),
+        children_cpu_seconds_per_minute: summarize(idle.map((w) => w.children), 3),
+      },
+    };
+  } finally {
+    counter.close();
+    await supervisor.stop();
+    await queue.close();
+  }
+}

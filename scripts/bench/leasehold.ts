@@ -1,0 +1,180 @@
+/**
+ * Running leasehold the way an operator does: a generated queue.yaml, a
+ * handler file, `node dist/src/cli/supervise.js --config F` as a real
+ * process, and what its log and the workers registry say.
+ */
+import Database from 'better-sqlite3';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue } from '../../src/queue/queue.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store, WorkerRow } from '../../src/store/types.js';
+import { isAlive, waitFor } from './common.js';
+import { SUPERVISE, type Managed, type ProcessRegistry } from './processes.js';
+
+export const BENCH_CLASS = 'bench';
+/** Bulk enqueues go in chunks of this many jobs (one transaction each). */
+export const FILL_CHUNK = 10_000;
+
+export interface ClassOptions {
+  handler: string;
+  processes: number;
+  claimBatch?: number;
+  pollSeconds?: number;
+  /** Extra YAML lines for the class (already indented by four spaces). */
+  extra?: string[];
+}
+
+/** A queue.yaml in `dir` with one class; every field not given keeps its default. */
+export function writeConfig(dir: string, options: ClassOptions): string {
+  const lines = [
+    `database: ${join(dir, 'queue.db')}`,
+    `log: { level: info, file: ${join(dir, 'supervisor.log')} }`,
+    'classes:',
+    `  - name: ${BENCH_CLASS}`,
+    `    handler: ${options.handler}`,
+    `    processes: ${options.processes}`,
+  ];
+  if (options.claimBatch !== undefined) lines.push(`    claim_batch: ${options.claimBatch}`);
+  if (options.pollSeconds !== undefined) lines.push(`    poll_seconds: ${options.pollSeconds}`);
+  lines.push(...(options.extra ?? []));
+  const file = join(dir, 'queue.yaml');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** A handler that does nothing and returns null. */
+export function writeNoopHandler(dir: string): string {
+  const file = join(dir, 'noop.mjs');
+  writeFileSync(file, 'export default async function noop() {\n  return null;\n}\n');
+  return file;
+}
+
+/** A handler that sleeps `ms` on a job's first attempt only (later attempts return at once). */
+export function writeSleepFirstAttemptHandler(dir: string, ms: number): string {
+  const file = join(dir, 'sleep-first.mjs');
+  writeFileSync(
+    file,
+    `import { setTimeout as sleep } from 'node:timers/promises';
+export default async function sleepFirst(job) {
+  if (job.attempt === 1) await sleep(${ms});
+  return null;
+}
+`,
+  );
+  return file;
+}
+
+export function databaseOf(dir: string): string {
+  return join(dir, 'queue.db');
+}
+
+/** Enqueue `count` no-op jobs with enqueueMany, FILL_CHUNK per call; returns the seconds it took. */
+export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK): Promise<number> {
+  const started = performance.now();
+  for (let done = 0; done < count; done += chunk) {
+    const size = Math.min(chunk, count - done);
+    await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: BENCH_CLASS, payload: { n: done + i } })));
+  }
+  return (performance.now() - started) / 1000;
+}
+
+export async function openBenchQueue(database: string): Promise<Queue> {
+  return new Queue(await openStore(database), { actor: 'bench' });
+}
+
+/** A read-only connection for counting rows while the queue runs (WAL: it never blocks a writer). */
+export class Counter {
+  private readonly db: Database.Database;
+  constructor(database: string) {
+    this.db = new Database(database, { readonly: true, fileMustExist: true });
+  }
+
+  /** A prepared count query, as a function. */
+  count(sql: string, ...params: unknown[]): () => number {
+    const statement = this.db.prepare(sql).pluck();
+    return () => Number(statement.get(...params));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+export const SUCCEEDED_COUNT = `SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`;
+
+export interface LogLine {
+  ts: string;
+  event?: string;
+  pid?: number;
+  [key: string]: unknown;
+}
+
+/** A supervisor started by the benchmark: its process, its log, its children in the registry. */
+export class SupervisorRun {
+  readonly startedAt = Date.now();
+  private supervisorId: string | undefined;
+
+  private constructor(
+    readonly process: Managed,
+    readonly dir: string,
+  ) {}
+
+  static start(registry: ProcessRegistry, configFile: string, dir: string): SupervisorRun {
+    const managed = registry.startNode('supervisor', SUPERVISE, ['--config', configFile], { output: join(dir, 'supervisor.out') });
+    return new SupervisorRun(managed, dir);
+  }
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  /** Undefined while it runs; why not, once it is gone (for polls that must not wait on a dead supervisor). */
+  deadReason(): string | undefined {
+    return this.process.running ? undefined : `the supervisor exited early; see ${join(this.dir, 'supervisor.out')}`;
+  }
+
+  /** Its live children in the workers registry (its own row found by pid). */
+  async children(store: Store): Promise<WorkerRow[]> {
+    const workers = await store.workerList({ includeExited: false, limit: 1_000 });
+    this.supervisorId ??= workers.find((w) => w.kind === 'supervisor' && w.pid === this.pid)?.id;
+    if (this.supervisorId === undefined) return [];
+    return workers.filter((w) => w.kind === 'child' && w.supervisor_id === this.supervisorId && isAlive(w.pid));
+  }
+
+  /** Wait until `count` live children say ready (or busy). */
+  async waitReady(store: Store, count: number, timeoutMs = 30_000): Promise<WorkerRow[]> {
+    return waitFor(
+      `${count} ready children of supervisor ${this.pid}`,
+      async () => {
+        const dead = this.deadReason();
+        if (dead !== undefined) throw new Error(dead);
+        const ready = (await this.children(store)).filter((c) => c.state === 'ready' || c.state === 'busy');
+        return ready.length >= count ? ready : undefined;
+      },
+      { intervalMs: 20, timeoutMs },
+    );
+  }
+
+  /** The JSON lines of its log file, optionally only one event. */
+  log(event?: string): LogLine[] {
+    const file = join(this.dir, 'supervisor.log');
+    if (!existsSync(file)) return [];
+    const lines: LogLine[] = [];
+    for (const text of readFileSync(file, 'utf8').split('\n')) {
+      if (text.trim() === '') continue;
+      try {
+        const line = JSON.parse(text) as LogLine;
+        if (event === undefined || line.event === event) lines.push(line);
+      } catch {
+        // a line being written
+      }
+    }
+    return lines;
+  }
+
+  async stop(graceMs = 15_000): Promise<void> {
+    this.process.noteDescendants();
+    await this.process.stop(graceMs);
+  }
+}

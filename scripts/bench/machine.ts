@@ -1,0 +1,68 @@
+/** The machine a benchmark ran on, and how busy it was when it began. */
+import Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg, platform, release } from 'node:os';
+import { machineBusyPercent, round } from './common.js';
+
+export interface MachineInfo {
+  nproc: number;
+  cpu_model: string;
+  mem_total_mb: number;
+  os: string;
+  node: string;
+  sqlite: string;
+  better_sqlite3: string;
+  /** 1, 5 and 15 minute load averages when the benchmark began. */
+  loadavg_start: number[];
+  /** Share of all cores busy (other programs) over 2 s before the first section. */
+  cpu_busy_percent_before: number;
+}
+
+function cpuModel(): string {
+  try {
+    return /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function memTotalMb(): number {
+  try {
+    const kb = Number(/^MemTotal:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
+    return Math.round(kb / 1024);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function packageVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function loadAverages(): number[] {
+  return loadavg().map((v) => round(v, 2));
+}
+
+export async function machineInfo(): Promise<MachineInfo> {
+  const loadavgStart = loadAverages();
+  const db = new Database(':memory:');
+  const sqlite = String(db.prepare('SELECT sqlite_version()').pluck().get());
+  db.close();
+  return {
+    nproc: availableParallelism(),
+    cpu_model: cpuModel(),
+    mem_total_mb: memTotalMb(),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    sqlite,
+    better_sqlite3: packageVersion('better-sqlite3'),
+    loadavg_start: loadavgStart,
+    cpu_busy_percent_before: await machineBusyPercent(2_000),
+  };
+}
+
+export { packageVersion };

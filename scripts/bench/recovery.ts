@@ -1,0 +1,108 @@
+/**
+ * Section 6: recovery after a child is SIGKILLed mid-job. A supervisor with
+ * 2 children (so that "another child" exists) and the default config apart
+ * from the handler, which sleeps on a job's first attempt only, and
+ * restart.max_restarts raised so that 20 kills in a few minutes do not trip
+ * the crash-loop stop. For each kill: enqueue one job, wait until it is
+ * RUNNING, SIGKILL its child, then read from the job: claimed_at of the
+ * next attempt minus the kill time (the figure), the killed attempt's
+ * finished_at minus the kill time (the supervisor taking it back), and the
+ * retry's run_at minus that (the backoff it was given).
+ */
+import type { Queue } from '../../src/queue/queue.js';
+import { sleep, summarize, waitFor, type Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import { percentiles } from '../stats.js';
+import { BENCH_CLASS, databaseOf, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
+
+const CHILDREN = 2;
+
+export interface RecoverySection {
+  config: string;
+  kills_per_run: number;
+  unit: 'ms';
+  /** claimed_at of the next attempt minus the kill time: the figure the target is about. */
+  reclaim_ms: { p50: Stat; max: Stat };
+  /** The killed attempt's finished_at (the supervisor took the job back) minus the kill time. */
+  taken_back_ms: { p50: Stat; max: Stat };
+  /** The retry's run_at minus when it was taken back: the backoff the class's policy gave it (default config). */
+  backoff_ms: { p50: Stat; max: Stat };
+}
+
+interface KillSample {
+  reclaim: number;
+  takenBack: number;
+  backoff: number;
+}
+
+async function killOnce(queue: Queue, supervisor: SupervisorRun, n: number): Promise<KillSample> {
+  const { store } = queue;
+  // A child killed during its first job restarts after a growing delay (restart policy): wait for both.
+  await supervisor.waitReady(store, CHILDREN, 90_000);
+  const { id } = await queue.enqueue({ class: BENCH_CLASS, payload: { n } });
+  const running = await waitFor(
+    `job ${id} RUNNING`,
+    async () => {
+      const job = await store.jobGet({ id });
+      return job?.status === 'RUNNING' && job.owner_id !== null ? job : undefined;
+    },
+    { intervalMs: 5, timeoutMs: 30_000 },
+  );
+  const owner = (await supervisor.children(store)).find((c) => c.id === running.owner_id);
+  if (owner === undefined) throw new Error(`job ${id}: its owner ${String(running.owner_id)} is not a live child`);
+  const killedAt = Date.now();
+  process.kill(owner.pid, 'SIGKILL');
+  const again = await waitFor(
+    `job ${id} claimed again`,
+    async () => {
+      const job = await store.jobGet({ id });
+      return job !== undefined && job.attempts > running.attempts && job.claimed_at !== null ? job : undefined;
+    },
+    { intervalMs: 5, timeoutMs: 60_000 },
+  );
+  const killed = (await store.attemptList({ jobId: id })).find((a) => a.attempt === running.attempts);
+  if (killed?.finished_at == null || again.claimed_at === null) throw new Error(`job ${id}: the killed attempt was not closed`);
+  await waitFor(`job ${id} SUCCEEDED`, async () => ((await store.jobGet({ id }))?.status === 'SUCCEEDED' ? true : undefined), { timeoutMs: 30_000 });
+  return { reclaim: again.claimed_at - killedAt, takenBack: killed.finished_at - killedAt, backoff: again.run_at - killed.finished_at };
+}
+
+export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
+  const { sizes } = ctx;
+  const p50 = (values: number[]) => percentiles(values).p50;
+  const max = (values: number[]) => Math.max(...values);
+  const perRun: KillSample[][] = [];
+  for (let run = 0; run < sizes.runs; run++) {
+    const dir = ctx.dirs.make('recovery');
+    const config = writeConfig(dir, {
+      handler: writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs),
+      processes: CHILDREN,
+      extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
+    });
+    const queue = await openBenchQueue(databaseOf(dir));
+    const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+    try {
+      const samples: KillSample[] = [];
+      for (let kill = 0; kill < sizes.recoveryKills; kill++) {
+        ctx.progress(`recovery run ${run + 1}/${sizes.runs}: kill ${kill + 1}/${sizes.recoveryKills}`);
+        samples.push(await killOnce(queue, supervisor, kill));
+        await sleep(50);
+      }
+      perRun.push(samples);
+    } finally {
+      await supervisor.stop();
+      await queue.close();
+    }
+  }
+  const figure = (pick: (s: KillSample) => number) => ({
+    p50: summarize(perRun.map((samples) => p50(samples.map(pick)))),
+    max: summarize(perRun.map((samples) => max(samples.map(pick)))),
+  });
+  return {
+    config: `${CHILDREN} children, default config but the handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000`,
+    kills_per_run: sizes.recoveryKills,
+    unit: 'ms',
+    reclaim_ms: figure((s) => s.reclaim),
+    taken_back_ms: figure((s) => s.takenBack),
+    backoff_ms: figure((s) => s.backoff),
+  };
+}

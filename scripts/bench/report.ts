@@ -1,0 +1,210 @@
+/** The JSON document's shape, the targets of issue 6 checked against it, and the readable table. */
+import type { Stat } from './common.js';
+import type { ComparisonSections, Ratio } from './compare.js';
+import type { DepthSection } from './depth.js';
+import type { EnqueueSection } from './enqueue.js';
+import type { LatencySection } from './latency.js';
+import type { MachineInfo } from './machine.js';
+import type { OverheadSection } from './overhead.js';
+import type { RecoverySection } from './recovery.js';
+
+export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+export interface BenchReport {
+  bench: 'leasehold';
+  command: string;
+  quick: boolean;
+  started_at: string;
+  duration_seconds: number;
+  machine: MachineInfo & { loadavg_end: number[] };
+  params: { runs: number; jobs: number; claim_batch: number; processes: number[]; driver: 'sqlite' };
+  sections: ComparisonSections & {
+    enqueue?: EnqueueSection;
+    latency?: LatencySection;
+    recovery?: RecoverySection;
+    depth?: DepthSection;
+    overhead?: OverheadSection;
+  };
+  /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
+  section_loadavg: Partial<Record<SectionName, number>>;
+  targets: Target[];
+  errors: { section: SectionName; error: string }[];
+}
+
+export interface Target {
+  id: string;
+  target: string;
+  value: number | null;
+  met: boolean | null;
+}
+
+function findRatio(ratios: Ratio[] | undefined, processes: number, batch: number): Stat | undefined {
+  return ratios?.find((r) => r.leasehold.processes === processes && r.leasehold.claim_batch === batch)?.ratio;
+}
+
+export function checkTargets(report: BenchReport): Target[] {
+  const s = report.sections;
+  const batch = report.params.claim_batch;
+  const targets: Target[] = [];
+  const add = (id: string, target: string, value: number | undefined, met: (v: number) => boolean) =>
+    targets.push({ id, target, value: value ?? null, met: value === undefined || !Number.isFinite(value) ? null : met(value) });
+  add('1-vs-plainjob', `leasehold 2 children (claim_batch ${batch}) >= 2x plainjob 2 processes`, findRatio(s.plainjob?.ratios, 2, batch)?.median, (v) => v >= 2);
+  add('1-vs-raw', `leasehold 2 children (claim_batch ${batch}) >= 50% of raw 10-per-tx, 2 processes`, findRatio(s.raw?.ratios, 2, batch)?.median, (v) => v >= 0.5);
+  add('5-p50', 'enqueue-to-start p50 <= 5 ms (default config)', s.latency?.start_latency_ms.p50.median, (v) => v <= 5);
+  add('5-p99', 'enqueue-to-start p99 <= 50 ms (default config)', s.latency?.start_latency_ms.p99.median, (v) => v <= 50);
+  add('6-p50', 'reclaim after SIGKILL p50 <= 1000 ms (default config)', s.recovery?.reclaim_ms.p50.median, (v) => v <= 1000);
+  const deepest = s.depth?.depths[s.depth.depths.length - 1]?.depth;
+  add('7-depth', `claim+complete at depth ${deepest ?? '1e6'} within 1.5x of depth 1e3 (ratio >= 0.67)`, s.depth?.deepest_over_shallowest.median, (v) => v >= 1 / 1.5);
+  return targets;
+}
+
+// ---- the table
+
+const fmt = (value: number): string => {
+  if (!Number.isFinite(value)) return 'n/a';
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  if (Math.abs(value) >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+};
+
+export function stat(s: Stat | undefined): string {
+  if (s === undefined) return 'n/a';
+  return s.n > 1 ? `${fmt(s.median)} [${fmt(s.min)}–${fmt(s.max)}]` : fmt(s.median);
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function renderTable(report: BenchReport): string {
+  const m = report.machine;
+  const s = report.sections;
+  const out: string[] = [];
+  out.push(
+    `leasehold benchmark (${report.quick ? 'QUICK smoke run: tiny sizes, not a measurement' : 'full run'}), ${report.started_at}, ${report.duration_seconds} s`,
+    `machine: ${m.nproc} × ${m.cpu_model}, ${(m.mem_total_mb / 1024).toFixed(1)} GiB, ${m.os}, node ${m.node}, SQLite ${m.sqlite} (better-sqlite3 ${m.better_sqlite3})`,
+    `load: loadavg ${m.loadavg_start.join(' ')} at start, ${m.loadavg_end.join(' ')} at end; ${m.cpu_busy_percent_before}% of all cores busy just before`,
+    `figures: median [min–max] over ${report.params.runs} run(s); ratios taken within each round`,
+    '',
+  );
+  if (s.throughput !== undefined) {
+    out.push(`1. leasehold throughput, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
+    out.push(
+      table(
+        ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job'],
+        s.throughput.results.map((r) => [String(r.processes), String(r.claim_batch), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start), fmt(r.events_per_job)]),
+      ),
+      '',
+    );
+  }
+  if (s.plainjob !== undefined) {
+    out.push(`2. ${s.plainjob.package}, same workload (jobs/s)`);
+    out.push(table(['processes', 'jobs/s (steady)', 'jobs/s (from spawn)'], s.plainjob.results.map((r) => [String(r.processes), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])));
+    if (s.plainjob.ratios.length > 0) {
+      out.push(table(['leasehold / plainjob', 'ratio'], s.plainjob.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${r.other.processes} processes`, stat(r.ratio)])));
+    }
+    out.push('');
+  }
+  if (s.raw !== undefined) {
+    out.push('3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)');
+    out.push(table(['processes', 'jobs/tx', 'jobs/s (steady)', 'jobs/s (from spawn)'], s.raw.results.map((r) => [String(r.processes), String(r.per_tx), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])));
+    if (s.raw.ratios.length > 0) {
+      out.push(table(['leasehold / raw', 'ratio'], s.raw.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / raw ${r.other.processes} proc, ${r.other.per_tx}/tx`, stat(r.ratio)])));
+    }
+    out.push('');
+  }
+  if (s.enqueue !== undefined) {
+    const e = s.enqueue;
+    out.push('4. enqueue (jobs/s)');
+    out.push(
+      table(
+        ['how', 'jobs', 'jobs/s'],
+        [
+          ['`leasehold enqueue` per job (a process each)', String(e.cli_single.jobs), `${stat(e.cli_single.jobs_per_sec)} (${stat(e.cli_single.ms_per_job)} ms/job)`],
+          ['queue.enqueue per job (library)', String(e.library_single.jobs), stat(e.library_single.jobs_per_sec)],
+          [`queue.enqueueMany, chunks of ${e.library_bulk.chunk}`, String(e.library_bulk.jobs), stat(e.library_bulk.jobs_per_sec)],
+          ['`leasehold enqueue --file jobs.jsonl` (spawn to exit)', String(e.cli_bulk.jobs), stat(e.cli_bulk.jobs_per_sec)],
+        ],
+      ),
+      '',
+    );
+  }
+  if (s.latency !== undefined) {
+    const l = s.latency;
+    out.push(`5. enqueue-to-start latency, ${l.jobs_per_run} jobs per run ${l.gap_ms[0]}-${l.gap_ms[1]} ms apart; ${l.config} (ms)`);
+    out.push(
+      table(
+        ['measured as', 'p50', 'p95', 'p99', 'max'],
+        [
+          ['started_at − created_at', l.start_latency_ms],
+          ['claimed_at − created_at', l.claim_latency_ms],
+          ['STARTED event ts − created_at', l.started_event_latency_ms],
+        ].map(([name, v]) => {
+          const x = v as LatencySection['start_latency_ms'];
+          return [name as string, stat(x.p50), stat(x.p95), stat(x.p99), stat(x.max)];
+        }),
+      ),
+    );
+    out.push(
+      `  idle CPU, supervisor + ${l.idle_cpu.children} children, ${l.idle_cpu.window_seconds} s windows: ${stat(l.idle_cpu.cpu_seconds_per_minute)} CPU s/min ` +
+        `(supervisor ${stat(l.idle_cpu.supervisor_cpu_seconds_per_minute)}, children ${stat(l.idle_cpu.children_cpu_seconds_per_minute)})`,
+      '',
+    );
+  }
+  if (s.recovery !== undefined) {
+    const r = s.recovery;
+    out.push(`6. recovery after SIGKILL of a child mid-job, ${r.kills_per_run} kills per run; ${r.config} (ms)`);
+    out.push(
+      table(
+        ['from the kill to', 'p50', 'max'],
+        [
+          ['the job claimed again (the figure)', stat(r.reclaim_ms.p50), stat(r.reclaim_ms.max)],
+          ['the killed attempt closed (taken back)', stat(r.taken_back_ms.p50), stat(r.taken_back_ms.max)],
+          ['(backoff given to the retry)', stat(r.backoff_ms.p50), stat(r.backoff_ms.max)],
+        ],
+      ),
+      '',
+    );
+  }
+  if (s.depth !== undefined) {
+    const d = s.depth;
+    out.push(`7. claim cost against depth (store only, one process): ${d.method}`);
+    out.push(
+      table(
+        ['queued', 'fill time', 'claim+complete jobs/s'],
+        d.depths.map((x) => [x.depth.toLocaleString('en-US'), `${fmt(x.fill_seconds)} s (${fmt(x.fill_jobs_per_sec)} jobs/s)`, stat(x.claim_complete_jobs_per_sec)]),
+      ),
+    );
+    out.push(
+      `  deepest / shallowest: ${stat(d.deepest_over_shallowest)}`,
+      `  sweeper pass: ${d.sweeper.held.toLocaleString('en-US')} held leases, ${d.sweeper.expired} expired, batch ${d.sweeper.batch_size}: ${stat(d.sweeper.pass_ms)} ms (setup ${d.sweeper.setup_seconds} s)`,
+      '',
+    );
+  }
+  if (s.overhead !== undefined) {
+    const o = s.overhead;
+    out.push(`8. supervisor overhead; ${o.config}`);
+    out.push(
+      table(
+        ['what', 'value'],
+        [
+          ['supervisor RSS (MiB)', stat(o.rss_mb.supervisor)],
+          ['idle child RSS (MiB)', `${stat(o.rss_mb.child)} (per child: ${o.rss_mb.per_child_median.map(fmt).join(', ')})`],
+          ['idle child SIGKILL → replacement ready, by CHILD_READY log (ms)', stat(o.child_replacement_ms.by_log)],
+          ['  same, by polling the workers row (ms)', stat(o.child_replacement_ms.by_registry)],
+          ['  of which restart-policy delay (ms)', stat(o.child_replacement_ms.restart_delay)],
+        ],
+      ),
+      '',
+    );
+  }
+  if (report.targets.length > 0) {
+    out.push('targets (issue 6)');
+    out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
+  }
+  for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
+  return `${out.join('\n')}\n`;
+}

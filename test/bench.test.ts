@@ -1,0 +1,87 @@
+/**
+ * `npm run bench -- --quick`: a smoke run of every section. Not a timing
+ * assertion: the run ends, exits 0, prints a JSON document with every
+ * section filled with finite numbers, and leaves no process behind.
+ */
+import { execa } from 'execa';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/temp.js';
+
+const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
+const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead'];
+const newDir = tempDir('leasehold-bench-test-');
+
+/** Every leaf of a JSON value with its path. */
+function leaves(value: unknown, path = '$'): [string, unknown][] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => leaves(item, `${path}[${i}]`));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => leaves(item, `${path}.${key}`));
+  return [[path, value]];
+}
+
+/** Processes whose command line mentions `text` (the bench's own temp folder). */
+function processesMentioning(text: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmdline.includes(text)) found.push(`${name}: ${cmdline}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+describe('npm run bench -- --quick', () => {
+  it('runs every section and prints finite numbers', { timeout: 400_000 }, async () => {
+    const dir = newDir();
+    const out = join(dir, 'bench.json');
+    // Its temp folders go under `dir`, so that its processes can be told from anyone else's.
+    const run = await execa(process.execPath, [BENCH, '--quick', '--out', out], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
+    if (run.exitCode !== 0) console.error(run.stderr);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain('targets (issue 6)');
+
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      quick: boolean;
+      errors: unknown[];
+      machine: { nproc: number; sqlite: string; loadavg_start: number[] };
+      sections: Record<string, unknown>;
+      targets: { id: string; value: number | null }[];
+    };
+    expect(report.quick).toBe(true);
+    expect(report.errors).toEqual([]);
+    expect(report.machine.nproc).toBeGreaterThan(0);
+    expect(report.machine.sqlite).toMatch(/^3\./);
+    expect(Object.keys(report.sections).sort()).toEqual([...SECTIONS].sort());
+
+    for (const name of SECTIONS) {
+      const numbers = leaves(report.sections[name]).filter(([, v]) => typeof v === 'number' || v === null);
+      expect(numbers.length, `${name} has numbers`).toBeGreaterThan(0);
+      for (const [path, value] of numbers) {
+        expect(value, `${name} ${path}`).not.toBeNull();
+        expect(Number.isFinite(value), `${name} ${path} = ${String(value)}`).toBe(true);
+        expect(value as number, `${name} ${path}`).toBeGreaterThanOrEqual(0);
+      }
+    }
+
+    // The headline figures are rates and times: strictly positive.
+    const positive = (path: string) =>
+      leaves(report.sections)
+        .filter(([p]) => p.includes(path) && p.endsWith('.median'))
+        .map(([p, v]) => [p, v] as const);
+    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log']) {
+      const found = positive(key);
+      expect(found.length, key).toBeGreaterThan(0);
+      for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
+    }
+    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '5-p50', '5-p99', '6-p50', '7-depth']);
+    for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
+
+    expect(processesMentioning(dir)).toEqual([]);
+  });
+});
