@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { coerceError } from '../src/errors.js';
-import type { ChildToSupervisor, JobOutcome } from '../src/protocol.js';
+import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/protocol.js';
 import type { ClaimedJob, ClaimRequest, Settlement, SettleResult } from '../src/store/types.js';
 import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 
@@ -151,7 +151,8 @@ export class ClaimLoop {
       const verdict = await run.run();
       if (verdict === null) {
         this.held.delete(job.id);
-        this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs: Date.now() - run.startedAt });
+        const lost = { jobId: job.id, attempt: job.attempt, outcome: 'LEASE_LOST' as const, durationMs: Date.now() - run.startedAt };
+        this.deps.send({ type: 'jobs-finished', jobs: [lost] });
         return;
       }
       if (this.pending.length === 0) this.pendingSince = Date.now();
@@ -185,17 +186,18 @@ export class ClaimLoop {
       return [];
     }
     this.pending = [];
-    written.settled.forEach((result, index) => this.report(pending[index]!, result));
+    if (pending.length > 0) this.deps.send({ type: 'jobs-finished', jobs: written.settled.map((result, index) => this.finished(pending[index]!, result)) });
     for (const job of written.claimed) this.held.set(job.id, job);
     return written.claimed;
   }
 
-  private report(pending: PendingVerdict, result: SettleResult): void {
+  /** A written verdict: the job leaves our hands, and a retry of ours gets a wake-up when due. */
+  private finished(pending: PendingVerdict, result: SettleResult): FinishedJob {
     const { job, run, durationMs } = pending;
     this.held.delete(job.id);
     const outcome: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
     if (result.held && result.status === 'QUEUED' && result.runAt !== null) this.wakeAt(result.runAt);
-    this.deps.send({ type: 'job-finished', jobId: job.id, attempt: job.attempt, outcome, durationMs, ...(run.error ? { error: run.error } : {}) });
+    return { jobId: job.id, attempt: job.attempt, outcome, durationMs, ...(run.error ? { error: run.error } : {}) };
   }
 
   /** The end of the loop: write what is pending and hand back what was claimed but never started. */

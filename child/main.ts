@@ -96,6 +96,8 @@ async function main(): Promise<void> {
     });
   });
   running.start();
+  // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback.
+  await store.subscribe?.([args.class ?? ''], () => running.wake(), (error) => log('warn', 'wake-up subscription failed; polling only', { err: coerceError(error) }));
   send({ type: 'ready' });
 }
 

@@ -16,6 +16,14 @@ export type SupervisorToChild =
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
 
+export interface FinishedJob {
+  jobId: number;
+  attempt: number;
+  outcome: JobOutcome;
+  durationMs: number;
+  error?: ErrorSummary;
+}
+
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export type ChildToSupervisor =
@@ -24,7 +32,8 @@ export type ChildToSupervisor =
   /** The child could not start (handler missing or broken, store unreachable); it exits next. */
   | { type: 'startup-failed'; error: ErrorSummary }
   | { type: 'job-started'; jobId: number; attempt: number; leaseToken: string }
-  | { type: 'job-finished'; jobId: number; attempt: number; outcome: JobOutcome; durationMs: number; error?: ErrorSummary }
+  /** The outcomes a child just wrote, one message per write (outcomes are written in batches). */
+  | { type: 'jobs-finished'; jobs: FinishedJob[] }
   /** A structured log line from the child or from a handler's ctx.log. */
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> };
 

@@ -1,7 +1,7 @@
 import type { ClassConfig } from '../src/config/types.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
-import type { ChildToSupervisor } from '../src/protocol.js';
+import type { ChildToSupervisor, FinishedJob } from '../src/protocol.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery } from '../src/sweeper.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
@@ -141,8 +141,8 @@ export class ClassPool {
         child.started.set(message.jobId, child.job);
         if (child.state === 'ready') child.state = 'busy';
         return;
-      case 'job-finished':
-        this.onJobFinished(child, message);
+      case 'jobs-finished':
+        for (const job of message.jobs) this.onJobFinished(child, job);
         return;
       case 'log':
         this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
@@ -150,7 +150,7 @@ export class ClassPool {
     }
   }
 
-  private onJobFinished(child: ChildHandle, message: Extract<ChildToSupervisor, { type: 'job-finished' }>): void {
+  private onJobFinished(child: ChildHandle, message: FinishedJob): void {
     child.started.delete(message.jobId);
     child.jobsFinished += 1;
     if (child.job?.jobId === message.jobId) {

@@ -285,10 +285,10 @@ export interface Store {
   eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void>;
 
   /**
-   * Wake-ups, where the database has them (PostgreSQL LISTEN/NOTIFY; SQLite
-   * has none, its workers only poll): `onJob` runs soon after a job of one of
-   * `classes` is enqueued or retried by an operator, once that transaction
-   * commits. A hint, not a delivery: claim as usual, and keep a slow poll,
+   * Wake-ups (PostgreSQL: LISTEN/NOTIFY; SQLite: a watch on its WAL file,
+   * which fires on any commit, whatever the class): `onJob` runs soon after a
+   * job of one of `classes` is enqueued or retried by an operator, once that
+   * transaction commits. A hint, not a delivery: claim as usual, and keep a slow poll,
    * since notifications sent while the listening connection was down are
    * lost. When that connection breaks, `onError` hears why and `onJob` runs
    * once more. Resolves once listening; the function it resolves to stops

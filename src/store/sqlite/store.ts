@@ -50,6 +50,7 @@ import type {
 } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
+import { watchCommits } from './commit-watch.js';
 import { prepareIntegrityStatements } from './sql/integrity.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
 import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
@@ -458,6 +459,10 @@ export class SqliteStore implements Store {
 
   async schemaVersion(): Promise<number> {
     return (this.stats.schemaVersion.get() as { version: number }).version;
+  }
+
+  async subscribe(_classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+    return watchCommits(this.db.name, onJob, onError);
   }
 
   async ping(): Promise<void> {
