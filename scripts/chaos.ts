@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/load.js';
 import { Queue } from '../src/queue/queue.js';
 import { openStore } from '../src/store/open.js';
-import type { Store, WorkerRow } from '../src/store/types.js';
+import type { WorkerRow } from '../src/store/types.js';
 import { isPidAlive } from '../supervisor/pids.js';
 import type { ChaosPayload } from './chaos-handler.js';
 import { checkRun } from './chaos/checks.js';
@@ -52,6 +52,8 @@ const store = await openStore(config.database);
 const queue = new Queue(store, { actor: 'chaos' });
 const output = join(dir, 'supervisor.out');
 
+/** Workers registered from here on are this run's. */
+const runStartedAt = Date.now();
 const damage = { child_kills: 0, zombies: 0, zombie_attempts: 0, supervisor_kills: 0, trouble: { throw: 0, hang: 0, busy: 0 } };
 /** For each child SIGKILL: until its job was back in the queue, and until another child claimed it. */
 const requeueMs: number[] = [];
@@ -102,7 +104,8 @@ async function enqueueWave(count: number): Promise<void> {
 
 async function liveWorkers(supervisor: SupervisorRun): Promise<{ supervisorId: string | undefined; children: WorkerRow[] }> {
   const workers = await store.workerList({ includeExited: false, limit: 1_000 });
-  for (const worker of workers) everyPid.add(worker.pid);
+  // Only this run's: a reused database (a PostgreSQL schema) may still list workers of an earlier run, whose pids may be anyone's now.
+  for (const worker of workers) if (worker.started_at >= runStartedAt) everyPid.add(worker.pid);
   const supervisorId = workers.find((w) => w.kind === 'supervisor' && w.pid === supervisor.pid)?.id;
   return { supervisorId, children: workers.filter((w) => w.kind === 'child' && w.supervisor_id === supervisorId && isPidAlive(w.pid)) };
 }
@@ -212,9 +215,11 @@ async function killSupervisor(supervisor: SupervisorRun): Promise<SupervisorRun>
   return startSupervisor();
 }
 
+/** This run's jobs not finished yet (a reused database may hold an earlier run's too). */
 async function unfinished(): Promise<number> {
+  const ours = new Set(jobIds);
   let count = 0;
-  for (const status of ['QUEUED', 'CLAIMED', 'RUNNING'] as const) count += (await store.jobList({ status, limit: 1_000_000 })).length;
+  for (const status of ['QUEUED', 'CLAIMED', 'RUNNING'] as const) count += (await store.jobList({ status, limit: 1_000_000 })).filter((job) => ours.has(job.id)).length;
   return count;
 }
 

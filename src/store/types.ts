@@ -291,10 +291,20 @@ export interface Store {
    * transaction commits. A hint, not a delivery: claim as usual, and keep a slow poll,
    * since notifications sent while the listening connection was down are
    * lost. When that connection breaks, `onError` hears why and `onJob` runs
-   * once more. Resolves once listening; the function it resolves to stops
+   * once more; PostgreSQL then listens again with backoff (each failed
+   * attempt goes to `onError`) and runs `onJob` once it does. Resolves once listening; the function it resolves to stops
    * listening (safe twice).
    */
   subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>;
+
+  /**
+   * Where several hosts share the database (PostgreSQL): the database
+   * server's clock minus this process's, in ms, and the margin the sweeper
+   * gives hosts' clocks (`clock_skew_ms`). A supervisor logs the offset at
+   * start and warns past half the margin. SQLite (one host) has neither.
+   */
+  clockOffsetMs?(): Promise<number>;
+  readonly clockSkewMs?: number;
 
   // worker registry
   workerRegister(params: WorkerRegistration): Promise<void>;

@@ -105,7 +105,7 @@ describe('bad input: exit 2, one line on stderr, nothing written', () => {
     expect(result).toMatchObject({ exitCode: 0, stderr: '' });
     expect(result.stdout).toBe(`enqueued job ${Math.max(...jobIds) + 1} (nosuch)`);
     const after = fingerprint(db);
-    expect(after.rows.jobs).toBe(before.rows.jobs + 1);
+    expect(after.rows.jobs).toBe(before.rows.jobs! + 1);
   });
 
   it('a read command never creates a missing database', async () => {

@@ -194,11 +194,11 @@ afterAll(async () => {
 describe('leasehold against a database from a real supervisor run', () => {
   it('migrate creates the database; enqueue prints the id (human and --json), bulk prints the count', async () => {
     expect(run.migrate).toEqual({ database: run.database, created: true, version: 2 });
-    expect(run.outputs.enqueueText.trim()).toBe(`enqueued job ${run.ids.keyed} (ok)`);
+    expect(run.outputs.enqueueText!.trim()).toBe(`enqueued job ${run.ids.keyed} (ok)`);
     expect(run.outputs.enqueueTextErr).toBe('');
-    expect(run.outputs.enqueueAgain.trim()).toBe(`job ${run.ids.keyed} was already enqueued with key "k-2"`);
-    expect(JSON.parse(run.outputs.bulkJson)).toEqual({ count: 3, ids: run.ids.bulk });
-    expect(run.outputs.bulkText.trim()).toMatch(/^enqueued 1 job\(s\) \(1 line\(s\) of .*jobs2\.jsonl\)$/);
+    expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} was already enqueued with key "k-2"`);
+    expect(JSON.parse(run.outputs.bulkJson!)).toEqual({ count: 3, ids: run.ids.bulk });
+    expect(run.outputs.bulkText!.trim()).toMatch(/^enqueued 1 job\(s\) \(1 line\(s\) of .*jobs2\.jsonl\)$/);
     // no progress bar when stderr is not a terminal
     expect(run.outputs.bulkTextErr).toBe('');
     const again = await leasehold(['--config', run.configFile, 'migrate']);
@@ -444,8 +444,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     for (const id of run.ids.ok) expect(countRows(db, 'SELECT count(*) FROM job_events WHERE job_id = ?', id)).toBe(0);
     expect(countRows(db, 'SELECT count(*) FROM job_attempts WHERE job_id NOT IN (SELECT id FROM jobs)')).toBe(0);
     const after = fingerprint(db);
-    expect(after.rows.jobs).toBe(before.rows.jobs - 7);
-    expect(after.rows.job_attempts).toBe(before.rows.job_attempts - 7);
+    expect(after.rows.jobs).toBe(before.rows.jobs! - 7);
+    expect(after.rows.job_attempts).toBe(before.rows.job_attempts! - 7);
     const again = (await leasehold([...args, 'prune'])).stdout;
     expect(again).toMatch(/^deleted 0 job\(s\) with their attempts and events in \d+ms$/m);
   });

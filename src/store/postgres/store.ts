@@ -29,6 +29,7 @@
  * UPDATE) locks leave the key alone: inserting an event or attempt that
  * references a locked job never waits.
  */
+import { SingleSettlements } from '../single-settlements.js';
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { LeaseLostError } from '../../errors.js';
@@ -55,8 +56,6 @@ import type {
   DatabaseSize,
   ErrorCount,
   EventRow,
-  FailOutcome,
-  FailureInput,
   HeartbeatResult,
   InFlightJob,
   InsertedJob,
@@ -95,6 +94,9 @@ import { listenForJobs } from './subscription.js';
 /** A fenced write that matched no row: recorded, then raised outside the transaction so the record commits. */
 const LOST = Symbol('lease lost');
 
+/** Round trips clockOffsetMs() makes, keeping the shortest. */
+const CLOCK_SAMPLES = 3;
+
 /** Bulk inserts go in chunks: bounded statements, whatever the batch. */
 const INSERT_CHUNK_JOBS = 500;
 const INSERT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -107,7 +109,7 @@ export interface PostgresStoreOptions {
 
 const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
 
-export class PostgresStore implements Store {
+export class PostgresStore extends SingleSettlements implements Store {
   readonly driver = 'postgres' as const;
   private closing: Promise<void> | undefined;
   /** Stop functions of the subscriptions still listening: close() ends them too. */
@@ -117,7 +119,9 @@ export class PostgresStore implements Store {
     private readonly pool: pg.Pool,
     private readonly target: PostgresTarget,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Connect, create the schema if needed and migrate it. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -142,12 +146,22 @@ export class PostgresStore implements Store {
     return this.target.clockSkewMs;
   }
 
-  /** The database server's clock minus this process's, in ms (from the round trip's midpoint): worth a warning past clock_skew_ms / 2. */
+  /**
+   * The database server's clock minus this process's, in ms: worth a warning
+   * past clock_skew_ms / 2. Read at the midpoint of a round trip, the
+   * shortest of a few (the first may include opening a connection).
+   */
   async clockOffsetMs(): Promise<number> {
-    const before = this.clock.now();
-    const row = await first<{ now: number }>(this.pool, STATS_SQL.serverNow);
-    const after = this.clock.now();
-    return (row?.now ?? after) - Math.round((before + after) / 2);
+    let best: { roundTripMs: number; offsetMs: number } | undefined;
+    for (let sample = 0; sample < CLOCK_SAMPLES; sample++) {
+      const before = this.clock.now();
+      const row = await first<{ now: number }>(this.pool, STATS_SQL.serverNow);
+      const after = this.clock.now();
+      if (row === undefined) continue;
+      const measured = { roundTripMs: after - before, offsetMs: row.now - Math.round((before + after) / 2) };
+      if (best === undefined || measured.roundTripMs < best.roundTripMs) best = measured;
+    }
+    return best?.offsetMs ?? 0;
   }
 
   async migrate(): Promise<void> {
@@ -364,27 +378,6 @@ export class PostgresStore implements Store {
     });
   }
 
-  async jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void> {
-    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result } });
-  }
-
-  async jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome> {
-    const verdict = { type: 'fail' as const, error: params.error, retryDelayMs: params.retryDelayMs };
-    const settled = await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict });
-    if (settled.status === 'QUEUED') return { status: 'QUEUED', runAt: settled.runAt ?? 0 };
-    return { status: settled.status === 'CANCELLED' ? 'CANCELLED' : 'FAILED' };
-  }
-
-  async jobReleaseIfHeld(params: LeaseRef & { reason: string }): Promise<void> {
-    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'release', reason: params.reason } });
-  }
-
-  private async settleOrThrow(settlement: Settlement): Promise<Extract<SettleResult, { held: true }>> {
-    const [result] = await this.write((db, now) => this.settle(db, [settlement], now));
-    if (result === undefined || !result.held) throw new LeaseLostError(settlement.id, settlement.leaseToken, settlement.verdict.type);
-    return result;
-  }
-
   /**
    * Inside a transaction: write each verdict, fenced by its lease. The held
    * rows are read and locked first, all at once in id order; a settlement
@@ -482,7 +475,8 @@ export class PostgresStore implements Store {
    * Wake-ups: `onJob` runs soon after a job of one of `classes` is enqueued
    * or retried by an operator (on commit). A hint: claim as usual, and keep a
    * slow poll, since notifications sent while the listening connection was
-   * down are lost.
+   * down are lost. A broken connection is reported to `onError` and opened
+   * again with backoff; `onJob` runs when it breaks and once it listens again.
    */
   async subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
     const stopListening = await listenForJobs(clientConfig(this.target), classes, onJob, onError);

@@ -1,11 +1,27 @@
 import pg from 'pg';
 import { NOTIFY_SQL, JOBS_CHANNEL } from './sql/notify.js';
 
+/** Waits between attempts to listen again after the connection broke: doubling from the first, up to the last, with jitter. */
+const RECONNECT_FIRST_MS = 100;
+const RECONNECT_MAX_MS = 10_000;
+
+function reconnectDelayMs(failures: number): number {
+  const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** failures);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
 /**
  * LISTEN on a dedicated connection (a pooled one would be handed to others)
- * and call `onJob` for each notification about one of `classes`. When that
- * connection breaks, `onError` hears why and `onJob` is called once more, so
- * a waiting worker polls instead of sleeping on a dead line.
+ * and call `onJob` for each notification about one of `classes`.
+ *
+ * When that connection breaks (server restart, network, a terminated
+ * backend), `onError` hears why, `onJob` runs at once (a waiting worker polls
+ * instead of sleeping on a dead line), and the listener connects again with
+ * backoff (RECONNECT_FIRST_MS doubling to RECONNECT_MAX_MS), reporting each
+ * failed attempt to `onError`. Once listening again, `onJob` runs once more:
+ * notifications sent meanwhile were lost. The first connection is not
+ * retried: its failure rejects. The function it resolves to stops listening
+ * (and reconnecting); safe twice.
  */
 export async function listenForJobs(
   config: pg.ClientConfig,
@@ -14,31 +30,84 @@ export async function listenForJobs(
   onError?: (error: Error) => void,
 ): Promise<() => Promise<void>> {
   const wanted = new Set(classes);
-  const client = new pg.Client(config);
-  let closed = false;
-  client.on('notification', (message) => {
-    if (!closed && message.channel === JOBS_CHANNEL && message.payload !== undefined && wanted.has(message.payload)) onJob();
-  });
-  client.on('error', (error) => {
-    if (closed) return;
-    closed = true;
-    if (onError === undefined) process.emitWarning(`leasehold: job notifications stopped: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let reconnecting: Promise<void> | undefined;
+  let failures = 0;
+
+  const report = (error: Error) => {
+    if (onError === undefined) process.emitWarning(`leasehold: job notifications: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
     else onError(error);
-    onJob();
-    // The connection is already broken and its error reported: ending it can only fail the same way.
-    client.end().catch(() => undefined);
-  });
-  await client.connect();
-  try {
-    await client.query(NOTIFY_SQL.listen.text);
-  } catch (error) {
-    closed = true;
-    await client.end();
-    throw error;
-  }
+  };
+
+  /** Connect and LISTEN; on failure nothing stays open and the error is thrown. */
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client(config);
+    /** Set once LISTEN succeeded: errors before that reject this function instead. */
+    let listening = false;
+    let broken = false;
+    const onBroken = (error: Error) => {
+      if (!listening || broken || stopped) return;
+      broken = true;
+      if (client === next) client = undefined;
+      // The connection is already broken and its error reported: ending it can only fail the same way.
+      next.end().catch(() => undefined);
+      report(error);
+      onJob();
+      scheduleReconnect();
+    };
+    next.on('notification', (message) => {
+      if (!stopped && message.channel === JOBS_CHANNEL && message.payload !== undefined && wanted.has(message.payload)) onJob();
+    });
+    next.on('error', onBroken);
+    next.on('end', () => onBroken(new Error('the listening connection closed')));
+    try {
+      await next.connect();
+      await next.query(NOTIFY_SQL.listen.text);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    if (stopped) {
+      await next.end();
+      return;
+    }
+    listening = true;
+    client = next;
+  };
+
+  const scheduleReconnect = () => {
+    if (stopped) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      reconnecting = connect()
+        .then(
+          () => {
+            failures = 0;
+            if (!stopped) onJob();
+          },
+          (error: unknown) => {
+            if (stopped) return;
+            failures += 1;
+            report(error instanceof Error ? error : new Error(String(error)));
+            scheduleReconnect();
+          },
+        )
+        .finally(() => (reconnecting = undefined));
+    }, reconnectDelayMs(failures));
+    // Waiting to reconnect never keeps a process alive on its own.
+    retryTimer.unref();
+  };
+
+  await connect();
   return async () => {
-    if (closed) return;
-    closed = true;
-    await client.end();
+    if (stopped) return;
+    stopped = true;
+    clearTimeout(retryTimer);
+    await reconnecting;
+    const current = client;
+    client = undefined;
+    await current?.end();
   };
 }

@@ -1,3 +1,4 @@
+import { SingleSettlements } from '../single-settlements.js';
 import type { Clock } from '../../clock.js';
 import { LeaseLostError } from '../../errors.js';
 import {
@@ -22,7 +23,6 @@ import type {
   CancelOutcome,
   ClaimedJob,
   EventRow,
-  FailOutcome,
   HeartbeatResult,
   InsertedJob,
   JobEventName,
@@ -37,7 +37,6 @@ import type {
   WorkerRow,
   WorkerHeartbeat,
   WorkerState,
-  FailureInput,
   NewJob,
   ClassErrorCount,
   ClassStatusCount,
@@ -72,7 +71,7 @@ export interface SqliteStoreOptions {
  * IMMEDIATE transaction (the write lock is taken up front, so two writers
  * never deadlock upgrading a read lock), retried on SQLITE_BUSY.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends SingleSettlements implements Store {
   readonly driver = 'sqlite' as const;
   private readonly db: SqliteDb;
   private readonly clock: Clock;
@@ -86,6 +85,7 @@ export class SqliteStore implements Store {
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
 
   private constructor(db: SqliteDb, clock: Clock) {
+    super();
     this.db = db;
     this.clock = clock;
     this.jobs = prepareJobStatements(db);
@@ -293,27 +293,6 @@ export class SqliteStore implements Store {
       settled: params.settlements.map((settlement) => this.settle(settlement, now)),
       claimed: params.claim === undefined ? [] : this.claim(params.claim, now),
     }));
-  }
-
-  async jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void> {
-    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result } });
-  }
-
-  async jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome> {
-    const verdict = { type: 'fail' as const, error: params.error, retryDelayMs: params.retryDelayMs };
-    const settled = await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict });
-    if (settled.status === 'QUEUED') return { status: 'QUEUED', runAt: settled.runAt ?? 0 };
-    return { status: settled.status === 'CANCELLED' ? 'CANCELLED' : 'FAILED' };
-  }
-
-  async jobReleaseIfHeld(params: LeaseRef & { reason: string }): Promise<void> {
-    await this.settleOrThrow({ id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'release', reason: params.reason } });
-  }
-
-  private async settleOrThrow(settlement: Settlement): Promise<Extract<SettleResult, { held: true }>> {
-    const result = await this.write((now) => this.settle(settlement, now));
-    if (!result.held) throw new LeaseLostError(settlement.id, settlement.leaseToken, settlement.verdict.type);
-    return result;
   }
 
   /** Inside a transaction: write one verdict, fenced by the lease (the plan's rules live in ../outcomes.ts). */
