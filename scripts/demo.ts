@@ -1,0 +1,34 @@
+/**
+ * npm run demo — the supervisor on config.example.yaml (SQLite, the demo
+ * handlers), with a trickle of demo jobs so there is something to watch.
+ * Ctrl-C drains and stops it, as with `supervise`.
+ */
+import { execa } from 'execa';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../src/config/load.js';
+import { openQueue } from '../src/queue/queue.js';
+
+const CONFIG = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
+const SUPERVISE = fileURLToPath(new URL('../src/cli/supervise.js', import.meta.url));
+const CLASSES = ['email', 'flaky', 'report'];
+
+const config = loadConfig(CONFIG);
+const supervisor = execa(process.execPath, [SUPERVISE, '--config', CONFIG], { stdio: 'inherit', reject: false });
+// The terminal's Ctrl-C reaches the supervisor too: stop enqueueing and wait for its drain.
+let stopping = false;
+process.on('SIGINT', () => (stopping = true));
+process.on('SIGTERM', () => {
+  stopping = true;
+  supervisor.kill('SIGTERM');
+});
+
+const queue = await openQueue({ database: config.database, actor: 'demo' });
+for (let n = 1; !stopping && supervisor.exitCode === null; n++) {
+  const jobClass = CLASSES[n % CLASSES.length] ?? 'email';
+  await queue.enqueue({ class: jobClass, payload: { to: `user${n}@example.com`, n } });
+  await sleep(300 + Math.random() * 700);
+}
+await queue.close();
+const { exitCode } = await supervisor;
+process.exit(exitCode ?? 0);
