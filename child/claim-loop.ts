@@ -6,6 +6,8 @@ import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 
 /** Verdicts wait at most this long to be written with later ones (the batch's end or the next claim). */
 export const FLUSH_AFTER_MS = 25;
+/** A batch whose every job took less than this is followed by a batch twice as big (up to claim_batch). */
+export const FAST_JOB_MS = 5;
 
 export interface ClaimLoopDeps extends Omit<JobRunDeps, 'heartbeat'> {
   ownerId: string;
@@ -34,6 +36,14 @@ export class ClaimLoop {
   private waiting: ClaimedJob[] = [];
   private pending: PendingVerdict[] = [];
   private pendingSince = 0;
+  /**
+   * Jobs to claim next: 1 at first and after any slow job, doubling after a
+   * batch of fast ones, up to claim_batch. Short jobs are claimed many per
+   * transaction; a slow job never keeps others waiting behind it in a batch.
+   */
+  private batchSize = 1;
+  private batchAllFast = true;
+  private lastClaimed = 0;
   private current: JobRun | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
@@ -135,7 +145,9 @@ export class ClaimLoop {
   private claimRequest(): ClaimRequest | undefined {
     if (this.stopping) return undefined;
     const { config, ownerId } = this.deps;
-    return { classes: [config.name], ownerId, limit: config.claim_batch, leaseMs: config.lease_seconds * 1000 };
+    this.batchSize = this.batchAllFast && this.lastClaimed > 0 ? Math.min(config.claim_batch, this.batchSize * 2) : 1;
+    this.batchAllFast = true;
+    return { classes: [config.name], ownerId, limit: this.batchSize, leaseMs: config.lease_seconds * 1000 };
   }
 
   private oldestPendingAge(): number {
@@ -149,6 +161,7 @@ export class ClaimLoop {
     this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
     try {
       const verdict = await run.run();
+      if (Date.now() - run.startedAt >= FAST_JOB_MS) this.batchAllFast = false;
       if (verdict === null) {
         this.held.delete(job.id);
         const lost = { jobId: job.id, attempt: job.attempt, outcome: 'LEASE_LOST' as const, durationMs: Date.now() - run.startedAt };
@@ -187,6 +200,7 @@ export class ClaimLoop {
     }
     this.pending = [];
     if (pending.length > 0) this.deps.send({ type: 'jobs-finished', jobs: written.settled.map((result, index) => this.finished(pending[index]!, result)) });
+    if (claim !== undefined) this.lastClaimed = written.claimed.length;
     for (const job of written.claimed) this.held.set(job.id, job);
     return written.claimed;
   }

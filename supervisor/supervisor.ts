@@ -14,6 +14,8 @@ import { HttpServer } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 
 const DEFAULT_BACKOFF = { baseSeconds: 2, maxSeconds: 300, jitter: true };
+/** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
+const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
@@ -92,6 +94,7 @@ export class Supervisor {
       logger.info(`serving /metrics and /healthz on http://${config.http?.host}:${httpPort}`, { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host });
     }
     await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
+    await this.checkClock();
     await this.takeBackFromPreviousRuns();
     for (const pool of this.pools) pool.start();
     this.health.start();
@@ -103,21 +106,55 @@ export class Supervisor {
     logger.info(`supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`, {
       event: 'SUPERVISOR_STARTED',
       pid: process.pid,
+      host,
       ...(httpPort === undefined ? {} : { http_port: httpPort }),
     });
     this.running = true;
   }
 
   /**
+   * Several hosts, one database (PostgreSQL): how far this host's clock is
+   * from the database server's. The sweeper gives hosts' clocks a margin of
+   * clock_skew_ms; two hosts each within half of it of the server are within
+   * it of each other. Offsets under CLOCK_NOISE_MS are the measurement's own
+   * noise, not worth a warning even with a margin of 0.
+   */
+  private async checkClock(): Promise<void> {
+    const { store, logger } = this.options;
+    if (store.clockOffsetMs === undefined) return;
+    const skewMs = store.clockSkewMs ?? 0;
+    let offsetMs: number;
+    try {
+      offsetMs = await store.clockOffsetMs();
+    } catch (error) {
+      logger.warn("could not measure this host's clock against the database server's", { event: 'CLOCK_OFFSET', err: error });
+      return;
+    }
+    const fields = { event: 'CLOCK_OFFSET', offset_ms: offsetMs, clock_skew_ms: skewMs };
+    const side = offsetMs === 0 ? "in step with the database server's" : `${Math.abs(offsetMs)} ms ${offsetMs > 0 ? 'behind' : 'ahead of'} the database server's`;
+    if (Math.abs(offsetMs) <= Math.max(skewMs / 2, CLOCK_NOISE_MS)) {
+      logger.info(`this host's clock is ${side} (clock_skew_ms ${skewMs})`, fields);
+      return;
+    }
+    logger.warn(
+      `this host's clock is ${side}, over half of clock_skew_ms (${skewMs}): another host's sweeper may take back leases early ` +
+        '(fencing still holds, the job runs again); keep hosts on NTP or raise clock_skew_ms',
+      fields,
+    );
+  }
+
+  /**
    * Children of an earlier supervisor on this host whose pids are gone held
    * leases nobody will renew: take them back now instead of waiting for them
    * to expire. Live pids are left alone (still winding down; the sweeper is
-   * the backstop).
+   * the backstop). Only workers recorded with this supervisor's own host
+   * identity: another host's pids mean nothing here, its dead workers' jobs
+   * come back through lease expiry and the sweeper.
    */
   private async takeBackFromPreviousRuns(): Promise<void> {
     const { store, logger, supervisorId, host } = this.options;
     for (const worker of await store.workerListLiveOnHost({ host })) {
-      if (worker.id === supervisorId || isPidAlive(worker.pid)) continue;
+      if (worker.host !== host || worker.id === supervisorId || isPidAlive(worker.pid)) continue;
       if (worker.kind === 'child') {
         const recovered = await store.leasesRecoverByOwner({
           ownerId: worker.id,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resolveHost } from '../src/config/host.js';
 import { ConfigError, formatPath, loadConfig, parseConfig } from '../src/config/load.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,6 +55,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       file: '/etc/leasehold/queue.yaml',
       database: '/etc/leasehold/q.db',
+      host: null,
       log: { level: 'info', file: null, max_size_mb: 10, max_files: 5 },
       sweeper: { interval_seconds: 10, batch_size: 100 },
       retention: { succeeded_days: 30, failed_days: 90, cancelled_days: 30, batch_size: 5000, interval_seconds: 300 },
@@ -74,7 +76,7 @@ describe('loadConfig', () => {
           backoff: { base_seconds: 1, max_seconds: 300, jitter: true },
           max_memory_mb: 512,
           restart: { max_restarts: 5, within_seconds: 60 },
-          claim_batch: 1,
+          claim_batch: 16,
           poll_seconds: 0.5,
         },
       ],
@@ -237,6 +239,23 @@ classes:
     expect(() => {
       (config as { database: string }).database = 'x';
     }).toThrow(TypeError);
+  });
+});
+
+describe('host identity', () => {
+  it('takes host: from the config, and rejects one that would break supervisor and worker ids', () => {
+    expect(parseConfig(`host: worker-7.example\n${MINIMAL}`, 'queue.yaml').host).toBe('worker-7.example');
+    expect(problemsOf(`host: "a:b"\n${MINIMAL}`).message).toBe('queue.yaml: host: expected a host name without whitespace, ":" or "/", got "a:b"');
+    expect(problemsOf(`host: ""\n${MINIMAL}`).message).toMatch(/^queue\.yaml: host: expected a host name/);
+  });
+
+  it('LEASEHOLD_HOST wins over the config, which wins over os.hostname()', () => {
+    const hostname = () => 'from-os';
+    expect(resolveHost({ configured: 'from-config', env: { LEASEHOLD_HOST: 'from-env' }, hostname })).toBe('from-env');
+    expect(resolveHost({ configured: 'from-config', env: { LEASEHOLD_HOST: '' }, hostname })).toBe('from-config');
+    expect(resolveHost({ configured: null, env: {}, hostname })).toBe('from-os');
+    expect(() => resolveHost({ configured: null, env: { LEASEHOLD_HOST: 'pod 1' }, hostname })).toThrow(ConfigError);
+    expect(() => resolveHost({ configured: null, env: { LEASEHOLD_HOST: 'a/b' }, hostname })).toThrow(/^LEASEHOLD_HOST: expected a host name/);
   });
 });
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /** `supervise --config queue.yaml`: the supervisor in the foreground. */
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { Supervisor } from '../../supervisor/supervisor.js';
+import { resolveHost } from '../config/host.js';
 import { loadConfig } from '../config/load.js';
 import { closeLogger, createLogger } from '../log.js';
 import { openStore } from '../store/open.js';
@@ -27,11 +27,11 @@ const argv = await yargs(hideBin(process.argv))
 
 try {
   const config = loadConfig(argv.config);
+  const host = resolveHost({ configured: config.host });
   if (argv['check-config']) {
     process.stdout.write(`${config.file}: OK (${config.classes.length} classes: ${config.classes.map((c) => c.name).join(', ')})\n`);
     process.exit(EXIT.OK);
   }
-  const host = hostname();
   const supervisorId = `${host}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const logger = createLogger({
     level: config.log.level,

@@ -90,7 +90,8 @@ const classSchema = mapping({
   backoff: backoffSchema.prefault({}),
   max_memory_mb: positiveNumber().default(512),
   restart: restartSchema.prefault({}),
-  claim_batch: count().default(1),
+  /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. */
+  claim_batch: count().default(16),
   poll_seconds: seconds().default(0.5),
 }).superRefine((cls, ctx) => {
   // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
@@ -110,9 +111,15 @@ const classSchema = mapping({
   }
 }).transform((cls) => ({ ...cls, heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3) }));
 
+/** A host identity: no whitespace, ":" or "/" (they separate the parts of supervisor and worker ids). */
+export const HOST_IDENTITY = /^[^\s:/]{1,255}$/;
+const HOST_EXPECTED = 'expected a host name without whitespace, ":" or "/"';
+
 export const configSchema = mapping({
   /** A SQLite path (resolved by the loader) or a postgres:// URL. */
   database: nonEmptyString('a SQLite file path or a postgres:// URL'),
+  /** This supervisor's host identity; null: LEASEHOLD_HOST, else os.hostname() (applied by the supervise CLI). */
+  host: z.string({ error: HOST_EXPECTED }).regex(HOST_IDENTITY, { error: HOST_EXPECTED }).nullable().default(null),
   log: logSchema.prefault({}),
   sweeper: sweeperSchema.prefault({}),
   retention: retentionSchema.prefault({}),

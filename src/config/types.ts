@@ -39,6 +39,12 @@ export interface LeaseholdConfig {
   file: string;
   /** A SQLite file path (absolute) or a postgres:// URL. */
   database: string;
+  /**
+   * The supervisor's host identity, written into `workers.host` and the
+   * start of its id; null: not set here (LEASEHOLD_HOST, else os.hostname(),
+   * see src/config/host.ts).
+   */
+  host: string | null;
   log: { level: 'error' | 'warn' | 'info' | 'debug'; file: string | null; max_size_mb: number; max_files: number };
   sweeper: { interval_seconds: number; batch_size: number };
   retention: { succeeded_days: number; failed_days: number; cancelled_days: number; batch_size: number; interval_seconds: number };

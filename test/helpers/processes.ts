@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach } from 'vitest';
-import { openStore } from '../../src/store/open.js';
+import { isPostgresUrl, openStore } from '../../src/store/open.js';
 import { waitFor } from './wait.js';
 
 /** The /proc state letter of a pid, or undefined when there is no such process. */
@@ -131,7 +131,7 @@ export function trackPidFile(file: string, label = 'grandchild'): void {
   pidFiles.push({ file, label });
 }
 
-/** Every child recorded in this database's workers table must be gone after the test. */
+/** Every child recorded in this database's workers table (a SQLite path or a postgres:// URL) must be gone after the test. */
 export function trackWorkersDatabase(database: string): void {
   if (!databases.includes(database)) databases.push(database);
 }
@@ -150,7 +150,7 @@ async function collect(): Promise<Tracked[]> {
   const all: Tracked[] = [...tracked];
   for (const { file, label } of pidFiles) for (const pid of readPidFile(file)) all.push({ pid, label: `${label} (${file})`, ownGroup: false });
   for (const database of databases) {
-    if (!existsSync(database)) continue;
+    if (!isPostgresUrl(database) && !existsSync(database)) continue;
     const store = await openStore(database);
     try {
       for (const row of await store.workerList({ includeExited: true, limit: 10_000 })) {

@@ -46,6 +46,12 @@ export interface ClassSpec {
 export interface StartOptions {
   /** The folder for the config, database and log; reuse one to start a second supervisor on the same database. */
   dir: string;
+  /** The queue's database: default `queue.db` in `dir`; a postgres:// URL for PostgreSQL. */
+  database?: string;
+  /** The config's `host:` (the supervisor's host identity). */
+  host?: string;
+  /** Environment variables for the supervisor on top of the test's own (LEASEHOLD_HOST, say). */
+  env?: Record<string, string>;
   classes: ClassSpec[];
   shutdownGraceSeconds?: number;
   sweeperIntervalSeconds?: number;
@@ -125,9 +131,10 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   counters.set(dir, n);
   const configFile = path.join(dir, `queue-${n}.yaml`);
   const logFile = path.join(dir, `supervisor-${n}.log`);
-  const database = path.join(dir, 'queue.db');
+  const database = options.database ?? path.join(dir, 'queue.db');
   const config = {
     database,
+    ...(options.host === undefined ? {} : { host: options.host }),
     log: { level: options.logLevel ?? 'debug', file: logFile },
     sweeper: { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
@@ -146,6 +153,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     buffer: false,
     stdin: 'ignore',
     cwd: dir,
+    ...(options.env === undefined ? {} : { env: options.env }),
   });
   const pid = subprocess.pid;
   if (pid === undefined) throw new Error(`could not spawn the supervisor: ${SUPERVISE_BIN}`);

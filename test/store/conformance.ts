@@ -2,10 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, LeaseLostError } from '../../src/errors.js';
 import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
 import { Queue } from '../../src/queue/queue.js';
+import { collectStats } from '../../src/stats.js';
 import type { ClaimedJob, RecoverParams, Store } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
 
 const LEASE_MS = 30_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const OWNER_A = 'host-a/child-1';
 const OWNER_B = 'host-a/child-2';
 
@@ -565,6 +568,150 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect((await store.jobList({ limit: 10, status: 'QUEUED' })).map((j) => j.id)).toEqual([b, a]);
         expect((await store.jobList({ limit: 10, status: 'QUEUED', class: 'email' })).map((j) => j.id)).toEqual([a]);
         expect((await store.jobList({ limit: 1 })).map((j) => j.id)).toEqual([c]);
+      });
+    });
+
+    describe('operator statements: the answers', () => {
+      const claimFrom = async (cls: string, owner: string) => {
+        const [job] = await store.jobClaim({ classes: [cls], ownerId: owner, limit: 1, leaseMs: 30_000 });
+        if (job === undefined) throw new Error(`nothing to claim in ${cls}`);
+        return job;
+      };
+      const failOne = async (cls: string, code: string) => {
+        const job = await claimFrom(cls, 'w');
+        return store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error: { code, detail: 'd', retryable: true }, retryDelayMs: 0 });
+      };
+
+      it('counts, retries, errors (overall and per class, in a window), throughput and in-flight jobs', async () => {
+        const T0 = clock.now();
+        await queue.enqueueMany([
+          { class: 'a', maxRetries: 2 },
+          { class: 'a', maxRetries: 0 },
+          { class: 'b', maxRetries: 1 },
+          { class: 'b', maxRetries: 0 },
+          { class: 'c' },
+        ]);
+        // An old failure, outside a 1-hour window.
+        await failOne('a', 'OLD:ERROR'); // job 1: attempt 1 fails, requeued
+        clock.advance(2 * HOUR);
+        await failOne('a', 'NET:DOWN'); // job 2 (max 0): FAILED
+        await failOne('a', 'NET:DOWN'); // job 1: attempt 2 fails, requeued
+        const a1 = await claimFrom('a', 'w'); // job 1: attempt 3 succeeds
+        await store.jobCompleteIfHeld({ id: a1.id, leaseToken: a1.leaseToken, result: null });
+        await failOne('b', 'NET:DOWN'); // job 3: requeued
+        await failOne('b', 'DISK:FULL'); // job 4 (max 0): FAILED
+        clock.advance(120_000);
+        const b3 = await claimFrom('b', 'w'); // job 3, attempt 2: done
+        await store.jobCompleteIfHeld({ id: b3.id, leaseToken: b3.leaseToken, result: null });
+
+        expect(await store.statsCounts()).toEqual([
+          { class: 'a', status: 'FAILED', count: 1 },
+          { class: 'a', status: 'SUCCEEDED', count: 1 },
+          { class: 'b', status: 'FAILED', count: 1 },
+          { class: 'b', status: 'SUCCEEDED', count: 1 },
+          { class: 'c', status: 'QUEUED', count: 1 },
+        ]);
+        expect(await store.statsRetries({ since: 0 })).toEqual([
+          { class: 'a', status: 'FAILED', attempts: 1, jobs: 1 },
+          { class: 'a', status: 'SUCCEEDED', attempts: 3, jobs: 1 },
+          { class: 'b', status: 'FAILED', attempts: 1, jobs: 1 },
+          { class: 'b', status: 'SUCCEEDED', attempts: 2, jobs: 1 },
+        ]);
+        const window = clock.now() - HOUR;
+        expect(await store.statsTopErrors({ since: window, limit: 10 })).toEqual([
+          { code: 'NET:DOWN', count: 3, last_at: T0 + 2 * HOUR },
+          { code: 'DISK:FULL', count: 1, last_at: T0 + 2 * HOUR },
+        ]);
+        expect((await store.statsTopErrors({ since: 0, limit: 10 })).map((e) => e.code)).toEqual(['NET:DOWN', 'DISK:FULL', 'OLD:ERROR']);
+        expect(await store.statsTopErrors({ since: 0, limit: 1 })).toHaveLength(1);
+        expect(await store.statsTopErrorsByClass({ since: window, limit: 1 })).toEqual([
+          { class: 'a', code: 'NET:DOWN', count: 2, last_at: T0 + 2 * HOUR },
+          { class: 'b', code: 'DISK:FULL', count: 1, last_at: T0 + 2 * HOUR },
+        ]);
+        expect(await store.statsFinishedSince({ since: clock.now() - 60_000 })).toEqual([{ status: 'SUCCEEDED', count: 1 }]);
+        expect(await store.statsFinishedSince({ since: 0 })).toEqual([
+          { status: 'FAILED', count: 2 },
+          { status: 'SUCCEEDED', count: 2 },
+        ]);
+
+        // In flight: held longest first, the owner's pid from the registry (null when unknown).
+        await store.workerRegister({ id: 'child-1', kind: 'child', host: 'h', supervisorId: 's', pid: 4242, class: 'c', state: 'busy', restarts: 0 });
+        await queue.enqueue({ class: 'c' });
+        const first = await claimFrom('c', 'child-1');
+        clock.advance(5_000);
+        await store.jobStart({ id: first.id, leaseToken: first.leaseToken, leaseMs: 30_000 });
+        const second = await claimFrom('c', 'unknown-owner');
+        clock.advance(1_000);
+        const rows = await store.statsInFlight({ limit: 10 });
+        expect(rows.map((r) => [r.id, r.status, r.owner_id, r.pid])).toEqual([
+          [first.id, 'RUNNING', 'child-1', 4242],
+          [second.id, 'CLAIMED', 'unknown-owner', null],
+        ]);
+        expect(await store.statsInFlight({ limit: 1 })).toHaveLength(1);
+
+        const report = await collectStats(store, {
+          now: clock.now(),
+          retention: { succeeded_days: 30, failed_days: 90, cancelled_days: 30, batch_size: 100, interval_seconds: 60 },
+          windowMs: HOUR,
+        });
+        expect(report.in_flight[0]).toMatchObject({ id: first.id, pid: 4242, attempt: 1, held_ms: 6_000, runtime_ms: 1_000, heartbeat_age_ms: 1_000, lease_left_ms: 29_000 });
+        expect(report.in_flight[1]).toMatchObject({ runtime_ms: null, held_ms: 1_000 });
+        expect(report.jobs.total).toMatchObject({ QUEUED: 0, CLAIMED: 1, RUNNING: 1, SUCCEEDED: 2, FAILED: 2, total: 6 });
+        expect(report.jobs.by_class.map((row) => row.class)).toEqual(['a', 'b', 'c']);
+        expect(report.retries).toMatchObject({ finished: 4, retried: 2 });
+        expect(report.throughput.last_hour).toMatchObject({ SUCCEEDED: 2, FAILED: 2, total: 4 });
+        expect(report.errors.top.map((e) => e.code)).toEqual(['NET:DOWN', 'DISK:FULL']);
+      });
+
+      it('attempts handed back at shutdown are neither errors nor spent attempts', async () => {
+        await queue.enqueue({ class: 'a' });
+        const held = await claimFrom('a', 'w');
+        await store.jobReleaseIfHeld({ id: held.id, leaseToken: held.leaseToken, reason: 'shutdown' });
+        const again = await claimFrom('a', 'w');
+        await store.jobCompleteIfHeld({ id: again.id, leaseToken: again.leaseToken, result: null });
+        expect(await store.statsTopErrors({ since: 0, limit: 10 })).toEqual([]);
+        expect(await store.statsRetries({ since: 0 })).toEqual([{ class: 'a', status: 'SUCCEEDED', attempts: 1, jobs: 1 }]);
+      });
+
+      it('zombie writes are counted from the timeline', async () => {
+        await queue.enqueue({ class: 'a' });
+        const job = await claimFrom('a', 'w');
+        expect(await store.statsZombieWrites()).toBe(0);
+        await expect(store.leaseExtend({ id: job.id, leaseToken: 'stale', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.jobCompleteIfHeld({ id: job.id, leaseToken: 'stale', result: null })).rejects.toBeInstanceOf(LeaseLostError);
+        expect(await store.statsZombieWrites()).toBe(2);
+      });
+
+      it('prune: counts and deletes by status and age, in batches; a job retried meanwhile stays', async () => {
+        await queue.enqueueMany(Array.from({ length: 5 }, () => ({ class: 'a', maxRetries: 0 })));
+        for (let i = 0; i < 5; i++) {
+          const job = await claimFrom('a', 'w');
+          if (i < 3) await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+          else await store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error: { code: 'X:Y', detail: 'd', retryable: false }, retryDelayMs: 0 });
+          clock.advance(DAY);
+        }
+        const now = clock.now();
+        // SUCCEEDED at T0, T0+1d, T0+2d; FAILED at T0+3d, T0+4d; now = T0+5d
+        expect(await store.jobsPruneCount({ status: 'SUCCEEDED', finishedBefore: now - 3 * DAY })).toBe(2);
+        expect(await store.jobsPruneCount({ status: 'FAILED', finishedBefore: now })).toBe(2);
+        expect(await store.jobRetry({ id: 4, actor: 'op' })).toBe('queued');
+        expect(await store.jobsPruneCount({ status: 'FAILED', finishedBefore: now })).toBe(1);
+        expect(await store.jobsPruneBatch({ status: 'SUCCEEDED', finishedBefore: now - 3 * DAY, limit: 1 })).toBe(1);
+        expect(await store.jobGet({ id: 1 })).toBeUndefined();
+        expect(await store.attemptList({ jobId: 1 })).toEqual([]);
+        expect(await store.eventList({ jobId: 1 })).toEqual([]);
+        expect(await store.jobsPruneBatch({ status: 'SUCCEEDED', finishedBefore: now - 3 * DAY, limit: 10 })).toBe(1);
+        expect(await store.jobsPruneBatch({ status: 'SUCCEEDED', finishedBefore: now - 3 * DAY, limit: 10 })).toBe(0);
+        expect(await store.jobsPruneBatch({ status: 'FAILED', finishedBefore: now, limit: 10 })).toBe(1);
+        expect((await store.jobList({ limit: 10 })).map((job) => [job.id, job.status])).toEqual([
+          [4, 'QUEUED'],
+          [3, 'SUCCEEDED'],
+        ]);
+        const size = await store.databaseSize();
+        expect(size.bytes).toBe(size.pageCount * size.pageSize);
+        expect(size.pageCount).toBeGreaterThan(0);
+        expect(await store.schemaVersion()).toBeGreaterThanOrEqual(2);
+        await expect(store.ping()).resolves.toBeUndefined();
       });
     });
 

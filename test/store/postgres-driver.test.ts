@@ -176,6 +176,49 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     }
   });
 
+  it('listens again after its connection is terminated, and wakes the subscriber on reconnect and on a later enqueue', async () => {
+    const schema = schemas.next();
+    const store = (await openStore(pgUrl(schema))) as PostgresStore;
+    const producer = new Queue(await openStore(pgUrl(schema)));
+    const admin = await adminClient();
+    const listeners = async () =>
+      (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")).rows.map(
+        (row) => row.pid,
+      );
+    try {
+      const before = new Set(await listeners());
+      let woken = 0;
+      const errors: Error[] = [];
+      const stop = await store.subscribe!(['email'], () => (woken += 1), (error) => errors.push(error));
+      const ours = await waitFor('our LISTEN backend in pg_stat_activity', async () => {
+        const fresh = (await listeners()).filter((pid) => !before.has(pid));
+        return fresh.length === 1 ? fresh[0] : undefined;
+      });
+      await producer.enqueue({ class: 'email' });
+      await waitFor('the first notification', () => woken >= 1);
+
+      const terminated = Date.now();
+      expect((await admin.query('SELECT pg_terminate_backend($1) AS done', [ours])).rows[0].done).toBe(true);
+      await waitFor('the break reported', () => errors.length >= 1);
+      // one wake-up when the line broke, one once it listens again (notifications in between are lost)
+      await waitFor('a new LISTEN backend', async () => (await listeners()).some((pid) => !before.has(pid) && pid !== ours));
+      await waitFor('the wake-ups of the break and the reconnect', () => woken >= 3);
+      console.log(`listening again ${Date.now() - terminated} ms after pg_terminate_backend; reported: ${errors[0]?.message}`);
+
+      const settled = woken;
+      await producer.enqueue({ class: 'email' });
+      await waitFor('a later enqueue still wakes the subscriber', () => woken > settled);
+
+      await stop();
+      await stop();
+      expect((await listeners()).filter((pid) => !before.has(pid))).toEqual([]);
+    } finally {
+      await admin.end();
+      await producer.close();
+      await store.close();
+    }
+  });
+
   it('SQLite has no wake-ups: its workers poll', async () => {
     const { SqliteStore } = await import('../../src/store/sqlite/store.js');
     expect('subscribe' in SqliteStore.prototype).toBe(false);
