@@ -37,7 +37,10 @@ const { values } = parseArgs({
 const SECONDS = Number(values.seconds);
 const JOBS = Number(values.jobs);
 const random = new SeededRandom(Number(values.seed));
-const DRAIN_DEADLINE_MS = 180_000;
+/** Draining ends when every job is done; the run is stuck (and fails) if no job finishes for this long. */
+const DRAIN_STALL_MS = 90_000;
+/** How long a SIGSTOPped child is held waiting for its job to be given to another. */
+const ZOMBIE_WAIT_MS = 20_000;
 const CHAOS_CLASS = 'chaos';
 const ZOMBIE_BAIT_PRIORITY = 5;
 const HANDLER = fileURLToPath(new URL('./chaos-handler.js', import.meta.url));
@@ -175,7 +178,7 @@ async function makeZombie(supervisor: SupervisorRun): Promise<void> {
   damage.zombie_attempts += 1;
   track(
     (async () => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + ZOMBIE_WAIT_MS;
       try {
         while (Date.now() < deadline && isPidAlive(pid)) {
           const job = await store.jobGet({ id: target.jobId });
@@ -252,8 +255,14 @@ while (Date.now() - started < runMs) {
 
 // Drain: no more damage; every job must end.
 await Promise.all([...pendingWork]);
-const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
-while ((await unfinished()) > 0 && Date.now() < drainDeadline) await sleep(250);
+let left = await unfinished();
+let lastProgress = Date.now();
+while (left > 0 && Date.now() - lastProgress < DRAIN_STALL_MS) {
+  await sleep(250);
+  const now = await unfinished();
+  if (now < left) lastProgress = Date.now();
+  left = now;
+}
 await liveWorkers(supervisor);
 supervisor.kill('SIGTERM');
 await supervisor.exited;

@@ -448,6 +448,16 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', releases: 1 });
       });
 
+      it('puts a handed-back job back in its place in the queue, not behind the jobs enqueued since', async () => {
+        const first = await enqueue();
+        const job = await claimOne();
+        clock.advance(1_000);
+        const later = await enqueue();
+        await store.jobReleaseIfHeld({ id: job.id, leaseToken: job.leaseToken, reason: 'shutdown' });
+        const next = await store.jobClaim({ classes: ['email'], ownerId: OWNER_B, limit: 2, leaseMs: LEASE_MS });
+        expect(next.map((j) => j.id)).toEqual([first, later]);
+      });
+
       it('lists what one owner holds, with its lease data', async () => {
         await enqueue();
         await enqueue();

@@ -80,8 +80,8 @@ export const LEASE_SQL = nameAll('leases', {
   requeue: outcomeSql(`status = 'QUEUED', run_at = $9, error_code = $7, error_detail = $8`),
   /** (outcome parameters, status FAILED|CANCELLED) terminal. */
   finishBadly: outcomeSql(`status = $9, finished_at = $4, error_code = $7, error_detail = $8`),
-  /** (outcome parameters) back to the queue without spending a retry. */
-  release: outcomeSql(`status = 'QUEUED', run_at = $4, releases = releases + 1`),
+  /** (outcome parameters) back to the queue without spending a retry, in the place it had (it was due). */
+  release: outcomeSql(`status = 'QUEUED', run_at = LEAST(run_at, $4), releases = releases + 1`),
   /**
    * (expiredBefore, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry, locked.
    * SKIP LOCKED: several sweepers at once share the work; a row another one recovered and committed

@@ -52,8 +52,8 @@ export const LEASE_SQL = {
   finishBadly: `UPDATE jobs SET status = @status, finished_at = @now, lease_expires_at = NULL,
       started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
-  /** (id, leaseToken, startedAt, now) back to the queue without spending a retry. */
-  release: `UPDATE jobs SET status = 'QUEUED', run_at = @now, lease_expires_at = NULL, releases = releases + 1,
+  /** (id, leaseToken, startedAt, now) back to the queue without spending a retry, in the place it had (it was due). */
+  release: `UPDATE jobs SET status = 'QUEUED', run_at = min(run_at, @now), lease_expires_at = NULL, releases = releases + 1,
       started_at = coalesce(started_at, @startedAt)
     WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
   /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
