@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   });
   running.start();
   // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback.
-  await store.subscribe?.([args.class ?? ''], () => running.wake(), (error) => log('warn', 'wake-up subscription failed; polling only', { err: coerceError(error) }));
+  await store.subscribe?.([args.class ?? ''], () => running.wake(), (error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
   send({ type: 'ready' });
 }
 

@@ -17,12 +17,19 @@ export interface ChaosPayload {
   effects: string;
 }
 
-let effects: Database.Database | undefined;
+/**
+ * One connection per effects database: a child may run jobs of several chaos
+ * runs (an earlier run's jobs left in a reused PostgreSQL schema), and each
+ * job's effects belong in its own run's file.
+ */
+const effectsByPath = new Map<string, Database.Database>();
 
 function record(path: string, job: HandlerJob, ctx: HandlerContext, kind: 'start' | 'done'): void {
+  let effects = effectsByPath.get(path);
   if (effects === undefined) {
     effects = new Database(path, { timeout: 10_000 });
     effects.pragma('journal_mode = WAL');
+    effectsByPath.set(path, effects);
   }
   effects
     .prepare('INSERT INTO effects (job_id, attempt, lease_token, pid, kind, ts) VALUES (?, ?, ?, ?, ?, ?)')

@@ -219,8 +219,29 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     }
   });
 
-  it('SQLite has no wake-ups: its workers poll', async () => {
+  it('SQLite wakes its subscribers on a commit from another process (a watch on its WAL file)', async () => {
     const { SqliteStore } = await import('../../src/store/sqlite/store.js');
-    expect('subscribe' in SqliteStore.prototype).toBe(false);
+    const { systemClock } = await import('../../src/clock.js');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { execa } = await import('execa');
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-wake-'));
+    const store = await SqliteStore.open({ path: join(dir, 'queue.db'), clock: systemClock });
+    try {
+      let woken = 0;
+      const stop = await store.subscribe(['email'], () => (woken += 1));
+      const enqueue = `const { openQueue } = await import(process.cwd() + '/dist/src/index.js');
+        const queue = await openQueue({ database: process.argv[1] }); await queue.enqueue({ class: 'email' }); await queue.close();`;
+      await execa(process.execPath, ['--input-type=module', '-e', enqueue, join(dir, 'queue.db')]);
+      await waitFor('the enqueue in another process wakes the subscriber', () => woken > 0);
+      await stop();
+      const settled = woken;
+      await execa(process.execPath, ['--input-type=module', '-e', enqueue, join(dir, 'queue.db')]);
+      expect(woken).toBe(settled);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
