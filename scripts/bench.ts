@@ -17,7 +17,7 @@ import { FULL, QUICK } from './bench/context.js';
 import { runDepth } from './bench/depth.js';
 import { runEnqueue } from './bench/enqueue.js';
 import { runLatency } from './bench/latency.js';
-import { loadAverages, machineInfo, packageVersion } from './bench/machine.js';
+import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/machine.js';
 import { runOverhead } from './bench/overhead.js';
 import { ProcessRegistry } from './bench/processes.js';
 import { runRecovery } from './bench/recovery.js';
@@ -88,6 +88,7 @@ const report: BenchReport = {
   started_at: startedAt.toISOString(),
   duration_seconds: 0,
   machine: { ...(await machineInfo()), loadavg_end: [] },
+  source: sourceInfo(),
   params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, driver: 'sqlite' },
   sections: {},
   section_loadavg: {},

@@ -3,6 +3,7 @@
  * folders, polling with deadlines, and the few /proc readings the sections
  * take (RSS, CPU ticks, descendants of a pid).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,7 +99,7 @@ export interface DrainTiming {
  * rate is (total - doneAtFirstSeen) / (endMs - firstSeenMs): start-up (node,
  * forks, migrations) is left out; the caller also has its own start time.
  */
-export async function pollDrain(countDone: () => number, total: number, options: { intervalMs: number; timeoutMs: number; alive?: () => string | undefined }): Promise<DrainTiming> {
+export async function pollDrain(countDone: () => number, total: number, options: { intervalMs: number; timeoutMs: number; alive?: () => string | undefined; mark?: { atDone: number; reached: (done: number) => void } }): Promise<DrainTiming> {
   const deadline = performance.now() + options.timeoutMs;
   let lastIdleMs = performance.now();
   let firstSeenMs: number | undefined;
@@ -110,6 +111,10 @@ export async function pollDrain(countDone: () => number, total: number, options:
     if (done > 0 && firstSeenMs === undefined) {
       firstSeenMs = now;
       doneAtFirstSeen = done;
+    }
+    if (options.mark !== undefined && done >= options.mark.atDone) {
+      options.mark.reached(done);
+      options.mark = undefined;
     }
     if (done >= total) return { lastIdleMs, firstSeenMs: firstSeenMs ?? now, doneAtFirstSeen, endMs: now };
     if (now > deadline) throw new DeadlineError(`${total} jobs to finish (${done} done)`, options.timeoutMs);
@@ -176,6 +181,21 @@ export function descendantsOf(root: number): number[] {
     }
   }
   return found;
+}
+
+let ticksPerSecond: number | undefined;
+
+/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`, 100 on Linux). */
+export function clockTicksPerSecond(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    } catch {
+      ticksPerSecond = Number.NaN;
+    }
+    if (!Number.isFinite(ticksPerSecond) || ticksPerSecond <= 0) ticksPerSecond = 100;
+  }
+  return ticksPerSecond;
 }
 
 /** utime + stime of a pid, in clock ticks; undefined when it is gone. */

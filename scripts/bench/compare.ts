@@ -36,7 +36,7 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
   const { sizes } = ctx;
   const batches = [...new Set([1, ctx.claimBatch])];
   const rounds: Map<Key, DrainRun>[] = [];
-  const extra = new Map<Key, { attempts: number[]; events: number[] }>();
+  const extra = new Map<Key, { attempts: number[]; events: number[]; supervisorCpu: number[]; childrenCpu: number[] }>();
 
   for (let round = 0; round < sizes.runs; round++) {
     const results = new Map<Key, DrainRun>();
@@ -47,9 +47,11 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
           ctx.progress(`round ${round + 1}/${sizes.runs}: leasehold ${p} children, claim_batch ${b}`);
           const run = await leaseholdDrain(ctx, p, b);
           results.set(lhKey(p, b), run);
-          const bookkeeping = extra.get(lhKey(p, b)) ?? { attempts: [], events: [] };
+          const bookkeeping = extra.get(lhKey(p, b)) ?? { attempts: [], events: [], supervisorCpu: [], childrenCpu: [] };
           bookkeeping.attempts.push(run.attemptsPerJob);
           bookkeeping.events.push(run.eventsPerJob);
+          bookkeeping.supervisorCpu.push(run.supervisorCpuMsPer1k);
+          bookkeeping.childrenCpu.push(run.childrenCpuMsPer1k);
           extra.set(lhKey(p, b), bookkeeping);
         }
       }
@@ -89,6 +91,10 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
           jobs_per_sec_from_start: stat(lhKey(p, b), 'jobsPerSecFromStart'),
           attempts_per_job: summarize(extra.get(lhKey(p, b))?.attempts ?? [], 2).median,
           events_per_job: summarize(extra.get(lhKey(p, b))?.events ?? [], 2).median,
+          cpu_ms_per_1k_jobs: {
+            supervisor: summarize(extra.get(lhKey(p, b))?.supervisorCpu ?? []),
+            children: summarize(extra.get(lhKey(p, b))?.childrenCpu ?? []),
+          },
         })),
       ),
     };

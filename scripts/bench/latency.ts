@@ -8,12 +8,11 @@
  * is read back from its row: started_at (the handler's real start) and
  * claimed_at minus created_at, and the STARTED event's ts.
  */
-import { execa } from 'execa';
 import type { Store } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
-import { cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
+import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, Counter, databaseOf, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { BENCH_CLASS, Counter, databaseOf, describeClass, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -43,15 +42,6 @@ export interface LatencySection {
     supervisor_cpu_seconds_per_minute: Stat;
     children_cpu_seconds_per_minute: Stat;
   };
-}
-
-async function clockTicksPerSecond(): Promise<number> {
-  try {
-    const value = Number((await execa('getconf', ['CLK_TCK'])).stdout.trim());
-    return Number.isFinite(value) && value > 0 ? value : 100;
-  } catch {
-    return 100;
-  }
 }
 
 /** CPU seconds per minute of the supervisor and its descendants over `seconds`. */
@@ -102,7 +92,7 @@ export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
   const config = writeConfig(dir, { handler: writeNoopHandler(dir), processes: CHILDREN });
   const queue = await openBenchQueue(databaseOf(dir));
   const counter = new Counter(databaseOf(dir));
-  const ticksPerSecond = await clockTicksPerSecond();
+  const ticksPerSecond = clockTicksPerSecond();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   try {
     await supervisor.waitReady(queue.store, CHILDREN);
@@ -134,7 +124,7 @@ export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
       event.push(read.event);
     }
     return {
-      config: `${CHILDREN} children, default config (poll_seconds 0.5, claim_batch 1), no-op handler`,
+      config: `default config but processes (${describeClass(config)}), no-op handler`,
       jobs_per_run: sizes.latencyJobs,
       gap_ms: [minGap, maxGap],
       unit: 'ms',

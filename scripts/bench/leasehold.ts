@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
 import { Queue } from '../../src/queue/queue.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store, WorkerRow } from '../../src/store/types.js';
@@ -41,6 +42,16 @@ export function writeConfig(dir: string, options: ClassOptions): string {
   const file = join(dir, 'queue.yaml');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
+}
+
+/** The settings that shape a measurement, as the config loader resolves them (defaults included). */
+export function describeClass(configFile: string): string {
+  const cls = loadConfig(configFile).classes[0];
+  if (cls === undefined) return 'no class';
+  return (
+    `processes ${cls.processes}, claim_batch ${cls.claim_batch}, poll_seconds ${cls.poll_seconds}, lease_seconds ${cls.lease_seconds}, ` +
+    `backoff ${cls.backoff.base_seconds}-${cls.backoff.max_seconds} s${cls.backoff.jitter ? ' with jitter' : ''}`
+  );
 }
 
 /** A handler that does nothing and returns null. */

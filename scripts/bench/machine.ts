@@ -1,6 +1,8 @@
 /** The machine a benchmark ran on, and how busy it was when it began. */
 import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { availableParallelism, loadavg, platform, release } from 'node:os';
 import { machineBusyPercent, round } from './common.js';
 
@@ -40,6 +42,18 @@ function packageVersion(name: string): string {
     return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
+  }
+}
+
+/** The source measured: the commit, and whether the working tree differed from it (dist/ is built from the tree). */
+export function sourceInfo(): { commit: string; dirty_files: number } {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'supervisor', 'child'], { cwd: root, encoding: 'utf8' });
+    return { commit, dirty_files: status.split('\n').filter((line) => line.trim() !== '').length };
+  } catch {
+    return { commit: 'unknown', dirty_files: -1 };
   }
 }
 

@@ -9,14 +9,15 @@
  */
 import { MB, rssBytes, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { databaseOf, openBenchQueue, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { databaseOf, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
 
 export interface OverheadSection {
   config: string;
-  rss_mb: { supervisor: Stat; child: Stat; per_child_median: number[] };
+  /** `bare_node`: an idle `node -e` with nothing loaded, for scale. */
+  rss_mb: { supervisor: Stat; child: Stat; per_child_median: number[]; bare_node: Stat };
   child_replacement_ms: {
     /** CHILD_READY log ts of the replacement minus the kill time. */
     by_log: Stat;
@@ -30,6 +31,22 @@ export interface OverheadSection {
 /** The slot of a child from its worker id (`<supervisor>/<class>.<slot>.<generation>`). */
 function slotOf(workerId: string): string {
   return workerId.split('/').pop()?.split('.').slice(-2, -1)[0] ?? workerId;
+}
+
+/** RSS of an idle node process that loaded nothing: the floor every supervisor and child stands on. */
+async function bareNodeRss(ctx: BenchContext, samples: number): Promise<Stat> {
+  const bare = ctx.processes.startNode('bare-node', '-e', ['setInterval(() => {}, 1000)']);
+  try {
+    await sleep(SETTLE_MS / 2);
+    const values: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      values.push((rssBytes(bare.pid) ?? Number.NaN) / MB);
+      await sleep(200);
+    }
+    return summarize(values, 1);
+  } finally {
+    await bare.stop(2_000);
+  }
 }
 
 export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
@@ -51,6 +68,7 @@ export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
       await sleep(500);
     }
     const perChild = [...childRss.values()].map((values) => summarize(values, 1).median);
+    const bareNode = await bareNodeRss(ctx, Math.max(3, sizes.runs));
 
     const byLog: number[] = [];
     const byRegistry: number[] = [];
@@ -77,8 +95,8 @@ export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
       if (typeof delay === 'number') delays.push(delay);
     }
     return {
-      config: `${CHILDREN} children, default config, no-op handler; ${Math.max(3, sizes.runs)} RSS samples 0.5 s apart`,
-      rss_mb: { supervisor: summarize(supervisorRss, 1), child: summarize([...childRss.values()].flat(), 1), per_child_median: perChild },
+      config: `default config but processes (${describeClass(config)}), no-op handler; ${Math.max(3, sizes.runs)} RSS samples 0.5 s apart`,
+      rss_mb: { supervisor: summarize(supervisorRss, 1), child: summarize([...childRss.values()].flat(), 1), per_child_median: perChild, bare_node: bareNode },
       child_replacement_ms: {
         by_log: summarize(byLog),
         by_registry: summarize(byRegistry),

@@ -13,7 +13,7 @@ import type { Queue } from '../../src/queue/queue.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { percentiles } from '../stats.js';
-import { BENCH_CLASS, databaseOf, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
+import { BENCH_CLASS, databaseOf, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
 
 const CHILDREN = 2;
 
@@ -71,6 +71,7 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   const p50 = (values: number[]) => percentiles(values).p50;
   const max = (values: number[]) => Math.max(...values);
   const perRun: KillSample[][] = [];
+  let described = '';
   for (let run = 0; run < sizes.runs; run++) {
     const dir = ctx.dirs.make('recovery');
     const config = writeConfig(dir, {
@@ -78,6 +79,7 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
       processes: CHILDREN,
       extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
     });
+    described = describeClass(config);
     const queue = await openBenchQueue(databaseOf(dir));
     const supervisor = SupervisorRun.start(ctx.processes, config, dir);
     try {
@@ -98,7 +100,7 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
     max: summarize(perRun.map((samples) => max(samples.map(pick)))),
   });
   return {
-    config: `${CHILDREN} children, default config but the handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000`,
+    config: `default config but processes, handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000 (${described})`,
     kills_per_run: sizes.recoveryKills,
     unit: 'ms',
     reclaim_ms: figure((s) => s.reclaim),

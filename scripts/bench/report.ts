@@ -18,6 +18,8 @@ export interface BenchReport {
   started_at: string;
   duration_seconds: number;
   machine: MachineInfo & { loadavg_end: number[] };
+  /** The commit measured, and how many files under src/, supervisor/ and child/ differed from it. */
+  source: { commit: string; dirty_files: number };
   params: { runs: number; jobs: number; claim_batch: number; processes: number[]; driver: 'sqlite' };
   sections: ComparisonSections & {
     enqueue?: EnqueueSection;
@@ -87,6 +89,7 @@ export function renderTable(report: BenchReport): string {
     `leasehold benchmark (${report.quick ? 'QUICK smoke run: tiny sizes, not a measurement' : 'full run'}), ${report.started_at}, ${report.duration_seconds} s`,
     `machine: ${m.nproc} × ${m.cpu_model}, ${(m.mem_total_mb / 1024).toFixed(1)} GiB, ${m.os}, node ${m.node}, SQLite ${m.sqlite} (better-sqlite3 ${m.better_sqlite3})`,
     `load: loadavg ${m.loadavg_start.join(' ')} at start, ${m.loadavg_end.join(' ')} at end; ${m.cpu_busy_percent_before}% of all cores busy just before`,
+    `source: commit ${report.source.commit}${report.source.dirty_files > 0 ? ` + ${report.source.dirty_files} uncommitted file(s) in src/, supervisor/, child/` : ''}`,
     `figures: median [min–max] over ${report.params.runs} run(s); ratios taken within each round`,
     '',
   );
@@ -94,8 +97,16 @@ export function renderTable(report: BenchReport): string {
     out.push(`1. leasehold throughput, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
     out.push(
       table(
-        ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job'],
-        s.throughput.results.map((r) => [String(r.processes), String(r.claim_batch), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start), fmt(r.events_per_job)]),
+        ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children'],
+        s.throughput.results.map((r) => [
+          String(r.processes),
+          String(r.claim_batch),
+          stat(r.jobs_per_sec),
+          stat(r.jobs_per_sec_from_start),
+          fmt(r.events_per_job),
+          stat(r.cpu_ms_per_1k_jobs.supervisor),
+          stat(r.cpu_ms_per_1k_jobs.children),
+        ]),
       ),
       '',
     );
@@ -193,6 +204,7 @@ export function renderTable(report: BenchReport): string {
         [
           ['supervisor RSS (MiB)', stat(o.rss_mb.supervisor)],
           ['idle child RSS (MiB)', `${stat(o.rss_mb.child)} (per child: ${o.rss_mb.per_child_median.map(fmt).join(', ')})`],
+          ['  for scale: idle bare `node -e` RSS (MiB)', stat(o.rss_mb.bare_node)],
           ['idle child SIGKILL → replacement ready, by CHILD_READY log (ms)', stat(o.child_replacement_ms.by_log)],
           ['  same, by polling the workers row (ms)', stat(o.child_replacement_ms.by_registry)],
           ['  of which restart-policy delay (ms)', stat(o.child_replacement_ms.restart_delay)],
