@@ -6,12 +6,15 @@ import { readFileSync } from 'node:fs';
  * state in /proc decides.
  */
 export function isPidAlive(pid: number): boolean {
+  // 0 and negative numbers name process groups to kill(): never a single live process here.
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return processState(pid) !== 'Z';
+  const state = processState(pid);
+  return state !== 'Z' && state !== 'X';
 }
 
 /** The one-letter state from /proc/<pid>/stat (R, S, D, T, Z, ...), or undefined where there is no /proc. */

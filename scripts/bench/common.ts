@@ -149,16 +149,7 @@ function statFields(pid: number): string[] | undefined {
 }
 
 /** True while the pid names a running process (a zombie counts as gone). */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  const state = statFields(pid)?.[0];
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
+export { isPidAlive as isAlive } from '../../supervisor/pids.js';
 
 /** Every live descendant of a pid (children, grandchildren, ...), from /proc. */
 export function descendantsOf(root: number): number[] {

@@ -1,26 +1,11 @@
-import { execa } from 'execa';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
+import { expectChaosHolds } from './run-chaos.js';
 
-const CHAOS = fileURLToPath(new URL('../../dist/scripts/chaos.js', import.meta.url));
 const newDir = tempDir('leasehold-chaos-test-');
 
 describe('chaos: the guarantees hold under SIGKILL, SIGSTOP and supervisor death', () => {
   it('60 seconds of damage, zero violations', { timeout: 360_000 }, async () => {
-    const run = await execa(process.execPath, [CHAOS, '--seconds', '60', '--jobs', '240', '--seed', '7', '--dir', newDir()], { reject: false });
-    console.log(run.stdout);
-    if (run.stderr) console.error(run.stderr);
-    const summary = JSON.parse(run.stdout) as {
-      jobs: number;
-      damage: { child_kills: number; zombies: number; supervisor_kills: number };
-      violations: Record<string, number>;
-    };
-    expect(summary.violations).toEqual({ lost: 0, double_commit: 0, zombie_writes: 0, database: 0, orphans: 0 });
-    expect(summary.jobs).toBeGreaterThanOrEqual(200);
-    expect(summary.damage.child_kills).toBeGreaterThanOrEqual(20);
-    expect(summary.damage.zombies).toBeGreaterThanOrEqual(5);
-    expect(summary.damage.supervisor_kills).toBeGreaterThanOrEqual(1);
-    expect(run.exitCode).toBe(0);
+    await expectChaosHolds(['--dir', newDir()]);
   });
 });

@@ -8,18 +8,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach } from 'vitest';
 import { isPostgresUrl, openStore } from '../../src/store/open.js';
+import { isPidAlive as isAlive } from '../../supervisor/pids.js';
 import { waitFor } from './wait.js';
 
-/** The /proc state letter of a pid, or undefined when there is no such process. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) S ppid pgrp ...": comm may hold spaces or parentheses, so split after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
-}
+/** True while the pid names a running process; a zombie (exited, not yet reaped) counts as gone. */
+export { isAlive };
 
 /** The process group of a pid, or undefined when it is gone. */
 export function processGroupOf(pid: number): number | undefined {
@@ -32,21 +25,6 @@ export function processGroupOf(pid: number): number | undefined {
   }
 }
 
-/**
- * True while the pid names a running process. A zombie (exited, not yet
- * reaped: an orphan whose new parent does not reap) counts as gone.
- */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EPERM') return true;
-    return false;
-  }
-  const state = procState(pid);
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
 
 /** Live processes (zombies aside) whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
