@@ -98,7 +98,7 @@ async function enqueueWave(count: number): Promise<void> {
     const trouble: ChaosPayload['trouble'] = roll < 0.03 ? 'throw' : roll < 0.05 ? 'hang' : roll < 0.06 ? 'busy' : 'none';
     if (trouble !== 'none') damage.trouble[trouble] += 1;
     // Some jobs run long and ahead of the rest: they make good zombies, whose jobs are given to another child at once.
-    const bait = trouble === 'none' && random.next() < 0.15;
+    const bait = trouble === 'none' && random.next() < 0.25;
     const payload: ChaosPayload = { ms: bait ? random.int(600, 1_200) : random.int(20, 500), trouble, effects: effects.path };
     return { class: CHAOS_CLASS, payload, maxRetries: 30, priority: bait ? ZOMBIE_BAIT_PRIORITY : 0 };
   });
@@ -241,14 +241,14 @@ while (Date.now() - started < runMs) {
     await enqueueWave(due - enqueued);
     enqueued = due;
   }
+  // One zombie in the making at a time, started as soon as a child runs a bait job.
+  if (stopped.size === 0) await makeZombie(supervisor);
   const roll = random.next();
   const supervisorDue = Date.now() - lastSupervisorKill > Math.max(15_000, runMs / 4);
   if (supervisorDue && roll < 0.1) {
     supervisor = await killSupervisor(supervisor);
     lastSupervisorKill = Date.now();
-  } else if (roll < 0.35 && stopped.size === 0) {
-    await makeZombie(supervisor);
-  } else if (roll < 0.75) {
+  } else if (roll < 0.5) {
     await killChild(supervisor);
   }
 }

@@ -97,7 +97,9 @@ export class HealthWatch {
       }
       if (heldIds.has(job.jobId)) {
         job.missingSince = undefined;
-      } else if (now - (job.missingSince ??= now) > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
+      } else if (now - (job.missingSince ??= now) > (config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000) {
+        // A child that lost a lease learns it on its next heartbeat; one that has not for a lease and three
+        // heartbeats more is blocked. (Fencing keeps it harmless meanwhile; this only reclaims the process.)
         const detail = `still runs job ${job.jobId} ${((now - job.missingSince) / 1000).toFixed(1)}s after losing its lease: the child is blocked`;
         return this.kill(child, 'stale_heartbeat', 'WORKER:UNRESPONSIVE', detail);
       }
