@@ -1,13 +1,7 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
+import { IN_FLIGHT, type Migration } from '../migration.js';
 
-interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the

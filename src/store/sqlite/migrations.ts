@@ -1,12 +1,6 @@
 import type { SqliteDb } from './connection.js';
+import { IN_FLIGHT, type Migration } from '../migration.js';
 
-interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
