@@ -1,12 +1,15 @@
 /**
- * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--keep]
+ * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]
  *
- * Measures leasehold on SQLite on this machine, prints one JSON document
- * (stdout, or FILE with --out) and a readable table (stderr, or stdout with
- * --table). Sections: throughput (1), plainjob (2), raw (3), enqueue (4),
- * latency (5), recovery (6), depth (7), overhead (8); see scripts/bench/.
- * Sections 1-3 run interleaved in rounds so their ratios are taken within
- * a round. Every process started is stopped at the end, even on error.
+ * Measures leasehold on this machine, on SQLite and on the PostgreSQL server
+ * at --pg (default $LEASEHOLD_BENCH_PG_URL, else the test server), prints
+ * one JSON document (stdout, or FILE with --out) and a readable table
+ * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
+ * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
+ * pg-throughput (9), pg-latency (10); see scripts/bench/. Sections 1-3 run
+ * interleaved in rounds so their ratios are taken within a round. Every
+ * process started is stopped at the end, and every PostgreSQL schema made
+ * is dropped, even on error.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -19,15 +22,24 @@ import { runEnqueue } from './bench/enqueue.js';
 import { runLatency } from './bench/latency.js';
 import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/machine.js';
 import { runOverhead } from './bench/overhead.js';
+import { runPgLatency, runPgThroughput } from './bench/postgres.js';
 import { ProcessRegistry } from './bench/processes.js';
 import { runRecovery } from './bench/recovery.js';
 import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
 
 const DEFAULT_CLAIM_BATCH = 16;
+const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--keep]\n`);
+  process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`);
   process.exit(2);
+}
+
+/** A URL fit for a report: any password replaced. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
 }
 
 let parsed;
@@ -39,6 +51,7 @@ try {
       out: { type: 'string' },
       table: { type: 'boolean', default: false },
       'claim-batch': { type: 'string', default: String(DEFAULT_CLAIM_BATCH) },
+      pg: { type: 'string', default: DEFAULT_PG_URL },
       keep: { type: 'boolean', default: false },
     },
     strict: true,
@@ -52,6 +65,8 @@ if (!Number.isInteger(claimBatch) || claimBatch < 1) usage(`--claim-batch must b
 const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((name) => name.trim());
 for (const name of only) if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
 const wanted = new Set(only as SectionName[]);
+const pgUrl = values.pg;
+if (!/^postgres(ql)?:\/\//.test(pgUrl)) usage(`--pg must be a postgres:// URL, got ${pgUrl}`);
 
 const tableOut = values.table ? process.stdout : process.stderr;
 const startedAt = new Date();
@@ -64,6 +79,8 @@ const ctx: BenchContext = {
   claimBatch,
   processes: registry,
   dirs,
+  pgUrl,
+  keep: values.keep,
   progress: (message) => process.stderr.write(`[bench ${Math.round((performance.now() - started) / 1000)}s] ${message}\n`),
 };
 
@@ -89,7 +106,7 @@ const report: BenchReport = {
   duration_seconds: 0,
   machine: { ...(await machineInfo()), loadavg_end: [] },
   source: sourceInfo(),
-  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, driver: 'sqlite' },
+  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: wanted.has('pg-throughput') || wanted.has('pg-latency') ? withoutPassword(pgUrl) : null },
   sections: {},
   section_loadavg: {},
   targets: [],
@@ -124,6 +141,8 @@ try {
   if (wanted.has('recovery')) await section('recovery', async () => void (report.sections.recovery = await runRecovery(ctx)));
   if (wanted.has('depth')) await section('depth', async () => void (report.sections.depth = await runDepth(ctx)));
   if (wanted.has('overhead')) await section('overhead', async () => void (report.sections.overhead = await runOverhead(ctx)));
+  if (wanted.has('pg-throughput')) await section('pg-throughput', async () => void (report.sections['pg-throughput'] = await runPgThroughput(ctx)));
+  if (wanted.has('pg-latency')) await section('pg-latency', async () => void (report.sections['pg-latency'] = await runPgLatency(ctx)));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();

@@ -8,10 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { adminClient, PG_URL } from './helpers/postgres.js';
 import { tempDir } from './helpers/temp.js';
 
 const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
-const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead'];
+const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency'];
 const newDir = tempDir('leasehold-bench-test-');
 
 /** Every leaf of a JSON value with its path. */
@@ -36,12 +37,24 @@ function processesMentioning(text: string): string[] {
   return found;
 }
 
+/** The benchmark's schemas on the PostgreSQL server (it makes one per measurement and drops it). */
+async function benchSchemas(): Promise<string[]> {
+  const client = await adminClient();
+  try {
+    const result = await client.query<{ name: string }>("SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'leasehold\\_bench\\_%'");
+    return result.rows.map((row) => row.name);
+  } finally {
+    await client.end();
+  }
+}
+
 describe('npm run bench -- --quick', () => {
   it('runs every section and prints finite numbers', { timeout: 400_000 }, async () => {
     const dir = newDir();
     const out = join(dir, 'bench.json');
     // Its temp folders go under `dir`, so that its processes can be told from anyone else's.
-    const run = await execa(process.execPath, [BENCH, '--quick', '--out', out], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
+    const schemasBefore = new Set(await benchSchemas());
+    const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toContain('targets (issue 6)');
@@ -83,5 +96,6 @@ describe('npm run bench -- --quick', () => {
     for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
 
     expect(processesMentioning(dir)).toEqual([]);
+    expect((await benchSchemas()).filter((name) => !schemasBefore.has(name))).toEqual([]);
   });
 });

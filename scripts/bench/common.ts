@@ -99,13 +99,13 @@ export interface DrainTiming {
  * rate is (total - doneAtFirstSeen) / (endMs - firstSeenMs): start-up (node,
  * forks, migrations) is left out; the caller also has its own start time.
  */
-export async function pollDrain(countDone: () => number, total: number, options: { intervalMs: number; timeoutMs: number; alive?: () => string | undefined; mark?: { atDone: number; reached: (done: number) => void } }): Promise<DrainTiming> {
+export async function pollDrain(countDone: () => Promise<number>, total: number, options: { intervalMs: number; timeoutMs: number; alive?: () => string | undefined; mark?: { atDone: number; reached: (done: number) => void } }): Promise<DrainTiming> {
   const deadline = performance.now() + options.timeoutMs;
   let lastIdleMs = performance.now();
   let firstSeenMs: number | undefined;
   let doneAtFirstSeen = 0;
   for (;;) {
-    const done = countDone();
+    const done = await countDone();
     const now = performance.now();
     if (done === 0) lastIdleMs = now;
     if (done > 0 && firstSeenMs === undefined) {
@@ -169,6 +169,21 @@ export function descendantsOf(root: number): number[] {
         found.push(pid);
         frontier.push(pid);
       }
+    }
+  }
+  return found;
+}
+
+/** Every live process whose command name (comm) is `name`, from /proc. */
+export function processesNamed(name: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) found.push(pid);
+    } catch {
+      // gone meanwhile
     }
   }
   return found;

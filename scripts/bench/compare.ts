@@ -9,10 +9,10 @@ import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { plainjobDrain } from './plainjob.js';
 import { rawDrain } from './raw.js';
-import { leaseholdDrain, POLL_MS, type DrainRun, type ThroughputRow } from './throughput.js';
+import { leaseholdDrain, POLL_MS, throughputRows, type DrainRun, type LeaseholdDrainRun, type ThroughputSection } from './throughput.js';
 
 export const METHOD =
-  `jobs/s from the first job seen SUCCEEDED to the last (a read-only connection counts finished rows every ${POLL_MS} ms); ` +
+  `jobs/s from the first job seen SUCCEEDED to the last (a read-only connection counts finished rows every ${POLL_MS.sqlite} ms); ` +
   '`from_start` is from spawning the process(es) to the last job, start-up included';
 
 export interface Ratio {
@@ -22,7 +22,7 @@ export interface Ratio {
 }
 
 export interface ComparisonSections {
-  throughput?: { method: string; jobs: number; claim_batches: number[]; results: ThroughputRow[] };
+  throughput?: ThroughputSection;
   plainjob?: { package: string; method: string; jobs: number; results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
   raw?: { method: string; jobs: number; results: { processes: number; per_tx: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
 }
@@ -36,7 +36,6 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
   const { sizes } = ctx;
   const batches = [...new Set([1, ctx.claimBatch])];
   const rounds: Map<Key, DrainRun>[] = [];
-  const extra = new Map<Key, { attempts: number[]; events: number[]; supervisorCpu: number[]; childrenCpu: number[] }>();
 
   for (let round = 0; round < sizes.runs; round++) {
     const results = new Map<Key, DrainRun>();
@@ -45,14 +44,7 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
       for (const p of sizes.processes) {
         for (const b of batches) {
           ctx.progress(`round ${round + 1}/${sizes.runs}: leasehold ${p} children, claim_batch ${b}`);
-          const run = await leaseholdDrain(ctx, p, b);
-          results.set(lhKey(p, b), run);
-          const bookkeeping = extra.get(lhKey(p, b)) ?? { attempts: [], events: [], supervisorCpu: [], childrenCpu: [] };
-          bookkeeping.attempts.push(run.attemptsPerJob);
-          bookkeeping.events.push(run.eventsPerJob);
-          bookkeeping.supervisorCpu.push(run.supervisorCpuMsPer1k);
-          bookkeeping.childrenCpu.push(run.childrenCpuMsPer1k);
-          extra.set(lhKey(p, b), bookkeeping);
+          results.set(lhKey(p, b), await leaseholdDrain(ctx, p, b));
         }
       }
     }
@@ -83,20 +75,7 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
       method: METHOD,
       jobs: sizes.jobs,
       claim_batches: batches,
-      results: sizes.processes.flatMap((p) =>
-        batches.map((b) => ({
-          processes: p,
-          claim_batch: b,
-          jobs_per_sec: stat(lhKey(p, b), 'jobsPerSec'),
-          jobs_per_sec_from_start: stat(lhKey(p, b), 'jobsPerSecFromStart'),
-          attempts_per_job: summarize(extra.get(lhKey(p, b))?.attempts ?? [], 2).median,
-          events_per_job: summarize(extra.get(lhKey(p, b))?.events ?? [], 2).median,
-          cpu_ms_per_1k_jobs: {
-            supervisor: summarize(extra.get(lhKey(p, b))?.supervisorCpu ?? []),
-            children: summarize(extra.get(lhKey(p, b))?.childrenCpu ?? []),
-          },
-        })),
-      ),
+      results: throughputRows(sizes.processes, batches, (p, b) => rounds.map((r) => r.get(lhKey(p, b)) as LeaseholdDrainRun)),
     };
   }
   if (want.plainjob) {

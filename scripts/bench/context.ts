@@ -76,6 +76,10 @@ export interface BenchContext {
   claimBatch: number;
   processes: ProcessRegistry;
   dirs: TempDirs;
+  /** The PostgreSQL server of the pg-* sections (each measurement makes a schema of its own there). */
+  pgUrl: string;
+  /** `--keep`: leave temp folders and PostgreSQL schemas for a look afterwards. */
+  keep: boolean;
   /** A progress line on stderr. */
   progress(message: string): void;
 }

@@ -17,7 +17,8 @@ import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { Sweeper } from '../../src/sweeper.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, databaseOf, fillQueue, FILL_CHUNK } from './leasehold.js';
+import { sqliteFile } from './database.js';
+import { BENCH_CLASS, fillQueue, FILL_CHUNK } from './leasehold.js';
 
 const LONG_LEASE_MS = 24 * 3600_000;
 const SHORT_LEASE_MS = 1_000;
@@ -72,11 +73,11 @@ async function sweeperPasses(ctx: BenchContext): Promise<DepthSection['sweeper']
   const expired = Math.max(1, Math.round(sizes.sweepHeld * sizes.sweepExpiredShare));
   const dir = ctx.dirs.make('sweep');
   const setupStarted = performance.now();
-  const filler = new Queue(await SqliteStore.open({ path: databaseOf(dir), clock: systemClock }), { actor: 'bench' });
+  const filler = new Queue(await SqliteStore.open({ path: sqliteFile(dir), clock: systemClock }), { actor: 'bench' });
   await fillQueue(filler, sizes.sweepHeld);
   await filler.close();
   const clock = new ManualClock(Date.now() + 1_000);
-  const store = await SqliteStore.open({ path: databaseOf(dir), clock });
+  const store = await SqliteStore.open({ path: sqliteFile(dir), clock });
   const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'bench', console: false });
   const sweeper = new Sweeper({ store, logger, intervalSeconds: 10, batchSize: SWEEP_BATCH, retryDelay: () => 0, actor: 'bench-sweeper' });
   try {
@@ -109,7 +110,7 @@ export async function runDepth(ctx: BenchContext): Promise<DepthSection> {
   try {
     for (const depth of sizes.depths) {
       const dir = ctx.dirs.make(`depth-${depth}`);
-      const store = await SqliteStore.open({ path: databaseOf(dir), clock: systemClock });
+      const store = await SqliteStore.open({ path: sqliteFile(dir), clock: systemClock });
       const queue = new Queue(store, { actor: 'bench' });
       queues.push({ depth, queue, store, fillSeconds: 0, rates: [] });
       ctx.progress(`filling a queue of ${depth + measured} jobs`);

@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, databaseOf, FILL_CHUNK, fillQueue, openBenchQueue, writeConfig, writeNoopHandler } from './leasehold.js';
+import { sqliteFile } from './database.js';
+import { BENCH_CLASS, FILL_CHUNK, fillQueue, openBenchQueue, writeConfig, writeNoopHandler } from './leasehold.js';
 import { LEASEHOLD_CLI } from './processes.js';
 
 export interface EnqueueSection {
@@ -22,7 +23,7 @@ export interface EnqueueSection {
 
 function freshConfig(ctx: BenchContext, label: string): { dir: string; config: string } {
   const dir = ctx.dirs.make(`enqueue-${label}`);
-  return { dir, config: writeConfig(dir, { handler: writeNoopHandler(dir), processes: 1 }) };
+  return { dir, config: writeConfig(dir, { database: sqliteFile(dir), handler: writeNoopHandler(dir), processes: 1 }) };
 }
 
 async function cli(args: string[]): Promise<string> {
@@ -50,7 +51,7 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
     ctx.progress(`enqueue run ${run + 1}/${sizes.runs}: ${sizes.enqueueLibrarySingle} queue.enqueue calls`);
     {
       const { dir } = freshConfig(ctx, 'lib');
-      const queue = await openBenchQueue(databaseOf(dir));
+      const queue = await openBenchQueue(sqliteFile(dir));
       try {
         const started = performance.now();
         for (let i = 0; i < sizes.enqueueLibrarySingle; i++) await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } });
@@ -62,7 +63,7 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
     ctx.progress(`enqueue run ${run + 1}/${sizes.runs}: enqueueMany ${sizes.enqueueBulk}`);
     {
       const { dir } = freshConfig(ctx, 'bulk');
-      const queue = await openBenchQueue(databaseOf(dir));
+      const queue = await openBenchQueue(sqliteFile(dir));
       try {
         libraryBulk.push(sizes.enqueueBulk / (await fillQueue(queue, sizes.enqueueBulk)));
       } finally {

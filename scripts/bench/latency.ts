@@ -1,6 +1,7 @@
 /**
- * Section 5: enqueue-to-start latency with idle children, and what idle
- * children cost. One supervisor with 4 children and the default config
+ * Section 5 (and pg-latency, on PostgreSQL with and without NOTIFY):
+ * enqueue-to-start latency with idle children, and what idle children
+ * cost. One supervisor with 4 children and the default config
  * (poll_seconds, claim_batch and the rest at their defaults), no-op handler.
  * First the idle CPU: utime+stime from /proc/<pid>/stat of the supervisor
  * and every descendant over a window, scaled to a minute. Then jobs are
@@ -12,7 +13,9 @@ import type { Store } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
 import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, Counter, databaseOf, describeClass, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import type { Queue } from '../../src/queue/queue.js';
+import { benchDatabase, type Driver, type RowCounter } from './database.js';
+import { BENCH_CLASS, describeClass, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -86,12 +89,37 @@ async function readLatencies(store: Store, ids: number[]): Promise<{ start: numb
   return { start, claim, event };
 }
 
-export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
+/** Where the queue lives; `listen: false` runs PostgreSQL with `listen=off` (children poll, no NOTIFY wake-ups). */
+export interface LatencyVariant {
+  driver: Driver;
+  listen?: boolean;
+}
+
+function describeVariant(variant: LatencyVariant): string {
+  if (variant.driver === 'sqlite') return 'SQLite (wake-ups: a watch on the WAL file)';
+  return variant.listen === false ? 'PostgreSQL with listen=off (no NOTIFY: children poll every poll_seconds)' : 'PostgreSQL (wake-ups: LISTEN/NOTIFY)';
+}
+
+export async function runLatency(ctx: BenchContext, variant: LatencyVariant = { driver: 'sqlite' }): Promise<LatencySection> {
+  const dir = ctx.dirs.make(`latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`);
+  const database = benchDatabase(ctx, dir, variant.driver, { listen: variant.listen });
+  ctx.progress(`latency on ${describeVariant(variant)}`);
+  try {
+    const config = writeConfig(dir, { database: database.url, handler: writeNoopHandler(dir), processes: CHILDREN });
+    // The queue's tables exist once it is open: then the counting connection may count.
+    const queue = await openBenchQueue(database.url);
+    try {
+      return await measure(ctx, dir, config, queue, await database.counter(), describeVariant(variant));
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await database.dispose();
+  }
+}
+
+async function measure(ctx: BenchContext, dir: string, config: string, queue: Queue, counter: RowCounter, where: string): Promise<LatencySection> {
   const { sizes } = ctx;
-  const dir = ctx.dirs.make('latency');
-  const config = writeConfig(dir, { handler: writeNoopHandler(dir), processes: CHILDREN });
-  const queue = await openBenchQueue(databaseOf(dir));
-  const counter = new Counter(databaseOf(dir));
   const ticksPerSecond = clockTicksPerSecond();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   try {
@@ -117,14 +145,14 @@ export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
         ids.push((await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } })).id);
       }
       const expected = (run + 1) * sizes.latencyJobs;
-      await waitFor(`${expected} jobs SUCCEEDED`, () => (countDone() >= expected ? true : undefined), { timeoutMs: 60_000 });
+      await waitFor(`${expected} jobs SUCCEEDED`, async () => ((await countDone()) >= expected ? true : undefined), { timeoutMs: 60_000 });
       const read = await readLatencies(queue.store, ids);
       start.push(read.start);
       claim.push(read.claim);
       event.push(read.event);
     }
     return {
-      config: `default config but processes (${describeClass(config)}), no-op handler`,
+      config: `${where}, default config but processes (${describeClass(config)}), no-op handler`,
       jobs_per_run: sizes.latencyJobs,
       gap_ms: [minGap, maxGap],
       unit: 'ms',
@@ -141,8 +169,7 @@ export async function runLatency(ctx: BenchContext): Promise<LatencySection> {
       },
     };
   } finally {
-    counter.close();
+    await counter.close();
     await supervisor.stop();
-    await queue.close();
   }
 }

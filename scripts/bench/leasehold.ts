@@ -3,7 +3,6 @@
  * handler file, `node dist/src/cli/supervise.js --config F` as a real
  * process, and what its log and the workers registry say.
  */
-import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
@@ -18,6 +17,8 @@ export const BENCH_CLASS = 'bench';
 export const FILL_CHUNK = 10_000;
 
 export interface ClassOptions {
+  /** The `database:` setting (BenchDatabase.url). */
+  database: string;
   handler: string;
   processes: number;
   claimBatch?: number;
@@ -26,10 +27,10 @@ export interface ClassOptions {
   extra?: string[];
 }
 
-/** A queue.yaml in `dir` with one class; every field not given keeps its default. */
+/** A queue.yaml in `dir` with one class on `database`; every field not given keeps its default. */
 export function writeConfig(dir: string, options: ClassOptions): string {
   const lines = [
-    `database: ${join(dir, 'queue.db')}`,
+    `database: ${JSON.stringify(options.database)}`,
     `log: { level: info, file: ${join(dir, 'supervisor.log')} }`,
     'classes:',
     `  - name: ${BENCH_CLASS}`,
@@ -76,10 +77,6 @@ export default async function sleepFirst(job) {
   return file;
 }
 
-export function databaseOf(dir: string): string {
-  return join(dir, 'queue.db');
-}
-
 /** Enqueue `count` no-op jobs with enqueueMany, FILL_CHUNK per call; returns the seconds it took. */
 export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK): Promise<number> {
   const started = performance.now();
@@ -92,24 +89,6 @@ export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK)
 
 export async function openBenchQueue(database: string): Promise<Queue> {
   return new Queue(await openStore(database), { actor: 'bench' });
-}
-
-/** A read-only connection for counting rows while the queue runs (WAL: it never blocks a writer). */
-export class Counter {
-  private readonly db: Database.Database;
-  constructor(database: string) {
-    this.db = new Database(database, { readonly: true, fileMustExist: true });
-  }
-
-  /** A prepared count query, as a function. */
-  count(sql: string, ...params: unknown[]): () => number {
-    const statement = this.db.prepare(sql).pluck();
-    return () => Number(statement.get(...params));
-  }
-
-  close(): void {
-    this.db.close();
-  }
 }
 
 export const SUCCEEDED_COUNT = `SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`;

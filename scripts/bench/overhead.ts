@@ -9,7 +9,8 @@
  */
 import { MB, rssBytes, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { databaseOf, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { sqliteFile } from './database.js';
+import { describeClass, openBenchQueue, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -52,8 +53,8 @@ async function bareNodeRss(ctx: BenchContext, samples: number): Promise<Stat> {
 export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
   const { sizes } = ctx;
   const dir = ctx.dirs.make('overhead');
-  const config = writeConfig(dir, { handler: writeNoopHandler(dir), processes: CHILDREN });
-  const queue = await openBenchQueue(databaseOf(dir));
+  const config = writeConfig(dir, { database: sqliteFile(dir), handler: writeNoopHandler(dir), processes: CHILDREN });
+  const queue = await openBenchQueue(sqliteFile(dir));
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   try {
     const { store } = queue;

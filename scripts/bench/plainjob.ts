@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { better, defineQueue, JobStatus, type Logger } from 'plainjob';
 import { pollDrain, steadyRate } from './common.js';
 import type { BenchContext } from './context.js';
-import { Counter } from './leasehold.js';
+import { SqliteCounter } from './database.js';
 import type { Managed } from './processes.js';
 import { POLL_MS, type DrainRun } from './throughput.js';
 
@@ -27,19 +27,19 @@ export async function plainjobDrain(ctx: BenchContext, processes: number): Promi
   }
   queue.close();
 
-  const counter = new Counter(database);
+  const counter = new SqliteCounter(database);
   const started = performance.now();
   const workers: Managed[] = [];
   try {
     for (let i = 0; i < processes; i++) workers.push(ctx.processes.startNode(`plainjob-${i}`, WORKER, [database], { output: join(dir, `worker-${i}.out`) }));
     const timing = await pollDrain(counter.count('SELECT count(*) FROM plainjob_jobs WHERE status = ?', JobStatus.Done), jobs, {
-      intervalMs: POLL_MS,
+      intervalMs: POLL_MS.sqlite,
       timeoutMs: ctx.sizes.drainTimeoutMs,
       alive: () => (workers.some((w) => !w.running) ? `a plainjob worker exited early; see ${dir}` : undefined),
     });
     return { jobsPerSec: steadyRate(timing, jobs), jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000) };
   } finally {
-    counter.close();
+    await counter.close();
     await Promise.all(workers.map((w) => w.stop(5_000)));
   }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pollDrain, steadyRate } from './common.js';
 import type { BenchContext } from './context.js';
-import { Counter } from './leasehold.js';
+import { SqliteCounter } from './database.js';
 import type { Managed } from './processes.js';
 import { POLL_MS, type DrainRun } from './throughput.js';
 
@@ -49,20 +49,20 @@ export async function rawDrain(ctx: BenchContext, processes: number, perTx: numb
   })();
   db.close();
 
-  const counter = new Counter(database);
+  const counter = new SqliteCounter(database);
   const started = performance.now();
   const workers: Managed[] = [];
   try {
     for (let i = 0; i < processes; i++) workers.push(ctx.processes.startNode(`raw-${i}`, WORKER, [database, String(perTx)], { output: join(dir, `worker-${i}.out`) }));
     const timing = await pollDrain(counter.count(`SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`), jobs, {
-      intervalMs: POLL_MS,
+      intervalMs: POLL_MS.sqlite,
       timeoutMs: ctx.sizes.drainTimeoutMs,
       // A raw worker exits 0 when it finds the queue empty; any other exit is a failure.
       alive: () => (workers.some((w) => w.exit !== undefined && w.exit.exitCode !== 0) ? `a raw worker failed; see ${dir}` : undefined),
     });
     return { jobsPerSec: steadyRate(timing, jobs), jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000) };
   } finally {
-    counter.close();
+    await counter.close();
     await Promise.all(workers.map((w) => w.stop(5_000)));
   }
 }

@@ -13,7 +13,8 @@ import type { Queue } from '../../src/queue/queue.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { percentiles } from '../stats.js';
-import { BENCH_CLASS, databaseOf, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
+import { sqliteFile } from './database.js';
+import { BENCH_CLASS, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
 
 const CHILDREN = 2;
 
@@ -75,12 +76,13 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   for (let run = 0; run < sizes.runs; run++) {
     const dir = ctx.dirs.make('recovery');
     const config = writeConfig(dir, {
+      database: sqliteFile(dir),
       handler: writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs),
       processes: CHILDREN,
       extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
     });
     described = describeClass(config);
-    const queue = await openBenchQueue(databaseOf(dir));
+    const queue = await openBenchQueue(sqliteFile(dir));
     const supervisor = SupervisorRun.start(ctx.processes, config, dir);
     try {
       const samples: KillSample[] = [];

@@ -6,9 +6,11 @@ import type { EnqueueSection } from './enqueue.js';
 import type { LatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
+import type { PgLatencySection } from './postgres.js';
+import type { ThroughputRow, ThroughputSection } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
 
-export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead'] as const;
+export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchReport {
@@ -20,13 +22,16 @@ export interface BenchReport {
   machine: MachineInfo & { loadavg_end: number[] };
   /** The commit measured, and how many files under src/, supervisor/ and child/ differed from it. */
   source: { commit: string; dirty_files: number };
-  params: { runs: number; jobs: number; claim_batch: number; processes: number[]; driver: 'sqlite' };
+  /** `postgres`: the server of the pg-* sections (the URL without its password), when they ran. */
+  params: { runs: number; jobs: number; claim_batch: number; processes: number[]; postgres: string | null };
   sections: ComparisonSections & {
     enqueue?: EnqueueSection;
     latency?: LatencySection;
     recovery?: RecoverySection;
     depth?: DepthSection;
     overhead?: OverheadSection;
+    'pg-throughput'?: ThroughputSection;
+    'pg-latency'?: PgLatencySection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -94,22 +99,8 @@ export function renderTable(report: BenchReport): string {
     '',
   );
   if (s.throughput !== undefined) {
-    out.push(`1. leasehold throughput, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
-    out.push(
-      table(
-        ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children'],
-        s.throughput.results.map((r) => [
-          String(r.processes),
-          String(r.claim_batch),
-          stat(r.jobs_per_sec),
-          stat(r.jobs_per_sec_from_start),
-          fmt(r.events_per_job),
-          stat(r.cpu_ms_per_1k_jobs.supervisor),
-          stat(r.cpu_ms_per_1k_jobs.children),
-        ]),
-      ),
-      '',
-    );
+    out.push(`1. leasehold throughput on SQLite, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
+    out.push(throughputTable(s.throughput.results), '');
   }
   if (s.plainjob !== undefined) {
     out.push(`2. ${s.plainjob.package}, same workload (jobs/s)`);
@@ -143,28 +134,7 @@ export function renderTable(report: BenchReport): string {
       '',
     );
   }
-  if (s.latency !== undefined) {
-    const l = s.latency;
-    out.push(`5. enqueue-to-start latency, ${l.jobs_per_run} jobs per run ${l.gap_ms[0]}-${l.gap_ms[1]} ms apart; ${l.config} (ms)`);
-    out.push(
-      table(
-        ['measured as', 'p50', 'p95', 'p99', 'max'],
-        [
-          ['started_at − created_at', l.start_latency_ms],
-          ['claimed_at − created_at', l.claim_latency_ms],
-          ['STARTED event ts − created_at', l.started_event_latency_ms],
-        ].map(([name, v]) => {
-          const x = v as LatencySection['start_latency_ms'];
-          return [name as string, stat(x.p50), stat(x.p95), stat(x.p99), stat(x.max)];
-        }),
-      ),
-    );
-    out.push(
-      `  idle CPU, supervisor + ${l.idle_cpu.children} children, ${l.idle_cpu.window_seconds} s windows: ${stat(l.idle_cpu.cpu_seconds_per_minute)} CPU s/min ` +
-        `(supervisor ${stat(l.idle_cpu.supervisor_cpu_seconds_per_minute)}, children ${stat(l.idle_cpu.children_cpu_seconds_per_minute)})`,
-      '',
-    );
-  }
+  if (s.latency !== undefined) out.push(`5. enqueue-to-start latency on ${latencyHeading(s.latency)}`, latencyTable(s.latency), '');
   if (s.recovery !== undefined) {
     const r = s.recovery;
     out.push(`6. recovery after SIGKILL of a child mid-job, ${r.kills_per_run} kills per run; ${r.config} (ms)`);
@@ -213,10 +183,60 @@ export function renderTable(report: BenchReport): string {
       '',
     );
   }
+  const pgThroughput = s['pg-throughput'];
+  if (pgThroughput !== undefined) {
+    out.push(`9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${pgThroughput.jobs} queued (jobs/s)`);
+    out.push(throughputTable(pgThroughput.results), '');
+  }
+  const pgLatency = s['pg-latency'];
+  if (pgLatency !== undefined) {
+    out.push(`10. enqueue-to-start latency on PostgreSQL, as 5`);
+    out.push(`  with NOTIFY: ${latencyHeading(pgLatency.notify)}`, latencyTable(pgLatency.notify));
+    out.push(`  without (listen=off): ${latencyHeading(pgLatency.poll_only)}`, latencyTable(pgLatency.poll_only), '');
+  }
   if (report.targets.length > 0) {
     out.push('targets (issue 6)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
   return `${out.join('\n')}\n`;
+}
+
+function throughputTable(results: ThroughputRow[]): string {
+  const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
+  return table(
+    ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children', ...(server ? ['database server'] : [])],
+    results.map((r) => [
+      String(r.processes),
+      String(r.claim_batch),
+      stat(r.jobs_per_sec),
+      stat(r.jobs_per_sec_from_start),
+      fmt(r.events_per_job),
+      stat(r.cpu_ms_per_1k_jobs.supervisor),
+      stat(r.cpu_ms_per_1k_jobs.children),
+      ...(server ? [stat(r.cpu_ms_per_1k_jobs.server)] : []),
+    ]),
+  );
+}
+
+function latencyHeading(l: LatencySection): string {
+  return `${l.config}; ${l.jobs_per_run} jobs per run ${l.gap_ms[0]}-${l.gap_ms[1]} ms apart (ms)`;
+}
+
+function latencyTable(l: LatencySection): string {
+  const rows = table(
+    ['measured as', 'p50', 'p95', 'p99', 'max'],
+    [
+      ['started_at − created_at', l.start_latency_ms],
+      ['claimed_at − created_at', l.claim_latency_ms],
+      ['STARTED event ts − created_at', l.started_event_latency_ms],
+    ].map(([name, v]) => {
+      const x = v as LatencySection['start_latency_ms'];
+      return [name as string, stat(x.p50), stat(x.p95), stat(x.p99), stat(x.max)];
+    }),
+  );
+  const idle =
+    `  idle CPU, supervisor + ${l.idle_cpu.children} children, ${l.idle_cpu.window_seconds} s windows: ${stat(l.idle_cpu.cpu_seconds_per_minute)} CPU s/min ` +
+    `(supervisor ${stat(l.idle_cpu.supervisor_cpu_seconds_per_minute)}, children ${stat(l.idle_cpu.children_cpu_seconds_per_minute)})`;
+  return `${rows}\n${idle}`;
 }

@@ -1,14 +1,20 @@
 /**
- * Section 1: no-op jobs through a real supervisor and its children. The
- * queue is filled first (enqueueMany), then `supervise` starts; a read-only
- * connection counts SUCCEEDED rows every POLL_MS until all are done.
+ * Section 1 (and pg-throughput): no-op jobs through a real supervisor and
+ * its children. The queue is filled first (enqueueMany), then `supervise`
+ * starts; a second connection counts SUCCEEDED rows every POLL_MS[driver]
+ * until all are done.
  */
-import type { Stat } from './common.js';
-import { clockTicksPerSecond, cpuTicks, pollDrain, steadyRate } from './common.js';
-import { Counter, databaseOf, fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
+import { benchDatabase, type Driver, type RowCounter } from './database.js';
+import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
 
-export const POLL_MS = 10;
+/**
+ * How often a drain is polled. A count on PostgreSQL is a query to the
+ * server that the queue itself runs on: polled as often as SQLite's it
+ * would take a share of the 2 cores from the run it measures.
+ */
+export const POLL_MS: Record<Driver, number> = { sqlite: 10, postgres: 50 };
 
 export interface DrainRun {
   /** Jobs/s from the first finished job seen to the last (start-up left out). */
@@ -27,45 +33,60 @@ export interface LeaseholdDrainRun extends DrainRun {
    */
   supervisorCpuMsPer1k: number;
   childrenCpuMsPer1k: number;
+  /** PostgreSQL: the same for every process of the database server on this machine. */
+  serverCpuMsPer1k?: number;
 }
 
-
-export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number): Promise<LeaseholdDrainRun> {
+export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number, driver: Driver = 'sqlite'): Promise<LeaseholdDrainRun> {
   const jobs = ctx.sizes.jobs;
-  const dir = ctx.dirs.make(`tp-p${processes}-b${claimBatch}`);
-  const config = writeConfig(dir, { handler: writeNoopHandler(dir), processes, claimBatch });
-  const queue = await openBenchQueue(databaseOf(dir));
-  await fillQueue(queue, jobs);
-  await queue.close();
+  const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}`);
+  const database = benchDatabase(ctx, dir, driver);
+  try {
+    const config = writeConfig(dir, { database: database.url, handler: writeNoopHandler(dir), processes, claimBatch });
+    const queue = await openBenchQueue(database.url);
+    await fillQueue(queue, jobs);
+    await queue.close();
+    return await drain(ctx, dir, config, await database.counter(), driver);
+  } finally {
+    await database.dispose();
+  }
+}
 
-  const counter = new Counter(databaseOf(dir));
+async function drain(ctx: BenchContext, dir: string, config: string, counter: RowCounter, driver: Driver): Promise<LeaseholdDrainRun> {
+  const jobs = ctx.sizes.jobs;
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
   let atMark = new Map<number, number>();
   let doneAtMark = 0;
   const ticksNow = () => new Map([supervisor.pid, ...supervisor.process.noteDescendants()].map((pid) => [pid, cpuTicks(pid) ?? 0]));
+  // The server's processes (backends come and go with the pool): one sum at each end.
+  const serverTicks = () => (driver === 'postgres' ? processesNamed('postgres').reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0) : 0);
+  let serverAtMark = 0;
   try {
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
-      intervalMs: POLL_MS,
+      intervalMs: POLL_MS[driver],
       timeoutMs: ctx.sizes.drainTimeoutMs,
       alive: () => supervisor.deadReason(),
       mark: {
         atDone: Math.ceil(jobs / 10),
         reached: (done) => {
           atMark = ticksNow();
+          serverAtMark = serverTicks();
           doneAtMark = done;
         },
       },
     });
     // Read before the stop: the children are still alive.
     const atEnd = ticksNow();
+    const serverAtEnd = serverTicks();
     const perThousand = (jobs - doneAtMark) / 1000;
-    const used = (pid: number) => (((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0)) * 1000) / clockTicksPerSecond() / perThousand;
+    const msPer1k = (ticks: number) => (ticks * 1000) / clockTicksPerSecond() / perThousand;
+    const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0));
     const supervisorCpu = used(supervisor.pid);
     const childrenCpu = [...atEnd.keys()].filter((pid) => pid !== supervisor.pid).reduce((sum, pid) => sum + used(pid), 0);
-    const attempts = counter.count('SELECT count(*) FROM job_attempts')();
-    const events = counter.count('SELECT count(*) FROM job_events')();
+    const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
+    const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
       jobsPerSec: steadyRate(timing, jobs),
       jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000),
@@ -73,9 +94,10 @@ export async function leaseholdDrain(ctx: BenchContext, processes: number, claim
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(serverAtEnd - serverAtMark) } : {}),
     };
   } finally {
-    counter.close();
+    await counter.close();
     await supervisor.stop();
   }
 }
@@ -88,5 +110,36 @@ export interface ThroughputRow {
   attempts_per_job: number;
   events_per_job: number;
   /** CPU ms per 1,000 jobs (user + system, spawn to last job): where the work happens. */
-  cpu_ms_per_1k_jobs: { supervisor: Stat; children: Stat };
+  cpu_ms_per_1k_jobs: { supervisor: Stat; children: Stat; server?: Stat };
+}
+
+export interface ThroughputSection {
+  method: string;
+  jobs: number;
+  claim_batches: number[];
+  results: ThroughputRow[];
+}
+
+/** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
+export function throughputRows(processes: number[], batches: number[], runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[]): ThroughputRow[] {
+  return processes.flatMap((p) =>
+    batches.map((b) => {
+      const runs = runsOf(p, b);
+      const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
+      const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
+      return {
+        processes: p,
+        claim_batch: b,
+        jobs_per_sec: of((run) => run.jobsPerSec),
+        jobs_per_sec_from_start: of((run) => run.jobsPerSecFromStart),
+        attempts_per_job: of((run) => run.attemptsPerJob, 2).median,
+        events_per_job: of((run) => run.eventsPerJob, 2).median,
+        cpu_ms_per_1k_jobs: {
+          supervisor: of((run) => run.supervisorCpuMsPer1k),
+          children: of((run) => run.childrenCpuMsPer1k),
+          ...(server.length > 0 ? { server: summarize(server) } : {}),
+        },
+      };
+    }),
+  );
 }

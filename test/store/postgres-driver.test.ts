@@ -114,19 +114,21 @@ describe('opening a PostgreSQL store', () => {
   });
 
   it('reads its own URL parameters, passes the rest on, and merges server options with the schema', () => {
-    const target = parsePostgresUrl('postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&sslmode=disable&options=-c%20statement_timeout%3D5000');
+    const target = parsePostgresUrl('postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&listen=off&sslmode=disable&options=-c%20statement_timeout%3D5000');
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
       options: '-c statement_timeout=5000 -c search_path=lh_a',
       clockSkewMs: 500,
+      listen: false,
     });
-    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: null, clockSkewMs: DEFAULT_CLOCK_SKEW_MS });
+    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: null, clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
   });
 
   it.each([
     ['a schema name that would need quoting', pgUrl('Bad-Name')],
     ['a negative clock_skew_ms', pgUrl('lh_ok', { clock_skew_ms: '-1' })],
+    ['a listen that is neither on nor off', pgUrl('lh_ok', { listen: 'no' })],
   ])('rejects %s before connecting', async (_label, url) => {
     await expect(openStore(url)).rejects.toBeInstanceOf(InvalidInputError);
   });
@@ -153,24 +155,52 @@ describe('the sweeper on PostgreSQL waits out the hosts\u2019 clock skew', () =>
 });
 
 describe('LISTEN/NOTIFY wake-ups', () => {
-  it('tells a subscriber about jobs of its classes once the enqueue commits, and stops when asked', async () => {
+  it('tells a subscriber about jobs of its classes in its schema once the enqueue commits, and stops when asked', async () => {
     const schema = schemas.next();
     const store = (await openStore(pgUrl(schema))) as PostgresStore;
     const producer = new Queue(await openStore(pgUrl(schema)));
+    const otherSchema = new Queue(await openStore(pgUrl(schemas.next())));
     try {
       const heard: string[] = [];
       const stop = await store.subscribe!(['email', 'sms'], () => heard.push('job'));
       await producer.enqueue({ class: 'report' });
+      await otherSchema.enqueue({ class: 'email' });
       await producer.enqueueMany([{ class: 'email' }, { class: 'email' }, { class: 'sms' }]);
-      await waitFor('two notifications (one per class in the batch)', () => heard.length >= 2);
-      await producer.enqueue({ class: 'email' });
-      await waitFor('the third notification', () => heard.length >= 3);
+      await producer.enqueue({ class: 'sms' });
+      await waitFor('three notifications (one per class in the batch, then the last enqueue)', () => heard.length >= 3);
+      // A wake-up by the report or by the other schema would have come by now.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(heard).toHaveLength(3);
       await stop();
       await stop();
       await producer.enqueue({ class: 'email' });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(heard).toHaveLength(3);
     } finally {
+      await otherSchema.close();
+      await producer.close();
+      await store.close();
+    }
+  });
+
+  it('with listen=off opens no LISTEN connection and never wakes the subscriber: workers poll', async () => {
+    const schema = schemas.next();
+    const store = (await openStore(pgUrl(schema, { listen: 'off' }))) as PostgresStore;
+    const producer = new Queue(await openStore(pgUrl(schema)));
+    const admin = await adminClient();
+    try {
+      const listeners = async () =>
+        (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")).rows.map((row) => row.pid);
+      const before = new Set(await listeners());
+      let woken = 0;
+      const stop = await store.subscribe!(['email'], () => (woken += 1));
+      await producer.enqueue({ class: 'email' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const opened = (await listeners()).filter((pid) => !before.has(pid));
+      expect({ woken, opened }).toEqual({ woken: 0, opened: [] });
+      await stop();
+    } finally {
+      await admin.end();
       await producer.close();
       await store.close();
     }

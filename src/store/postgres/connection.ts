@@ -2,7 +2,7 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from '../../errors.js';
 
-/** Where a store lives: the server, the schema (search_path) and the sweeper's clock-skew margin. */
+/** Where a store lives: the server, the schema (search_path), the sweeper's clock-skew margin, and whether workers LISTEN. */
 export interface PostgresTarget {
   /** The URL as node-postgres gets it: leasehold's own query parameters removed. */
   connectionString: string;
@@ -11,6 +11,8 @@ export interface PostgresTarget {
   /** Server settings for every session (libpq `options`): the URL's own, then the schema's search_path. */
   options: string | null;
   clockSkewMs: number;
+  /** false (`listen=off`): workers only poll, for poolers that cannot keep a LISTEN (PgBouncer in transaction mode). */
+  listen: boolean;
 }
 
 /** Default margin the sweeper waits past a lease's end before taking it back (hosts' clocks disagree a little). */
@@ -19,7 +21,8 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Read leasehold's own query parameters off a postgres:// URL: `schema`
- * (created if missing; lower-case letters, digits and _) and `clock_skew_ms`.
+ * (created if missing; lower-case letters, digits and _), `clock_skew_ms` and
+ * `listen` (`on`, the default, or `off`).
  * Everything else goes to node-postgres as it is, but `options`, which is
  * merged with the schema's search_path.
  */
@@ -39,10 +42,12 @@ export function parsePostgresUrl(database: string): PostgresTarget {
   if (!Number.isSafeInteger(clockSkewMs) || clockSkewMs < 0) {
     throw new InvalidInputError('DATABASE', `clock_skew_ms must be a whole number of milliseconds >= 0, got "${skew}"`);
   }
+  const listen = url.searchParams.get('listen') ?? 'on';
+  if (listen !== 'on' && listen !== 'off') throw new InvalidInputError('DATABASE', `listen must be on or off, got "${listen}"`);
   // Settings given in the URL would replace ours (node-postgres lets the URL win): merge them instead.
   const options = [url.searchParams.get('options'), schema === null ? null : `-c search_path=${schema}`].filter((o) => o !== null).join(' ');
-  for (const own of ['schema', 'clock_skew_ms', 'options']) url.searchParams.delete(own);
-  return { connectionString: url.toString(), schema, options: options === '' ? null : options, clockSkewMs };
+  for (const own of ['schema', 'clock_skew_ms', 'listen', 'options']) url.searchParams.delete(own);
+  return { connectionString: url.toString(), schema, options: options === '' ? null : options, clockSkewMs, listen: listen === 'on' };
 }
 
 /** BIGINT (ids, epoch-ms times, counts) as a JavaScript number: every value leasehold stores is far below 2^53. */

@@ -477,8 +477,10 @@ export class PostgresStore extends SingleSettlements implements Store {
    * slow poll, since notifications sent while the listening connection was
    * down are lost. A broken connection is reported to `onError` and opened
    * again with backoff; `onJob` runs when it breaks and once it listens again.
+   * With `listen=off` in the URL nothing listens: workers only poll.
    */
   async subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+    if (!this.target.listen) return async () => undefined;
     const stopListening = await listenForJobs(clientConfig(this.target), classes, onJob, onError);
     const stop = async () => {
       this.listening.delete(stop);

@@ -29,7 +29,8 @@ export async function listenForJobs(
   onJob: () => void,
   onError?: (error: Error) => void,
 ): Promise<() => Promise<void>> {
-  const wanted = new Set(classes);
+  /** The payloads to hear: `classes` in the queue's schema (each connection asks which that is). */
+  let wanted = new Set<string>();
   let stopped = false;
   let client: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -64,6 +65,8 @@ export async function listenForJobs(
     next.on('end', () => onBroken(new Error('the listening connection closed')));
     try {
       await next.connect();
+      const { schema } = (await next.query<{ schema: string }>(NOTIFY_SQL.queueSchema.text)).rows[0]!;
+      wanted = new Set(classes.map((name) => `${schema}:${name}`));
       await next.query(NOTIFY_SQL.listen.text);
     } catch (error) {
       await next.end().catch(() => undefined);
