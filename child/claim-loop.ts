@@ -124,9 +124,16 @@ export class ClaimLoop {
     this.idle.abort();
   }
 
-  /** Sleep a poll interval, unless a wake came since the last wait (then claim again at once). */
+  /**
+   * Sleep a poll interval, unless a wake came since the last wait (then claim
+   * again at once). The interval is poll_seconds on average, drawn from
+   * [0.5, 1.5) × poll_seconds: idle children that all found the queue empty
+   * at the same moment would otherwise poll in step forever, and a job that
+   * no wake-up announces would wait for that one shared beat.
+   */
   private async idleWait(): Promise<void> {
-    if (!this.idle.signal.aborted) await sleep(this.deps.config.poll_seconds * 1000, undefined, { signal: this.idle.signal }).catch(() => undefined);
+    const ms = this.deps.config.poll_seconds * 1000 * (0.5 + Math.random());
+    if (!this.idle.signal.aborted) await sleep(ms, undefined, { signal: this.idle.signal }).catch(() => undefined);
     if (!this.stopping) this.idle = new AbortController();
   }
 

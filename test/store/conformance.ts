@@ -257,6 +257,21 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(await store.jobGet({ id: third.id })).toMatchObject({ status: 'CLAIMED', lease_token: third.leaseToken });
       });
 
+      it('writes every success of a batch, each with its own result, start and attempt end', async () => {
+        const ids = [await enqueue(), await enqueue(), await enqueue()];
+        const batch = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
+        const startedAt = clock.now() + 1;
+        clock.advance(20);
+        const { settled } = await store.jobsSettle({
+          settlements: batch.map((job, i) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: startedAt + i, verdict: { type: 'complete' as const, result: i === 1 ? null : `{"n":${i}}` } })),
+        });
+        expect(settled.map((s) => [s.id, s.held])).toEqual(ids.map((id) => [id, true]));
+        for (const [i, id] of ids.entries()) {
+          expect(await store.jobGet({ id })).toMatchObject({ status: 'SUCCEEDED', result: i === 1 ? null : `{"n":${i}}`, started_at: startedAt + i, finished_at: clock.now() });
+          expect((await store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.finished_at])).toEqual([[1, 'SUCCEEDED', clock.now()]]);
+        }
+      });
+
       it('does not restamp a start that was already written', async () => {
         const id = await enqueue();
         const job = await claimOne();

@@ -1,10 +1,11 @@
 import { execa } from 'execa';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { Queue } from '../../src/queue/queue.js';
 import { openStore } from '../../src/store/open.js';
-import { DEFAULT_CLOCK_SKEW_MS, parsePostgresUrl } from '../../src/store/postgres/connection.js';
+import { clientConfig, DEFAULT_CLOCK_SKEW_MS, parsePostgresUrl } from '../../src/store/postgres/connection.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
@@ -118,11 +119,22 @@ describe('opening a PostgreSQL store', () => {
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
-      options: '-c statement_timeout=5000 -c search_path=lh_a',
+      options: '-c plan_cache_mode=force_generic_plan -c statement_timeout=5000 -c search_path=lh_a',
       clockSkewMs: 500,
       listen: false,
     });
-    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: null, clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
+    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: '-c plan_cache_mode=force_generic_plan', clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
+  });
+
+  it('opens its sessions with generic plans and the schema as search_path', async () => {
+    const client = new pg.Client(clientConfig(parsePostgresUrl(pgUrl('lh_settings'))));
+    await client.connect();
+    try {
+      const shown = async (setting: string) => Object.values((await client.query(`SHOW ${setting}`)).rows[0] as object)[0];
+      expect([await shown('plan_cache_mode'), await shown('search_path')]).toEqual(['force_generic_plan', 'lh_settings']);
+    } finally {
+      await client.end();
+    }
   });
 
   it.each([

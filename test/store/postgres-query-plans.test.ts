@@ -76,6 +76,13 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     // by key; a generic plan may instead walk the small partial index of held rows (when that is as cheap)
     ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000], null, true],
     ['settle: facts of several leases', LEASE_SQL.heldFactsMany, [[1, 2, 3], ['a', 'b', 'c']], null, true],
+    [
+      'settle: the successes of a batch',
+      LEASE_SQL.completeMany,
+      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], now],
+      null,
+      true,
+    ],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20], null, false],
     ['list by class', JOB_SQL.listByClass, ['sms', 20], null, false],
@@ -87,7 +94,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   it.each(cases)('%s walks an index, custom and generic plan alike', async (_name, sql, values, index, sortAllowed) => {
     for (const plan of await plans(client, sql, values)) {
       expect(plan).toMatch(index === null ? /Index (Only )?Scan/ : new RegExp(`(using|Index Scan on) ${index}\\b`));
-      expect(plan).not.toMatch(/Seq Scan on (jobs|workers|job_events)/);
+      expect(plan).not.toMatch(/Seq Scan on (jobs|job_attempts|workers|job_events)/);
       if (!sortAllowed) expect(plan).not.toMatch(/\bSort\b/);
     }
   });

@@ -312,16 +312,20 @@ export class PostgresStore extends SingleSettlements implements Store {
   // workers
 
   async jobClaim(params: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.write((db, now) => this.claim(db, params, now));
+    return this.write(async (db, now) => {
+      const claimed = await this.claim(db, params, now);
+      await this.record(db, claimed.events);
+      return claimed.jobs;
+    });
   }
 
   /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
-  private async claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
-    if (params.classes.length === 0 || params.limit < 1) return [];
+  /** Inside a transaction: claim, and the CLAIMED events for the caller to record (with others, in one statement). */
+  private async claim(db: Db, params: ClaimRequest, now: number): Promise<{ jobs: ClaimedJob[]; events: PlannedEvent[] }> {
+    if (params.classes.length === 0 || params.limit < 1) return { jobs: [], events: [] };
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
     const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, params.limit]);
-    await this.record(db, claimed.map((row) => EVENTS.claimed(row, now, params.ownerId)));
-    return claimedJobs(claimed);
+    return { jobs: claimedJobs(claimed), events: claimed.map((row) => EVENTS.claimed(row, now, params.ownerId)) };
   }
 
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
@@ -373,8 +377,9 @@ export class PostgresStore extends SingleSettlements implements Store {
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
     return this.write(async (db, now) => {
       const settled = await this.settle(db, params.settlements, now);
-      const claimed = params.claim === undefined ? [] : await this.claim(db, params.claim, now);
-      return { settled, claimed };
+      const claimed = params.claim === undefined ? { jobs: [], events: [] } : await this.claim(db, params.claim, now);
+      await this.record(db, [...settled.events, ...claimed.events]);
+      return { settled: settled.results, claimed: claimed.jobs };
     });
   }
 
@@ -384,8 +389,8 @@ export class PostgresStore extends SingleSettlements implements Store {
    * whose lease is not among them (or that repeats one already settled in
    * this batch) is a stale write: recorded, reported held: false.
    */
-  private async settle(db: Db, settlements: Settlement[], now: number): Promise<SettleResult[]> {
-    if (settlements.length === 0) return [];
+  private async settle(db: Db, settlements: Settlement[], now: number): Promise<{ results: SettleResult[]; events: PlannedEvent[] }> {
+    if (settlements.length === 0) return { results: [], events: [] };
     const bind = [settlements.map((s) => s.id), settlements.map((s) => s.leaseToken)];
     const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
     const plans: OutcomePlan[] = [];
@@ -402,21 +407,41 @@ export class PostgresStore extends SingleSettlements implements Store {
       plans.push(plan);
       return settleResult(plan);
     });
-    await this.apply(db, plans, now);
+    await this.writeOutcomes(db, plans, now);
     await this.recordZombies(db, stale);
-    return results;
+    return { results, events: plans.flatMap((plan) => plan.events) };
   }
 
-  /** Inside a transaction: run outcome plans with the fenced statements; the caller read (and locked) their facts. */
+  /** Inside a transaction: run outcome plans and record their events; the caller read (and locked) their facts. */
   private async apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
+    await this.writeOutcomes(db, plans, now);
+    await this.record(db, plans.flatMap((plan) => plan.events));
+  }
+
+  /** The fenced row writes of outcome plans: the successes in one statement, the rest one by one. */
+  private async writeOutcomes(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
+    const successes = plans.flatMap((plan) => (plan.job.type === 'complete' ? [{ plan, result: plan.job.result }] : []));
+    if (successes.length > 0) {
+      const column = <T>(pick: (plan: OutcomePlan) => T) => successes.map(({ plan }) => pick(plan));
+      await changes(db, LEASE_SQL.completeMany, [
+        column((p) => p.id),
+        column((p) => p.leaseToken),
+        column((p) => p.startedAt),
+        column((p) => p.attempt),
+        column((p) => p.attemptEnd.status),
+        column((p) => p.attemptEnd.code),
+        column((p) => p.attemptEnd.detail),
+        successes.map(({ result }) => result),
+        now,
+      ]);
+    }
     for (const plan of plans) {
       const { status, code, detail } = plan.attemptEnd;
       const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail];
       const job = plan.job;
       switch (job.type) {
         case 'complete':
-          await changes(db, LEASE_SQL.complete, [...shared, job.result]);
-          break;
+          break; // written above
         case 'requeue':
           await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
           break;
@@ -428,7 +453,6 @@ export class PostgresStore extends SingleSettlements implements Store {
           break;
       }
     }
-    await this.record(db, plans.flatMap((plan) => plan.events));
   }
 
   // the sweeper and the supervisor

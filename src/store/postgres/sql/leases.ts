@@ -36,7 +36,7 @@ function claimSql(classFilter: string): string {
 /**
  * An outcome's write to `jobs`, fenced, and the end of that claim's attempt,
  * in one statement (the attempt ends only if the job row was written).
- * Parameters shared by all four: (id, leaseToken, startedAt, now, attempt,
+ * Parameters shared by the three: (id, leaseToken, startedAt, now, attempt,
  * attemptStatus, code, detail); `set` may use $9.
  */
 function outcomeSql(set: string): string {
@@ -46,6 +46,24 @@ function outcomeSql(set: string): string {
     UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8
     WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
 }
+
+/**
+ * Successes of a whole batch in one statement (a round trip per job is what
+ * a batch would otherwise cost): the fenced writes of `complete` and the
+ * ends of their attempts. Parameters: parallel arrays (ids, leaseTokens,
+ * startedAts, attempts, attemptStatuses, codes, details, results), then now.
+ */
+const COMPLETE_MANY = `WITH batch AS (
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, result)),
+    job AS (
+      UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $9, error_code = NULL, error_detail = NULL,
+        lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
+      FROM batch AS b WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.status IN ('CLAIMED', 'RUNNING')
+      RETURNING j.id, j.lease_token)
+    UPDATE job_attempts AS a SET status = b.attempt_status, finished_at = $9, error_code = b.code, error_detail = b.detail
+    FROM job JOIN batch AS b USING (id, lease_token)
+    WHERE a.job_id = job.id AND a.attempt = b.attempt AND a.lease_token = b.lease_token AND a.status = 'RUNNING'`;
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
@@ -74,8 +92,8 @@ export const LEASE_SQL = nameAll('leases', {
    */
   heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${HELD}
     ORDER BY id FOR NO KEY UPDATE`,
-  /** (outcome parameters, result) the one terminal write of a success. */
-  complete: outcomeSql(`status = 'SUCCEEDED', result = $9, finished_at = $4, error_code = NULL, error_detail = NULL`),
+  /** (the outcome parameters and results as parallel arrays, now) the one terminal write of every success in a batch. */
+  completeMany: COMPLETE_MANY,
   /** (outcome parameters, runAt) back to the queue for another try. */
   requeue: outcomeSql(`status = 'QUEUED', run_at = $9, error_code = $7, error_detail = $8`),
   /** (outcome parameters, status FAILED|CANCELLED) terminal. */
