@@ -114,15 +114,18 @@ export class Supervisor {
 
   /**
    * Several hosts, one database (PostgreSQL): how far this host's clock is
-   * from the database server's. The sweeper gives hosts' clocks a margin of
-   * clock_skew_ms; two hosts each within half of it of the server are within
-   * it of each other. Offsets under CLOCK_NOISE_MS are the measurement's own
-   * noise, not worth a warning even with a margin of 0.
+   * from the database server's. Another host's sweeper takes back a live
+   * lease only when its clock runs ahead of the holder's by more than the
+   * slack of the lease: lease_seconds - heartbeat_seconds (the tightest
+   * class here) plus clock_skew_ms. Two hosts each within half of it of the
+   * server are within it of each other. Offsets under CLOCK_NOISE_MS are the
+   * measurement's own noise, never worth a warning.
    */
   private async checkClock(): Promise<void> {
-    const { store, logger } = this.options;
+    const { store, logger, config } = this.options;
     if (store.clockOffsetMs === undefined) return;
     const skewMs = store.clockSkewMs ?? 0;
+    const slackMs = skewMs + Math.min(...config.classes.map((c) => (c.lease_seconds - c.heartbeat_seconds) * 1000));
     let offsetMs: number;
     try {
       offsetMs = await store.clockOffsetMs();
@@ -130,15 +133,15 @@ export class Supervisor {
       logger.warn("could not measure this host's clock against the database server's", { event: 'CLOCK_OFFSET', err: error });
       return;
     }
-    const fields = { event: 'CLOCK_OFFSET', offset_ms: offsetMs, clock_skew_ms: skewMs };
+    const fields = { event: 'CLOCK_OFFSET', offset_ms: offsetMs, clock_skew_ms: skewMs, lease_slack_ms: slackMs };
     const side = offsetMs === 0 ? "in step with the database server's" : `${Math.abs(offsetMs)} ms ${offsetMs > 0 ? 'behind' : 'ahead of'} the database server's`;
-    if (Math.abs(offsetMs) <= Math.max(skewMs / 2, CLOCK_NOISE_MS)) {
-      logger.info(`this host's clock is ${side} (clock_skew_ms ${skewMs})`, fields);
+    if (Math.abs(offsetMs) <= Math.max(slackMs / 2, CLOCK_NOISE_MS)) {
+      logger.info(`this host's clock is ${side} (lease slack ${slackMs} ms)`, fields);
       return;
     }
     logger.warn(
-      `this host's clock is ${side}, over half of clock_skew_ms (${skewMs}): another host's sweeper may take back leases early ` +
-        '(fencing still holds, the job runs again); keep hosts on NTP or raise clock_skew_ms',
+      `this host's clock is ${side}, over half the lease slack (${slackMs} ms): another host's sweeper may take back leases of live workers ` +
+        '(fencing still holds, the job runs again); keep hosts on NTP, or add clock_skew_ms to the database URL',
       fields,
     );
   }

@@ -11,8 +11,9 @@ export function isPostgresUrl(database: string): boolean {
 /**
  * Open the store a `database` setting names: a file path (SQLite) or a
  * postgres:// / postgresql:// URL (PostgreSQL; `?schema=name` puts the queue
- * in its own schema, created if missing, and `?clock_skew_ms=` sets the
- * sweeper's margin for hosts' clocks, see src/store/postgres/store.ts).
+ * in its own schema, created if missing, `?clock_skew_ms=` sets the
+ * sweeper's margin for hosts' clocks, and `?listen=off` makes workers poll
+ * without LISTEN; see src/store/postgres/connection.ts).
  */
 export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
   const clock = options.clock ?? systemClock;

@@ -299,9 +299,10 @@ export interface Store {
 
   /**
    * Where several hosts share the database (PostgreSQL): the database
-   * server's clock minus this process's, in ms, and the margin the sweeper
-   * gives hosts' clocks (`clock_skew_ms`). A supervisor logs the offset at
-   * start and warns past half the margin. SQLite (one host) has neither.
+   * server's clock minus this process's, in ms, and the extra margin the
+   * sweeper gives hosts' clocks (`clock_skew_ms`, default 0). A supervisor
+   * logs the offset at start and warns past half the lease slack (lease
+   * minus heartbeat, plus that margin). SQLite (one host) has neither.
    */
   clockOffsetMs?(): Promise<number>;
   readonly clockSkewMs?: number;

@@ -146,19 +146,22 @@ describe('opening a PostgreSQL store', () => {
   });
 });
 
-describe('the sweeper on PostgreSQL waits out the hosts\u2019 clock skew', () => {
-  it(`takes back a lease only ${DEFAULT_CLOCK_SKEW_MS} ms after it ran out, by default`, async () => {
+describe('the sweeper on PostgreSQL and the hosts\u2019 clocks', () => {
+  it.each([
+    ['by default, as soon as it ran out', {}, 0],
+    ['with clock_skew_ms=500, that much later', { clock_skew_ms: '500' }, 500],
+  ])('takes back a lease %s', async (_label, params, marginMs) => {
     const clock = new TestClock();
-    const store = await PostgresStore.open({ database: pgUrl(schemas.next()), clock });
+    const store = await PostgresStore.open({ database: pgUrl(schemas.next(), params), clock });
     try {
-      expect(store.clockSkewMs).toBe(DEFAULT_CLOCK_SKEW_MS);
+      expect(store.clockSkewMs).toBe(marginMs);
       const { id } = await new Queue(store, { clock }).enqueue({ class: 'email' });
       const [job] = await store.jobClaim({ classes: ['email'], ownerId: 'host-a/1', limit: 1, leaseMs: 10_000 });
       await store.jobStart({ id, leaseToken: job!.leaseToken, leaseMs: 10_000 });
       const sweep = () => store.leasesRecoverExpired({ ...SWEEP, retryDelay: () => 0, limit: 10 });
-      clock.advance(10_000 + DEFAULT_CLOCK_SKEW_MS - 1);
+      clock.advance(10_000 + marginMs);
       expect(await sweep()).toEqual([]);
-      clock.advance(2);
+      clock.advance(1);
       expect(await sweep()).toMatchObject([{ id, status: 'QUEUED' }]);
     } finally {
       await store.close();

@@ -15,8 +15,16 @@ export interface PostgresTarget {
   listen: boolean;
 }
 
-/** Default margin the sweeper waits past a lease's end before taking it back (hosts' clocks disagree a little). */
-export const DEFAULT_CLOCK_SKEW_MS = 2_000;
+/**
+ * Default extra margin the sweeper waits past a lease's end before taking
+ * it back. None: a healthy holder renews its lease every heartbeat_seconds
+ * (at most half the lease), so a sweeping host whose clock runs ahead of the
+ * holder's by less than lease_seconds - heartbeat_seconds never takes back a
+ * live lease, and a dead host's jobs come back within lease_seconds plus one
+ * sweep, as the contract says. The supervisor warns when its clock is off by
+ * more than half that slack (CLOCK_OFFSET).
+ */
+export const DEFAULT_CLOCK_SKEW_MS = 0;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Every statement leasehold runs is named (prepared once per connection)

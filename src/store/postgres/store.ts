@@ -10,13 +10,15 @@
  * writers share a host, so host time keeps them consistent whatever the
  * database's clock says. Tests drive SQL time with the same Clock. The one
  * place where two hosts' clocks meet is the sweeper: host B takes back a
- * lease that host A wrote. So the sweeper only takes back leases that ran
- * out more than `clock_skew_ms` ago (URL parameter, default 2000): a
- * sweeping host up to that much ahead of the lease's writer never takes it
- * back early, and one behind only recovers late by its skew. Beyond the margin fencing still holds (a stolen job's
- * worker is turned away at its next write and the job runs again: at least
- * once, committed once). clockOffsetMs() measures a host against the
- * database server's clock, a reference all hosts share.
+ * lease that host A wrote. A healthy holder renews its lease every
+ * heartbeat_seconds (at most half the lease), so a sweeping host ahead of
+ * the holder by less than lease_seconds - heartbeat_seconds never takes a
+ * live lease; one behind only recovers late by its skew. `clock_skew_ms`
+ * (URL parameter, default 0) adds a margin on top for those who want one.
+ * Beyond the slack fencing still holds (a stolen job's worker is turned
+ * away at its next write and the job runs again: at least once, committed
+ * once). clockOffsetMs() measures a host against the database server's
+ * clock, a reference all hosts share; the supervisor logs it.
  *
  * Concurrency. READ COMMITTED transactions, all short. Claims and sweeps pick
  * rows with FOR NO KEY UPDATE SKIP LOCKED (never waiting, never sharing a
@@ -147,8 +149,8 @@ export class PostgresStore extends SingleSettlements implements Store {
   }
 
   /**
-   * The database server's clock minus this process's, in ms: worth a warning
-   * past clock_skew_ms / 2. Read at the midpoint of a round trip, the
+   * The database server's clock minus this process's, in ms (the supervisor
+   * warns past half the lease slack). Read at the midpoint of a round trip, the
    * shortest of a few (the first may include opening a connection).
    */
   async clockOffsetMs(): Promise<number> {
