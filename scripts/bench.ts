@@ -13,6 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { isPostgresUrl, redactDatabase } from '../src/store/open.js';
 import { round, TempDirs } from './bench/common.js';
 import { runComparison } from './bench/compare.js';
 import type { BenchContext } from './bench/context.js';
@@ -33,13 +34,6 @@ const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgre
 function usage(message: string): never {
   process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`);
   process.exit(2);
-}
-
-/** A URL fit for a report: any password replaced. */
-function withoutPassword(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password !== '') parsed.password = '***';
-  return parsed.toString();
 }
 
 let parsed;
@@ -66,7 +60,7 @@ const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').
 for (const name of only) if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
 const wanted = new Set(only as SectionName[]);
 const pgUrl = values.pg;
-if (!/^postgres(ql)?:\/\//.test(pgUrl)) usage(`--pg must be a postgres:// URL, got ${pgUrl}`);
+if (!isPostgresUrl(pgUrl)) usage(`--pg must be a postgres:// URL, got ${pgUrl}`);
 
 const tableOut = values.table ? process.stdout : process.stderr;
 const startedAt = new Date();
@@ -106,7 +100,7 @@ const report: BenchReport = {
   duration_seconds: 0,
   machine: { ...(await machineInfo()), loadavg_end: [] },
   source: sourceInfo(),
-  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: wanted.has('pg-throughput') || wanted.has('pg-latency') ? withoutPassword(pgUrl) : null },
+  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: wanted.has('pg-throughput') || wanted.has('pg-latency') ? redactDatabase(pgUrl) : null },
   sections: {},
   section_loadavg: {},
   targets: [],

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdConfig } from '../src/config/types.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayMs } from '../src/queue/backoff.js';
+import { redactDatabase } from '../src/store/open.js';
 import type { RecoveredJob, RetryDelay, Store } from '../src/store/types.js';
 import { logRecovery, Sweeper } from '../src/sweeper.js';
 import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
@@ -237,9 +238,4 @@ export class Supervisor {
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
-}
-
-/** Never log a password from a postgres:// URL. */
-function redactDatabase(database: string): string {
-  return database.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

@@ -151,12 +151,17 @@ function statFields(pid: number): string[] | undefined {
 /** True while the pid names a running process (a zombie counts as gone). */
 export { isPidAlive as isAlive } from '../../supervisor/pids.js';
 
+/** The pids /proc lists now. */
+function procPids(): number[] {
+  return readdirSync('/proc')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && pid > 0);
+}
+
 /** Every live descendant of a pid (children, grandchildren, ...), from /proc. */
 export function descendantsOf(root: number): number[] {
   const parentOf = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+  for (const pid of procPids()) {
     const fields = statFields(pid);
     if (fields !== undefined && fields[0] !== 'Z') parentOf.set(pid, Number(fields[1]));
   }
@@ -176,17 +181,13 @@ export function descendantsOf(root: number): number[] {
 
 /** Every live process whose command name (comm) is `name`, from /proc. */
 export function processesNamed(name: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+  return procPids().filter((pid) => {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) found.push(pid);
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
     } catch {
-      // gone meanwhile
+      return false; // gone meanwhile
     }
-  }
-  return found;
+  });
 }
 
 let ticksPerSecond: number | undefined;

@@ -8,6 +8,11 @@ export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//i.test(database);
 }
 
+/** A `database` setting fit for a log or a report: a postgres:// URL's password replaced by ***. */
+export function redactDatabase(database: string): string {
+  return database.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
+
 /**
  * Open the store a `database` setting names: a file path (SQLite) or a
  * postgres:// / postgresql:// URL (PostgreSQL; `?schema=name` puts the queue

@@ -169,6 +169,12 @@ describe('the sweeper on PostgreSQL and the hosts\u2019 clocks', () => {
   });
 });
 
+/** The server's backends whose last statement was a LISTEN. */
+async function listenerPids(admin: pg.Client): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+  return result.rows.map((row) => row.pid);
+}
+
 describe('LISTEN/NOTIFY wake-ups', () => {
   it('tells a subscriber about jobs of its classes in its schema once the enqueue commits, and stops when asked', async () => {
     const schema = schemas.next();
@@ -204,8 +210,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     const producer = new Queue(await openStore(pgUrl(schema)));
     const admin = await adminClient();
     try {
-      const listeners = async () =>
-        (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")).rows.map((row) => row.pid);
+      const listeners = () => listenerPids(admin);
       const before = new Set(await listeners());
       let woken = 0;
       const stop = await store.subscribe!(['email'], () => (woken += 1));
@@ -226,10 +231,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     const store = (await openStore(pgUrl(schema))) as PostgresStore;
     const producer = new Queue(await openStore(pgUrl(schema)));
     const admin = await adminClient();
-    const listeners = async () =>
-      (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")).rows.map(
-        (row) => row.pid,
-      );
+    const listeners = () => listenerPids(admin);
     try {
       const before = new Set(await listeners());
       let woken = 0;

@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from '../../src/queue/queue.js';
 import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
@@ -8,8 +7,8 @@ import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { seedDeepQueue } from './deep-queue.js';
 
-const DEPTH = 50_000;
 const schemas = schemaPool('lh_plans');
 
 /**
@@ -39,18 +38,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   beforeAll(async () => {
     const clock = new TestClock();
     store = await PostgresStore.open({ database: pgUrl(schema), clock });
-    const queue = new Queue(store, { clock });
-    const classes = ['email', 'sms', 'report', 'video'];
-    for (let start = 0; start < DEPTH; start += 10_000) {
-      await queue.enqueueMany(
-        Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, priority: (start + i) % 7, delay: (i % 3) * 10 })),
-      );
-    }
-    // a realistic mix: some held, some finished
-    const held = await store.jobClaim({ classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
-    await store.jobsSettle({
-      settlements: held.slice(0, 250).map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null } })),
-    });
+    await seedDeepQueue(store, clock);
     // a registry with history: many exited workers, a few live ones
     for (let n = 0; n < 300; n++) {
       const id = `h${n % 30}/child-${n}`;

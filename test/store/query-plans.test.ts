@@ -1,5 +1,4 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { Queue } from '../../src/queue/queue.js';
 import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
 import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
@@ -7,8 +6,8 @@ import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
+import { seedDeepQueue } from './deep-queue.js';
 
-const DEPTH = 50_000;
 const newDir = tempDir();
 
 /** `EXPLAIN QUERY PLAN` flattened to its detail lines. */
@@ -23,16 +22,7 @@ describe('query plans with a deep queue', () => {
   beforeAll(async () => {
     const clock = new TestClock();
     store = await SqliteStore.open({ path: dbPathIn(newDir()), clock });
-    const queue = new Queue(store, { clock });
-    const classes = ['email', 'sms', 'report', 'video'];
-    for (let start = 0; start < DEPTH; start += 10_000) {
-      await queue.enqueueMany(
-        Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, priority: (start + i) % 7, delay: (i % 3) * 10 })),
-      );
-    }
-    // a realistic mix: some held, some finished
-    const held = await store.jobClaim({ classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
-    for (const job of held.slice(0, 250)) await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+    await seedDeepQueue(store, clock);
     store.connection.exec('ANALYZE');
   });
   afterAll(async () => {

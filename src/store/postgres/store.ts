@@ -321,8 +321,11 @@ export class PostgresStore extends SingleSettlements implements Store {
     });
   }
 
-  /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
-  /** Inside a transaction: claim, and the CLAIMED events for the caller to record (with others, in one statement). */
+  /**
+   * Inside a transaction: claim up to `limit` due jobs, each with its own
+   * token and attempt row; their CLAIMED events are returned for the caller
+   * to record (with a batch's other events, in one statement).
+   */
   private async claim(db: Db, params: ClaimRequest, now: number): Promise<{ jobs: ClaimedJob[]; events: PlannedEvent[] }> {
     if (params.classes.length === 0 || params.limit < 1) return { jobs: [], events: [] };
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
