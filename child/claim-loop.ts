@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { coerceError } from '../src/errors.js';
-import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/protocol.js';
+import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import type { ClaimedJob, ClaimRequest, Settlement, SettleResult } from '../src/store/types.js';
 import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 

@@ -1,8 +1,8 @@
-import type { ClassConfig } from '../src/config/types.js';
+import type { ClassConfig } from '../src/config/schema.js';
 import { coerceError, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
-import type { LogLevel } from '../src/protocol.js';
-import { retryDelayMs } from '../src/queue/backoff.js';
-import type { ClaimedJob, Store, Verdict } from '../src/store/types.js';
+import type { LogLevel } from '../src/config/schema.js';
+import { retryDelayMs } from '../src/backoff.js';
+import type { ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { Handler, HandlerContext, HandlerLog } from './handler.js';
 
 /**
@@ -21,7 +21,7 @@ export const ABORT = {
 };
 
 export interface JobRunDeps {
-  store: Store;
+  store: WorkerStore;
   config: ClassConfig;
   handler: Handler;
   resultLimitBytes: number;

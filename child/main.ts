@@ -6,9 +6,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.js';
 import { coerceError } from '../src/errors.js';
-import { CHILD_EXIT, isSupervisorToChild, type ChildToSupervisor, type LogLevel } from '../src/protocol.js';
+import { CHILD_EXIT, isSupervisorToChild, type ChildToSupervisor } from '../src/ipc/protocol.js';
+import type { LogLevel } from '../src/config/schema.js';
 import { openStore } from '../src/store/open.js';
-import type { Store } from '../src/store/types.js';
+import type { WorkerStore } from '../src/store/types.js';
 import { ClaimLoop } from './claim-loop.js';
 import { loadHandler } from './handler.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
@@ -32,7 +33,7 @@ async function exit(code: number): Promise<never> {
 }
 
 async function main(): Promise<void> {
-  let store: Store | undefined;
+  let store: WorkerStore | undefined;
   let loop: ClaimLoop | undefined;
   let killGraceMs = 5_000;
 

@@ -15,6 +15,7 @@ import { systemClock } from '../src/clock.js';
 import { Queue } from '../src/queue/queue.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { percentiles } from './stats.js';
+import { claim, complete } from './bench/store-ops.js';
 
 const { values } = parseArgs({
   options: { deep: { type: 'string', default: '1000000' }, jobs: { type: 'string', default: '20000' } },
@@ -46,11 +47,11 @@ async function drainStepByStep(queue: Queue, count: number, batch: number): Prom
   const started = performance.now();
   let done = 0;
   while (done < count) {
-    const jobs = await store.jobClaim({ classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS });
+    const jobs = await claim(store, { classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS });
     if (jobs.length === 0) throw new Error(`queue ran dry after ${done} of ${count}`);
     for (const job of jobs) {
       await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
-      await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+      await complete(store, job);
     }
     done += jobs.length;
   }
@@ -64,15 +65,15 @@ async function drainStepByStep(queue: Queue, count: number, batch: number): Prom
  */
 async function drainHotPath(queue: Queue, count: number, batch: number): Promise<number> {
   const { store } = queue;
-  const claim = { classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS };
+  const request = { classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS };
   const started = performance.now();
-  let jobs = await store.jobClaim(claim);
+  let jobs = await claim(store, request);
   let done = 0;
   while (done < count) {
     if (jobs.length === 0) throw new Error(`queue ran dry after ${done} of ${count}`);
     const settlements = jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: Date.now(), verdict: { type: 'complete' as const, result: null } }));
     done += jobs.length;
-    jobs = (await store.jobsSettle({ settlements, claim: done < count ? claim : undefined })).claimed;
+    jobs = (await store.jobsSettle({ settlements, claim: done < count ? request : undefined })).claimed;
   }
   return count / ((performance.now() - started) / 1000);
 }
@@ -83,10 +84,10 @@ async function claimLatency(queue: Queue, samples: number) {
   const timings: number[] = [];
   for (let i = 0; i < samples; i++) {
     const started = performance.now();
-    const [job] = await store.jobClaim({ classes: ['bench'], ownerId: 'bench-worker', limit: 1, leaseMs: LEASE_MS });
+    const [job] = await claim(store, { classes: ['bench'], ownerId: 'bench-worker', limit: 1, leaseMs: LEASE_MS });
     timings.push(performance.now() - started);
     if (job === undefined) throw new Error('queue ran dry');
-    await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+    await complete(store, job);
   }
   return percentiles(timings);
 }

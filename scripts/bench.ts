@@ -13,7 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isPostgresUrl, redactDatabase } from '../src/store/open.js';
+import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
 import { runComparison } from './bench/compare.js';
 import type { BenchContext } from './bench/context.js';

@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config/load.js';
 import { openQueue } from '../src/queue/queue.js';
 
 const CONFIG = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
-const SUPERVISE = fileURLToPath(new URL('../src/cli/supervise.js', import.meta.url));
+const SUPERVISE = fileURLToPath(new URL('../supervisor/main.js', import.meta.url));
 const CLASSES = ['email', 'flaky', 'report'];
 
 const config = loadConfig(CONFIG);

@@ -7,10 +7,10 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSy
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
+import type { LogLevel } from './config/schema.js';
 import { LeaseholdError } from './errors.js';
 
 export type Logger = winston.Logger;
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export interface LoggerOptions {
   level: LogLevel;

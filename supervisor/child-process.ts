@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { ClassConfig } from '../src/config/types.js';
-import { isChildToSupervisor, type ChildToSupervisor, type SupervisorToChild } from '../src/protocol.js';
+import type { ClassConfig } from '../src/config/schema.js';
+import { isChildToSupervisor, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 

@@ -1,9 +1,9 @@
-import type { ClassConfig } from '../src/config/types.js';
+import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
-import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
-import type { ChildToSupervisor, FinishedJob } from '../src/protocol.js';
-import type { RecoveredJob, RecoverParams, RetryDelay, Store } from '../src/store/types.js';
-import { logRecovery } from '../src/sweeper.js';
+import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
+import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
+import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { logRecovery } from './recovery-log.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
 import { describeExit } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
@@ -12,7 +12,7 @@ import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 export const POISON_THRESHOLD = 3;
 
 export interface PoolDeps {
-  store: Store;
+  store: SupervisorStore;
   logger: Logger;
   configFile: string;
   supervisorId: string;

@@ -1,4 +1,4 @@
-import { CHILD_EXIT } from '../src/protocol.js';
+import { CHILD_EXIT } from '../src/ipc/protocol.js';
 
 /** An exit code or signal in words, with what it probably means, for the log and for error_detail. */
 export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {

@@ -1,6 +1,6 @@
 import pidusage from 'pidusage';
 import type { Logger } from '../src/log.js';
-import type { Store } from '../src/store/types.js';
+import type { SupervisorStore } from '../src/store/types.js';
 import type { ChildHandle } from './child-process.js';
 import type { ClassPool } from './class-pool.js';
 
@@ -10,7 +10,7 @@ export const STALE_HEARTBEATS = 3;
 const REGISTRY_EVERY_TICKS = 4;
 
 export interface HealthWatchOptions {
-  store: Store;
+  store: SupervisorStore;
   logger: Logger;
   pools: readonly ClassPool[];
   tickMs: number;

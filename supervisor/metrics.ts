@@ -5,12 +5,12 @@
  * store when /metrics is scraped.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { MetricsSink, RecoverySource } from '../src/metrics-sink.js';
-import type { JobOutcome } from '../src/protocol.js';
-import { JOB_STATUSES, type RecoveredJob, type Store, type TerminalStatus } from '../src/store/types.js';
+import type { MetricsSink, RecoverySource } from './metrics-sink.js';
+import type { JobOutcome } from '../src/ipc/protocol.js';
+import { JOB_STATUSES, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
-  store: Store;
+  store: SupervisorStore;
   supervisorId: string;
   /** The configured classes: their job gauges exist (at 0) before any job does. */
   classes: readonly string[];

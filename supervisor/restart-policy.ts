@@ -1,4 +1,4 @@
-import type { RestartConfig } from '../src/config/types.js';
+import type { RestartConfig } from '../src/config/schema.js';
 
 export const RESTART_BASE_DELAY_MS = 500;
 export const RESTART_MAX_DELAY_MS = 30_000;

@@ -1,26 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LeaseholdConfig } from '../src/config/types.js';
+import type { LeaseholdConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
-import { retryDelayMs } from '../src/queue/backoff.js';
-import { redactDatabase } from '../src/store/open.js';
-import type { RecoveredJob, RetryDelay, Store } from '../src/store/types.js';
-import { logRecovery, Sweeper } from '../src/sweeper.js';
-import { NO_METRICS, type MetricsSink } from '../src/metrics-sink.js';
-import { Retention } from '../src/retention.js';
-import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/stats.js';
+import { retryDelayFor } from '../src/backoff.js';
+import { redactDatabase } from '../src/store/database-url.js';
+import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { logRecovery } from './recovery-log.js';
+import { Sweeper } from './sweeper.js';
+import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
+import { Retention } from './retention.js';
+import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { isPidAlive } from './pids.js';
 import { HttpServer } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 
-const DEFAULT_BACKOFF = { baseSeconds: 2, maxSeconds: 300, jitter: true };
 /** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
 const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
-  store: Store;
+  store: SupervisorStore & MaintenanceStore;
   logger: Logger;
   supervisorId: string;
   host: string;
@@ -46,10 +46,7 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     const { config, store, logger, supervisorId, host } = options;
-    const backoffs = new Map(
-      config.classes.map((c) => [c.name, { baseSeconds: c.backoff.base_seconds, maxSeconds: c.backoff.max_seconds, jitter: c.backoff.jitter }]),
-    );
-    this.retryDelay = (jobClass, attempt) => retryDelayMs(backoffs.get(jobClass) ?? DEFAULT_BACKOFF, attempt);
+    this.retryDelay = retryDelayFor(config.classes);
     const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name) });
     const sink: MetricsSink = metrics ?? NO_METRICS;
     this.metrics = sink;

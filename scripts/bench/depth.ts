@@ -1,6 +1,6 @@
 /**
  * Section 7: the store alone, in this process. Claim+complete rate with
- * 1e3, 1e5 and 1e6 jobs queued (jobClaim limit 1, then jobCompleteIfHeld:
+ * 1e3, 1e5 and 1e6 jobs queued (a claim of limit 1, then a complete:
  * two transactions per job, as scripts/bench-store.ts), and one sweeper
  * pass over 1e5 held leases of which 1% ran out.
  *
@@ -11,14 +11,14 @@
  * it is measured. The deep/shallow ratio is taken within each round.
  */
 import { systemClock, type Clock } from '../../src/clock.js';
-import { createLogger } from '../../src/log.js';
 import { Queue } from '../../src/queue/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { Sweeper } from '../../src/sweeper.js';
+import { recoverExpiredLeases } from '../../src/queue/sweep.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { sqliteFile } from './database.js';
 import { BENCH_CLASS, fillQueue, FILL_CHUNK } from './leasehold.js';
+import { claim, complete } from './store-ops.js';
 
 const LONG_LEASE_MS = 24 * 3600_000;
 const SHORT_LEASE_MS = 1_000;
@@ -53,16 +53,16 @@ class ManualClock implements Clock {
 async function drain(store: SqliteStore, count: number): Promise<number> {
   const started = performance.now();
   for (let done = 0; done < count; done++) {
-    const [job] = await store.jobClaim({ classes: [BENCH_CLASS], ownerId: 'bench-depth', limit: 1, leaseMs: 30_000 });
+    const [job] = await claim(store, { classes: [BENCH_CLASS], ownerId: 'bench-depth', limit: 1, leaseMs: 30_000 });
     if (job === undefined) throw new Error(`queue ran dry after ${done} of ${count}`);
-    await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+    await complete(store, job);
   }
   return count / ((performance.now() - started) / 1000);
 }
 
 async function claimMany(store: SqliteStore, count: number, leaseMs: number, ownerId: string): Promise<void> {
   for (let done = 0; done < count; ) {
-    const jobs = await store.jobClaim({ classes: [BENCH_CLASS], ownerId, limit: Math.min(CLAIM_CHUNK, count - done), leaseMs });
+    const jobs = await claim(store, { classes: [BENCH_CLASS], ownerId, limit: Math.min(CLAIM_CHUNK, count - done), leaseMs });
     if (jobs.length === 0) throw new Error(`only ${done} of ${count} jobs to claim`);
     done += jobs.length;
   }
@@ -78,8 +78,6 @@ async function sweeperPasses(ctx: BenchContext): Promise<DepthSection['sweeper']
   await filler.close();
   const clock = new ManualClock(Date.now() + 1_000);
   const store = await SqliteStore.open({ path: sqliteFile(dir), clock });
-  const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'bench', console: false });
-  const sweeper = new Sweeper({ store, logger, intervalSeconds: 10, batchSize: SWEEP_BATCH, retryDelay: () => 0, actor: 'bench-sweeper' });
   try {
     await claimMany(store, sizes.sweepHeld - expired, LONG_LEASE_MS, 'bench-long');
     const setupSeconds = (performance.now() - setupStarted) / 1000;
@@ -91,14 +89,13 @@ async function sweeperPasses(ctx: BenchContext): Promise<DepthSection['sweeper']
       await claimMany(store, expired, SHORT_LEASE_MS, 'bench-short');
       clock.time += SHORT_LEASE_MS * 10;
       const started = performance.now();
-      const back = await sweeper.sweep();
+      const back = await recoverExpiredLeases(store, { batchSize: SWEEP_BATCH, retryDelay: () => 0, actor: 'bench-sweeper' });
       passes.push(performance.now() - started);
       if (back.length !== expired) throw new Error(`sweep took back ${back.length} leases, expected ${expired}`);
       recovered = back.length;
     }
     return { held: sizes.sweepHeld, expired, batch_size: SWEEP_BATCH, setup_seconds: round(setupSeconds, 1), pass_ms: summarize(passes, 1), recovered_per_pass: recovered };
   } finally {
-    await sweeper.stop();
     await store.close();
   }
 }
@@ -130,7 +127,7 @@ export async function runDepth(ctx: BenchContext): Promise<DepthSection> {
     if (shallowest === undefined || deepest === undefined) throw new Error('no depths');
     const sweeper = await sweeperPasses(ctx);
     return {
-      method: `jobClaim(limit 1) + jobCompleteIfHeld per job (2 transactions), ${measured} jobs per measurement, the queue refilled between rounds; events and attempts written as always`,
+      method: `a claim (limit 1), then a complete, per job (2 transactions), ${measured} jobs per measurement, the queue refilled between rounds; events and attempts written as always`,
       measured_jobs: measured,
       fill_chunk: FILL_CHUNK,
       depths: queues.map((q) => ({

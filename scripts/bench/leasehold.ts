@@ -1,6 +1,6 @@
 /**
  * Running leasehold the way an operator does: a generated queue.yaml, a
- * handler file, `node dist/src/cli/supervise.js --config F` as a real
+ * handler file, `node dist/supervisor/main.js --config F` as a real
  * process, and what its log and the workers registry say.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

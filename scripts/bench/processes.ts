@@ -7,7 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import { fileURLToPath } from 'node:url';
 import { descendantsOf, isAlive, sleep } from './common.js';
 
-export const SUPERVISE = fileURLToPath(new URL('../../src/cli/supervise.js', import.meta.url));
+export const SUPERVISE = fileURLToPath(new URL('../../supervisor/main.js', import.meta.url));
 export const LEASEHOLD_CLI = fileURLToPath(new URL('../../src/cli/leasehold.js', import.meta.url));
 
 export interface ExitInfo {

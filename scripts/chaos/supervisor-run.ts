@@ -1,7 +1,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { fileURLToPath } from 'node:url';
 
-const SUPERVISE = fileURLToPath(new URL('../../src/cli/supervise.js', import.meta.url));
+const SUPERVISE = fileURLToPath(new URL('../../supervisor/main.js', import.meta.url));
 
 /** A supervisor the chaos program started, and can kill. */
 export class SupervisorRun {

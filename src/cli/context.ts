@@ -7,12 +7,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
-import type { ClassConfig, LeaseholdConfig } from '../config/types.js';
+import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
 import { InvalidInputError } from '../errors.js';
-import { DEFAULT_RETENTION, type RetentionPolicy } from '../retention.js';
-import { isPostgresUrl, openStore } from '../store/open.js';
+import { DEFAULT_RETENTION, type RetentionPolicy } from '../queue/retention.js';
+import { isPostgresUrl } from '../store/database-url.js';
+import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import { die } from './exit.js';
+import { die } from '../exit.js';
 
 export const PROGRAM = 'leasehold';
 /** Recorded as the actor of what the command line writes (ENQUEUED, CANCELLED, RETRY_SCHEDULED events). */

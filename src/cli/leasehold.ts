@@ -13,7 +13,7 @@ import { statsCommand } from './commands/stats.js';
 import { sweepCommand } from './commands/sweep.js';
 import { workersCommand } from './commands/workers.js';
 import { PROGRAM, STDIN_TOKEN, type GlobalArgs } from './context.js';
-import { EXIT } from './exit.js';
+import { EXIT } from '../exit.js';
 
 await yargs(hideBin(process.argv).map((arg) => (arg === '-' ? STDIN_TOKEN : arg)))
   .scriptName(PROGRAM)

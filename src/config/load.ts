@@ -7,8 +7,9 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { LeaseholdError } from '../errors.js';
-import { configSchema, type ParsedConfig } from './schema.js';
-import type { LeaseholdConfig } from './types.js';
+import { isPostgresUrl } from '../store/database-url.js';
+import { configSchema, type LeaseholdConfig, type ParsedConfig } from './schema.js';
+
 
 /** Problems beyond this many are summarised, so one broken file does not flood the terminal. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -68,14 +69,10 @@ function resolvePaths(parsed: ParsedConfig, absoluteFile: string): LeaseholdConf
   return {
     file: absoluteFile,
     ...parsed,
-    database: isDatabaseUrl(parsed.database) || parsed.database === ':memory:' ? parsed.database : path.resolve(folder, parsed.database),
+    database: isPostgresUrl(parsed.database) || parsed.database === ':memory:' ? parsed.database : path.resolve(folder, parsed.database),
     log: { ...parsed.log, file: parsed.log.file === null ? null : path.resolve(folder, parsed.log.file) },
     classes: parsed.classes.map((cls) => ({ ...cls, handler: path.resolve(folder, cls.handler) })),
   };
-}
-
-function isDatabaseUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(database);
 }
 
 /** ['classes', 1, 'lease_seconds'] → 'classes[1].lease_seconds'. */

@@ -62,7 +62,7 @@ const httpSchema = mapping({
   host: nonEmptyString('a host name or address').default('127.0.0.1'),
 });
 
-const backoffSchema = mapping({
+export const backoffSchema = mapping({
   base_seconds: seconds().default(1),
   max_seconds: seconds().default(300),
   jitter: flag().default(true),
@@ -154,3 +154,14 @@ export const configSchema = mapping({
 );
 
 export type ParsedConfig = z.output<typeof configSchema>;
+
+/**
+ * The validated configuration: what `loadConfig` returns, frozen. Durations
+ * are seconds (fractional allowed), as in queue.yaml; `file` is the config
+ * file it came from, and the paths in it are absolute (resolved against its
+ * folder).
+ */
+export type LeaseholdConfig = Readonly<Omit<ParsedConfig, 'classes'> & { file: string; classes: readonly ClassConfig[] }>;
+export type ClassConfig = Readonly<ParsedConfig['classes'][number]>;
+export type RestartConfig = ClassConfig['restart'];
+export type LogLevel = (typeof LOG_LEVELS)[number];

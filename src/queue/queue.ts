@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
-import type { AttemptRow, EventRow, InsertedJob, JobListFilter, JobRow, Store } from '../store/types.js';
+import type { AttemptRow, EventRow, InsertedJob, JobListFilter, JobRow, ProducerStore, Store } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 
 export interface QueueOptions {
@@ -20,13 +20,13 @@ export interface JobDetails {
 }
 
 /** The producer's side of leasehold: enqueue and look. */
-export class Queue {
-  readonly store: Store;
+export class Queue<S extends ProducerStore = Store> {
+  readonly store: S;
   private readonly clock: Clock;
   private readonly limits: EnqueueLimits;
   private readonly actor: string;
 
-  constructor(store: Store, options: Omit<QueueOptions, 'database'> = {}) {
+  constructor(store: S, options: Omit<QueueOptions, 'database'> = {}) {
     this.store = store;
     this.clock = options.clock ?? systemClock;
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };

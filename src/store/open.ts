@@ -3,15 +3,8 @@ import { InvalidInputError } from '../errors.js';
 import { PostgresStore } from './postgres/store.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './types.js';
+import { isPostgresUrl } from './database-url.js';
 
-export function isPostgresUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(database);
-}
-
-/** A `database` setting fit for a log or a report: a postgres:// URL's password replaced by ***. */
-export function redactDatabase(database: string): string {
-  return database.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
-}
 
 /**
  * Open the store a `database` setting names: a file path (SQLite) or a

@@ -5,6 +5,7 @@
  * plan, and runs it with its own fenced statements, so the rules and the
  * timeline's wording live here once.
  */
+import { LeaseLostError } from '../errors.js';
 import { eventDetail, statusAfterFailure } from './policy.js';
 import type {
   AttemptStatus,
@@ -75,6 +76,15 @@ export interface OutcomePlan extends LeaseRef {
   runAt: number | null;
 }
 
+/** A fenced write that matched no row: recorded inside the transaction, then raised (by `fenced`) outside it, so the record commits. */
+export const LOST = Symbol('lease lost');
+
+/** A fenced write's outcome, or LeaseLostError when it was turned away. */
+export function fenced<T>(ref: LeaseRef, operation: string, outcome: T | typeof LOST): T {
+  if (outcome === LOST) throw new LeaseLostError(ref.id, ref.leaseToken, operation);
+  return outcome;
+}
+
 function event(jobId: number, ts: number, name: JobEventName, actor: string, detail: Record<string, unknown>): PlannedEvent {
   return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
 }
@@ -93,8 +103,6 @@ export const EVENTS = {
   /** The other half of every fenced write: a stale holder was turned away. */
   zombie: (ref: LeaseRef, now: number, operation: string) =>
     event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken }),
-  recorded: (jobId: number, now: number, name: JobEventName, actor: string, detail: Record<string, unknown>) =>
-    event(jobId, now, name, actor, detail),
 };
 
 /** Claimed rows as the worker gets them, in claim order (RETURNING promises no order). */

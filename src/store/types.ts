@@ -1,9 +1,4 @@
-/**
- * The Store interface: the only way the rest of leasehold touches a database.
- * Each method is one short transaction. Methods that a worker calls about a
- * job it holds are fenced by (id, lease_token, status) and raise
- * LeaseLostError when no row changed.
- */
+/** The Store's roles (one interface each) and the rows and values they exchange. */
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -133,12 +128,6 @@ export interface LeaseRef {
   leaseToken: string;
 }
 
-export interface HeartbeatResult {
-  leaseExpiresAt: number;
-  /** An operator asked to cancel: the worker should abort the handler. */
-  cancelRequested: boolean;
-}
-
 export interface FailureInput {
   code: string;
   detail: string;
@@ -175,8 +164,6 @@ export interface ClaimRequest {
 
 /** A heartbeat's answer for one lease. */
 export type LeaseStatus = { id: number; held: true; leaseExpiresAt: number; cancelRequested: boolean } | { id: number; held: false };
-
-export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
 
 /** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
 export type RetryDelay = (jobClass: string, attempt: number) => number;
@@ -233,47 +220,52 @@ export interface WorkerHeartbeat {
   jobId?: number | null;
 }
 
-export interface Store {
+/** What every role shares: the driver's name and the end of the connection. */
+interface Connection {
   readonly driver: 'sqlite' | 'postgres';
-
-  /** Create or upgrade the schema. Safe when several processes run it at once. */
-  migrate(): Promise<void>;
   close(): Promise<void>;
+}
 
-  // producers and operators
+/** Producers (the library's Queue): enqueue, and read a job back. */
+export interface ProducerStore extends Connection {
   jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]>;
   jobGet(params: { id: number }): Promise<JobRow | undefined>;
   jobList(params: JobListFilter): Promise<JobRow[]>;
   attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
   eventList(params: { jobId: number }): Promise<EventRow[]>;
-  jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
-  jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
-  jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
-  jobDelete(params: { id: number }): Promise<boolean>;
+}
 
-  // workers: claim, then fenced writes
-  jobClaim(params: ClaimRequest): Promise<ClaimedJob[]>;
-  /** CLAIMED -> RUNNING; `startedAt` is when the handler really started (default: now). */
-  jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void>;
-  leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult>;
-  /** One heartbeat for every lease a worker holds: one transaction, a status per lease, nothing thrown for lost ones. */
-  leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]>;
+/** A child worker: claim with the outcomes it settles, then fenced writes about the jobs it holds. */
+export interface WorkerStore extends Connection {
   /**
    * Write several outcomes, then (optionally) claim the next batch, in one
    * transaction: the worker's hot path. Each settlement is fenced on its own;
    * a stale one is reported (held: false) and recorded, never thrown.
    */
   jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }>;
+  /** CLAIMED -> RUNNING; `startedAt` is when the handler really started (default: now). */
+  jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void>;
+  /** One heartbeat for every lease a worker holds: one transaction, a status per lease, nothing thrown for lost ones. */
+  leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]>;
   jobProgress(params: LeaseRef & { progress: string }): Promise<void>;
-  jobCompleteIfHeld(params: LeaseRef & { result: string | null }): Promise<void>;
-  jobFailIfHeld(params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome>;
-  /** Hand a held job back to the queue without spending a retry (shutdown). */
-  jobReleaseIfHeld(params: LeaseRef & { reason: string }): Promise<void>;
+  /**
+   * Wake-ups (PostgreSQL: LISTEN/NOTIFY; SQLite: a watch on its WAL file,
+   * which fires on any commit, whatever the class): `onJob` runs soon after a
+   * job of one of `classes` is enqueued or retried by an operator, once that
+   * transaction commits. A hint, not a delivery: claim as usual, and keep a
+   * slow poll, since notifications sent while the listening connection was
+   * down are lost. When that connection breaks, `onError` hears why and
+   * `onJob` runs once more; PostgreSQL then listens again with backoff (each
+   * failed attempt goes to `onError`) and runs `onJob` once it does. Resolves
+   * once listening; the function it resolves to stops listening (safe twice).
+   */
+  subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>;
+}
 
-  // the sweeper and the supervisor
+/** A supervisor: its children's leases, the worker registry, its health checks. */
+export interface SupervisorStore extends Connection {
   /** The jobs one owner holds now, with their lease data: what the supervisor's health watch reads. */
   jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]>;
-  leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]>;
   /**
    * `startedJobIds`: jobs the caller knows were running though the database
    * still says CLAIMED (their start is written lazily): they fail and spend a
@@ -282,41 +274,43 @@ export interface Store {
   leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]>;
   /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
-  eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void>;
-
-  /**
-   * Wake-ups (PostgreSQL: LISTEN/NOTIFY; SQLite: a watch on its WAL file,
-   * which fires on any commit, whatever the class): `onJob` runs soon after a
-   * job of one of `classes` is enqueued or retried by an operator, once that
-   * transaction commits. A hint, not a delivery: claim as usual, and keep a slow poll,
-   * since notifications sent while the listening connection was down are
-   * lost. When that connection breaks, `onError` hears why and `onJob` runs
-   * once more; PostgreSQL then listens again with backoff (each failed
-   * attempt goes to `onError`) and runs `onJob` once it does. Resolves once listening; the function it resolves to stops
-   * listening (safe twice).
-   */
-  subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>;
-
-  /**
-   * Where several hosts share the database (PostgreSQL): the database
-   * server's clock minus this process's, in ms, and the extra margin the
-   * sweeper gives hosts' clocks (`clock_skew_ms`, default 0). A supervisor
-   * logs the offset at start and warns past half the lease slack (lease
-   * minus heartbeat, plus that margin). SQLite (one host) has neither.
-   */
-  clockOffsetMs?(): Promise<number>;
-  readonly clockSkewMs?: number;
-
-  // worker registry
   workerRegister(params: WorkerRegistration): Promise<void>;
   workerHeartbeat(params: WorkerHeartbeat): Promise<void>;
   workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   /** Workers recorded alive on a host: a new supervisor checks which of them are really gone. */
   workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;
+  /** Jobs per class and status (pairs with no job are absent): /metrics, and `stats`. */
+  statsCounts(): Promise<ClassStatusCount[]>;
+  /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
+  statsZombieWrites(): Promise<number>;
+  /** A trivial query: throws when the database does not answer. */
+  ping(): Promise<void>;
+  /** PostgreSQL only: the database server's clock minus this process's, in ms (see README, PostgreSQL, Time). */
+  clockOffsetMs?(): Promise<number>;
+  /** PostgreSQL only: the extra margin the sweeper gives hosts' clocks (`clock_skew_ms`). */
+  readonly clockSkewMs?: number;
+}
 
-  // operators: stats and retention
-  /** Jobs per class and status (pairs with no job are absent). */
+/** The sweeper and retention, whoever runs them (the supervisor on a schedule, `leasehold sweep` / `prune` once). */
+export interface MaintenanceStore extends Connection {
+  leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]>;
+  /** Jobs of a terminal status that finished before a time: what a prune would delete. */
+  jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number>;
+  /** Deletes up to `limit` of them, oldest first, in one short transaction (attempts and events go too); returns how many. */
+  jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
+  /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
+  integrityCheck(): Promise<string[]>;
+}
+
+/** The operator's commands and reports. */
+export interface OperatorStore extends ProducerStore {
+  /** Create or upgrade the schema. Safe when several processes run it at once. */
+  migrate(): Promise<void>;
+  jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
+  jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
+  jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
+  workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   statsCounts(): Promise<ClassStatusCount[]>;
   /** Held jobs, held longest first, with their owner's pid from the worker registry. */
   statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
@@ -328,22 +322,20 @@ export interface Store {
   statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]>;
   /** Jobs that reached each terminal status at or after `since` (throughput). */
   statsFinishedSince(params: { since: number }): Promise<StatusCount[]>;
-  /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
-  statsZombieWrites(): Promise<number>;
   databaseSize(): Promise<DatabaseSize>;
   /** The highest schema migration applied. */
   schemaVersion(): Promise<number>;
-  /** A trivial query: throws when the database does not answer. */
-  ping(): Promise<void>;
-  /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
-  integrityCheck(): Promise<string[]>;
-  /** Jobs of a terminal status that finished before a time: what a prune would delete. */
-  jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number>;
-  /** Deletes up to `limit` of them, oldest first, in one short transaction (attempts and events go too); returns how many. */
-  jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
 }
 
-// operators: stats and retention (what the Store's last section returns)
+/**
+ * The only way the rest of leasehold touches a database: one driver class
+ * per database implements every role. Each method is one short transaction;
+ * a worker's writes about a job it holds are fenced by (id, lease_token,
+ * status). Callers ask for the narrowest role they need.
+ */
+export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceStore & OperatorStore;
+
+// what the operator's reads return
 
 export interface ClassStatusCount {
   class: string;

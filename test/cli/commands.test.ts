@@ -21,6 +21,7 @@ import {
   SupervisorRun,
   writeConfig,
 } from './helpers.js';
+import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir('leasehold-cli-');
 const AGO = /\d+(ms|s|m\d\ds) ago/;
@@ -370,12 +371,12 @@ describe('leasehold against a database from a real supervisor run', () => {
     const enqueued = await leaseholdJson<{ id: number }>([...args, 'enqueue', 'hang']);
     const store = await openStore(db);
     try {
-      const [claimed] = await store.jobClaim({ classes: ['hang'], ownerId: 'test-worker', limit: 1, leaseMs: 60_000 });
+      const [claimed] = await claimJobs(store, { classes: ['hang'], ownerId: 'test-worker', limit: 1, leaseMs: 60_000 });
       expect(claimed?.id).toBe(run.ids.hang); // handed back at shutdown, it is the oldest queued hang job
       const text = await leasehold([...args, 'cancel', String(claimed!.id)]);
       expect(text.stdout.trim()).toBe(`job ${claimed!.id}: cancel requested: its worker aborts it at the next heartbeat`);
       expect(await leaseholdJson([...args, 'cancel', String(claimed!.id)])).toEqual({ id: claimed!.id, outcome: 'already_requested', status: 'CLAIMED' });
-      expect(await store.leaseExtend({ id: claimed!.id, leaseToken: claimed!.leaseToken, leaseMs: 60_000 })).toMatchObject({ cancelRequested: true });
+      expect(await extendLease(store, { id: claimed!.id, leaseToken: claimed!.leaseToken, leaseMs: 60_000 })).toMatchObject({ cancelRequested: true });
       expect(enqueued.id).toBeGreaterThan(claimed!.id);
     } finally {
       await store.close();
@@ -454,7 +455,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     const { db, args } = fresh();
     const store = await openStore(db);
     try {
-      const [claimed] = await store.jobClaim({ classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
+      const [claimed] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
       await waitFor('the lease to run out', () => Date.now() > claimed!.leaseExpiresAt + 5);
       const swept = await leaseholdJson<{ count: number; recovered: Record<string, unknown>[] }>([...args, 'sweep']);
       expect(swept).toEqual({
@@ -462,7 +463,7 @@ describe('leasehold against a database from a real supervisor run', () => {
         recovered: [{ id: claimed!.id, class: 'hang', attempt: claimed!.attempt, owner_id: 'gone-worker', status: 'QUEUED', run_at: expect.any(Number), released: true }],
       });
       expect((await store.jobGet({ id: claimed!.id }))?.status).toBe('QUEUED');
-      const [again] = await store.jobClaim({ classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
+      const [again] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
       await store.jobStart({ id: again!.id, leaseToken: again!.leaseToken, leaseMs: 1 });
       await waitFor('the lease to run out', () => Date.now() > again!.leaseExpiresAt + 5);
       const text = await leasehold([...args, 'sweep']);

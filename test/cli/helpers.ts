@@ -16,7 +16,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const LEASEHOLD_BIN = path.join(ROOT, 'dist/src/cli/leasehold.js');
-export const SUPERVISE_BIN = path.join(ROOT, 'dist/src/cli/supervise.js');
+export const SUPERVISE_BIN = path.join(ROOT, 'dist/supervisor/main.js');
 
 export function fixture(name: string): string {
   return path.join(ROOT, 'test/fixtures/cli', `${name}.mjs`);

@@ -13,6 +13,7 @@ import { openQueue } from '../../src/queue/queue.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig } from './helpers.js';
+import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir('leasehold-http-');
 
@@ -98,9 +99,9 @@ describe('the supervisor over HTTP', () => {
     // A zombie write (a stale lease token), and a lease that runs out with nobody to renew it.
     const queue = await openQueue({ database, actor: 'test' });
     try {
-      await expect(queue.store.leaseExtend({ id: ok[0]!, leaseToken: 'stale-token', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(extendLease(queue.store, { id: ok[0]!, leaseToken: 'stale-token', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
       const orphan = await queue.enqueue({ class: 'orphan' });
-      const [claimed] = await queue.store.jobClaim({ classes: ['orphan'], ownerId: 'gone-worker', limit: 1, leaseMs: 200 });
+      const [claimed] = await claimJobs(queue.store, { classes: ['orphan'], ownerId: 'gone-worker', limit: 1, leaseMs: 200 });
       expect(claimed?.id).toBe(orphan.id);
     } finally {
       await queue.close();

@@ -7,7 +7,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach } from 'vitest';
-import { isPostgresUrl, openStore } from '../../src/store/open.js';
+import { isPostgresUrl } from '../../src/store/database-url.js';
+import { openStore } from '../../src/store/open.js';
 import { isPidAlive as isAlive } from '../../supervisor/pids.js';
 import { waitFor } from './wait.js';
 

@@ -1,5 +1,5 @@
 /**
- * Runs a real supervisor (`node dist/src/cli/supervise.js --config F`) on a
+ * Runs a real supervisor (`node dist/supervisor/main.js --config F`) on a
  * fresh queue.yaml in a temp folder, with short timings, and gives the test a
  * handle on it: the queue (same database), the log file's JSON lines, the
  * children in the workers table, signals, and waits with deadlines.
@@ -16,7 +16,7 @@ import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase } from './p
 import { waitFor } from './wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const SUPERVISE_BIN = path.join(ROOT, 'dist/src/cli/supervise.js');
+export const SUPERVISE_BIN = path.join(ROOT, 'dist/supervisor/main.js');
 const FIXTURES = path.join(ROOT, 'test/fixtures/handlers');
 
 /** Absolute path of a fixture handler, by its name without `.mjs`. */

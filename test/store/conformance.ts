@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, LeaseLostError } from '../../src/errors.js';
 import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
 import { Queue } from '../../src/queue/queue.js';
-import { collectStats } from '../../src/stats.js';
+import { collectStats } from '../../src/cli/reports/stats.js';
 import type { ClaimedJob, RecoverParams, Store } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
+import { claimJobs, completeIfHeld, extendLease, failIfHeld, releaseIfHeld } from '../helpers/fenced-writes.js';
 
 const LEASE_MS = 30_000;
 const HOUR = 3_600_000;
@@ -42,7 +43,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
     const enqueue = async (request: Partial<EnqueueRequest> = {}) =>
       (await queue.enqueue({ class: 'email', payload: { n: 1 }, ...request })).id;
     const claimOne = async (owner = OWNER_A, classes = ['email']): Promise<ClaimedJob> => {
-      const [job] = await store.jobClaim({ classes, ownerId: owner, limit: 1, leaseMs: LEASE_MS });
+      const [job] = await claimJobs(store, { classes, ownerId: owner, limit: 1, leaseMs: LEASE_MS });
       if (job === undefined) throw new Error('expected a job to claim');
       return job;
     };
@@ -105,11 +106,11 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const delayed = await enqueue({ priority: 100, delay: 60 });
         await enqueue({ class: 'sms', priority: 1000 });
 
-        const claimed = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        const claimed = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
         expect(claimed.map((j) => j.id)).toEqual([high, low, lowLater]);
 
         clock.advance(60_000);
-        const [later] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        const [later] = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
         expect(later?.id).toBe(delayed);
       });
 
@@ -117,7 +118,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const b = await enqueue({ delay: 2 });
         const a = await enqueue({ delay: 1 });
         clock.advance(5_000);
-        const claimed = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const claimed = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
         expect(claimed.map((j) => j.id)).toEqual([a, b]);
       });
 
@@ -125,14 +126,14 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         await enqueue({ class: 'email' });
         await enqueue({ class: 'sms' });
         await enqueue({ class: 'push' });
-        const claimed = await store.jobClaim({ classes: ['email', 'sms'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+        const claimed = await claimJobs(store, { classes: ['email', 'sms'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
         expect(claimed.map((j) => j.class).sort()).toEqual(['email', 'sms']);
       });
 
       it('gives each claim a fresh token, an attempt row and a CLAIMED event', async () => {
         await enqueue();
         await enqueue();
-        const [a, b] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const [a, b] = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
         expect(a!.leaseToken).toMatch(/^[0-9a-f]{32}$/);
         expect(a!.leaseToken).not.toBe(b!.leaseToken);
         expect(a!.attempt).toBe(1);
@@ -142,7 +143,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const attempts = await store.attemptList({ jobId: a!.id });
         expect(attempts).toMatchObject([{ attempt: 1, owner_id: OWNER_A, lease_token: a!.leaseToken, status: 'RUNNING' }]);
         expect(await eventsOf(a!.id)).toEqual(['ENQUEUED', 'CLAIMED']);
-        expect(await store.jobClaim({ classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual([]);
+        expect(await claimJobs(store, { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual([]);
       });
     });
 
@@ -152,10 +153,10 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const job = await claimOne();
         await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         clock.advance(10_000);
-        const beat = await store.leaseExtend({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        const beat = await extendLease(store, { id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         expect(beat).toEqual({ leaseExpiresAt: clock.now() + LEASE_MS, cancelRequested: false });
         await store.jobProgress({ id, leaseToken: job.leaseToken, progress: '{"done":50}' });
-        await store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: '{"ok":true}' });
+        await completeIfHeld(store, { id, leaseToken: job.leaseToken, result: '{"ok":true}' });
 
         const row = await store.jobGet({ id });
         expect(row).toMatchObject({ status: 'SUCCEEDED', result: '{"ok":true}', progress: '{"done":50}', finished_at: clock.now() });
@@ -163,7 +164,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(row).toMatchObject({ owner_id: OWNER_A, lease_token: job.leaseToken });
         expect(await store.attemptList({ jobId: id })).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', finished_at: clock.now() }]);
         expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']);
-        await expect(store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(completeIfHeld(store, { id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(LeaseLostError);
       });
 
       it('retries a failure with the delay given, then dead-letters it when retries are spent', async () => {
@@ -171,15 +172,15 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const first = await claimOne();
         await store.jobStart({ id, leaseToken: first.leaseToken, leaseMs: LEASE_MS });
         const error = { code: 'UPSTREAM:DOWN', detail: 'smtp 421', retryable: true };
-        const outcome = await store.jobFailIfHeld({ id, leaseToken: first.leaseToken, error, retryDelayMs: 4_000 });
+        const outcome = await failIfHeld(store, { id, leaseToken: first.leaseToken, error, retryDelayMs: 4_000 });
         expect(outcome).toEqual({ status: 'QUEUED', runAt: clock.now() + 4_000 });
-        expect(await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS })).toEqual([]);
+        expect(await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS })).toEqual([]);
 
         clock.advance(4_000);
         const second = await claimOne(OWNER_B);
         expect(second.attempt).toBe(2);
         await store.jobStart({ id, leaseToken: second.leaseToken, leaseMs: LEASE_MS });
-        const final = await store.jobFailIfHeld({ id, leaseToken: second.leaseToken, error, retryDelayMs: 4_000 });
+        const final = await failIfHeld(store, { id, leaseToken: second.leaseToken, error, retryDelayMs: 4_000 });
         expect(final).toEqual({ status: 'FAILED' });
 
         const row = await store.jobGet({ id });
@@ -195,21 +196,21 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const id = await enqueue({ maxRetries: 5 });
         const job = await claimOne();
         const error = { code: 'INVALID_INPUT:ADDRESS', detail: 'no @', retryable: false };
-        expect(await store.jobFailIfHeld({ id, leaseToken: job.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+        expect(await failIfHeld(store, { id, leaseToken: job.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
       });
 
       it('releases a held job without spending a retry', async () => {
         const id = await enqueue({ maxRetries: 0 });
         const job = await claimOne();
         await store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
-        await store.jobReleaseIfHeld({ id, leaseToken: job.leaseToken, reason: 'shutdown' });
+        await releaseIfHeld(store, { id, leaseToken: job.leaseToken, reason: 'shutdown' });
         expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', attempts: 1, releases: 1 });
 
         const again = await claimOne();
         expect(again.attempt).toBe(2);
         const error = { code: 'X:Y', detail: 'boom', retryable: true };
         // max_retries 0: this is the one real run, so a failure is final
-        expect(await store.jobFailIfHeld({ id, leaseToken: again.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+        expect(await failIfHeld(store, { id, leaseToken: again.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
         expect((await store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.error_code])).toEqual([
           [1, 'CANCELLED', 'LEASE:RELEASED'],
           [2, 'FAILED', 'X:Y'],
@@ -220,7 +221,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
     describe('the batched hot path', () => {
       it('settles several outcomes and claims the next batch in one call, stamping lazy starts', async () => {
         const ids = [await enqueue(), await enqueue({ maxRetries: 0 }), await enqueue(), await enqueue(), await enqueue()];
-        const batch = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
+        const batch = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
         expect(batch.map((j) => j.id)).toEqual(ids.slice(0, 3));
         expect(await store.jobGet({ id: ids[0]! })).toMatchObject({ status: 'CLAIMED', started_at: null });
         const startedAt = clock.now() + 5;
@@ -259,7 +260,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
       it('writes every success of a batch, each with its own result, start and attempt end', async () => {
         const ids = [await enqueue(), await enqueue(), await enqueue()];
-        const batch = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
+        const batch = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
         const startedAt = clock.now() + 1;
         clock.advance(20);
         const { settled } = await store.jobsSettle({
@@ -285,7 +286,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
       it('renews every lease a worker holds in one heartbeat and reports lost ones', async () => {
         await enqueue();
         await enqueue();
-        const [a, b] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const [a, b] = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
         await store.jobCancel({ id: b!.id, actor: 'operator' });
         clock.advance(1_000);
         const statuses = await store.leasesExtend({
@@ -302,7 +303,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
       it('fails a claimed job the caller knows had started, instead of handing it back for free', async () => {
         const started = await enqueue({ maxRetries: 0 });
         const waiting = await enqueue({ maxRetries: 0 });
-        await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
         const recovered = await store.leasesRecoverByOwner({
           ownerId: OWNER_A,
           errorCode: 'WORKER:CRASHED',
@@ -333,12 +334,12 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
         const stale = { id, leaseToken: zombie.leaseToken };
         const writes: [string, () => Promise<unknown>][] = [
-          ['heartbeat', () => store.leaseExtend({ ...stale, leaseMs: LEASE_MS })],
+          ['heartbeat', () => extendLease(store, { ...stale, leaseMs: LEASE_MS })],
           ['progress', () => store.jobProgress({ ...stale, progress: '99' })],
-          ['complete', () => store.jobCompleteIfHeld({ ...stale, result: '"zombie"' })],
-          ['fail', () => store.jobFailIfHeld({ ...stale, error: { code: 'Z:Z', detail: 'z', retryable: true }, retryDelayMs: 0 })],
+          ['complete', () => completeIfHeld(store, { ...stale, result: '"zombie"' })],
+          ['fail', () => failIfHeld(store, { ...stale, error: { code: 'Z:Z', detail: 'z', retryable: true }, retryDelayMs: 0 })],
           ['start', () => store.jobStart({ ...stale, leaseMs: LEASE_MS })],
-          ['release', () => store.jobReleaseIfHeld({ ...stale, reason: 'zombie' })],
+          ['release', () => releaseIfHeld(store, { ...stale, reason: 'zombie' })],
         ];
         for (const [name, write] of writes) {
           await expect(write(), name).rejects.toBeInstanceOf(LeaseLostError);
@@ -348,7 +349,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const rejected = (await store.eventList({ jobId: id })).filter((e) => e.event === 'ZOMBIE_WRITE_REJECTED');
         expect(rejected.map((e) => JSON.parse(e.detail!).op)).toEqual(['heartbeat', 'progress', 'complete', 'fail', 'start', 'release']);
 
-        await store.jobCompleteIfHeld({ id, leaseToken: holder.leaseToken, result: '"real"' });
+        await completeIfHeld(store, { id, leaseToken: holder.leaseToken, result: '"real"' });
         expect(await store.jobGet({ id })).toMatchObject({ status: 'SUCCEEDED', result: '"real"', lease_token: holder.leaseToken });
         expect((await store.attemptList({ jobId: id })).map((a) => a.status)).toEqual(['FAILED', 'SUCCEEDED']);
       });
@@ -366,11 +367,11 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
       it('takes back expired leases with backoff, leaves renewed ones alone, and respects the batch limit', async () => {
         for (let i = 0; i < 5; i++) await enqueue();
-        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 5, leaseMs: LEASE_MS });
+        const jobs = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 5, leaseMs: LEASE_MS });
         for (const job of jobs) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         const renewed = jobs[4]!;
         clock.advance(LEASE_MS - 1_000);
-        await store.leaseExtend({ id: renewed.id, leaseToken: renewed.leaseToken, leaseMs: LEASE_MS });
+        await extendLease(store, { id: renewed.id, leaseToken: renewed.leaseToken, leaseMs: LEASE_MS });
         clock.advance(2_000);
 
         const firstPass = await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 });
@@ -391,7 +392,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
       it('two sweepers at once never take back the same job twice', async () => {
         const ids = (await queue.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ class: 'email', payload: { n } })))).map((j) => j.id);
-        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 60, leaseMs: LEASE_MS });
+        const jobs = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 60, leaseMs: LEASE_MS });
         for (const job of jobs.slice(0, 30)) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         clock.advance(LEASE_MS + 1);
         const sweepUntilDry = async () => {
@@ -416,7 +417,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
       it('a late holder racing the sweeper: exactly one of them wins each job', async () => {
         await queue.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ class: 'email', payload: { n } })));
-        const jobs = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 40, leaseMs: LEASE_MS });
+        const jobs = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 40, leaseMs: LEASE_MS });
         for (const job of jobs) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         clock.advance(LEASE_MS + 1);
         const settle = (batch: ClaimedJob[]) =>
@@ -468,15 +469,15 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const job = await claimOne();
         clock.advance(1_000);
         const later = await enqueue();
-        await store.jobReleaseIfHeld({ id: job.id, leaseToken: job.leaseToken, reason: 'shutdown' });
-        const next = await store.jobClaim({ classes: ['email'], ownerId: OWNER_B, limit: 2, leaseMs: LEASE_MS });
+        await releaseIfHeld(store, { id: job.id, leaseToken: job.leaseToken, reason: 'shutdown' });
+        const next = await claimJobs(store, { classes: ['email'], ownerId: OWNER_B, limit: 2, leaseMs: LEASE_MS });
         expect(next.map((j) => j.id)).toEqual([first, later]);
       });
 
       it('lists what one owner holds, with its lease data', async () => {
         await enqueue();
         await enqueue();
-        const [job] = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
+        const [job] = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
         await store.jobStart({ id: job!.id, leaseToken: job!.leaseToken, leaseMs: LEASE_MS });
         const held = await store.jobListHeldBy({ ownerId: OWNER_A });
         expect(held).toMatchObject([{ id: job!.id, status: 'RUNNING', started_at: clock.now(), heartbeat_at: clock.now() }]);
@@ -502,7 +503,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
       it('takes back everything one owner held, at once', async () => {
         for (let i = 0; i < 3; i++) await enqueue();
-        const mine = await store.jobClaim({ classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
+        const mine = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
         const theirs = await claimOne(OWNER_B);
         await store.jobStart({ id: mine[0]!.id, leaseToken: mine[0]!.leaseToken, leaseMs: LEASE_MS });
         const recovered = await store.leasesRecoverByOwner({
@@ -543,10 +544,10 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         await store.jobStart({ id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         expect(await store.jobCancel({ id: running, actor: 'operator' })).toBe('cancel_requested');
         expect(await store.jobCancel({ id: running, actor: 'operator' })).toBe('already_requested');
-        const beat = await store.leaseExtend({ id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+        const beat = await extendLease(store, { id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
         expect(beat.cancelRequested).toBe(true);
         const aborted = { code: 'CANCELLED:BY_OPERATOR', detail: 'aborted', retryable: true };
-        expect(await store.jobFailIfHeld({ id: running, leaseToken: job.leaseToken, error: aborted, retryDelayMs: 1 })).toEqual({
+        expect(await failIfHeld(store, { id: running, leaseToken: job.leaseToken, error: aborted, retryDelayMs: 1 })).toEqual({
           status: 'CANCELLED',
         });
         expect(await store.attemptList({ jobId: running })).toMatchObject([{ status: 'CANCELLED' }]);
@@ -559,7 +560,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const error = { code: 'X:Y', detail: 'no', retryable: true };
         for (const cls of ['email', 'email', 'sms']) {
           const job = await claimOne(OWNER_A, [cls]);
-          await store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error, retryDelayMs: 0 });
+          await failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error, retryDelayMs: 0 });
         }
         expect(await store.jobRetry({ id: ids[0]!, actor: 'operator' })).toBe('queued');
         expect(await store.jobRetry({ id: ids[0]!, actor: 'operator' })).toBe('not_failed');
@@ -569,18 +570,19 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const again = await claimOne(OWNER_A, ['email']);
         expect(again.attempt).toBe(2);
         // the manual retry grants exactly one more run
-        expect(await store.jobFailIfHeld({ id: again.id, leaseToken: again.leaseToken, error, retryDelayMs: 0 })).toEqual({ status: 'FAILED' });
+        expect(await failIfHeld(store, { id: again.id, leaseToken: again.leaseToken, error, retryDelayMs: 0 })).toEqual({ status: 'FAILED' });
       });
 
       it('deletes a job together with its attempts and events', async () => {
         const id = await enqueue();
         const job = await claimOne();
-        await store.jobCompleteIfHeld({ id, leaseToken: job.leaseToken, result: null });
-        expect(await store.jobDelete({ id })).toBe(true);
+        await completeIfHeld(store, { id, leaseToken: job.leaseToken, result: null });
+        const prune = { status: 'SUCCEEDED' as const, finishedBefore: clock.now() + 1, limit: 10 };
+        expect(await store.jobsPruneBatch(prune)).toBe(1);
         expect(await store.jobGet({ id })).toBeUndefined();
         expect(await store.attemptList({ jobId: id })).toEqual([]);
         expect(await store.eventList({ jobId: id })).toEqual([]);
-        expect(await store.jobDelete({ id })).toBe(false);
+        expect(await store.jobsPruneBatch(prune)).toBe(0);
       });
 
       it('lists newest first with filters', async () => {
@@ -598,13 +600,13 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
 
     describe('operator statements: the answers', () => {
       const claimFrom = async (cls: string, owner: string) => {
-        const [job] = await store.jobClaim({ classes: [cls], ownerId: owner, limit: 1, leaseMs: 30_000 });
+        const [job] = await claimJobs(store, { classes: [cls], ownerId: owner, limit: 1, leaseMs: 30_000 });
         if (job === undefined) throw new Error(`nothing to claim in ${cls}`);
         return job;
       };
       const failOne = async (cls: string, code: string) => {
         const job = await claimFrom(cls, 'w');
-        return store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error: { code, detail: 'd', retryable: true }, retryDelayMs: 0 });
+        return failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error: { code, detail: 'd', retryable: true }, retryDelayMs: 0 });
       };
 
       it('counts, retries, errors (overall and per class, in a window), throughput and in-flight jobs', async () => {
@@ -622,12 +624,12 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         await failOne('a', 'NET:DOWN'); // job 2 (max 0): FAILED
         await failOne('a', 'NET:DOWN'); // job 1: attempt 2 fails, requeued
         const a1 = await claimFrom('a', 'w'); // job 1: attempt 3 succeeds
-        await store.jobCompleteIfHeld({ id: a1.id, leaseToken: a1.leaseToken, result: null });
+        await completeIfHeld(store, { id: a1.id, leaseToken: a1.leaseToken, result: null });
         await failOne('b', 'NET:DOWN'); // job 3: requeued
         await failOne('b', 'DISK:FULL'); // job 4 (max 0): FAILED
         clock.advance(120_000);
         const b3 = await claimFrom('b', 'w'); // job 3, attempt 2: done
-        await store.jobCompleteIfHeld({ id: b3.id, leaseToken: b3.leaseToken, result: null });
+        await completeIfHeld(store, { id: b3.id, leaseToken: b3.leaseToken, result: null });
 
         expect(await store.statsCounts()).toEqual([
           { class: 'a', status: 'FAILED', count: 1 },
@@ -691,9 +693,9 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
       it('attempts handed back at shutdown are neither errors nor spent attempts', async () => {
         await queue.enqueue({ class: 'a' });
         const held = await claimFrom('a', 'w');
-        await store.jobReleaseIfHeld({ id: held.id, leaseToken: held.leaseToken, reason: 'shutdown' });
+        await releaseIfHeld(store, { id: held.id, leaseToken: held.leaseToken, reason: 'shutdown' });
         const again = await claimFrom('a', 'w');
-        await store.jobCompleteIfHeld({ id: again.id, leaseToken: again.leaseToken, result: null });
+        await completeIfHeld(store, { id: again.id, leaseToken: again.leaseToken, result: null });
         expect(await store.statsTopErrors({ since: 0, limit: 10 })).toEqual([]);
         expect(await store.statsRetries({ since: 0 })).toEqual([{ class: 'a', status: 'SUCCEEDED', attempts: 1, jobs: 1 }]);
       });
@@ -702,8 +704,8 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         await queue.enqueue({ class: 'a' });
         const job = await claimFrom('a', 'w');
         expect(await store.statsZombieWrites()).toBe(0);
-        await expect(store.leaseExtend({ id: job.id, leaseToken: 'stale', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
-        await expect(store.jobCompleteIfHeld({ id: job.id, leaseToken: 'stale', result: null })).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(extendLease(store, { id: job.id, leaseToken: 'stale', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(completeIfHeld(store, { id: job.id, leaseToken: 'stale', result: null })).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.statsZombieWrites()).toBe(2);
       });
 
@@ -711,8 +713,8 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         await queue.enqueueMany(Array.from({ length: 5 }, () => ({ class: 'a', maxRetries: 0 })));
         for (let i = 0; i < 5; i++) {
           const job = await claimFrom('a', 'w');
-          if (i < 3) await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
-          else await store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error: { code: 'X:Y', detail: 'd', retryable: false }, retryDelayMs: 0 });
+          if (i < 3) await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: null });
+          else await failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error: { code: 'X:Y', detail: 'd', retryable: false }, retryDelayMs: 0 });
           clock.advance(DAY);
         }
         const now = clock.now();
@@ -744,7 +746,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
       it('finds nothing wrong with a database in use', async () => {
         await enqueue();
         const job = await claimOne();
-        await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+        await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: null });
         await enqueue();
         expect(await store.integrityCheck()).toEqual([]);
       });

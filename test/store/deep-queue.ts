@@ -1,6 +1,7 @@
 import type { Clock } from '../../src/clock.js';
 import { Queue } from '../../src/queue/queue.js';
 import type { Store } from '../../src/store/types.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 /** Rows in the query-plan suites' queue: enough for a planner to prefer an index to a scan. */
 const DEPTH = 50_000;
@@ -18,7 +19,7 @@ export async function seedDeepQueue(store: Store, clock: Clock): Promise<void> {
       Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, priority: (start + i) % 7, delay: (i % 3) * 10 })),
     );
   }
-  const held = await store.jobClaim({ classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
+  const held = await claimJobs(store, { classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
   await store.jobsSettle({
     settlements: held.slice(0, 250).map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null } })),
   });

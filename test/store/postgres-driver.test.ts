@@ -12,6 +12,7 @@ import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait.js';
 import { SWEEP } from './conformance.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_pg');
 const OPEN_AND_MIGRATE = `
@@ -156,7 +157,7 @@ describe('the sweeper on PostgreSQL and the hosts\u2019 clocks', () => {
     try {
       expect(store.clockSkewMs).toBe(marginMs);
       const { id } = await new Queue(store, { clock }).enqueue({ class: 'email' });
-      const [job] = await store.jobClaim({ classes: ['email'], ownerId: 'host-a/1', limit: 1, leaseMs: 10_000 });
+      const [job] = await claimJobs(store, { classes: ['email'], ownerId: 'host-a/1', limit: 1, leaseMs: 10_000 });
       await store.jobStart({ id, leaseToken: job!.leaseToken, leaseMs: 10_000 });
       const sweep = () => store.leasesRecoverExpired({ ...SWEEP, retryDelay: () => 0, limit: 10 });
       clock.advance(10_000 + marginMs);

@@ -8,6 +8,7 @@ import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 import { seedDeepQueue } from './deep-queue.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_plans');
 
@@ -88,7 +89,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   });
 
   it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {
-    const claimed = await store.jobClaim({ classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
+    const claimed = await claimJobs(store, { classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
     expect(claimed.map((job) => job.priority)).toEqual([6, 6, 6, 6, 6]);
   });
 });

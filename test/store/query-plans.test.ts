@@ -7,6 +7,7 @@ import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 import { seedDeepQueue } from './deep-queue.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir();
 
@@ -51,7 +52,7 @@ describe('query plans with a deep queue', () => {
   });
 
   it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {
-    const claimed = await store.jobClaim({ classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
+    const claimed = await claimJobs(store, { classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });
     const priorities = claimed.map((job) => job.priority);
     expect(priorities).toEqual([6, 6, 6, 6, 6]);
   });

@@ -11,12 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeLogger, createLogger } from '../../src/log.js';
 import { Queue } from '../../src/queue/queue.js';
-import { Retention, type RetentionPolicy } from '../../src/retention.js';
+import type { RetentionPolicy } from '../../src/queue/retention.js';
+import { Retention } from '../../supervisor/retention.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { TerminalStatus } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 
 const CLAIMER = fileURLToPath(new URL('../fixtures/prune-claimer.mjs', import.meta.url));
 const DAY = 86_400_000;
@@ -68,14 +70,14 @@ describe('retention', () => {
         expect(await store.jobCancel({ id, actor: 'test' })).toBe('cancelled');
         finished.set(id, { status: 'CANCELLED', at });
       }
-      const claimed = await store.jobClaim({ classes: ['old'], ownerId: 'filler', limit: PER_BATCH, leaseMs: 60_000 });
+      const claimed = await claimJobs(store, { classes: ['old'], ownerId: 'filler', limit: PER_BATCH, leaseMs: 60_000 });
       expect(claimed).toHaveLength(PER_BATCH - PER_BATCH / 10);
       for (const [index, job] of claimed.entries()) {
         if (index % 9 < 7) {
-          await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: '{"ok":true}' });
+          await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: '{"ok":true}' });
           finished.set(job.id, { status: 'SUCCEEDED', at });
         } else {
-          const outcome = await store.jobFailIfHeld({
+          const outcome = await failIfHeld(store, {
             id: job.id,
             leaseToken: job.leaseToken,
             error: { code: 'FILL:BROKEN', detail: 'filler failure', retryable: false },

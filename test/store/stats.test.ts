@@ -6,13 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue/queue.js';
-import { describeWorkers, STALE_SUPERVISOR_MS } from '../../src/stats.js';
+import { STALE_SUPERVISOR_MS } from '../../src/queue/registry.js';
+import { describeWorkers } from '../../src/cli/reports/workers.js';
 import { RETENTION_SQL } from '../../src/store/sqlite/sql/retention.js';
 import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { WorkerRow } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
+import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 
 const DEPTH = 50_000;
 const newDir = tempDir();
@@ -36,13 +38,13 @@ describe('operator statements: query plans on a deep table', () => {
     }
     // a realistic mix: most finished (some failed with codes), some held, the rest queued
     for (const cls of classes) {
-      const held = await store.jobClaim({ classes: [cls], ownerId: `w-${cls}`, limit: 8_000, leaseMs: 30_000 });
+      const held = await claimJobs(store, { classes: [cls], ownerId: `w-${cls}`, limit: 8_000, leaseMs: 30_000 });
       for (const [i, job] of held.slice(0, 7_900).entries()) {
         clock.advance(10);
         if (i % 5 === 0) {
-          await store.jobFailIfHeld({ id: job.id, leaseToken: job.leaseToken, error: { code: `E:${i % 3}`, detail: 'x', retryable: false }, retryDelayMs: 0 });
+          await failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error: { code: `E:${i % 3}`, detail: 'x', retryable: false }, retryDelayMs: 0 });
         } else {
-          await store.jobCompleteIfHeld({ id: job.id, leaseToken: job.leaseToken, result: null });
+          await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: null });
         }
       }
     }

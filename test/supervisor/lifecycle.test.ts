@@ -12,6 +12,7 @@ import { isAlive, readPidFile, trackPidFile, useProcessGuard, waitForExit, waitF
 import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-lifecycle-');
@@ -163,7 +164,7 @@ describe('the supervisor SIGKILLed', () => {
     const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed' }], sweeperIntervalSeconds: 0.5 });
     // a job of a class this supervisor does not run, claimed by a worker on another host that then vanished
     const { id } = await sup.queue.enqueue({ class: 'elsewhere', payload: {}, maxRetries: 3 });
-    const [claimed] = await sup.queue.store.jobClaim({ classes: ['elsewhere'], ownerId: 'other-host:1/elsewhere.0.1', limit: 1, leaseMs: 1_000 });
+    const [claimed] = await claimJobs(sup.queue.store, { classes: ['elsewhere'], ownerId: 'other-host:1/elsewhere.0.1', limit: 1, leaseMs: 1_000 });
     expect(claimed?.id).toBe(id);
     await sup.queue.store.jobStart({ id, leaseToken: claimed!.leaseToken, leaseMs: 1_000 });
     const claimedAt = Date.now();

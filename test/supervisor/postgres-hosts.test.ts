@@ -18,6 +18,7 @@ import { onCleanup, useProcessGuard, waitForExit } from '../helpers/processes.js
 import { startSupervisor, type ClassSpec } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 useProcessGuard();
 const schemas = schemaPool('lh_hosts');
@@ -159,7 +160,7 @@ describe('two hosts sharing one PostgreSQL queue', () => {
     const held = new Map<string, { id: number; leaseExpiresAt: number }>();
     for (const [index, host] of ['host-a', 'host-b'].entries()) {
       const ownerId = `${host}:${deadPid}:000000/work.0.1`;
-      const [job] = await store.jobClaim({ classes: ['work'], ownerId, limit: 1, leaseMs });
+      const [job] = await claimJobs(store, { classes: ['work'], ownerId, limit: 1, leaseMs });
       expect(job?.id).toBe(queued[index]);
       await store.jobStart({ id: job!.id, leaseToken: job!.leaseToken, leaseMs });
       held.set(host, { id: job!.id, leaseExpiresAt: (await store.jobGet({ id: job!.id }))!.lease_expires_at! });

@@ -1,7 +1,7 @@
 /** `leasehold enqueue <class> [--payload JSON | --payload-file F | -]` and `enqueue --file jobs.jsonl`. */
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import type { LeaseholdConfig } from '../../config/types.js';
+import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
 import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';

@@ -1,7 +1,6 @@
 /** `leasehold prune [--dry-run]`: the retention policy, once, as the supervisor runs it. */
 import type { Argv, CommandModule } from 'yargs';
-import { createLogger } from '../../log.js';
-import { Retention, type PruneReport } from '../../retention.js';
+import { pruneFinishedJobs, type PruneReport } from '../../queue/retention.js';
 import { action, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
 import { formatDuration, formatTime, table } from '../format.js';
 
@@ -17,9 +16,7 @@ export const pruneCommand: CommandModule<GlobalArgs, PruneArgs> = {
   handler: action(async (args: PruneArgs) => {
     const target = resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
-      const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'cli', console: false });
-      const retention = new Retention({ store, logger, clock, policy: retentionPolicy(target.config) });
-      const report = await retention.prune({ dryRun: args['dry-run'] });
+      const report = await pruneFinishedJobs(store, retentionPolicy(target.config), { now: clock.now(), dryRun: args['dry-run'] });
       output(args.json, report, () => pruneText(report));
     });
   }),

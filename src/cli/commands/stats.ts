@@ -1,7 +1,7 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
 import type { Argv, CommandModule } from 'yargs';
 import { InvalidInputError } from '../../errors.js';
-import { collectStats, DEFAULT_STATS_LIMIT, type StatsReport } from '../../stats.js';
+import { collectStats, DEFAULT_STATS_LIMIT, type StatsReport } from '../reports/stats.js';
 import { JOB_STATUSES } from '../../store/types.js';
 import { action, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
 import { formatAgo, formatBytes, formatDuration, formatTime, table } from '../format.js';

@@ -1,12 +1,9 @@
 /** `leasehold sweep`: take back expired leases now, as the supervisor's sweeper does. */
 import type { Argv, CommandModule } from 'yargs';
-import { createLogger } from '../../log.js';
-import { retryDelayMs } from '../../queue/backoff.js';
-import { Sweeper } from '../../sweeper.js';
-import { action, classConfig, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { retryDelayFor } from '../../backoff.js';
+import { recoverExpiredLeases } from '../../queue/sweep.js';
+import { action, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatTime, table } from '../format.js';
-
-const DEFAULT_BACKOFF = { baseSeconds: 2, maxSeconds: 300, jitter: true };
 
 export const sweepCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'sweep',
@@ -16,19 +13,11 @@ export const sweepCommand: CommandModule<GlobalArgs, GlobalArgs> = {
     const target = resolveTarget(args);
     const { config } = target;
     await withStore(target, args, { create: false }, async ({ store }) => {
-      const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'cli', console: false });
-      const sweeper = new Sweeper({
-        store,
-        logger,
-        intervalSeconds: config?.sweeper.interval_seconds ?? 10,
+      const recovered = await recoverExpiredLeases(store, {
         batchSize: config?.sweeper.batch_size ?? 100,
         actor: 'cli',
-        retryDelay: (jobClass, attempt) => {
-          const backoff = classConfig(config, jobClass)?.backoff;
-          return retryDelayMs(backoff === undefined ? DEFAULT_BACKOFF : { baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter }, attempt);
-        },
+        retryDelay: retryDelayFor(config?.classes ?? []),
       });
-      const recovered = await sweeper.sweep();
       const rows = recovered.map((job) => ({
         id: job.id,
         class: job.class,

@@ -1,6 +1,7 @@
 /** `leasehold workers`: supervisors and children from the registry. */
 import type { Argv, CommandModule } from 'yargs';
-import { describeWorkers, STALE_SUPERVISOR_MS, type WorkerView } from '../../stats.js';
+import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
+import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import { action, output, parseCount, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatAgo, formatBytes, formatDuration, formatPercent, table } from '../format.js';
 

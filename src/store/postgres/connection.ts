@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from '../../errors.js';
+import { retryDelayMs } from '../../backoff.js';
 
 /** Where a store lives: the server, the schema (search_path), the sweeper's clock-skew margin, and whether workers LISTEN. */
 export interface PostgresTarget {
@@ -138,10 +139,9 @@ export function isRetryableError(error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.code !== undefined && RETRYABLE.has(error.code);
 }
 
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
+/** Between two tries: 10 ms doubling to 1 s, with jitter. */
+const TRY_AGAIN = { baseSeconds: 0.01, maxSeconds: 1, jitter: true };
+const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
 /**
  * One short READ COMMITTED transaction on a pooled connection, run again

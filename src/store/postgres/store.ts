@@ -31,13 +31,13 @@
  * UPDATE) locks leave the key alone: inserting an event or attempt that
  * references a locked job never waits.
  */
-import { SingleSettlements } from '../single-settlements.js';
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { LeaseLostError } from '../../errors.js';
 import {
   claimedJobs,
   EVENTS,
+  fenced,
+  LOST,
   planRecovery,
   planRelease,
   planSettlement,
@@ -58,10 +58,8 @@ import type {
   DatabaseSize,
   ErrorCount,
   EventRow,
-  HeartbeatResult,
   InFlightJob,
   InsertedJob,
-  JobEventName,
   JobListFilter,
   JobRow,
   LeaseRef,
@@ -93,9 +91,6 @@ import { STATS_SQL } from './sql/stats.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { listenForJobs } from './subscription.js';
 
-/** A fenced write that matched no row: recorded, then raised outside the transaction so the record commits. */
-const LOST = Symbol('lease lost');
-
 /** Round trips clockOffsetMs() makes, keeping the shortest. */
 const CLOCK_SAMPLES = 3;
 
@@ -111,7 +106,7 @@ export interface PostgresStoreOptions {
 
 const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
 
-export class PostgresStore extends SingleSettlements implements Store {
+export class PostgresStore implements Store {
   readonly driver = 'postgres' as const;
   private closing: Promise<void> | undefined;
   /** Stop functions of the subscriptions still listening: close() ends them too. */
@@ -121,9 +116,7 @@ export class PostgresStore extends SingleSettlements implements Store {
     private readonly pool: pg.Pool,
     private readonly target: PostgresTarget,
     private readonly clock: Clock,
-  ) {
-    super();
-  }
+  ) {}
 
   /** Connect, create the schema if needed and migrate it. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -197,10 +190,6 @@ export class PostgresStore extends SingleSettlements implements Store {
     return LOST;
   }
 
-  private fenced<T>(ref: LeaseRef, operation: string, outcome: T | typeof LOST): T {
-    if (outcome === LOST) throw new LeaseLostError(ref.id, ref.leaseToken, operation);
-    return outcome;
-  }
 
   /** Inside the transaction: wake the idle workers of these classes when it commits. */
   private async notify(db: Db, classes: Iterable<string>): Promise<void> {
@@ -307,19 +296,9 @@ export class PostgresStore extends SingleSettlements implements Store {
     await this.notify(db, jobs.map((job) => job.class));
   }
 
-  async jobDelete(params: { id: number }): Promise<boolean> {
-    return this.write(async (db) => (await changes(db, JOB_SQL.delete, [params.id])) === 1);
-  }
 
   // workers
 
-  async jobClaim(params: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.write(async (db, now) => {
-      const claimed = await this.claim(db, params, now);
-      await this.record(db, claimed.events);
-      return claimed.jobs;
-    });
-  }
 
   /**
    * Inside a transaction: claim up to `limit` due jobs, each with its own
@@ -341,14 +320,9 @@ export class PostgresStore extends SingleSettlements implements Store {
       await this.record(db, [EVENTS.started(params.id, row.attempts, startedAt)]);
       return undefined;
     });
-    this.fenced(params, 'start', outcome);
+    fenced(params, 'start', outcome);
   }
 
-  async leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult> {
-    const [status] = await this.leasesExtend({ leases: [params], leaseMs: params.leaseMs });
-    if (status === undefined || !status.held) throw new LeaseLostError(params.id, params.leaseToken, 'heartbeat');
-    return { leaseExpiresAt: status.leaseExpiresAt, cancelRequested: status.cancelRequested };
-  }
 
   async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
     if (params.leases.length === 0) return [];
@@ -376,7 +350,7 @@ export class PostgresStore extends SingleSettlements implements Store {
         ? undefined
         : this.rejectZombie(db, params, now, 'progress'),
     );
-    this.fenced(params, 'progress', outcome);
+    fenced(params, 'progress', outcome);
   }
 
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
@@ -496,9 +470,6 @@ export class PostgresStore extends SingleSettlements implements Store {
     return held.map((row, index) => recoveredJob(row, plans[index]!));
   }
 
-  async eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void> {
-    await this.write((db, now) => this.record(db, [EVENTS.recorded(params.jobId, now, params.event, params.actor, params.detail)]));
-  }
 
   /**
    * Wake-ups: `onJob` runs soon after a job of one of `classes` is enqueued

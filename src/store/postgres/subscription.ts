@@ -1,14 +1,10 @@
 import pg from 'pg';
+import { retryDelayMs } from '../../backoff.js';
 import { NOTIFY_SQL, JOBS_CHANNEL } from './sql/notify.js';
 
-/** Waits between attempts to listen again after the connection broke: doubling from the first, up to the last, with jitter. */
-const RECONNECT_FIRST_MS = 100;
-const RECONNECT_MAX_MS = 10_000;
-
-function reconnectDelayMs(failures: number): number {
-  const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** failures);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
+/** Waits between attempts to listen again after the connection broke: 0.1 s doubling to 10 s, with jitter. */
+const RECONNECT = { baseSeconds: 0.1, maxSeconds: 10, jitter: true };
+const reconnectDelayMs = (failures: number) => retryDelayMs(RECONNECT, failures + 1);
 
 /**
  * LISTEN on a dedicated connection (a pooled one would be handed to others)
@@ -17,7 +13,7 @@ function reconnectDelayMs(failures: number): number {
  * When that connection breaks (server restart, network, a terminated
  * backend), `onError` hears why, `onJob` runs at once (a waiting worker polls
  * instead of sleeping on a dead line), and the listener connects again with
- * backoff (RECONNECT_FIRST_MS doubling to RECONNECT_MAX_MS), reporting each
+ * backoff (RECONNECT), reporting each
  * failed attempt to `onError`. Once listening again, `onJob` runs once more:
  * notifications sent meanwhile were lost. The first connection is not
  * retried: its failure rejects. The function it resolves to stops listening

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelayMs } from '../../backoff.js';
 
 export type SqliteDb = Database.Database;
 
@@ -28,10 +29,9 @@ export function isBusyError(error: unknown): boolean {
   return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
 }
 
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
+/** Between two tries: 10 ms doubling to 1 s, with jitter. */
+const TRY_AGAIN = { baseSeconds: 0.01, maxSeconds: 1, jitter: true };
+const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
 /** The busy timeout covers almost every wait; this covers what it gives up on (lock upgrades, long checkpoints). */
 export async function withBusyRetry<T>(work: () => T): Promise<T> {

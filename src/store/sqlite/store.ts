@@ -1,9 +1,9 @@
-import { SingleSettlements } from '../single-settlements.js';
 import type { Clock } from '../../clock.js';
-import { LeaseLostError } from '../../errors.js';
 import {
   claimedJobs,
   EVENTS,
+  fenced,
+  LOST,
   planRecovery,
   planRelease,
   planSettlement,
@@ -23,9 +23,7 @@ import type {
   CancelOutcome,
   ClaimedJob,
   EventRow,
-  HeartbeatResult,
   InsertedJob,
-  JobEventName,
   JobListFilter,
   JobRow,
   LeaseRef,
@@ -58,9 +56,6 @@ import { prepareRetentionStatements, type RetentionStatements } from './sql/rete
 import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
 
-/** A fenced write that matched no row: recorded, then raised outside the transaction so the record commits. */
-const LOST = Symbol('lease lost');
-
 export interface SqliteStoreOptions {
   path: string;
   clock: Clock;
@@ -71,7 +66,7 @@ export interface SqliteStoreOptions {
  * IMMEDIATE transaction (the write lock is taken up front, so two writers
  * never deadlock upgrading a read lock), retried on SQLITE_BUSY.
  */
-export class SqliteStore extends SingleSettlements implements Store {
+export class SqliteStore implements Store {
   readonly driver = 'sqlite' as const;
   private readonly db: SqliteDb;
   private readonly clock: Clock;
@@ -85,7 +80,6 @@ export class SqliteStore extends SingleSettlements implements Store {
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
 
   private constructor(db: SqliteDb, clock: Clock) {
-    super();
     this.db = db;
     this.clock = clock;
     this.jobs = prepareJobStatements(db);
@@ -139,10 +133,6 @@ export class SqliteStore extends SingleSettlements implements Store {
     return LOST;
   }
 
-  private fenced<T>(ref: LeaseRef, operation: string, outcome: T | typeof LOST): T {
-    if (outcome === LOST) throw new LeaseLostError(ref.id, ref.leaseToken, operation);
-    return outcome;
-  }
 
   // producers and operators
 
@@ -222,15 +212,9 @@ export class SqliteStore extends SingleSettlements implements Store {
     });
   }
 
-  async jobDelete(params: { id: number }): Promise<boolean> {
-    return this.write(() => this.jobs.delete.run(params.id).changes === 1);
-  }
 
   // workers
 
-  async jobClaim(params: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.write((now) => this.claim(params, now));
-  }
 
   /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
   private claim(params: ClaimRequest, now: number): ClaimedJob[] {
@@ -256,14 +240,9 @@ export class SqliteStore extends SingleSettlements implements Store {
       this.record(EVENTS.started(params.id, row.attempts, startedAt));
       return undefined;
     });
-    this.fenced(params, 'start', outcome);
+    fenced(params, 'start', outcome);
   }
 
-  async leaseExtend(params: LeaseRef & { leaseMs: number }): Promise<HeartbeatResult> {
-    const [status] = await this.leasesExtend({ leases: [params], leaseMs: params.leaseMs });
-    if (status === undefined || !status.held) throw new LeaseLostError(params.id, params.leaseToken, 'heartbeat');
-    return { leaseExpiresAt: status.leaseExpiresAt, cancelRequested: status.cancelRequested };
-  }
 
   async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
     if (params.leases.length === 0) return [];
@@ -285,7 +264,7 @@ export class SqliteStore extends SingleSettlements implements Store {
     const outcome = await this.write((now) =>
       this.leases.progress.run(params).changes === 1 ? undefined : this.rejectZombie(params, now, 'progress'),
     );
-    this.fenced(params, 'progress', outcome);
+    fenced(params, 'progress', outcome);
   }
 
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
@@ -364,9 +343,6 @@ export class SqliteStore extends SingleSettlements implements Store {
     });
   }
 
-  async eventRecord(params: { jobId: number; event: JobEventName; actor: string; detail: Record<string, unknown> }): Promise<void> {
-    await this.write((now) => this.record(EVENTS.recorded(params.jobId, now, params.event, params.actor, params.detail)));
-  }
 
   // worker registry
 

@@ -1,4 +1,5 @@
 import { nameAll } from '../connection.js';
+import { IN_FLIGHT } from '../../migration.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
@@ -41,7 +42,7 @@ export const JOB_SQL = nameAll('jobs', {
     WHERE id = $1 AND status = 'QUEUED'`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = $2
-    WHERE id = $1 AND status IN ('CLAIMED', 'RUNNING') AND cancel_requested_at IS NULL`,
+    WHERE id = $1 AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
   /** (now, id) a FAILED job runs once more, now; no row changed: it was not FAILED. */
   retryFailed: `UPDATE jobs SET ${RETRY} WHERE id = $2 AND status = 'FAILED' RETURNING id, class`,
   /** (now) every FAILED job runs once more; returns their ids. */
@@ -49,7 +50,6 @@ export const JOB_SQL = nameAll('jobs', {
   /** (now, class) every FAILED job of a class runs once more; returns their ids. */
   retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 RETURNING id, class`,
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
-  delete: `DELETE FROM jobs WHERE id = $1`,
   /** (id) -> a row when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,
 });

@@ -1,11 +1,11 @@
 import { nameAll } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
+import { IN_FLIGHT } from '../../migration.js';
 
-const HELD = `status IN ('CLAIMED', 'RUNNING')`;
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 /** The fence of every write a holder makes: (id, lease_token) still held. */
-const FENCE = `id = $1 AND lease_token = $2 AND ${HELD}`;
+const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
 
 /**
  * Claim: one UPDATE of a locked pick of the best due rows, and the attempt
@@ -59,7 +59,7 @@ const COMPLETE_MANY = `WITH batch AS (
     job AS (
       UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $9, error_code = NULL, error_detail = NULL,
         lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
-      FROM batch AS b WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.status IN ('CLAIMED', 'RUNNING')
+      FROM batch AS b WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.${IN_FLIGHT}
       RETURNING j.id, j.lease_token)
     UPDATE job_attempts AS a SET status = b.attempt_status, finished_at = $9, error_code = b.code, error_detail = b.detail
     FROM job JOIN batch AS b USING (id, lease_token)
@@ -80,7 +80,7 @@ export const LEASE_SQL = nameAll('leases', {
    * Tokens are random per claim, so the two ANY filters match exactly the (id, token) pairs asked for.
    */
   extendMany: `UPDATE jobs SET heartbeat_at = $3, lease_expires_at = $4
-    WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${HELD}
+    WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
                            ORDER BY id FOR NO KEY UPDATE))
     RETURNING id, lease_token, lease_expires_at, cancel_requested_at`,
   /** (id, leaseToken, progress) no row: lease lost. */
@@ -90,7 +90,7 @@ export const LEASE_SQL = nameAll('leases', {
    * missing from the answer is lost. The outcome statements below run after it in the same transaction, so
    * they repeat the fence only as a guard.
    */
-  heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${HELD}
+  heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
     ORDER BY id FOR NO KEY UPDATE`,
   /** (the outcome parameters and results as parallel arrays, now) the one terminal write of every success in a batch. */
   completeMany: COMPLETE_MANY,
@@ -105,10 +105,10 @@ export const LEASE_SQL = nameAll('leases', {
    * SKIP LOCKED: several sweepers at once share the work; a row another one recovered and committed
    * meanwhile is re-checked after the lock and dropped, so no job is taken back twice.
    */
-  expired: `SELECT ${HELD_FACTS} FROM jobs WHERE ${HELD} AND lease_expires_at < $1
+  expired: `SELECT ${HELD_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < $1
     ORDER BY lease_expires_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
   /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
-  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${HELD} AND owner_id = $1`,
+  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = $1`,
   /** (ownerId) the jobs an owner holds, through jobs_owner, locked in id order (waits for a heartbeat or sweep in flight). */
-  heldByOwner: `SELECT ${HELD_FACTS} FROM jobs WHERE ${HELD} AND owner_id = $1 ORDER BY id FOR NO KEY UPDATE`,
+  heldByOwner: `SELECT ${HELD_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = $1 ORDER BY id FOR NO KEY UPDATE`,
 });

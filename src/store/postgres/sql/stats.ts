@@ -1,6 +1,6 @@
 import { nameAll } from '../connection.js';
+import { IN_FLIGHT } from '../../migration.js';
 
-const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 
 /** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */

@@ -1,4 +1,5 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
+import { IN_FLIGHT } from '../../migration.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
@@ -30,7 +31,7 @@ export const JOB_SQL = {
     WHERE id = @id AND status = 'QUEUED'`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = @now
-    WHERE id = @id AND status IN ('CLAIMED', 'RUNNING') AND cancel_requested_at IS NULL`,
+    WHERE id = @id AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
   /** (id, now) a FAILED job runs once more, now; no row changed: it was not FAILED. */
   retryFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
     max_retries = max(max_retries, attempts - releases)
@@ -44,7 +45,6 @@ export const JOB_SQL = {
     max_retries = max(max_retries, attempts - releases)
     WHERE status = 'FAILED' AND class = @class RETURNING id`,
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
-  delete: `DELETE FROM jobs WHERE id = ?`,
   /** (id) -> 1 when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = ?`,
 };

@@ -1,7 +1,7 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
+import { IN_FLIGHT } from '../../migration.js';
 
-const HELD = `status IN ('CLAIMED', 'RUNNING')`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 
 /**
@@ -29,41 +29,41 @@ export const LEASE_SQL = {
     WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING attempts`,
   /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost. */
   extend: `UPDATE jobs SET heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD} RETURNING lease_expires_at, cancel_requested_at`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT} RETURNING lease_expires_at, cancel_requested_at`,
   /** (id, leaseToken, progress) no row: lease lost. */
   progress: `UPDATE jobs SET progress = @progress
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /**
    * (id, leaseToken) -> what decides an outcome; no row: lease lost. The
    * outcome statements below run after it in the same transaction, so they
    * repeat the fence only as a guard.
    */
   heldFacts: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token FROM jobs
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (id, leaseToken, result, startedAt, now) the one terminal write of a success. */
   complete: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,
       started_at = coalesce(started_at, @startedAt), error_code = NULL, error_detail = NULL
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (id, leaseToken, runAt, code, detail, startedAt) back to the queue for another try. */
   requeue: `UPDATE jobs SET status = 'QUEUED', run_at = @runAt, lease_expires_at = NULL,
       started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (id, leaseToken, status FAILED|CANCELLED, code, detail, startedAt, now) terminal. */
   finishBadly: `UPDATE jobs SET status = @status, finished_at = @now, lease_expires_at = NULL,
       started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (id, leaseToken, startedAt, now) back to the queue without spending a retry, in the place it had (it was due). */
   release: `UPDATE jobs SET status = 'QUEUED', run_at = min(run_at, @now), lease_expires_at = NULL, releases = releases + 1,
       started_at = coalesce(started_at, @startedAt)
-    WHERE id = @id AND lease_token = @leaseToken AND ${HELD}`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
   expired: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
-    FROM jobs WHERE ${HELD} AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit`,
+    FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit`,
   /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
-  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${HELD} AND owner_id = @ownerId`,
+  heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
   /** (ownerId) the jobs an owner holds, through jobs_owner. */
   heldByOwner: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
-    FROM jobs WHERE ${HELD} AND owner_id = @ownerId`,
+    FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
 };
 
 export const prepareLeaseStatements = (db: SqliteDb) => prepareAll(db, LEASE_SQL);

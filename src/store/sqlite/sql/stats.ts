@@ -1,6 +1,6 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
+import { IN_FLIGHT } from '../../migration.js';
 
-const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
 const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;

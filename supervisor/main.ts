@@ -3,12 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { Supervisor } from '../../supervisor/supervisor.js';
-import { resolveHost } from '../config/host.js';
-import { loadConfig } from '../config/load.js';
-import { closeLogger, createLogger } from '../log.js';
-import { openStore } from '../store/open.js';
-import { die, EXIT } from './exit.js';
+import { Supervisor } from './supervisor.js';
+import { resolveHost } from '../src/config/host.js';
+import { loadConfig } from '../src/config/load.js';
+import { closeLogger, createLogger } from '../src/log.js';
+import { openStore } from '../src/store/open.js';
+import { die, EXIT } from '../src/exit.js';
 
 const PROGRAM = 'supervise';
 

@@ -3,7 +3,8 @@
  * per direction. Errors cross as ErrorSummary and are rebuilt with
  * reviveError, so `retryable` survives the trip.
  */
-import type { ErrorSummary } from './errors.js';
+import type { LogLevel } from '../config/schema.js';
+import type { ErrorSummary } from '../errors.js';
 
 export type SupervisorToChild =
   /** Stop claiming, finish the job in hand, hand back what was only claimed, exit 0. */
@@ -24,7 +25,6 @@ export interface FinishedJob {
   error?: ErrorSummary;
 }
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export type ChildToSupervisor =
   /** Handler loaded and store open: the child is healthy and claiming. */

@@ -1,15 +1,10 @@
 /**
- * The operator's five questions, answered from the data (`leasehold stats`),
- * and the worker registry as `leasehold workers` shows it. Pure composition of
- * Store reads; the times are computed against one `now`.
+ * The operator's five questions, answered from the data (`leasehold stats`).
+ * Pure composition of Store reads; the times are computed against one `now`.
  */
-import { retentionPlan, type PruneLine, type RetentionPolicy } from './retention.js';
-import { JOB_STATUSES, type ClassErrorCount, type ErrorCount, type JobStatus, type RetryBucket, type Store, type WorkerRow } from './store/types.js';
+import { retentionPlan, type PruneLine, type RetentionPolicy } from '../../queue/retention.js';
+import { JOB_STATUSES, type ClassErrorCount, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../../store/types.js';
 
-/** How often a supervisor refreshes its own row in `workers`. */
-export const SUPERVISOR_HEARTBEAT_MS = 2_000;
-/** A supervisor row not refreshed for this long belongs to a supervisor that is gone or stuck. */
-export const STALE_SUPERVISOR_MS = 3 * SUPERVISOR_HEARTBEAT_MS;
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
 export const DEFAULT_STATS_LIMIT = 10;
@@ -67,7 +62,7 @@ export interface StatsOptions {
   limit?: number;
 }
 
-export async function collectStats(store: Store, options: StatsOptions): Promise<StatsReport> {
+export async function collectStats(store: OperatorStore & MaintenanceStore, options: StatsOptions): Promise<StatsReport> {
   const { now } = options;
   const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
@@ -136,7 +131,7 @@ export async function collectStats(store: Store, options: StatsOptions): Promise
   };
 }
 
-async function throughput(store: Store, now: number, windowMs: number): Promise<ThroughputWindow> {
+async function throughput(store: OperatorStore, now: number, windowMs: number): Promise<ThroughputWindow> {
   const window: ThroughputWindow = { window_ms: windowMs, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0, total: 0, per_second: 0 };
   for (const row of await store.statsFinishedSince({ since: now - windowMs })) {
     if (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'CANCELLED') window[row.status] += row.count;
@@ -152,69 +147,4 @@ function emptyCounts(): StatusCounts {
 
 function since0(now: number, at: number | null): number | null {
   return at === null ? null : now - at;
-}
-
-/** A row of `leasehold workers`: the registry row, and what it means now. */
-export interface WorkerView {
-  id: string;
-  kind: WorkerRow['kind'];
-  host: string;
-  supervisor_id: string | null;
-  pid: number;
-  class: string | null;
-  state: WorkerRow['state'];
-  /** Not recorded as exited, but its supervisor has stopped refreshing the registry: gone or stuck. */
-  stale: boolean;
-  job_id: number | null;
-  cpu_percent: number | null;
-  memory_bytes: number | null;
-  restarts: number;
-  started_at: number;
-  heartbeat_at: number;
-  exited_at: number | null;
-  exit_code: number | null;
-  exit_signal: string | null;
-  uptime_ms: number;
-  heartbeat_age_ms: number;
-}
-
-/**
- * A supervisor is stale when its own heartbeat is older than
- * STALE_SUPERVISOR_MS; a child is stale when its supervisor is stale or has
- * exited while the child's row says it still runs.
- */
-export function describeWorkers(rows: readonly WorkerRow[], now: number): WorkerView[] {
-  const supervisors = new Map(rows.filter((row) => row.kind === 'supervisor').map((row) => [row.id, row]));
-  const supervisorStale = (row: WorkerRow) => row.exited_at === null && now - row.heartbeat_at > STALE_SUPERVISOR_MS;
-  return rows.map((row) => {
-    let stale = false;
-    if (row.exited_at === null) {
-      if (row.kind === 'supervisor') stale = supervisorStale(row);
-      else {
-        const parent = row.supervisor_id === null ? undefined : supervisors.get(row.supervisor_id);
-        stale = parent !== undefined && (parent.exited_at !== null || supervisorStale(parent));
-      }
-    }
-    return {
-      id: row.id,
-      kind: row.kind,
-      host: row.host,
-      supervisor_id: row.supervisor_id,
-      pid: row.pid,
-      class: row.class,
-      state: row.state,
-      stale,
-      job_id: row.job_id,
-      cpu_percent: row.cpu_percent,
-      memory_bytes: row.memory_bytes,
-      restarts: row.restarts,
-      started_at: row.started_at,
-      heartbeat_at: row.heartbeat_at,
-      exited_at: row.exited_at,
-      exit_code: row.exit_code,
-      exit_signal: row.exit_signal,
-      uptime_ms: (row.exited_at ?? now) - row.started_at,
-      heartbeat_age_ms: now - row.heartbeat_at,
-    };
-  });
 }

@@ -4,8 +4,8 @@
  * nothing changes for a caller that does not serve /metrics (the CLI, tests).
  * The Prometheus implementation is supervisor/metrics.ts.
  */
-import type { JobOutcome } from './protocol.js';
-import type { RecoveredJob, TerminalStatus } from './store/types.js';
+import type { JobOutcome } from '../src/ipc/protocol.js';
+import type { RecoveredJob, TerminalStatus } from '../src/store/types.js';
 
 /** Where a take-back happened: a child's exit, the sweeper, or a new supervisor cleaning up after an old one. */
 export type RecoverySource = 'child_exit' | 'sweeper' | 'startup';

@@ -1,3 +1,6 @@
+import { backoffSchema, type ClassConfig } from './config/schema.js';
+import type { RetryDelay } from './store/types.js';
+
 export interface BackoffPolicy {
   baseSeconds: number;
   maxSeconds: number;
@@ -15,4 +18,15 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () 
   const nominal = Math.min(policy.maxSeconds, policy.baseSeconds * 2 ** Math.min(exponent, 52)) * 1000;
   const delay = policy.jitter ? nominal / 2 + random() * (nominal / 2) : nominal;
   return Math.round(delay);
+}
+
+/**
+ * The retry delay of each class as its config says, for whoever takes a job
+ * back; a class the config does not know gets the schema's default backoff.
+ */
+export function retryDelayFor(classes: readonly ClassConfig[]): RetryDelay {
+  const policy = (backoff: ClassConfig['backoff']): BackoffPolicy => ({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter });
+  const byClass = new Map(classes.map((c) => [c.name, policy(c.backoff)]));
+  const fallback = policy(backoffSchema.parse({}));
+  return (jobClass, attempt) => retryDelayMs(byClass.get(jobClass) ?? fallback, attempt);
 }

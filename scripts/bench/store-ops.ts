@@ -1,0 +1,13 @@
+/** The worker's two store writes, one job at a time, as the store-level benchmarks time them. */
+import type { ClaimedJob, ClaimRequest, LeaseRef, WorkerStore } from '../../src/store/types.js';
+
+/** A claim on its own: a settle with nothing to settle. */
+export async function claim(store: WorkerStore, request: ClaimRequest): Promise<ClaimedJob[]> {
+  return (await store.jobsSettle({ settlements: [], claim: request })).claimed;
+}
+
+/** One job's success on its own, fenced by its lease; a lost lease is an error here. */
+export async function complete(store: WorkerStore, job: LeaseRef): Promise<void> {
+  const [settled] = (await store.jobsSettle({ settlements: [{ ...job, startedAt: null, verdict: { type: 'complete', result: null } }] })).settled;
+  if (settled?.held !== true) throw new Error(`job ${job.id}: lease lost`);
+}

@@ -1,0 +1,84 @@
+/**
+ * Imports point down. The library floor (src/ but for src/cli and the IPC
+ * protocol) imports no process and no command; the two processes never
+ * import each other, and share only src/ipc/protocol.ts; the commands import
+ * no process. Read from the sources' own import lists, as TypeScript parses them.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Every .ts file under a folder of the repo, as repo-relative paths. */
+function sources(folder: string): string[] {
+  return readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+/** The repo-relative targets of a file's relative imports (static and dynamic). */
+function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): string[] {
+  const { importedFiles } = ts.preProcessFile(text, true, true);
+  return importedFiles
+    .map((imported) => imported.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => path.relative(ROOT, path.resolve(ROOT, path.dirname(file), name)).replace(/\.js$/, '.ts'));
+}
+
+type Layer = 'library' | 'ipc' | 'cli' | 'supervisor' | 'child';
+
+function layerOf(file: string): Layer | undefined {
+  if (file.startsWith('src/cli/')) return 'cli';
+  if (file.startsWith('src/ipc/')) return 'ipc';
+  if (file.startsWith('src/')) return 'library';
+  if (file.startsWith('supervisor/')) return 'supervisor';
+  if (file.startsWith('child/')) return 'child';
+  return undefined;
+}
+
+/** Which layers each layer may import. */
+const ALLOWED: Record<Layer, readonly Layer[]> = {
+  library: ['library'],
+  ipc: ['library', 'ipc'],
+  cli: ['library', 'cli'],
+  supervisor: ['library', 'ipc', 'supervisor'],
+  child: ['library', 'ipc', 'child'],
+};
+
+/** The imports of a file that point where its layer may not look, as `from -> to`. */
+function upwardImports(file: string, text?: string): string[] {
+  const from = layerOf(file)!;
+  return importsOf(file, text)
+    .filter((target) => {
+      const to = layerOf(target);
+      return to !== undefined && !ALLOWED[from].includes(to);
+    })
+    .map((target) => `${file} -> ${target}`);
+}
+
+describe('layers', () => {
+  const files = ['src', 'supervisor', 'child'].flatMap(sources);
+
+  it('reads the imports of every module', () => {
+    // The check below would pass on no files at all.
+    expect(files.length).toBeGreaterThan(50);
+    expect(importsOf('supervisor/main.ts')).toContain('supervisor/supervisor.ts');
+  });
+
+  it('has no import that points up or across', () => {
+    expect(files.flatMap((file) => upwardImports(file))).toEqual([]);
+  });
+
+  it('catches one that does', () => {
+    expect(upwardImports('src/queue/queue.ts', "import { Supervisor } from '../../supervisor/supervisor.js';")).toEqual([
+      'src/queue/queue.ts -> supervisor/supervisor.ts',
+    ]);
+    expect(upwardImports('src/store/open.ts', "const m = await import('../cli/context.js');")).toHaveLength(1);
+    expect(upwardImports('child/main.ts', "import { x } from '../supervisor/pids.js';")).toHaveLength(1);
+    expect(upwardImports('supervisor/main.ts', "import type { X } from '../child/handler.js';")).toHaveLength(1);
+    expect(upwardImports('src/cli/leasehold.ts', "export { y } from '../../supervisor/sweeper.js';")).toHaveLength(1);
+    expect(upwardImports('child/main.ts', "import { CHILD_EXIT } from '../src/ipc/protocol.js';")).toEqual([]);
+  });
+});
