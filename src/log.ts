@@ -232,11 +232,13 @@ function openLogFile(file: string, maxBytes: number, maxFiles: number): Rotating
 }
 
 /**
- * The log file, written synchronously: a line is in the file when the log call
- * returns, so a killed supervisor loses nothing and rotation cannot race with
- * shutdown. (winston's File transport, in 3.19, dropped lines and hung on
- * end() when a burst crossed maxsize.) Rotation is tailable, with winston's
- * names: supervisor.log is the newest, then supervisor1.log, supervisor2.log.
+ * Kept by hand, not a rotating transport: winston's File transport (3.19)
+ * dropped lines and hung on end() when a burst crossed maxsize, and
+ * winston-daily-rotate-file and pino-roll write asynchronously, so a killed
+ * supervisor would lose its last lines. Here a line is in the file when the
+ * log call returns, and rotation cannot race with shutdown. Rotation is
+ * tailable, with winston's names: supervisor.log is the newest, then
+ * supervisor1.log, supervisor2.log.
  */
 class RotatingFile extends Writable {
   /** undefined after a failed reopen: the next line tries again. */

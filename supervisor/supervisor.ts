@@ -111,13 +111,11 @@ export class Supervisor {
   }
 
   /**
-   * Several hosts, one database (PostgreSQL): how far this host's clock is
-   * from the database server's. Another host's sweeper takes back a live
-   * lease only when its clock runs ahead of the holder's by more than the
-   * slack of the lease: lease_seconds - heartbeat_seconds (the tightest
-   * class here) plus clock_skew_ms. Two hosts each within half of it of the
+   * Several hosts, one database (PostgreSQL): log how far this host's clock
+   * is from the server's, and warn past half the lease slack (what the slack
+   * is: DEFAULT_CLOCK_SKEW_MS), since two hosts each within half of it of the
    * server are within it of each other. Offsets under CLOCK_NOISE_MS are the
-   * measurement's own noise, never worth a warning.
+   * measurement's own noise.
    */
   private async checkClock(): Promise<void> {
     const { store, logger, config } = this.options;

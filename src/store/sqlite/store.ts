@@ -1,60 +1,11 @@
 import type { Clock } from '../../clock.js';
-import {
-  claimedJobs,
-  EVENTS,
-  fenced,
-  LOST,
-  planRecovery,
-  planRelease,
-  planSettlement,
-  recoveredJob,
-  settleResult,
-  type ClaimedRow,
-  type HeldFacts,
-  type OutcomePlan,
-  type PlannedEvent,
-} from '../outcomes.js';
-import type {
-  AttemptRow,
-  ClaimRequest,
-  LeaseStatus,
-  Settlement,
-  SettleResult,
-  CancelOutcome,
-  ClaimedJob,
-  EventRow,
-  InsertedJob,
-  JobListFilter,
-  JobRow,
-  LeaseRef,
-  RecoveredJob,
-  RecoverParams,
-  RetryOutcome,
-  Store,
-  WorkerRegistration,
-  WorkerRow,
-  WorkerHeartbeat,
-  WorkerState,
-  NewJob,
-  ClassErrorCount,
-  ClassStatusCount,
-  DatabaseSize,
-  ErrorCount,
-  InFlightJob,
-  RetryBucket,
-  StatusCount,
-  TerminalStatus,
-} from '../types.js';
+import { claimedJobs, EVENTS, fenced, LOST, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
+import type { ClaimedRow, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
+import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
-import { watchCommits } from './commit-watch.js';
-import { prepareIntegrityStatements } from './sql/integrity.js';
-import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
-import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
-import { prepareLeaseStatements, type LeaseStatements } from './sql/leases.js';
-import { prepareRetentionStatements, type RetentionStatements } from './sql/retention.js';
-import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
-import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
+import { SqliteReads } from './reads.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -62,32 +13,17 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The SQLite driver. better-sqlite3 is synchronous; every write is one
+ * The SQLite driver (its reads: reads.ts). better-sqlite3 is synchronous; every write is one
  * IMMEDIATE transaction (the write lock is taken up front, so two writers
  * never deadlock upgrading a read lock), retried on SQLITE_BUSY.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends SqliteReads implements Store {
   readonly driver = 'sqlite' as const;
-  private readonly db: SqliteDb;
-  private readonly clock: Clock;
-  private readonly jobs: JobStatements;
-  private readonly leases: LeaseStatements;
-  private readonly history: HistoryStatements;
-  private readonly workers: WorkerStatements;
-  private readonly stats: StatsStatements;
-  private readonly retention: RetentionStatements;
   /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
 
   private constructor(db: SqliteDb, clock: Clock) {
-    this.db = db;
-    this.clock = clock;
-    this.jobs = prepareJobStatements(db);
-    this.leases = prepareLeaseStatements(db);
-    this.history = prepareHistoryStatements(db);
-    this.workers = prepareWorkerStatements(db);
-    this.stats = prepareStatsStatements(db);
-    this.retention = prepareRetentionStatements(db);
+    super(db, clock);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => work(now));
     this.transaction = (work, now) => wrapped.immediate(work, now);
   }
@@ -102,11 +38,6 @@ export class SqliteStore implements Store {
       db.close();
       throw error;
     }
-  }
-
-  /** The raw connection, for the query-plan tests and the benchmark's bare-loop ceiling. */
-  get connection(): SqliteDb {
-    return this.db;
   }
 
   async migrate(): Promise<void> {
@@ -133,7 +64,6 @@ export class SqliteStore implements Store {
     return LOST;
   }
 
-
   // producers and operators
 
   async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
@@ -148,32 +78,6 @@ export class SqliteStore implements Store {
         return { id, created: true };
       }),
     );
-  }
-
-  async jobGet(params: { id: number }): Promise<JobRow | undefined> {
-    return this.jobs.get.get(params.id) as JobRow | undefined;
-  }
-
-  async jobList(params: JobListFilter): Promise<JobRow[]> {
-    const { status, limit } = params;
-    const jobClass = params.class;
-    const statement =
-      status !== undefined && jobClass !== undefined
-        ? this.jobs.listByClassStatus
-        : status !== undefined
-          ? this.jobs.listByStatus
-          : jobClass !== undefined
-            ? this.jobs.listByClass
-            : this.jobs.listAll;
-    return statement.all({ status, class: jobClass, limit }) as JobRow[];
-  }
-
-  async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
-    return this.history.attemptList.all(params.jobId) as AttemptRow[];
-  }
-
-  async eventList(params: { jobId: number }): Promise<EventRow[]> {
-    return this.history.eventList.all(params.jobId) as EventRow[];
   }
 
   async jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome> {
@@ -212,9 +116,7 @@ export class SqliteStore implements Store {
     });
   }
 
-
   // workers
-
 
   /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
   private claim(params: ClaimRequest, now: number): ClaimedJob[] {
@@ -242,7 +144,6 @@ export class SqliteStore implements Store {
     });
     fenced(params, 'start', outcome);
   }
-
 
   async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
     if (params.leases.length === 0) return [];
@@ -310,10 +211,6 @@ export class SqliteStore implements Store {
 
   // the sweeper and the supervisor
 
-  async jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]> {
-    return this.leases.heldRowsByOwner.all(params) as JobRow[];
-  }
-
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
     return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], params, now, new Set()));
   }
@@ -343,7 +240,6 @@ export class SqliteStore implements Store {
     });
   }
 
-
   // worker registry
 
   async workerRegister(params: WorkerRegistration): Promise<void> {
@@ -368,77 +264,7 @@ export class SqliteStore implements Store {
     await this.write((now) => this.workers.exit.run({ ...params, now }));
   }
 
-  async workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]> {
-    const statement = params.includeExited ? this.workers.listAll : this.workers.listLive;
-    return statement.all({ limit: params.limit }) as WorkerRow[];
-  }
-
-  async workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]> {
-    return this.workers.liveOnHost.all(params) as WorkerRow[];
-  }
-
-  // operators: stats and retention
-
-  async statsCounts(): Promise<ClassStatusCount[]> {
-    return this.stats.countsByClassStatus.all() as ClassStatusCount[];
-  }
-
-  async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
-    return this.stats.inFlightOldest.all(params) as InFlightJob[];
-  }
-
-  async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return this.stats.retryDistribution.all(params) as RetryBucket[];
-  }
-
-  async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
-    return this.stats.topErrors.all(params) as ErrorCount[];
-  }
-
-  async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
-    return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
-  }
-
-  async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return this.stats.finishedSince.all(params) as StatusCount[];
-  }
-
-  async statsZombieWrites(): Promise<number> {
-    return (this.stats.zombieWrites.get() as { count: number }).count;
-  }
-
-  async databaseSize(): Promise<DatabaseSize> {
-    const row = this.stats.databaseSize.get() as { page_count: number; page_size: number; freelist_count: number };
-    return { bytes: row.page_count * row.page_size, pageCount: row.page_count, pageSize: row.page_size, freePages: row.freelist_count };
-  }
-
-  async schemaVersion(): Promise<number> {
-    return (this.stats.schemaVersion.get() as { version: number }).version;
-  }
-
-  async subscribe(_classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
-    return watchCommits(this.db.name, onJob, onError);
-  }
-
-  async ping(): Promise<void> {
-    this.stats.ping.get();
-  }
-
-  async integrityCheck(): Promise<string[]> {
-    const checks = prepareIntegrityStatements(this.db);
-    const pages = (checks.pages.all() as { problem: string }[]).map((row) => row.problem).filter((problem) => problem !== 'ok');
-    const keys = (checks.foreignKeys.all() as { child: string; rowid: number; parent: string }[]).map(
-      (row) => `${row.child} row ${row.rowid} has no ${row.parent} parent`,
-    );
-    const gaps = (checks.attemptGaps.all() as { id: number; attempts: number; rows: number; highest: number }[]).map(
-      (row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`,
-    );
-    return [...pages, ...keys, ...gaps];
-  }
-
-  async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
-    return (this.retention.countOlder.get({ status: params.status, before: params.finishedBefore }) as { count: number }).count;
-  }
+  // retention
 
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
     if (params.limit < 1) return 0;

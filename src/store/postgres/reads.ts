@@ -1,0 +1,165 @@
+import type pg from 'pg';
+import type { Clock } from '../../clock.js';
+import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
+import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { clientConfig, first, rows, type PostgresTarget } from './connection.js';
+import { HISTORY_SQL } from './sql/history.js';
+import { INTEGRITY_SQL } from './sql/integrity.js';
+import { JOB_SQL } from './sql/jobs.js';
+import { LEASE_SQL } from './sql/leases.js';
+import { RETENTION_SQL } from './sql/retention.js';
+import { STATS_SQL } from './sql/stats.js';
+import { WORKER_SQL } from './sql/workers.js';
+import { listenForJobs } from './subscription.js';
+
+/** Round trips clockOffsetMs() makes, keeping the shortest. */
+const CLOCK_SAMPLES = 3;
+
+/** The PostgreSQL driver's half that changes nothing: every read of every role, and the wake-ups (the writes: store.ts). */
+export abstract class PostgresReads {
+  /** Stop functions of the subscriptions still listening: close() ends them too. */
+  protected readonly listening = new Set<() => Promise<void>>();
+
+  protected constructor(
+    protected readonly pool: pg.Pool,
+    protected readonly target: PostgresTarget,
+    protected readonly clock: Clock,
+  ) {}
+
+  async jobGet(params: { id: number }): Promise<JobRow | undefined> {
+    return first<JobRow>(this.pool, JOB_SQL.get, [params.id]);
+  }
+
+  async jobList(params: JobListFilter): Promise<JobRow[]> {
+    const { status, limit } = params;
+    const jobClass = params.class;
+    if (status !== undefined && jobClass !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByClassStatus, [jobClass, status, limit]);
+    if (status !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByStatus, [status, limit]);
+    if (jobClass !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByClass, [jobClass, limit]);
+    return rows<JobRow>(this.pool, JOB_SQL.listAll, [limit]);
+  }
+
+  async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
+    return rows<AttemptRow>(this.pool, HISTORY_SQL.attemptList, [params.jobId]);
+  }
+
+  async eventList(params: { jobId: number }): Promise<EventRow[]> {
+    return rows<EventRow>(this.pool, HISTORY_SQL.eventList, [params.jobId]);
+  }
+
+  async jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]> {
+    return rows<JobRow>(this.pool, LEASE_SQL.heldRowsByOwner, [params.ownerId]);
+  }
+
+  async workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]> {
+    return rows<WorkerRow>(this.pool, params.includeExited ? WORKER_SQL.listAll : WORKER_SQL.listLive, [params.limit]);
+  }
+
+  async workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]> {
+    return rows<WorkerRow>(this.pool, WORKER_SQL.liveOnHost, [params.host]);
+  }
+
+  async statsCounts(): Promise<ClassStatusCount[]> {
+    return rows<ClassStatusCount>(this.pool, STATS_SQL.countsByClassStatus);
+  }
+
+  async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
+    return rows<InFlightJob>(this.pool, STATS_SQL.inFlightOldest, [params.limit]);
+  }
+
+  async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
+    return rows<RetryBucket>(this.pool, STATS_SQL.retryDistribution, [params.since]);
+  }
+
+  async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
+    return rows<ErrorCount>(this.pool, STATS_SQL.topErrors, [params.since, params.limit]);
+  }
+
+  async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
+    return rows<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
+  }
+
+  async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
+    return rows<StatusCount>(this.pool, STATS_SQL.finishedSince, [params.since]);
+  }
+
+  async statsZombieWrites(): Promise<number> {
+    return (await first<{ count: number }>(this.pool, STATS_SQL.zombieWrites))?.count ?? 0;
+  }
+
+  async databaseSize(): Promise<DatabaseSize> {
+    const row = await first<{ bytes: number; page_size: number }>(this.pool, STATS_SQL.databaseSize);
+    const bytes = row?.bytes ?? 0;
+    const pageSize = row?.page_size ?? 8192;
+    return { bytes, pageCount: Math.ceil(bytes / pageSize), pageSize, freePages: 0 };
+  }
+
+  async schemaVersion(): Promise<number> {
+    return (await first<{ version: number }>(this.pool, STATS_SQL.schemaVersion))?.version ?? 0;
+  }
+
+  /**
+   * Wake-ups: `onJob` runs soon after a job of one of `classes` is enqueued
+   * or retried by an operator (on commit). A hint: claim as usual, and keep a
+   * slow poll, since notifications sent while the listening connection was
+   * down are lost. A broken connection is reported to `onError` and opened
+   * again with backoff; `onJob` runs when it breaks and once it listens again.
+   * With `listen=off` in the URL nothing listens: workers only poll.
+   */
+  async subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+    if (!this.target.listen) return async () => undefined;
+    const stopListening = await listenForJobs(clientConfig(this.target), classes, onJob, onError);
+    const stop = async () => {
+      this.listening.delete(stop);
+      await stopListening();
+    };
+    this.listening.add(stop);
+    return stop;
+  }
+
+  async ping(): Promise<void> {
+    await first(this.pool, STATS_SQL.ping);
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    const orphans = (await rows<{ child: string; job_id: number }>(this.pool, INTEGRITY_SQL.orphans)).map(
+      (row) => `${row.child} row of job ${row.job_id} has no jobs parent`,
+    );
+    const gaps = (await rows<{ id: number; attempts: number; rows: number; highest: number }>(this.pool, INTEGRITY_SQL.attemptGaps)).map(
+      (row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`,
+    );
+    return [...orphans, ...gaps];
+  }
+
+  async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
+    return (await first<{ count: number }>(this.pool, RETENTION_SQL.countOlder, [params.status, params.finishedBefore]))?.count ?? 0;
+  }
+
+  /** The schema this store lives in (null: the server's default search_path). */
+  get schema(): string | null {
+    return this.target.schema;
+  }
+
+  /** How long past a lease's end the sweeper waits before taking it back. */
+  get clockSkewMs(): number {
+    return this.target.clockSkewMs;
+  }
+
+  /**
+   * The database server's clock minus this process's, in ms (the supervisor
+   * warns past half the lease slack). Read at the midpoint of a round trip, the
+   * shortest of a few (the first may include opening a connection).
+   */
+  async clockOffsetMs(): Promise<number> {
+    let best: { roundTripMs: number; offsetMs: number } | undefined;
+    for (let sample = 0; sample < CLOCK_SAMPLES; sample++) {
+      const before = this.clock.now();
+      const row = await first<{ now: number }>(this.pool, STATS_SQL.serverNow);
+      const after = this.clock.now();
+      if (row === undefined) continue;
+      const measured = { roundTripMs: after - before, offsetMs: row.now - Math.round((before + after) / 2) };
+      if (best === undefined || measured.roundTripMs < best.roundTripMs) best = measured;
+    }
+    return best?.offsetMs ?? 0;
+  }
+}

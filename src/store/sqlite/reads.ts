@@ -1,0 +1,142 @@
+import type { Clock } from '../../clock.js';
+import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
+import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { watchCommits } from './commit-watch.js';
+import type { SqliteDb } from './connection.js';
+import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
+import { prepareIntegrityStatements } from './sql/integrity.js';
+import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
+import { prepareLeaseStatements, type LeaseStatements } from './sql/leases.js';
+import { prepareRetentionStatements, type RetentionStatements } from './sql/retention.js';
+import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
+import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
+
+/**
+ * The SQLite driver's half that changes nothing: every read of every role,
+ * and the statements prepared once for both halves (the writes: store.ts).
+ */
+export abstract class SqliteReads {
+  protected readonly jobs: JobStatements;
+  protected readonly leases: LeaseStatements;
+  protected readonly history: HistoryStatements;
+  protected readonly workers: WorkerStatements;
+  protected readonly stats: StatsStatements;
+  protected readonly retention: RetentionStatements;
+
+  protected constructor(
+    protected readonly db: SqliteDb,
+    protected readonly clock: Clock,
+  ) {
+    this.jobs = prepareJobStatements(db);
+    this.leases = prepareLeaseStatements(db);
+    this.history = prepareHistoryStatements(db);
+    this.workers = prepareWorkerStatements(db);
+    this.stats = prepareStatsStatements(db);
+    this.retention = prepareRetentionStatements(db);
+  }
+
+  async jobGet(params: { id: number }): Promise<JobRow | undefined> {
+    return this.jobs.get.get(params.id) as JobRow | undefined;
+  }
+
+  async jobList(params: JobListFilter): Promise<JobRow[]> {
+    const { status, limit } = params;
+    const jobClass = params.class;
+    const statement =
+      status !== undefined && jobClass !== undefined
+        ? this.jobs.listByClassStatus
+        : status !== undefined
+          ? this.jobs.listByStatus
+          : jobClass !== undefined
+            ? this.jobs.listByClass
+            : this.jobs.listAll;
+    return statement.all({ status, class: jobClass, limit }) as JobRow[];
+  }
+
+  async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
+    return this.history.attemptList.all(params.jobId) as AttemptRow[];
+  }
+
+  async eventList(params: { jobId: number }): Promise<EventRow[]> {
+    return this.history.eventList.all(params.jobId) as EventRow[];
+  }
+
+  async jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]> {
+    return this.leases.heldRowsByOwner.all(params) as JobRow[];
+  }
+
+  async workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]> {
+    const statement = params.includeExited ? this.workers.listAll : this.workers.listLive;
+    return statement.all({ limit: params.limit }) as WorkerRow[];
+  }
+
+  async workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]> {
+    return this.workers.liveOnHost.all(params) as WorkerRow[];
+  }
+
+  async statsCounts(): Promise<ClassStatusCount[]> {
+    return this.stats.countsByClassStatus.all() as ClassStatusCount[];
+  }
+
+  async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
+    return this.stats.inFlightOldest.all(params) as InFlightJob[];
+  }
+
+  async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
+    return this.stats.retryDistribution.all(params) as RetryBucket[];
+  }
+
+  async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
+    return this.stats.topErrors.all(params) as ErrorCount[];
+  }
+
+  async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
+    return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
+  }
+
+  async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
+    return this.stats.finishedSince.all(params) as StatusCount[];
+  }
+
+  async statsZombieWrites(): Promise<number> {
+    return (this.stats.zombieWrites.get() as { count: number }).count;
+  }
+
+  async databaseSize(): Promise<DatabaseSize> {
+    const row = this.stats.databaseSize.get() as { page_count: number; page_size: number; freelist_count: number };
+    return { bytes: row.page_count * row.page_size, pageCount: row.page_count, pageSize: row.page_size, freePages: row.freelist_count };
+  }
+
+  async schemaVersion(): Promise<number> {
+    return (this.stats.schemaVersion.get() as { version: number }).version;
+  }
+
+  async subscribe(_classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+    return watchCommits(this.db.name, onJob, onError);
+  }
+
+  async ping(): Promise<void> {
+    this.stats.ping.get();
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    const checks = prepareIntegrityStatements(this.db);
+    const pages = (checks.pages.all() as { problem: string }[]).map((row) => row.problem).filter((problem) => problem !== 'ok');
+    const keys = (checks.foreignKeys.all() as { child: string; rowid: number; parent: string }[]).map(
+      (row) => `${row.child} row ${row.rowid} has no ${row.parent} parent`,
+    );
+    const gaps = (checks.attemptGaps.all() as { id: number; attempts: number; rows: number; highest: number }[]).map(
+      (row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`,
+    );
+    return [...pages, ...keys, ...gaps];
+  }
+
+  async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
+    return (this.retention.countOlder.get({ status: params.status, before: params.finishedBefore }) as { count: number }).count;
+  }
+
+  /** The raw connection, for the query-plan tests and the benchmark's bare-loop ceiling. */
+  get connection(): SqliteDb {
+    return this.db;
+  }
+}
