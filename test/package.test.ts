@@ -1,0 +1,189 @@
+/**
+ * The package as a user gets it: `npm pack` the built project, install the
+ * tarball into a fresh folder, and there run both binaries, import the
+ * library, typecheck against its types, and have the installed supervisor run
+ * a job. Needs `npm run build` first (`npm test` does it).
+ */
+import { execa, type Options } from 'execa';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openQueue } from '../src/queue/queue.js';
+import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase, useProcessGuard } from './helpers/processes.js';
+import { tempDir } from './helpers/temp.js';
+import { waitFor } from './helpers/wait.js';
+
+useProcessGuard();
+const newDir = tempDir('leasehold-package-');
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+let app = ''; // the user's fresh folder, leasehold installed in it
+let installed = ''; // app/node_modules/leasehold
+
+/** A command in the user's folder, never rejecting: the test looks at the exit code. */
+function inApp(file: string, args: string[], options: Options = {}) {
+  return execa(file, args, { cwd: app, reject: false, stdin: 'ignore', timeout: 60_000, ...options });
+}
+
+/** Every file under dir, relative to it, skipping nested node_modules. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(path.join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
+    const relative = path.posix.join(prefix, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : filesUnder(dir, relative);
+    return [relative];
+  });
+}
+
+/**
+ * better-sqlite3's install script downloads a prebuilt addon from GitHub or,
+ * offline, compiles SQLite from source (about 80 s on two cores). So the
+ * install skips scripts (leasehold has none of its own) and the addon the
+ * project's `npm ci` built, for this same Node, is copied in when the versions
+ * match; otherwise it is built for real.
+ */
+async function provideSqliteAddon(): Promise<void> {
+  const ours = path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+  const theirs = path.join(app, 'node_modules/better-sqlite3');
+  const version = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  const addon = 'build/Release/better_sqlite3.node';
+  if (version(ours) === version(theirs) && existsSync(path.join(ours, addon))) {
+    mkdirSync(path.join(theirs, 'build/Release'), { recursive: true });
+    copyFileSync(path.join(ours, addon), path.join(theirs, addon));
+  } else {
+    await execa('npm', ['rebuild', 'better-sqlite3'], { cwd: app, timeout: 240_000 });
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(path.join(ROOT, 'dist/src/index.js'))) throw new Error('no dist/src/index.js: run `npm run build` first');
+  const dir = newDir();
+  const packed = await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
+  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+
+  app = path.join(dir, 'app');
+  mkdirSync(app);
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const started = Date.now();
+  // Dependencies come from the npm cache that `npm ci` filled.
+  await execa('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, filename)], {
+    cwd: app,
+    timeout: 120_000,
+  });
+  await provideSqliteAddon();
+  console.log(`installed ${filename} in ${Date.now() - started} ms`);
+  installed = path.join(app, 'node_modules/leasehold');
+}, 300_000);
+
+describe('the installed package', () => {
+  it('holds the built code, its types, the README, the example config and its handlers, and nothing else', () => {
+    const files = filesUnder(installed);
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const example = parse(readFileSync(path.join(installed, 'config.example.yaml'), 'utf8')) as { classes: { handler: string }[] };
+    const needed = [
+      'README.md',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      // spawned by path at run time: nothing before a job runs would miss it
+      'dist/child/main.js',
+      ...Object.values(manifest.bin),
+      ...example.classes.map((cls) => path.posix.normalize(cls.handler)),
+    ];
+    expect(needed.filter((file) => !files.includes(file))).toEqual([]);
+
+    const unwanted = files.filter(
+      (file) =>
+        /^(test|scripts|dist\/test|dist\/scripts|\.ci)\//.test(file) ||
+        (file.endsWith('.ts') && !file.endsWith('.d.ts')) ||
+        file.endsWith('.map') ||
+        file.startsWith('tsconfig') ||
+        file.startsWith('vitest'),
+    );
+    expect(unwanted).toEqual([]);
+    console.log(`${files.length} files in the installed package`);
+  });
+
+  it('`supervise --check-config` accepts the packaged config.example.yaml', async () => {
+    const result = await inApp('npx', ['supervise', '--config', 'node_modules/leasehold/config.example.yaml', '--check-config']);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(result.stdout).toMatch(/config\.example\.yaml: OK \(\d+ classes/);
+  });
+
+  it('`leasehold --help` prints the usage', async () => {
+    const result = await inApp('npx', ['leasehold', '--help']);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(result.stdout).toMatch(/^leasehold .*<command>/);
+    expect(result.stdout).toMatch(/leasehold enqueue/);
+  });
+
+  it('imports openQueue, enqueues into a SQLite file and reads the job back', async () => {
+    const script = `
+      import { openQueue } from 'leasehold';
+      const queue = await openQueue({ database: 'library.db' });
+      const { id } = await queue.enqueue({ class: 'email', payload: { to: 'a@b' } });
+      const { job } = await queue.get(id);
+      await queue.close();
+      console.log(JSON.stringify({ id, class: job.class, status: job.status, payload: JSON.parse(job.payload) }));
+    `;
+    const result = await inApp('node', ['--input-type=module', '-e', script]);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(JSON.parse(String(result.stdout))).toEqual({ id: 1, class: 'email', status: 'QUEUED', payload: { to: 'a@b' } });
+  });
+
+  it('its types check in a strict TypeScript consumer', async () => {
+    writeFileSync(
+      path.join(app, 'consumer.ts'),
+      `import { openQueue, type JobRow } from 'leasehold';\n` +
+        `const queue = await openQueue({ database: 'types.db' });\n` +
+        `const jobs: JobRow[] = await queue.list({ status: 'QUEUED' });\n` +
+        `console.log(jobs.length);\n`,
+    );
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    // The project's TypeScript and @types/node; no skipLibCheck, so the package's .d.ts files are checked too.
+    const result = await inApp('node', [
+      tsc,
+      ...['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+      ...['--typeRoots', path.join(ROOT, 'node_modules/@types'), '--types', 'node', 'consumer.ts'],
+    ]);
+    expect(result.exitCode, String(result.stdout)).toBe(0);
+  });
+
+  it('its supervisor runs a job enqueued with its `leasehold`, then drains on SIGTERM', async () => {
+    writeFileSync(path.join(app, 'echo.js'), 'export default async (job) => ({ echoed: job.payload });\n');
+    const database = path.join(app, 'queue.db');
+    const logFile = path.join(app, 'supervisor.log');
+    writeFileSync(
+      path.join(app, 'queue.yaml'),
+      `database: ./queue.db\nlog: { file: ./supervisor.log }\nclasses:\n  - { name: echo, handler: ./echo.js, poll_seconds: 0.1 }\n`,
+    );
+    const enqueued = await inApp('npx', ['leasehold', '--config', 'queue.yaml', 'enqueue', 'echo', '--payload', '{"n":1}', '--json']);
+    expect(enqueued.exitCode, String(enqueued.stderr)).toBe(0);
+    const { id } = JSON.parse(String(enqueued.stdout)) as { id: number };
+
+    // The bin link itself, as a PATH lookup would run it: the signal reaches the supervisor, not an npx in between.
+    const supervisor = execa(path.join(app, 'node_modules/.bin/supervise'), ['--config', 'queue.yaml'], {
+      cwd: app,
+      reject: false,
+      stdin: 'ignore',
+      timeout: 60_000,
+    });
+    trackProcess(supervisor.pid as number, 'installed supervisor');
+    trackLogFile(logFile);
+    trackWorkersDatabase(database);
+    let exited = false;
+    void supervisor.finally(() => (exited = true));
+
+    const queue = await openQueue({ database });
+    onCleanup(() => queue.close());
+    const done = await waitFor('the job to succeed', async () => {
+      if (exited) throw new Error(`the supervisor exited:\n${String((await supervisor).stderr)}`);
+      const details = await queue.get(id);
+      return details?.job.status === 'SUCCEEDED' ? details.job : undefined;
+    }).finally(() => supervisor.kill('SIGTERM')); // drain and stop, however the wait went
+    expect(JSON.parse(done.result ?? 'null')).toEqual({ echoed: { n: 1 } });
+    const result = await supervisor;
+    expect(result.exitCode).toBe(0);
+  });
+});
