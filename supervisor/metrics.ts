@@ -58,26 +58,25 @@ export class SupervisorMetrics implements MetricsSink {
     // Children's CPU and memory as the health watch last recorded them in the registry.
     const children = async () =>
       (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);
-    new Gauge({
-      name: 'leasehold_child_cpu_percent',
-      help: "A child's CPU use, percent of one core (last sample)",
-      labelNames: ['class', 'pid'] as const,
-      registers,
-      async collect() {
-        this.reset();
-        for (const row of await children()) if (row.cpu_percent !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, row.cpu_percent);
-      },
-    });
-    new Gauge({
-      name: 'leasehold_child_memory_bytes',
-      help: "A child's resident memory in bytes (last sample)",
-      labelNames: ['class', 'pid'] as const,
-      registers,
-      async collect() {
-        this.reset();
-        for (const row of await children()) if (row.memory_bytes !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, row.memory_bytes);
-      },
-    });
+    const childGauges = [
+      ['leasehold_child_cpu_percent', "A child's CPU use, percent of one core (last sample)", 'cpu_percent'],
+      ['leasehold_child_memory_bytes', "A child's resident memory in bytes (last sample)", 'memory_bytes'],
+    ] as const;
+    for (const [name, help, field] of childGauges) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['class', 'pid'] as const,
+        registers,
+        async collect() {
+          this.reset();
+          for (const row of await children()) {
+            const sample = row[field];
+            if (sample !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, sample);
+          }
+        },
+      });
+    }
 
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers });
     this.claimed = counter('leasehold_jobs_claimed_total', 'Jobs claimed and started by this supervisor\'s children', ['class']);

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../src/clock.js';
 import type { Logger } from '../src/log.js';
 import { pruneFinishedJobs, type PruneReport, type RetentionPolicy } from '../src/queue/retention.js';
 import type { MaintenanceStore } from '../src/store/types.js';
+import { Every } from './every.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 
 export interface RetentionOptions {
@@ -14,9 +15,7 @@ export interface RetentionOptions {
 
 /** The supervisor's retention schedule: a prune pass (src/queue/retention.ts) every `interval_seconds`, logged. */
 export class Retention {
-  private timer: NodeJS.Timeout | undefined;
-  /** The scheduled run in flight, if any: the next tick skips while it runs. */
-  private scheduled: Promise<unknown> | undefined;
+  private readonly schedule: Every;
   /** Every prune in flight, scheduled or called directly: stop() awaits them. */
   private readonly running = new Set<Promise<PruneReport>>();
   private stopped = false;
@@ -26,23 +25,22 @@ export class Retention {
   constructor(private readonly options: RetentionOptions) {
     this.clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? NO_METRICS;
+    this.schedule = new Every(
+      options.policy.interval_seconds * 1000,
+      () => this.prune(),
+      (error) => void options.logger.error('retention failed', { err: error, event: 'RETENTION' }),
+    );
   }
 
   /** Prune every `interval_seconds` until stop(). */
   start(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    this.timer = setInterval(() => {
-      this.scheduled ??= this.prune()
-        .catch((error: unknown) => void this.options.logger.error('retention failed', { err: error, event: 'RETENTION' }))
-        .finally(() => (this.scheduled = undefined));
-    }, this.options.policy.interval_seconds * 1000);
+    this.schedule.start();
   }
 
   /** No more runs; a prune in flight stops after its current batch. Safe twice, or before start. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
+    await this.schedule.stop();
     await Promise.allSettled([...this.running]);
   }
 

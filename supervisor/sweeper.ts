@@ -1,6 +1,7 @@
 import type { Logger } from '../src/log.js';
 import { recoverExpiredLeases, type SweepOptions } from '../src/queue/sweep.js';
 import type { RecoveredJob, MaintenanceStore } from '../src/store/types.js';
+import { Every } from './every.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { logRecovery } from './recovery-log.js';
 
@@ -16,25 +17,23 @@ export interface SweeperOptions extends SweepOptions {
 
 /** The supervisor's sweep schedule: a sweep (src/queue/sweep.ts) every `intervalSeconds`, logged. */
 export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly schedule: Every;
 
-  constructor(private readonly options: SweeperOptions) {}
-
-  start(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    this.timer = setInterval(() => {
-      this.inFlight ??= this.sweep()
-        .catch((error: unknown) => void this.options.logger.error('sweep failed', { err: error, event: 'SWEEP' }))
-        .finally(() => (this.inFlight = undefined));
-    }, this.options.intervalSeconds * 1000);
+  constructor(private readonly options: SweeperOptions) {
+    this.schedule = new Every(
+      options.intervalSeconds * 1000,
+      () => this.sweep(),
+      (error) => void options.logger.error('sweep failed', { err: error, event: 'SWEEP' }),
+    );
   }
 
+  start(): void {
+    this.schedule.start();
+  }
+
+  /** No more sweeps; resolves once a sweep in flight has ended. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.inFlight;
+    await this.schedule.stop();
   }
 
   async sweep(): Promise<RecoveredJob[]> {

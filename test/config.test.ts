@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveHost } from '../src/config/host.js';
 import { ConfigError, formatPath, loadConfig, parseConfig } from '../src/config/load.js';
+import { tempDir } from './helpers/temp.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,15 +26,7 @@ function problemsOf(text: string, file = 'queue.yaml'): ConfigError {
   throw new Error('expected a ConfigError');
 }
 
-const tempDirs: string[] = [];
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-config-'));
-  tempDirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const newDir = tempDir('leasehold-config-');
 
 describe('loadConfig', () => {
   it('loads config.example.yaml, whose handlers exist', () => {
@@ -201,13 +193,13 @@ classes:
   });
 
   it('reports a missing file as a ConfigError', () => {
-    const missing = path.join(tempDir(), 'nope.yaml');
+    const missing = path.join(newDir(), 'nope.yaml');
     expect(() => loadConfig(missing)).toThrow(ConfigError);
     expect(() => loadConfig(missing)).toThrow(`${missing}: cannot read the config file: no such file`);
   });
 
   it("resolves relative paths against the config file's folder, not the working directory", () => {
-    const dir = tempDir();
+    const dir = newDir();
     fs.mkdirSync(path.join(dir, 'conf'));
     const file = path.join(dir, 'conf', 'queue.yaml');
     fs.writeFileSync(

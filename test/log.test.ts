@@ -1,19 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseholdError } from '../src/errors.js';
 import { closeLogger, createLogger, formatConsoleLine, type LogRecord } from '../src/log.js';
+import { tempDir } from './helpers/temp.js';
 
-const tempDirs: string[] = [];
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-log-'));
-  tempDirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const newDir = tempDir('leasehold-log-');
 
 function readLines(file: string): LogRecord[] {
   return fs
@@ -25,7 +17,7 @@ function readLines(file: string): LogRecord[] {
 
 describe('createLogger', () => {
   it('writes JSON lines with ts, level, msg, supervisor_id and the labels given', async () => {
-    const file = path.join(tempDir(), 'nested', 'supervisor.log');
+    const file = path.join(newDir(), 'nested', 'supervisor.log');
     const logger = createLogger({ level: 'info', file, maxSizeMb: 10, maxFiles: 5, supervisorId: 'sup-1', console: false });
     logger.info('supervisor started');
     const child = logger.child({ class: 'email', pid: 123 });
@@ -57,7 +49,7 @@ describe('createLogger', () => {
   });
 
   it('serialises errors passed as err with their message and code', async () => {
-    const file = path.join(tempDir(), 'supervisor.log');
+    const file = path.join(newDir(), 'supervisor.log');
     const logger = createLogger({ level: 'info', file, maxSizeMb: 10, maxFiles: 5, supervisorId: 'sup-1', console: false });
     const upstream = Object.assign(new Error('upstream 503'), { code: 'UPSTREAM:UNAVAILABLE' });
     logger.error('attempt failed', { err: upstream, job_id: 7 });
@@ -78,7 +70,7 @@ describe('createLogger', () => {
   });
 
   it('rotates by size, keeping the newest lines in the named file', async () => {
-    const dir = tempDir();
+    const dir = newDir();
     const file = path.join(dir, 'supervisor.log');
     const logger = createLogger({ level: 'info', file, maxSizeMb: 0.001, maxFiles: 3, supervisorId: 's', console: false });
     for (let i = 0; i < 40; i++) logger.info(`line ${i}`);
@@ -100,7 +92,7 @@ describe('createLogger', () => {
   });
 
   it('fails at creation when the log file cannot be written', () => {
-    const blocker = path.join(tempDir(), 'not-a-folder');
+    const blocker = path.join(newDir(), 'not-a-folder');
     fs.writeFileSync(blocker, '');
     expect(() =>
       createLogger({ level: 'info', file: path.join(blocker, 'x.log'), maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false }),

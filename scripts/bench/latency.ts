@@ -20,12 +20,9 @@ import { BENCH_CLASS, describeClass, openBenchQueue, SUCCEEDED_COUNT, Supervisor
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
 
-export interface LatencyStats {
-  p50: Stat;
-  p95: Stat;
-  p99: Stat;
-  max: Stat;
-}
+/** The percentiles each latency is reported at, every one summarized over the runs. */
+const QUANTILES = ['p50', 'p95', 'p99', 'max'] as const;
+export type LatencyStats = Record<(typeof QUANTILES)[number], Stat>;
 
 export interface LatencySection {
   config: string;
@@ -66,12 +63,7 @@ async function idleWindow(supervisorPid: number, seconds: number, ticksPerSecond
 
 function latencies(values: number[][]): LatencyStats {
   const runs = values.map((v) => percentiles(v));
-  return {
-    p50: summarize(runs.map((r) => r.p50), 1),
-    p95: summarize(runs.map((r) => r.p95), 1),
-    p99: summarize(runs.map((r) => r.p99), 1),
-    max: summarize(runs.map((r) => r.max), 1),
-  };
+  return Object.fromEntries(QUANTILES.map((q) => [q, summarize(runs.map((r) => r[q]), 1)])) as LatencyStats;
 }
 
 async function readLatencies(store: Store, ids: number[]): Promise<{ start: number[]; claim: number[]; event: number[] }> {

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Argv, CommandModule, Options, PositionalOptions } from 'yargs';
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
 import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
@@ -106,6 +107,59 @@ export async function withStore<T>(target: Target, args: GlobalArgs, options: { 
   } finally {
     await ctx.store.close();
   }
+}
+
+export interface JobArgs extends GlobalArgs {
+  id: string;
+}
+
+/** The `<id>` argument of the commands that act on one job. */
+export const JOB_ID_ARG: PositionalOptions = { type: 'string', describe: 'job id' };
+
+export interface CommandSpec<A extends GlobalArgs> {
+  command: string;
+  describe: string;
+  /** The positional arguments that `command` names, in its order. */
+  positionals?: Record<string, PositionalOptions>;
+  options?: Record<string, Options>;
+  run: (args: A) => Promise<void>;
+}
+
+/**
+ * A yargs command from tables of its arguments; `run` ends as `action` says on
+ * error. yargs cannot infer A from tables, so the casts take the spec's A as the contract.
+ */
+export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): CommandModule<GlobalArgs, A> {
+  return {
+    command: spec.command,
+    describe: spec.describe,
+    builder: (yargs: Argv<GlobalArgs>) => {
+      for (const [name, positional] of Object.entries(spec.positionals ?? {})) yargs.positional(name, positional);
+      return yargs.options(spec.options ?? {}) as unknown as Argv<A>;
+    },
+    handler: action(spec.run) as unknown as CommandModule<GlobalArgs, A>['handler'],
+  };
+}
+
+/**
+ * A command on the one job its `<id>` names. The id is checked before the
+ * database (which must exist) is opened, so a bad id touches nothing.
+ */
+export function defineJobCommand(spec: { command: string; describe: string; run: (id: number, ctx: Context) => Promise<void> }): CommandModule<GlobalArgs, JobArgs> {
+  return defineCommand<JobArgs>({
+    command: spec.command,
+    describe: spec.describe,
+    positionals: { id: JOB_ID_ARG },
+    run: async (args) => {
+      const id = parseId(args.id);
+      await withExistingStore(args, (ctx) => spec.run(id, ctx));
+    },
+  });
+}
+
+/** Open the database the arguments name, which must exist already, for `work`. */
+export function withExistingStore<T>(args: GlobalArgs, work: (ctx: Context) => Promise<T>): Promise<T> {
+  return withStore(resolveTarget(args), args, { create: false }, work);
 }
 
 /** A yargs handler that ends in one stderr line and exit code 2 (bad input) or 1 (anything else) on error. */

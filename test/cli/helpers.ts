@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { readJsonLog } from '../helpers/json-log.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -85,20 +86,6 @@ export interface LogRecord {
   [key: string]: unknown;
 }
 
-export function readLog(file: string): LogRecord[] {
-  if (!existsSync(file)) return [];
-  const records: LogRecord[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      records.push(JSON.parse(line) as LogRecord);
-    } catch {
-      // a line being written
-    }
-  }
-  return records;
-}
-
 /** Every supervisor started since the last killLeftovers(), running or not: their children are checked too. */
 const started = new Set<SupervisorRun>();
 
@@ -137,7 +124,7 @@ export class SupervisorRun {
   }
 
   events(event: string): LogRecord[] {
-    return readLog(this.logFile).filter((record) => record.event === event);
+    return readJsonLog<LogRecord>(this.logFile).filter((record) => record.event === event);
   }
 
   async waitForEvent(event: string, match: (record: LogRecord) => boolean = () => true, timeoutMs = 15_000): Promise<LogRecord> {

@@ -12,7 +12,7 @@ import { closeLogger, createLogger } from '../../src/log.js';
 import { openQueue } from '../../src/queue/queue.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig } from './helpers.js';
+import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig, type ClassSpec } from './helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir('leasehold-http-');
@@ -53,14 +53,23 @@ async function get(url: string): Promise<{ status: number; body: string; type: s
   return { status: response.status, body: await response.text(), type: response.headers.get('content-type') };
 }
 
+/** A temp folder with a queue.yaml (these settings, a database and a log file in it), and the CLI's arguments for it. */
+function setUp(spec: { classes: ClassSpec[]; [key: string]: unknown }): { database: string; logFile: string; config: string; C: string[] } {
+  const dir = newDir();
+  const database = join(dir, 'queue.db');
+  const logFile = join(dir, 'supervisor.log');
+  const config = writeConfig(join(dir, 'queue.yaml'), { database, logFile, ...spec });
+  return { database, logFile, config, C: ['--config', config] };
+}
+
+/** `leasehold enqueue` (after the config arguments `C`); the new job's id. */
+async function enqueue(C: string[], ...args: string[]): Promise<number> {
+  return (await leaseholdJson<{ id: number }>([...C, 'enqueue', ...args])).id;
+}
+
 describe('the supervisor over HTTP', () => {
   it('serves /metrics (jobs, counters, durations, restarts, children, recoveries, zombie writes) and /healthz', async () => {
-    const dir = newDir();
-    const database = join(dir, 'queue.db');
-    const logFile = join(dir, 'supervisor.log');
-    const config = writeConfig(join(dir, 'queue.yaml'), {
-      database,
-      logFile,
+    const { database, logFile, config, C } = setUp({
       http: { port: 0 },
       shutdown_grace_seconds: 3,
       classes: [
@@ -70,11 +79,10 @@ describe('the supervisor over HTTP', () => {
         { name: 'hang', handler: fixture('hang') },
       ],
     });
-    const C = ['--config', config];
     const ok: number[] = [];
-    for (let i = 0; i < 3; i++) ok.push((await leaseholdJson<{ id: number }>([...C, 'enqueue', 'ok', '--payload', `{"i":${i}}`])).id);
-    const fail = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'fail'])).id;
-    const crash = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'crash'])).id;
+    for (let i = 0; i < 3; i++) ok.push(await enqueue(C, 'ok', '--payload', `{"i":${i}}`));
+    const fail = await enqueue(C, 'fail');
+    const crash = await enqueue(C, 'crash');
 
     const sup = await SupervisorRun.start(config, logFile);
     const listening = await sup.waitForEvent('HTTP_LISTENING');
@@ -159,7 +167,7 @@ describe('the supervisor over HTTP', () => {
     expect(value(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
     // Shutting down: unhealthy while it drains, metrics still served, then gone.
-    const hang = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'hang'])).id;
+    const hang = await enqueue(C, 'hang');
     await waitFor('the hang job to run', async () => (await statuses()).get(hang) === 'RUNNING', { timeoutMs: 15_000, intervalMs: 200 });
     sup.signal('SIGTERM');
     const draining = await waitFor(
@@ -177,12 +185,7 @@ describe('the supervisor over HTTP', () => {
   });
 
   it('runs retention on its interval and logs what it deleted; no HTTP without `http` in the config', async () => {
-    const dir = newDir();
-    const database = join(dir, 'queue.db');
-    const logFile = join(dir, 'supervisor.log');
-    const config = writeConfig(join(dir, 'queue.yaml'), {
-      database,
-      logFile,
+    const { logFile, config, C } = setUp({
       // SUCCEEDED jobs go ~1.7 s after they finish; failed ones are kept.
       retention: { succeeded_days: 0.00002, failed_days: 90, cancelled_days: 90, batch_size: 2, interval_seconds: 0.3 },
       classes: [
@@ -190,10 +193,9 @@ describe('the supervisor over HTTP', () => {
         { name: 'fail', handler: fixture('fail') },
       ],
     });
-    const C = ['--config', config];
     const ok: number[] = [];
-    for (let i = 0; i < 3; i++) ok.push((await leaseholdJson<{ id: number }>([...C, 'enqueue', 'ok'])).id);
-    const fail = (await leaseholdJson<{ id: number }>([...C, 'enqueue', 'fail'])).id;
+    for (let i = 0; i < 3; i++) ok.push(await enqueue(C, 'ok'));
+    const fail = await enqueue(C, 'fail');
     const sup = await SupervisorRun.start(config, logFile);
 
     await waitFor(

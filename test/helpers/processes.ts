@@ -6,10 +6,12 @@
  * leaves nothing running.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach } from 'vitest';
 import { isPostgresUrl } from '../../src/store/database-url.js';
 import { openStore } from '../../src/store/open.js';
 import { isPidAlive as isAlive } from '../../supervisor/pids.js';
+import { readJsonLog } from './json-log.js';
 import { waitFor } from './wait.js';
 
 /** True while the pid names a running process; a zombie (exited, not yet reaped) counts as gone. */
@@ -73,18 +75,10 @@ export function readPidFile(file: string): number[] {
 
 /** The pids of CHILD_SPAWNED lines in a supervisor's JSON log file. */
 export function spawnedPidsInLog(file: string): number[] {
-  if (!existsSync(file)) return [];
-  const pids: number[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const record = JSON.parse(line) as { event?: unknown; pid?: unknown };
-      if (record.event === 'CHILD_SPAWNED' && typeof record.pid === 'number') pids.push(record.pid);
-    } catch {
-      // a partial last line: the next read sees it whole
-    }
-  }
-  return pids;
+  return readJsonLog<{ event?: unknown; pid?: unknown }>(file)
+    .filter((record) => record.event === 'CHILD_SPAWNED')
+    .map((record) => record.pid)
+    .filter((pid): pid is number => typeof pid === 'number');
 }
 
 interface Tracked {
@@ -108,6 +102,13 @@ export function trackProcess(pid: number, label: string): void {
 /** A file of pids (one a line) whose processes must be gone after the test. */
 export function trackPidFile(file: string, label = 'grandchild'): void {
   pidFiles.push({ file, label });
+}
+
+/** `grandchild.pids` in `dir`, where the grandchild fixture writes its grandchild's pid, tracked as above. */
+export function trackedPidFile(dir: string): string {
+  const file = path.join(dir, 'grandchild.pids');
+  trackPidFile(file);
+  return file;
 }
 
 /** Every child recorded in this database's workers table (a SQLite path or a postgres:// URL) must be gone after the test. */

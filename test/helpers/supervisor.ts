@@ -6,13 +6,14 @@
  * Every process it starts is registered with the process guard.
  */
 import { execa, type ResultPromise } from 'execa';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { openQueue, type JobDetails, type Queue } from '../../src/queue/queue.js';
 import type { JobStatus, WorkerRow } from '../../src/store/types.js';
 import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase } from './processes.js';
+import { readJsonLog } from './json-log.js';
 import { waitFor } from './wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -169,19 +170,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   });
 
   const output = () => printed.join('');
-  const logEvents = (): LogRecord[] => {
-    if (!existsSync(logFile)) return [];
-    const records: LogRecord[] = [];
-    for (const line of readFileSync(logFile, 'utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        records.push(JSON.parse(line) as LogRecord);
-      } catch {
-        // a line still being written
-      }
-    }
-    return records;
-  };
+  const logEvents = () => readJsonLog<LogRecord>(logFile);
   const matches = (record: LogRecord, match: Partial<LogRecord>) => Object.entries(match).every(([key, value]) => record[key] === value);
   const events = (event: string, match: Partial<LogRecord> = {}) => logEvents().filter((r) => r.event === event && matches(r, match));
 
@@ -314,4 +303,16 @@ export async function waitForReplacement(sup: SupervisorHandle, cls: string, dea
     const rows = await sup.allChildren(cls).catch(() => []);
     throw new Error(`${(error as Error).message}; workers rows: ${JSON.stringify(rows)}\n--- supervisor output ---\n${sup.output().slice(-3000)}`);
   });
+}
+
+/** A supervisor with the one class, that class's first child, and one job of it enqueued for that child to take. */
+export async function startWithJob(
+  dir: string,
+  cls: ClassSpec,
+  job: { payload: unknown; maxRetries?: number },
+): Promise<{ sup: SupervisorHandle; first: WorkerRow | undefined; id: number }> {
+  const sup = await startSupervisor({ dir, classes: [cls] });
+  const [first] = await sup.children(cls.name);
+  const { id } = await sup.queue.enqueue({ class: cls.name, ...job });
+  return { sup, first, id };
 }

@@ -1,25 +1,18 @@
 import Database from 'better-sqlite3';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { systemClock } from '../../src/clock.js';
+import { migrateAtOnce } from '../helpers/migrate-race.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 const newDir = tempDir();
-const OPEN_AND_MIGRATE = `
-  const { openStore } = await import(process.cwd() + '/dist/src/store/open.js');
-  const store = await openStore(process.argv[1]);
-  await store.close();
-`;
 
 describe('SQLite schema and migrations', () => {
   it('two processes migrating the same new file at the same moment both end up fine', async () => {
     for (let round = 0; round < 5; round++) {
       const path = dbPathIn(newDir());
-      const racers = Array.from({ length: 3 }, () => execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, path]));
-      const results = await Promise.all(racers);
-      expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+      expect(await migrateAtOnce(path)).toEqual([0, 0, 0]);
       const db = new Database(path, { readonly: true });
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));

@@ -1,4 +1,3 @@
-import { execa } from 'execa';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -10,24 +9,18 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { migrateAtOnce } from '../helpers/migrate-race.js';
 import { waitFor } from '../helpers/wait.js';
 import { SWEEP } from './conformance.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_pg');
-const OPEN_AND_MIGRATE = `
-  const { openStore } = await import(process.cwd() + '/dist/src/store/open.js');
-  const store = await openStore(process.argv[1]);
-  await store.close();
-`;
 
 describe('PostgreSQL schema and migrations', () => {
   it('three processes migrating the same new schema at the same moment all end up fine', async () => {
     for (let round = 0; round < 5; round++) {
       const schema = schemas.next();
-      const racers = Array.from({ length: 3 }, () => execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, pgUrl(schema)]));
-      const results = await Promise.all(racers);
-      expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+      expect(await migrateAtOnce(pgUrl(schema))).toEqual([0, 0, 0]);
       const client = await adminClient(schema);
       const versions = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
       await client.end();
@@ -176,6 +169,31 @@ async function listenerPids(admin: pg.Client): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
+interface ListenRig {
+  store: PostgresStore;
+  producer: Queue;
+  admin: pg.Client;
+  /** LISTEN backends that were not there when the rig was set up. */
+  newListeners: () => Promise<number[]>;
+}
+
+/** A store (with these URL parameters) and a producer on a fresh schema, and an admin connection to watch LISTEN backends; closed after `work`. */
+async function withListenRig(storeParams: Record<string, string>, work: (rig: ListenRig) => Promise<void>): Promise<void> {
+  const schema = schemas.next();
+  const store = (await openStore(pgUrl(schema, storeParams))) as PostgresStore;
+  const producer = new Queue(await openStore(pgUrl(schema)));
+  const admin = await adminClient();
+  try {
+    const before = new Set(await listenerPids(admin));
+    const newListeners = async () => (await listenerPids(admin)).filter((pid) => !before.has(pid));
+    await work({ store, producer, admin, newListeners });
+  } finally {
+    await admin.end();
+    await producer.close();
+    await store.close();
+  }
+}
+
 describe('LISTEN/NOTIFY wake-ups', () => {
   it('tells a subscriber about jobs of its classes in its schema once the enqueue commits, and stops when asked', async () => {
     const schema = schemas.next();
@@ -206,40 +224,24 @@ describe('LISTEN/NOTIFY wake-ups', () => {
   });
 
   it('with listen=off opens no LISTEN connection and never wakes the subscriber: workers poll', async () => {
-    const schema = schemas.next();
-    const store = (await openStore(pgUrl(schema, { listen: 'off' }))) as PostgresStore;
-    const producer = new Queue(await openStore(pgUrl(schema)));
-    const admin = await adminClient();
-    try {
-      const listeners = () => listenerPids(admin);
-      const before = new Set(await listeners());
+    await withListenRig({ listen: 'off' }, async ({ store, producer, newListeners }) => {
       let woken = 0;
       const stop = await store.subscribe!(['email'], () => (woken += 1));
       await producer.enqueue({ class: 'email' });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const opened = (await listeners()).filter((pid) => !before.has(pid));
+      const opened = await newListeners();
       expect({ woken, opened }).toEqual({ woken: 0, opened: [] });
       await stop();
-    } finally {
-      await admin.end();
-      await producer.close();
-      await store.close();
-    }
+    });
   });
 
   it('listens again after its connection is terminated, and wakes the subscriber on reconnect and on a later enqueue', async () => {
-    const schema = schemas.next();
-    const store = (await openStore(pgUrl(schema))) as PostgresStore;
-    const producer = new Queue(await openStore(pgUrl(schema)));
-    const admin = await adminClient();
-    const listeners = () => listenerPids(admin);
-    try {
-      const before = new Set(await listeners());
+    await withListenRig({}, async ({ store, producer, admin, newListeners }) => {
       let woken = 0;
       const errors: Error[] = [];
       const stop = await store.subscribe!(['email'], () => (woken += 1), (error) => errors.push(error));
       const ours = await waitFor('our LISTEN backend in pg_stat_activity', async () => {
-        const fresh = (await listeners()).filter((pid) => !before.has(pid));
+        const fresh = await newListeners();
         return fresh.length === 1 ? fresh[0] : undefined;
       });
       await producer.enqueue({ class: 'email' });
@@ -249,7 +251,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
       expect((await admin.query('SELECT pg_terminate_backend($1) AS done', [ours])).rows[0].done).toBe(true);
       await waitFor('the break reported', () => errors.length >= 1);
       // one wake-up when the line broke, one once it listens again (notifications in between are lost)
-      await waitFor('a new LISTEN backend', async () => (await listeners()).some((pid) => !before.has(pid) && pid !== ours));
+      await waitFor('a new LISTEN backend', async () => (await newListeners()).some((pid) => pid !== ours));
       await waitFor('the wake-ups of the break and the reconnect', () => woken >= 3);
       console.log(`listening again ${Date.now() - terminated} ms after pg_terminate_backend; reported: ${errors[0]?.message}`);
 
@@ -259,12 +261,8 @@ describe('LISTEN/NOTIFY wake-ups', () => {
 
       await stop();
       await stop();
-      expect((await listeners()).filter((pid) => !before.has(pid))).toEqual([]);
-    } finally {
-      await admin.end();
-      await producer.close();
-      await store.close();
-    }
+      expect(await newListeners()).toEqual([]);
+    });
   });
 
   it('SQLite wakes its subscribers on a commit from another process (a watch on its WAL file)', async () => {

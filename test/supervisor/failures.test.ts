@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useProcessGuard, waitForExit } from '../helpers/processes.js';
-import { startSupervisor, waitForReplacement } from '../helpers/supervisor.js';
+import { startSupervisor, startWithJob, waitForReplacement } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -15,9 +15,11 @@ const newDir = tempDir('leasehold-failures-');
 
 describe('handler failure modes under a real supervisor', () => {
   it('succeed: the job SUCCEEDED with its result, one attempt, and the child stays', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'ok', handler: 'succeed' }] });
-    const [child] = await sup.children('ok');
-    const { id } = await sup.queue.enqueue({ class: 'ok', payload: { hello: 'world', say: 'hello from the handler' } });
+    const { sup, first: child, id } = await startWithJob(
+      newDir(),
+      { name: 'ok', handler: 'succeed' },
+      { payload: { hello: 'world', say: 'hello from the handler' } },
+    );
 
     const { job, attempts, events } = await sup.waitForJob(id, 'SUCCEEDED');
     expect(JSON.parse(job.result ?? 'null')).toEqual({ ok: true, echo: { hello: 'world', say: 'hello from the handler' } });
@@ -51,9 +53,11 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('throws a coded error: every attempt FAILED with its code, retried, then dead-lettered; the child stays', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'flaky', handler: 'throws', max_retries: 1 }] });
-    const [child] = await sup.children('flaky');
-    const { id } = await sup.queue.enqueue({ class: 'flaky', payload: {}, maxRetries: 1 });
+    const { sup, first: child, id } = await startWithJob(
+      newDir(),
+      { name: 'flaky', handler: 'throws', max_retries: 1 },
+      { payload: {}, maxRetries: 1 },
+    );
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.attempts).toBe(2);
@@ -73,9 +77,7 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('throws a string: FAILED with INTERNAL:UNHANDLED and the string in the detail', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'str', handler: 'throws-string' }] });
-    const [child] = await sup.children('str');
-    const { id } = await sup.queue.enqueue({ class: 'str', payload: {}, maxRetries: 0 });
+    const { sup, first: child, id } = await startWithJob(newDir(), { name: 'str', handler: 'throws-string' }, { payload: {}, maxRetries: 0 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.error_code).toBe('INTERNAL:UNHANDLED');
@@ -99,9 +101,7 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('process.exit(1): the job is taken back as WORKER:CRASHED (exit code 1), retried, and the child replaced', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'exits', handler: 'exit', max_retries: 1 }] });
-    const [first] = await sup.children('exits');
-    const { id } = await sup.queue.enqueue({ class: 'exits', payload: {}, maxRetries: 1 });
+    const { sup, first, id } = await startWithJob(newDir(), { name: 'exits', handler: 'exit', max_retries: 1 }, { payload: {}, maxRetries: 1 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.attempts).toBe(2);
@@ -155,9 +155,7 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('process.abort(): WORKER:CRASHED naming SIGABRT, and the child replaced', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'aborts', handler: 'abort' }] });
-    const [first] = await sup.children('aborts');
-    const { id } = await sup.queue.enqueue({ class: 'aborts', payload: {}, maxRetries: 0 });
+    const { sup, first, id } = await startWithJob(newDir(), { name: 'aborts', handler: 'abort' }, { payload: {}, maxRetries: 0 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.error_code).toBe('WORKER:CRASHED');

@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isAlive, readPidFile, trackPidFile, useProcessGuard, waitForExit, waitForReaped } from '../helpers/processes.js';
+import { isAlive, readPidFile, trackedPidFile, useProcessGuard, waitForExit, waitForReaped } from '../helpers/processes.js';
 import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -67,8 +67,7 @@ describe('a child SIGKILLed mid-job', () => {
 describe('the supervisor SIGKILLed', () => {
   it('its children and their grandchildren exit on their own; a new supervisor runs the job to the end', async () => {
     const dir = newDir();
-    const pidFile = path.join(dir, 'grandchild.pids');
-    trackPidFile(pidFile);
+    const pidFile = trackedPidFile(dir);
     const sup = await startSupervisor({
       dir,
       classes: [

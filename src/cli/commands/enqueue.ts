@@ -1,13 +1,12 @@
 /** `leasehold enqueue <class> [--payload JSON | --payload-file F | -]` and `enqueue --file jobs.jsonl`. */
 import { readFileSync } from 'node:fs';
-import type { Argv, CommandModule } from 'yargs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
 import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';
 import type { InsertedJob, NewJob } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
-import { action, classConfig, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 
 /** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
 const BULK_CHUNK = 1_000;
@@ -28,23 +27,25 @@ interface EnqueueArgs extends GlobalArgs {
   'allow-unknown-class': boolean;
 }
 
-export const enqueueCommand: CommandModule<GlobalArgs, EnqueueArgs> = {
+export const enqueueCommand = defineCommand<EnqueueArgs>({
   command: 'enqueue [class] [stdin]',
   describe: 'enqueue one job (prints its id), or every line of a JSON-lines file with --file',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('class', { type: 'string', describe: 'the job class' })
-      .positional('stdin', { type: 'string', describe: '"-": read the payload JSON from stdin' })
-      .option('payload', { type: 'string', describe: 'the payload as JSON ("-" reads stdin)' })
-      .option('payload-file', { type: 'string', describe: 'read the payload JSON from a file ("-" for stdin)' })
-      .option('priority', { type: 'number', describe: 'higher runs first (default 0)' })
-      .option('delay', { type: 'number', describe: 'seconds from now before it may run' })
-      .option('run-at', { type: 'string', describe: 'not before this ISO 8601 time' })
-      .option('max-retries', { type: 'number', describe: "default: the class's max_retries in the config, else 5" })
-      .option('key', { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' })
-      .option('file', { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' })
-      .option('allow-unknown-class', { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' }) as unknown as Argv<EnqueueArgs>,
-  handler: action(async (args: EnqueueArgs) => {
+  positionals: {
+    class: { type: 'string', describe: 'the job class' },
+    stdin: { type: 'string', describe: '"-": read the payload JSON from stdin' },
+  },
+  options: {
+    payload: { type: 'string', describe: 'the payload as JSON ("-" reads stdin)' },
+    'payload-file': { type: 'string', describe: 'read the payload JSON from a file ("-" for stdin)' },
+    priority: { type: 'number', describe: 'higher runs first (default 0)' },
+    delay: { type: 'number', describe: 'seconds from now before it may run' },
+    'run-at': { type: 'string', describe: 'not before this ISO 8601 time' },
+    'max-retries': { type: 'number', describe: "default: the class's max_retries in the config, else 5" },
+    key: { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' },
+    file: { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' },
+    'allow-unknown-class': { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' },
+  },
+  run: async (args) => {
     const target = resolveTarget(args);
     // Everything is checked before the database is opened: bad input writes (and creates) nothing.
     const jobs = args.file !== undefined ? bulkJobs(args, target.config) : [oneJob(args, target.config)];
@@ -68,8 +69,8 @@ export const enqueueCommand: CommandModule<GlobalArgs, EnqueueArgs> = {
         `enqueued ${inserted.length - existing} job(s)${existing > 0 ? `; ${existing} were already enqueued under their keys` : ''} (${inserted.length} line(s) of ${isStdin(args.file) ? 'stdin' : args.file})`,
       );
     });
-  }),
-};
+  },
+});
 
 function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob {
   if (args.class === undefined) throw new InvalidInputError('USAGE', 'give a class (enqueue <class>) or --file jobs.jsonl');

@@ -1,8 +1,7 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
-import type { Argv, CommandModule } from 'yargs';
 import { InvalidInputError } from '../../errors.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
-import { action, output, parseCount, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
 import { clip, formatAgo, table } from '../format.js';
 
 const MAX_LIMIT = 10_000;
@@ -13,19 +12,19 @@ interface ListArgs extends GlobalArgs {
   limit: number;
 }
 
-export const listCommand: CommandModule<GlobalArgs, ListArgs> = {
+export const listCommand = defineCommand<ListArgs>({
   command: 'list',
   describe: 'jobs, newest first',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('status', { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` })
-      .option('class', { type: 'string', describe: 'only this class' })
-      .option('limit', { type: 'number', default: 20, describe: `at most this many (up to ${MAX_LIMIT})` }) as unknown as Argv<ListArgs>,
-  handler: action(async (args: ListArgs) => {
+  options: {
+    status: { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` },
+    class: { type: 'string', describe: 'only this class' },
+    limit: { type: 'number', default: 20, describe: `at most this many (up to ${MAX_LIMIT})` },
+  },
+  run: async (args) => {
     const status = parseStatus(args.status);
     const limit = parseCount('limit', args.limit, MAX_LIMIT);
     if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
-    await withStore(resolveTarget(args), args, { create: false }, async ({ store, clock }) => {
+    await withExistingStore(args, async ({ store, clock }) => {
       const jobs = await store.jobList({ status, class: args.class, limit });
       const now = clock.now();
       output(args.json, { jobs: jobs.map(listJson) }, () =>
@@ -46,8 +45,8 @@ export const listCommand: CommandModule<GlobalArgs, ListArgs> = {
         ),
       );
     });
-  }),
-};
+  },
+});
 
 /** A list row: the row without its payload, result and lease token (`show` has them). */
 export function listJson(job: JobRow): Record<string, unknown> {

@@ -1,26 +1,24 @@
 /** `leasehold prune [--dry-run]`: the retention policy, once, as the supervisor runs it. */
-import type { Argv, CommandModule } from 'yargs';
 import { pruneFinishedJobs, type PruneReport } from '../../queue/retention.js';
-import { action, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
 import { formatDuration, formatTime, table } from '../format.js';
 
 interface PruneArgs extends GlobalArgs {
   'dry-run': boolean;
 }
 
-export const pruneCommand: CommandModule<GlobalArgs, PruneArgs> = {
+export const pruneCommand = defineCommand<PruneArgs>({
   command: 'prune',
   describe: 'delete finished jobs older than the retention policy (with their attempts and events)',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs.option('dry-run', { type: 'boolean', default: false, describe: 'only say what it would delete' }) as unknown as Argv<PruneArgs>,
-  handler: action(async (args: PruneArgs) => {
+  options: { 'dry-run': { type: 'boolean', default: false, describe: 'only say what it would delete' } },
+  run: async (args) => {
     const target = resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const report = await pruneFinishedJobs(store, retentionPolicy(target.config), { now: clock.now(), dryRun: args['dry-run'] });
       output(args.json, report, () => pruneText(report));
     });
-  }),
-};
+  },
+});
 
 function pruneText(report: PruneReport): string {
   const verb = report.dry_run ? 'would delete' : 'deleted';

@@ -1,7 +1,6 @@
 /** `leasehold retry <id>` or `retry --status FAILED [--class C]`: FAILED jobs run once more, now. */
-import type { Argv, CommandModule } from 'yargs';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import { action, CLI_ACTOR, output, parseId, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { CLI_ACTOR, defineCommand, JOB_ID_ARG, output, parseId, withExistingStore, type GlobalArgs } from '../context.js';
 
 interface RetryArgs extends GlobalArgs {
   id?: string;
@@ -9,19 +8,19 @@ interface RetryArgs extends GlobalArgs {
   class?: string;
 }
 
-export const retryCommand: CommandModule<GlobalArgs, RetryArgs> = {
+export const retryCommand = defineCommand<RetryArgs>({
   command: 'retry [id]',
   describe: 'run a FAILED job once more, or with --status FAILED every FAILED job (of --class)',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .positional('id', { type: 'string', describe: 'job id' })
-      .option('status', { type: 'string', describe: 'FAILED: every failed job' })
-      .option('class', { type: 'string', describe: 'with --status: only this class' }) as unknown as Argv<RetryArgs>,
-  handler: action(async (args: RetryArgs) => {
+  positionals: { id: JOB_ID_ARG },
+  options: {
+    status: { type: 'string', describe: 'FAILED: every failed job' },
+    class: { type: 'string', describe: 'with --status: only this class' },
+  },
+  run: async (args) => {
     if (args.id !== undefined) {
       if (args.status !== undefined || args.class !== undefined) throw new InvalidInputError('USAGE', 'give a job id, or --status FAILED [--class C], not both');
       const id = parseId(args.id);
-      await withStore(resolveTarget(args), args, { create: false }, async ({ store }) => {
+      await withExistingStore(args, async ({ store }) => {
         const outcome = await store.jobRetry({ id, actor: CLI_ACTOR });
         if (outcome === 'not_found') throw new NotFoundError(`job ${id}`);
         if (outcome === 'not_failed') {
@@ -35,9 +34,9 @@ export const retryCommand: CommandModule<GlobalArgs, RetryArgs> = {
     if (args.status === undefined) throw new InvalidInputError('USAGE', 'give a job id, or --status FAILED [--class C]');
     if (args.status.toUpperCase() !== 'FAILED') throw new InvalidInputError('STATUS', `only FAILED jobs can be retried: --status must be FAILED, got ${JSON.stringify(args.status)}`);
     if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
-    await withStore(resolveTarget(args), args, { create: false }, async ({ store }) => {
+    await withExistingStore(args, async ({ store }) => {
       const count = await store.jobRetryFailed({ class: args.class, actor: CLI_ACTOR });
       output(args.json, { count }, () => `${count} FAILED job(s)${args.class === undefined ? '' : ` of class ${args.class}`} queued to run again`);
     });
-  }),
-};
+  },
+});

@@ -1,29 +1,20 @@
 /** `leasehold show <id>`: the job's row, its attempts and its event timeline. */
-import type { Argv, CommandModule } from 'yargs';
 import { NotFoundError } from '../../errors.js';
 import type { AttemptRow, EventRow, JobRow } from '../../store/types.js';
-import { action, output, parseId, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { defineJobCommand, output } from '../context.js';
 import { clip, fields, formatAgo, formatDuration, formatWhen, table } from '../format.js';
 
-interface ShowArgs extends GlobalArgs {
-  id: string;
-}
-
-export const showCommand: CommandModule<GlobalArgs, ShowArgs> = {
+export const showCommand = defineJobCommand({
   command: 'show <id>',
   describe: "a job: its row, attempts and event timeline",
-  builder: (yargs: Argv<GlobalArgs>) => yargs.positional('id', { type: 'string', describe: 'job id' }) as unknown as Argv<ShowArgs>,
-  handler: action(async (args: ShowArgs) => {
-    const id = parseId(args.id);
-    await withStore(resolveTarget(args), args, { create: false }, async ({ store, clock }) => {
-      const job = await store.jobGet({ id });
-      if (job === undefined) throw new NotFoundError(`job ${id}`);
-      const [attempts, events] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id })];
-      const now = clock.now();
-      output(args.json, { job: jobJson(job), attempts, events: events.map(eventJson) }, () => showText(job, attempts, events, now));
-    });
-  }),
-};
+  run: async (id, { store, clock, json }) => {
+    const job = await store.jobGet({ id });
+    if (job === undefined) throw new NotFoundError(`job ${id}`);
+    const [attempts, events] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id })];
+    const now = clock.now();
+    output(json, { job: jobJson(job), attempts, events: events.map(eventJson) }, () => showText(job, attempts, events, now));
+  },
+});
 
 /** The row with its JSON columns (payload, result, progress) parsed. */
 export function jobJson(job: JobRow): Record<string, unknown> {

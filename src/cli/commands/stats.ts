@@ -1,9 +1,8 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
-import type { Argv, CommandModule } from 'yargs';
 import { InvalidInputError } from '../../errors.js';
 import { collectStats, DEFAULT_STATS_LIMIT, type StatsReport } from '../reports/stats.js';
 import { JOB_STATUSES } from '../../store/types.js';
-import { action, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
 import { formatAgo, formatBytes, formatDuration, formatTime, table } from '../format.js';
 
 interface StatsArgs extends GlobalArgs {
@@ -11,14 +10,14 @@ interface StatsArgs extends GlobalArgs {
   limit: number;
 }
 
-export const statsCommand: CommandModule<GlobalArgs, StatsArgs> = {
+export const statsCommand = defineCommand<StatsArgs>({
   command: 'stats',
   describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what retention would delete',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('hours', { type: 'number', default: 24, describe: 'window of the retry distribution and the error codes' })
-      .option('limit', { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs and of error codes' }) as unknown as Argv<StatsArgs>,
-  handler: action(async (args: StatsArgs) => {
+  options: {
+    hours: { type: 'number', default: 24, describe: 'window of the retry distribution and the error codes' },
+    limit: { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs and of error codes' },
+  },
+  run: async (args) => {
     if (!Number.isFinite(args.hours) || args.hours <= 0) throw new InvalidInputError('USAGE', `--hours must be a number > 0, got ${JSON.stringify(String(args.hours))}`);
     const limit = parseCount('limit', args.limit, 1_000);
     const target = resolveTarget(args);
@@ -26,8 +25,8 @@ export const statsCommand: CommandModule<GlobalArgs, StatsArgs> = {
       const report = await collectStats(store, { now: clock.now(), retention: retentionPolicy(target.config), windowMs: args.hours * 3_600_000, limit });
       output(args.json, report, () => statsText(report));
     });
-  }),
-};
+  },
+});
 
 function statsText(report: StatsReport): string {
   const { now } = report;

@@ -1,15 +1,13 @@
 /** `leasehold sweep`: take back expired leases now, as the supervisor's sweeper does. */
-import type { Argv, CommandModule } from 'yargs';
 import { retryDelayFor } from '../../backoff.js';
 import { recoverExpiredLeases } from '../../queue/sweep.js';
-import { action, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatTime, table } from '../format.js';
 
-export const sweepCommand: CommandModule<GlobalArgs, GlobalArgs> = {
+export const sweepCommand = defineCommand<GlobalArgs>({
   command: 'sweep',
   describe: 'take back jobs whose lease expired (their worker died or went silent)',
-  builder: (yargs: Argv<GlobalArgs>) => yargs,
-  handler: action(async (args: GlobalArgs) => {
+  run: async (args) => {
     const target = resolveTarget(args);
     const { config } = target;
     await withStore(target, args, { create: false }, async ({ store }) => {
@@ -36,5 +34,5 @@ export const sweepCommand: CommandModule<GlobalArgs, GlobalArgs> = {
             )}`,
       );
     });
-  }),
-};
+  },
+});

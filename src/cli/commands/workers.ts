@@ -1,8 +1,7 @@
 /** `leasehold workers`: supervisors and children from the registry. */
-import type { Argv, CommandModule } from 'yargs';
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
-import { action, output, parseCount, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
 import { formatAgo, formatBytes, formatDuration, formatPercent, table } from '../format.js';
 
 interface WorkersArgs extends GlobalArgs {
@@ -10,22 +9,22 @@ interface WorkersArgs extends GlobalArgs {
   limit: number;
 }
 
-export const workersCommand: CommandModule<GlobalArgs, WorkersArgs> = {
+export const workersCommand = defineCommand<WorkersArgs>({
   command: 'workers',
   describe: 'supervisors and children: pid, class, state, current job, CPU, memory, restarts, uptime, last heartbeat',
-  builder: (yargs: Argv<GlobalArgs>) =>
-    yargs
-      .option('all', { type: 'boolean', default: false, describe: 'include workers that exited' })
-      .option('limit', { type: 'number', default: 100, describe: 'at most this many, newest first' }) as unknown as Argv<WorkersArgs>,
-  handler: action(async (args: WorkersArgs) => {
+  options: {
+    all: { type: 'boolean', default: false, describe: 'include workers that exited' },
+    limit: { type: 'number', default: 100, describe: 'at most this many, newest first' },
+  },
+  run: async (args) => {
     const limit = parseCount('limit', args.limit, 10_000);
-    await withStore(resolveTarget(args), args, { create: false }, async ({ store, clock }) => {
+    await withExistingStore(args, async ({ store, clock }) => {
       const now = clock.now();
       const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit }), now);
       output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers }, () => workersText(workers, now));
     });
-  }),
-};
+  },
+});
 
 function workersText(workers: WorkerView[], now: number): string {
   const stale = workers.filter((w) => w.stale).length;
