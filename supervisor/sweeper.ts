@@ -41,8 +41,10 @@ export class Sweeper {
     const recovered = await recoverExpiredLeases(store, this.options);
     for (const job of recovered) logRecovery(logger, job, 'LEASE:EXPIRED');
     (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, 'LEASE:EXPIRED', 'sweeper');
-    if (recovered.length > 0) this.options.onRecovered?.(recovered);
-    if (recovered.length > 0) logger.info(`sweep took back ${recovered.length} expired lease(s)`, { event: 'SWEEP', recovered: recovered.length });
+    if (recovered.length > 0) {
+      this.options.onRecovered?.(recovered);
+      logger.info(`sweep took back ${recovered.length} expired lease(s)`, { event: 'SWEEP', recovered: recovered.length });
+    }
     return recovered;
   }
 }
