@@ -81,6 +81,8 @@ const classSchema = mapping({
   /** Resolved against the config file's folder by the loader. */
   handler: nonEmptyString('a handler module path'),
   processes: count().default(1),
+  /** Jobs one child runs at the same time (for I/O-bound handlers). */
+  concurrency: count().default(1),
   lease_seconds: seconds().default(30),
   /** Default: a third of the lease, at most 10 s. */
   heartbeat_seconds: seconds().optional(),
