@@ -1,22 +1,17 @@
 /**
- * A child worker process: `node dist/child/main.js --config F --class C --worker-id W`,
- * forked by the supervisor with an IPC channel, as the leader of its own
- * process group (so a kill of the group takes the handler's subprocesses too).
+ * A child worker process: `node dist/child/main.js`, forked by the supervisor
+ * with an IPC channel, as the leader of its own process group (so a kill of
+ * the group takes the handler's subprocesses too). Its first message is its
+ * resolved class config (ChildStart).
  */
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config/load.js';
 import { coerceError } from '../src/errors.js';
-import { CHILD_EXIT, isSupervisorToChild, type ChildToSupervisor } from '../src/ipc/protocol.js';
+import { CHILD_EXIT, isSupervisorToChild, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
-import { ClaimLoop } from './claim-loop.js';
 import { loadHandler } from './handler.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
-
-const { values: args } = parseArgs({
-  options: { config: { type: 'string' }, class: { type: 'string' }, 'worker-id': { type: 'string' } },
-});
+import { RunLoop } from './run-loop.js';
 
 function send(message: ChildToSupervisor): void {
   if (process.connected) process.send?.(message);
@@ -32,9 +27,22 @@ async function exit(code: number): Promise<never> {
   process.exit(code);
 }
 
+/** The supervisor's messages: the first must be the start; the rest go to `onMessage` once it is set. */
+function listen(): { started: Promise<ChildStart>; onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart>) => void) => void } {
+  let handler: ((message: Exclude<SupervisorToChild, ChildStart>) => void) | undefined;
+  const started = new Promise<ChildStart>((resolve) => {
+    process.on('message', (message: unknown) => {
+      if (!isSupervisorToChild(message)) return;
+      if (message.type === 'start') resolve(message);
+      else handler?.(message);
+    });
+  });
+  return { started, onMessage: (h) => (handler = h) };
+}
+
 async function main(): Promise<void> {
   let store: WorkerStore | undefined;
-  let loop: ClaimLoop | undefined;
+  let loop: RunLoop | undefined;
   let killGraceMs = 5_000;
 
   /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
@@ -64,22 +72,13 @@ async function main(): Promise<void> {
     });
   });
 
+  const supervisor = listen();
+  const start = await supervisor.started;
   try {
-    const config = loadConfig(args.config ?? '');
-    const classConfig = config.classes.find((c) => c.name === args.class);
-    if (classConfig === undefined) throw new Error(`class ${String(args.class)} is not in ${config.file}`);
-    killGraceMs = classConfig.kill_grace_seconds * 1000;
-    const handler = await loadHandler(classConfig.handler);
-    store = await openStore(config.database);
-    loop = new ClaimLoop({
-      store,
-      config: classConfig,
-      handler,
-      resultLimitBytes: config.result_limit_bytes,
-      ownerId: args['worker-id'] ?? `pid-${process.pid}`,
-      send,
-      log,
-    });
+    killGraceMs = start.config.kill_grace_seconds * 1000;
+    const handler = await loadHandler(start.config.handler);
+    store = await openStore(start.database);
+    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
     await exit(CHILD_EXIT.STARTUP_FAILED);
@@ -87,10 +86,9 @@ async function main(): Promise<void> {
   }
 
   const running = loop;
-  process.on('message', (message: unknown) => {
-    if (!isSupervisorToChild(message)) return;
+  supervisor.onMessage((message) => {
     if (message.type === 'wake') return running.wake();
-    const stopping = message.type === 'drain' ? running.stop() : stopNow(message.reason);
+    const stopping = message.type === 'drain' ? running.drain() : stopNow(message.reason);
     void stopping.then(async () => {
       await store?.close();
       await exit(CHILD_EXIT.OK);
@@ -98,7 +96,7 @@ async function main(): Promise<void> {
   });
   running.start();
   // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback.
-  await store.subscribe?.([args.class ?? ''], () => running.wake(), (error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
+  await store.subscribe?.([start.config.name], () => running.wake(), (error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
   send({ type: 'ready' });
 }
 

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
-import { isChildToSupervisor, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
@@ -32,37 +32,38 @@ export interface ChildEvents {
 /**
  * One forked child worker, leader of its own process group so that a kill
  * reaches the handler's subprocesses too. Tracks what the supervisor knows of
- * it: state, the job in hand, why we killed it (if we did).
+ * it: state, the jobs in hand, why we killed it (if we did).
  */
 export class ChildHandle {
   readonly process: ChildProcess;
   readonly pid: number;
   state: 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' = 'starting';
-  /** The job it is running now, as it last told us. */
+  /** The job it started last, as it told us. */
   job: RunningJob | undefined;
-  /** Jobs it started whose outcome it has not written yet (outcomes are written in batches). */
+  /** Jobs it started whose outcome it has not written yet (outcomes are written in batches), in start order. */
   readonly started = new Map<number, RunningJob>();
   /** How many jobs it has finished: a child that did work and then crashed is restarted without delay growth. */
   jobsFinished = 0;
-  /** Why we stopped it, and the error code its job's attempt ends with. */
-  killed: { reason: KillReason; code: string; detail: string; job: RunningJob | undefined } | undefined;
+  /** Why we stopped it, the error code the culprit's attempt ends with, and the culprit when one job is to blame. */
+  killed: { reason: KillReason; code: string; detail: string; culprit: RunningJob | undefined } | undefined;
   startupError: string | undefined;
   readonly exited: Promise<ChildExit>;
   private killTimer: NodeJS.Timeout | undefined;
 
-  constructor(
-    readonly workerId: string,
-    readonly config: ClassConfig,
-    configFile: string,
-    events: ChildEvents,
-  ) {
-    this.process = fork(CHILD_MAIN, ['--config', configFile, '--class', config.name, '--worker-id', workerId], {
+  readonly workerId: string;
+  readonly config: ClassConfig;
+
+  constructor(start: ChildStart, events: ChildEvents) {
+    this.workerId = start.workerId;
+    this.config = start.config;
+    this.process = fork(CHILD_MAIN, [], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
-    if (this.process.pid === undefined) throw new Error(`could not fork a child for class ${config.name}`);
+    if (this.process.pid === undefined) throw new Error(`could not fork a child for class ${start.config.name}`);
     this.pid = this.process.pid;
+    this.send(start);
     this.process.on('message', (message: unknown) => {
       if (isChildToSupervisor(message)) events.message(this, message);
     });
@@ -98,9 +99,9 @@ export class ChildHandle {
    * Stop the child for a reason: SIGTERM to its group, SIGKILL after
    * `graceMs`. The first reason given is the one recorded.
    */
-  kill(reason: KillReason, code: string, detail: string, graceMs: number): void {
+  kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit = this.soleSuspect()): void {
     if (!this.alive) return;
-    this.killed ??= { reason, code, detail, job: this.job };
+    this.killed ??= { reason, code, detail, culprit };
     if (this.killTimer !== undefined) return;
     this.state = 'stopping';
     this.signalGroup('SIGTERM');
@@ -109,8 +110,17 @@ export class ChildHandle {
 
   /** SIGKILL now, the group included. */
   forceKill(reason: KillReason, code: string, detail: string): void {
-    this.killed ??= { reason, code, detail, job: this.job };
+    this.killed ??= { reason, code, detail, culprit: this.soleSuspect() };
     this.signalGroup('SIGKILL');
+  }
+
+  /**
+   * The job to blame for what the whole child did (crashed, blocked, grew):
+   * with one slot, the job it started last (the ones before it have ended);
+   * with several, nobody can tell, so none.
+   */
+  soleSuspect(): RunningJob | undefined {
+    return this.config.concurrency === 1 ? this.job : undefined;
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -14,7 +14,9 @@ export const POISON_THRESHOLD = 3;
 export interface PoolDeps {
   store: SupervisorStore;
   logger: Logger;
-  configFile: string;
+  /** What every child is handed with its class config: the database, the result cap. */
+  database: string;
+  resultLimitBytes: number;
   supervisorId: string;
   host: string;
   retryDelay: RetryDelay;
@@ -94,7 +96,8 @@ export class ClassPool {
     if (!this.accepting || this.disabled !== undefined) return;
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
-    const child = new ChildHandle(workerId, this.config, this.deps.configFile, {
+    const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config };
+    const child = new ChildHandle(start, {
       message: (from, message) => this.onMessage(from, message),
       output: (from, stream, line) => {
         const level = stream === 'stderr' ? 'warn' : 'info';
@@ -234,7 +237,13 @@ export class ClassPool {
     this.restartTimers.add(timer);
   }
 
-  /** Guarantee 4's fast path: the child is gone, so its jobs come back now, not when the lease runs out. */
+  /**
+   * Guarantee 4's fast path: the child is gone, so its jobs come back now, not
+   * when the lease runs out. When one job is to blame (the one killed for, or
+   * the only one a one-slot child was running), it alone spends a retry, and
+   * is failed as poison once it has taken down POISON_THRESHOLD children in a
+   * row; the child's other jobs go back free, as its victims.
+   */
   private async takeBackJobs(child: ChildHandle, how: string): Promise<void> {
     const { store, retryDelay } = this.deps;
     if (child.killed?.reason === 'shutdown') {
@@ -251,12 +260,12 @@ export class ClassPool {
       actor: this.deps.supervisorId,
       retryDelay,
     };
-    const running = child.killed?.job ?? child.job;
-    if (running !== undefined) {
-      const deaths = (this.deaths.get(running.jobId) ?? 0) + 1;
-      this.deaths.set(running.jobId, deaths);
+    const culprit = child.killed !== undefined ? child.killed.culprit : child.soleSuspect();
+    if (culprit !== undefined) {
+      const deaths = (this.deaths.get(culprit.jobId) ?? 0) + 1;
+      this.deaths.set(culprit.jobId, deaths);
       if (deaths >= POISON_THRESHOLD) {
-        this.deaths.delete(running.jobId);
+        this.deaths.delete(culprit.jobId);
         Object.assign(params, {
           errorCode: 'WORKER:POISON',
           errorDetail: `took down its child ${deaths} times in a row (last: ${params.errorCode}, ${params.errorDetail})`,
@@ -264,8 +273,9 @@ export class ClassPool {
         });
       }
     }
-    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, startedJobIds: [...child.started.keys()] });
-    for (const job of recovered) logRecovery(this.logger.child({ pid: child.pid }), job, params.errorCode);
+    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId });
+    const logger = this.logger.child({ pid: child.pid });
+    for (const job of recovered) logRecovery(logger, job, params.errorCode, culprit?.jobId);
     this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
     this.wakeFor(recovered);
   }

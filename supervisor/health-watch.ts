@@ -93,7 +93,7 @@ export class HealthWatch {
       // The child aborts the signal itself at max_runtime; past the grace it has not let go.
       if (heldIds.has(job.jobId) && runtimeMs > maxRuntimeMs + config.kill_grace_seconds * 1000) {
         const detail = `job ${job.jobId} ran ${(runtimeMs / 1000).toFixed(1)}s, past max_runtime_seconds ${config.max_runtime_seconds} and its grace`;
-        return this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', detail);
+        return this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', detail, job);
       }
       if (heldIds.has(job.jobId)) {
         job.missingSince = undefined;
@@ -111,16 +111,17 @@ export class HealthWatch {
     }
   }
 
-  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string): void {
+  /** Kill a child for `culprit` (the job over its runtime), or for the job to blame if it has only one slot. */
+  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string, culprit = child.soleSuspect()): void {
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',
       class: child.config.name,
       pid: child.pid,
-      job_id: child.job?.jobId,
+      job_id: culprit?.jobId,
       reason,
       code,
     });
-    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000);
+    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
   }
 }
 

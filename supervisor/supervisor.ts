@@ -55,7 +55,7 @@ export class Supervisor {
         ? undefined
         : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy() });
     this.pools = config.classes.map(
-      (classConfig) => new ClassPool(classConfig, { store, logger, configFile: config.file, supervisorId, host, retryDelay: this.retryDelay, metrics: sink }),
+      (classConfig) => new ClassPool(classConfig, { store, logger, database: config.database, resultLimitBytes: config.result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: sink }),
     );
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000) });

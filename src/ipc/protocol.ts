@@ -3,13 +3,27 @@
  * per direction. Errors cross as ErrorSummary and are rebuilt with
  * reviveError, so `retryable` survives the trip.
  */
-import type { LogLevel } from '../config/schema.js';
+import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
 
+/**
+ * Everything a child needs, resolved by the supervisor: the child never reads
+ * queue.yaml, so the limits it applies are the ones the supervisor enforces.
+ */
+export interface ChildStart {
+  type: 'start';
+  workerId: string;
+  database: string;
+  resultLimitBytes: number;
+  config: ClassConfig;
+}
+
 export type SupervisorToChild =
-  /** Stop claiming, finish the job in hand, hand back what was only claimed, exit 0. */
+  /** The first message, and only once. */
+  | ChildStart
+  /** Stop claiming, finish the jobs in hand, hand back what was only claimed, exit 0. */
   | { type: 'drain' }
-  /** Abort the job in hand now and hand it back without spending a retry, then exit 0. */
+  /** Abort the jobs in hand now and hand them back without spending a retry, then exit 0. */
   | { type: 'stop'; reason: string }
   /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
   | { type: 'wake' };
@@ -53,5 +67,5 @@ export function isChildToSupervisor(value: unknown): value is ChildToSupervisor 
 
 export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
   const type = (value as { type?: unknown } | null)?.type;
-  return type === 'drain' || type === 'stop' || type === 'wake';
+  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake';
 }

@@ -212,15 +212,13 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
 }
 
 /**
- * Takes back a held job from a worker that is gone or silent. A job only
- * claimed (its handler never started, as far as anyone knows) goes back
- * without spending a retry; a started one ends its attempt FAILED with the
- * given code and follows the retry policy.
+ * Takes back a held job from a worker that is gone or silent. A claim counts
+ * as a start: the worker may have begun the handler the moment its claim
+ * committed, and nobody but that worker can prove it did not, so the attempt
+ * ends FAILED with the given code and follows the retry policy, whoever takes
+ * the job back. Only the holder's own handback (`planRelease`) is free.
  */
-export function planRecovery(row: HeldFacts, params: RecoverParams, now: number, knownStarted: boolean): OutcomePlan {
-  if (row.status === 'CLAIMED' && !knownStarted) {
-    return planRelease(row, now, params.actor, `${params.errorCode}: ${params.errorDetail}`);
-  }
+export function planRecovery(row: HeldFacts, params: RecoverParams, now: number): OutcomePlan {
   const runAt = now + params.retryDelay(row.class, row.attempts);
   const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
   const plan = failurePlan(row, null, error, runAt);
@@ -231,6 +229,16 @@ export function planRecovery(row: HeldFacts, params: RecoverParams, now: number,
     ...plan,
     events: [event(row.id, now, params.event, params.actor, taken), event(row.id, now, outcomeEvent(outcome), params.actor, next)],
   };
+}
+
+/**
+ * Takes back what a killed or crashed worker held. With a culprit named, only
+ * the culprit spends a retry; the worker's other jobs were stopped because of
+ * it and go back free, as victims.
+ */
+export function planOwnerRecovery(row: HeldFacts, params: RecoverParams & { culpritJobId?: number }, now: number): OutcomePlan {
+  if (params.culpritJobId === undefined || params.culpritJobId === row.id) return planRecovery(row, params, now);
+  return planRelease(row, now, params.actor, `victim of job ${params.culpritJobId} (${params.errorCode})`);
 }
 
 export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {

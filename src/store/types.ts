@@ -267,11 +267,11 @@ export interface SupervisorStore extends Connection {
   /** The jobs one owner holds now, with their lease data: what the supervisor's health watch reads. */
   jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]>;
   /**
-   * `startedJobIds`: jobs the caller knows were running though the database
-   * still says CLAIMED (their start is written lazily): they fail and spend a
-   * retry instead of going back for free.
+   * Take back every job an owner holds (each spends a retry: see planRecovery).
+   * `culpritJobId`: the job the owner was killed for; its other jobs go back
+   * without spending a retry.
    */
-  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]>;
+  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]>;
   /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   workerRegister(params: WorkerRegistration): Promise<void>;

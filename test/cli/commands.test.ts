@@ -457,18 +457,18 @@ describe('leasehold against a database from a real supervisor run', () => {
     try {
       const [claimed] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
       await waitFor('the lease to run out', () => Date.now() > claimed!.leaseExpiresAt + 5);
+      // A claim counts as a start, and the class allows no retries: the expired attempt dead-letters the job.
       const swept = await leaseholdJson<{ count: number; recovered: Record<string, unknown>[] }>([...args, 'sweep']);
       expect(swept).toEqual({
         count: 1,
-        recovered: [{ id: claimed!.id, class: 'hang', attempt: claimed!.attempt, owner_id: 'gone-worker', status: 'QUEUED', run_at: expect.any(Number), released: true }],
+        recovered: [{ id: claimed!.id, class: 'hang', attempt: claimed!.attempt, owner_id: 'gone-worker', status: 'FAILED', run_at: null, released: false }],
       });
-      expect((await store.jobGet({ id: claimed!.id }))?.status).toBe('QUEUED');
+      expect((await store.jobGet({ id: claimed!.id }))?.status).toBe('FAILED');
+      await leasehold([...args, 'enqueue', 'hang']);
       const [again] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
-      await store.jobStart({ id: again!.id, leaseToken: again!.leaseToken, leaseMs: 1 });
       await waitFor('the lease to run out', () => Date.now() > again!.leaseExpiresAt + 5);
       const text = await leasehold([...args, 'sweep']);
       expect(text.stdout).toMatch(/^took back 1 job\(s\) whose lease expired$/m);
-      // Its class allows no retries: the expired running attempt dead-letters it.
       expect(text.stdout).toMatch(new RegExp(`^\\s*${again!.id}\\s+hang\\s+${again!.attempt}\\s+gone-worker\\s+FAILED\\s+-$`, 'm'));
       expect((await leasehold([...args, 'sweep'])).stdout.trim()).toBe('no expired leases');
     } finally {

@@ -300,23 +300,21 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         ]);
       });
 
-      it('fails a claimed job the caller knows had started, instead of handing it back for free', async () => {
-        const started = await enqueue({ maxRetries: 0 });
-        const waiting = await enqueue({ maxRetries: 0 });
+      it('counts a claim as a start: taking back what an owner held spends a retry, unless a culprit is named', async () => {
+        const culprit = await enqueue({ maxRetries: 0 });
+        const victim = await enqueue({ maxRetries: 0 });
         await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
-        const recovered = await store.leasesRecoverByOwner({
-          ownerId: OWNER_A,
-          errorCode: 'WORKER:CRASHED',
-          errorDetail: 'child exited with code 1',
-          event: 'RECOVERED',
-          actor: 'supervisor',
-          retryDelay: fixedDelay(0),
-          startedJobIds: [started],
-        });
-        expect(recovered.map((r) => [r.id, r.status, r.released]).sort()).toEqual([
-          [started, 'FAILED', false],
-          [waiting, 'QUEUED', true],
+        const crash = { errorCode: 'WORKER:CRASHED', errorDetail: 'child exited with code 1', event: 'RECOVERED' as const, actor: 'supervisor', retryDelay: fixedDelay(0) };
+        const named = await store.leasesRecoverByOwner({ ...crash, ownerId: OWNER_A, culpritJobId: culprit });
+        expect(named.map((r) => [r.id, r.status, r.released]).sort()).toEqual([
+          [culprit, 'FAILED', false],
+          [victim, 'QUEUED', true],
         ]);
+        expect(await store.attemptList({ jobId: victim })).toMatchObject([{ status: 'CANCELLED', error_code: 'LEASE:RELEASED', error_detail: `victim of job ${culprit} (WORKER:CRASHED)` }]);
+
+        await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
+        const unnamed = await store.leasesRecoverByOwner({ ...crash, ownerId: OWNER_A });
+        expect(unnamed).toMatchObject([{ id: victim, status: 'FAILED', released: false }]);
       });
     });
 
@@ -456,12 +454,12 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RECOVERED', 'FAILED']);
       });
 
-      it('hands back a claimed-but-never-started job without spending a retry', async () => {
+      it('counts a claimed job whose start was never written: only its holder can prove it never began', async () => {
         const id = await enqueue({ maxRetries: 0 });
         await claimOne();
         clock.advance(LEASE_MS + 1);
-        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'QUEUED', released: true }]);
-        expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', releases: 1 });
+        expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED', released: false }]);
+        expect(await store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', releases: 0 });
       });
 
       it('puts a handed-back job back in its place in the queue, not behind the jobs enqueued since', async () => {
@@ -516,7 +514,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         });
         expect(recovered.map((r) => [r.id, r.released]).sort()).toEqual([
           [mine[0]!.id, false],
-          [mine[1]!.id, true],
+          [mine[1]!.id, false],
         ]);
         expect(await store.attemptList({ jobId: mine[0]!.id })).toMatchObject([{ status: 'FAILED', error_code: 'WORKER:CRASHED' }]);
         expect(await store.jobGet({ id: theirs.id })).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_B });

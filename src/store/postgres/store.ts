@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, LOST, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
+import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
@@ -288,15 +288,14 @@ export class PostgresStore extends PostgresReads implements Store {
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
       const expired = await rows<HeldFacts>(db, LEASE_SQL.expired, [now - this.target.clockSkewMs, params.limit]);
-      return this.recoverRows(db, expired, (row) => planRecovery(row, params, now, false), now);
+      return this.recoverRows(db, expired, (row) => planRecovery(row, params, now), now);
     });
   }
 
-  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]> {
-    const started = new Set(params.startedJobIds);
+  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
       const held = await rows<HeldFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
-      return this.recoverRows(db, held, (row) => planRecovery(row, params, now, started.has(row.id)), now);
+      return this.recoverRows(db, held, (row) => planOwnerRecovery(row, params, now), now);
     });
   }
 

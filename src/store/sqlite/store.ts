@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, LOST, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
+import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
@@ -212,31 +212,27 @@ export class SqliteStore extends SqliteReads implements Store {
   // the sweeper and the supervisor
 
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
-    return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], params, now, new Set()));
+    return this.write((now) => this.applyAll(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], (row) => planRecovery(row, params, now), now));
   }
 
-  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; startedJobIds?: number[] }): Promise<RecoveredJob[]> {
+  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], params, now, new Set(params.startedJobIds)),
+      this.applyAll(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planOwnerRecovery(row, params, now), now),
     );
   }
 
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      (this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[]).map((row) => {
-        const plan = planRelease(row, now, params.actor, params.reason);
-        this.apply(plan, now);
-        return recoveredJob(row, plan);
-      }),
+      this.applyAll(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planRelease(row, now, params.actor, params.reason), now),
     );
   }
 
-  /** Takes back held jobs from a worker that is gone or silent (what happens to each: planRecovery). */
-  private recoverRows(rows: HeldFacts[], params: RecoverParams, now: number, knownStarted: Set<number>): RecoveredJob[] {
+  /** Inside a transaction: take back held rows, each as `plan` says. */
+  private applyAll(rows: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
     return rows.map((row) => {
-      const plan = planRecovery(row, params, now, knownStarted.has(row.id));
-      this.apply(plan, now);
-      return recoveredJob(row, plan);
+      const planned = plan(row);
+      this.apply(planned, now);
+      return recoveredJob(row, planned);
     });
   }
 

@@ -1,0 +1,50 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Where a child with nothing to claim waits: a poll interval, cut short by a
+ * wake-up (an enqueue's notification, the supervisor's wake, a retry of ours
+ * falling due) or by a stop.
+ */
+export class IdleWait {
+  private controller = new AbortController();
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private nextWakeAt = 0;
+  private closed = false;
+
+  constructor(private readonly pollMs: number) {}
+
+  /**
+   * Sleep a poll interval, unless a wake came since the last wait. The
+   * interval is pollMs on average, drawn from [0.5, 1.5) × pollMs: idle
+   * children that all found the queue empty at the same moment would
+   * otherwise poll in step forever.
+   */
+  async wait(): Promise<void> {
+    const ms = this.pollMs * (0.5 + Math.random());
+    if (!this.controller.signal.aborted) await sleep(ms, undefined, { signal: this.controller.signal }).catch(() => undefined);
+    if (!this.closed) this.controller = new AbortController();
+  }
+
+  wake(): void {
+    this.controller.abort();
+  }
+
+  /** A job of ours comes back at `runAt`: be awake for it rather than up to a poll interval late. */
+  wakeAt(runAt: number): void {
+    if (this.wakeTimer !== undefined && this.nextWakeAt <= runAt) return;
+    clearTimeout(this.wakeTimer);
+    this.nextWakeAt = runAt;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.wake();
+    }, Math.max(0, runAt - Date.now()));
+    this.wakeTimer.unref();
+  }
+
+  /** No more waiting: every wait from now on returns at once. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.wakeTimer);
+    this.wake();
+  }
+}

@@ -1,0 +1,113 @@
+import { coerceError } from '../src/errors.js';
+import type { LogLevel } from '../src/config/schema.js';
+import type { ClaimedJob, ClaimRequest, SettleResult, WorkerStore } from '../src/store/types.js';
+import type { RunVerdict } from './job-run.js';
+
+/** An outcome waits at most this long to be written, with whatever else is due (group commit). */
+export const FLUSH_AFTER_MS = 25;
+
+/** A verdict about a job the child holds, waiting to be written. */
+export interface PendingOutcome {
+  job: ClaimedJob;
+  run: RunVerdict;
+  durationMs: number;
+  /** A job handed back before its handler began (the supervisor never heard of its start). */
+  unstarted?: boolean;
+}
+
+export interface OutcomeWriterDeps {
+  store: WorkerStore;
+  log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
+  /** How long to wait before writing again after the database refused a write. */
+  retryMs: number;
+  /** What was just written, each outcome with the database's answer. */
+  onWritten: (written: { outcome: PendingOutcome; result: SettleResult }[]) => void;
+}
+
+/**
+ * The child's group commit. Outcomes queue here and are written together in
+ * one transaction, with the next claim when one is due, at most
+ * FLUSH_AFTER_MS after the oldest was queued, whatever the handlers are
+ * doing. Writes go one at a time (two at once could write one outcome
+ * twice). An outcome queued while a write is in flight waits for the next
+ * one; a write the database refused is kept and tried again. Nothing is
+ * dropped but what `forget` drops: outcomes about jobs the child no longer
+ * holds.
+ */
+export class OutcomeWriter {
+  private queue: { outcome: PendingOutcome; queuedAt: number }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: OutcomeWriterDeps) {}
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  add(outcome: PendingOutcome): void {
+    this.queue.push({ outcome, queuedAt: Date.now() });
+    this.arm(FLUSH_AFTER_MS);
+  }
+
+  /** The lease is gone: write nothing more about this job. */
+  forget(jobId: number): void {
+    this.queue = this.queue.filter((entry) => entry.outcome.job.id !== jobId);
+  }
+
+  /** Write what is queued now, and claim if asked, in one transaction; resolves to the jobs claimed. */
+  flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+    const write = this.writes.then(() => this.write(claim));
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Write until nothing is queued, or until a write fails (the caller is leaving; the supervisor takes back the rest). */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const before = this.queue.length;
+      await this.flush();
+      if (this.queue.length >= before) return;
+    }
+  }
+
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Write within `withinMs` of the oldest queued outcome (or of now, after a failure). */
+  private arm(withinMs: number): void {
+    if (this.timer !== undefined || this.queue.length === 0) return;
+    const oldest = this.queue[0]!.queuedAt;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, Math.max(0, oldest + withinMs - Date.now()));
+  }
+
+  private async write(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+    const batch = this.queue;
+    if (batch.length === 0 && claim === undefined) return [];
+    this.queue = [];
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const settlements = batch.map(({ outcome: { job, run } }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict }));
+    try {
+      const written = await this.deps.store.jobsSettle({ settlements, claim });
+      this.deps.onWritten(batch.map(({ outcome }, index) => ({ outcome, result: written.settled[index]! })));
+      this.arm(FLUSH_AFTER_MS);
+      return written.claimed;
+    } catch (error) {
+      this.queue = [...batch, ...this.queue];
+      this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
+      if (this.queue.length > 0) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          void this.flush();
+        }, this.deps.retryMs);
+      }
+      return [];
+    }
+  }
+}

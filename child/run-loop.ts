@@ -1,0 +1,277 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
+import type { ClaimedJob, SettleResult } from '../src/store/types.js';
+import { IdleWait } from './idle-wait.js';
+import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
+import { LeaseRenewal } from './lease-renewal.js';
+import { FLUSH_AFTER_MS, OutcomeWriter, type PendingOutcome } from './outcome-writer.js';
+
+/** A job that ran at least this long ends the prefetch: claims then bring only what the free slots start at once. */
+export const FAST_JOB_MS = 5;
+
+export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat'> {
+  ownerId: string;
+  send: (message: ChildToSupervisor) => void;
+}
+
+interface Running {
+  run: JobRun;
+  ended: Promise<void>;
+}
+
+/** A verdict about a job whose handler never began: it goes back to the queue, keeping its place, no retry spent. */
+function handBack(reason: string): RunVerdict {
+  return { verdict: { type: 'release', reason }, startedAt: null };
+}
+
+/** A job cancelled while it waited its turn: it ends CANCELLED without running. */
+function cancelledBeforeStart(): RunVerdict {
+  const error = ABORT.cancelled();
+  return { verdict: { type: 'fail', error: { code: error.code, detail: error.message, retryable: false }, retryDelayMs: 0 }, startedAt: null };
+}
+
+/**
+ * A child's work: `concurrency` slots, each running one job. A claim asks for
+ * the free slots plus a small prefetch (none at first, growing while jobs are
+ * fast, back to none after a slow one), so fast jobs cost one transaction per
+ * batch. A prefetched job that cannot start within FLUSH_AFTER_MS is handed
+ * back keeping its place, for a free sibling to take. Outcomes go through the
+ * group commit (OutcomeWriter), with the next claim when one is due. The
+ * heartbeat, cancel, lease loss and stop reach every job held: running,
+ * waiting, or with its outcome not yet written.
+ */
+export class RunLoop {
+  /** Claimed and not yet written about. */
+  private readonly held = new Map<number, ClaimedJob>();
+  private readonly running = new Map<number, Running>();
+  /** Claimed, not started, in claim order; `since`: when it began to wait. */
+  private readonly waiting = new Map<number, { job: ClaimedJob; since: number }>();
+  private readonly writer: OutcomeWriter;
+  private readonly leases: LeaseRenewal;
+  private readonly idle: IdleWait;
+  private readonly slots: number;
+  private prefetch = 0;
+  private allFast = true;
+  private lastClaimed = 0;
+  private claimScheduled = false;
+  private claimRun: Promise<void> | undefined;
+  private handbackTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: RunLoopDeps) {
+    const { config } = deps;
+    this.slots = config.concurrency;
+    this.idle = new IdleWait(config.poll_seconds * 1000);
+    this.writer = new OutcomeWriter({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
+    this.leases = new LeaseRenewal({
+      store: deps.store,
+      leaseMs: config.lease_seconds * 1000,
+      intervalMs: config.heartbeat_seconds * 1000,
+      log: deps.log,
+      held: () => [...this.held.values()].map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
+      onLost: (jobId) => this.onLeaseLost(jobId),
+      onCancelRequested: (jobId) => this.onCancelRequested(jobId),
+    });
+  }
+
+  start(): void {
+    this.leases.start();
+    this.pump();
+  }
+
+  /** Stop idling and claim now. */
+  wake(): void {
+    this.idle.wake();
+  }
+
+  /** Stop claiming, hand back what waits, let the running jobs finish, write everything. */
+  async drain(): Promise<void> {
+    this.beginStopping();
+    await Promise.all([...this.running.values()].map((entry) => entry.ended));
+    await this.finish();
+  }
+
+  /**
+   * Stop now: abort every running job, and write the verdict of any that has
+   * not let go within `graceMs` without waiting for its handler.
+   */
+  async stop(reason: string, graceMs: number): Promise<void> {
+    this.beginStopping();
+    const runs = [...this.running.values()];
+    for (const { run } of runs) run.abort(ABORT.shutdown(reason));
+    const letGo = await Promise.race([Promise.all(runs.map((entry) => entry.ended)).then(() => true), sleep(graceMs).then(() => false)]);
+    if (!letGo) {
+      for (const [id, { run }] of this.running) {
+        this.running.delete(id);
+        const verdict = await run.verdictNow();
+        const durationMs = Date.now() - run.startedAt;
+        if (verdict === null) this.letGo(id, durationMs);
+        else if (this.held.has(id)) this.writer.add({ job: run.job, run: verdict, durationMs });
+      }
+    }
+    await this.finish();
+  }
+
+  /**
+   * Killed by the supervisor (SIGTERM): it knows why and takes the running
+   * jobs back itself, so write nothing about them; write only the outcomes
+   * already reached, and hand back the jobs that never started.
+   */
+  async abandon(): Promise<void> {
+    this.beginStopping();
+    for (const [id, { run }] of this.running) {
+      this.running.delete(id);
+      this.held.delete(id);
+      run.abort(ABORT.shutdown('killed'));
+    }
+    await this.finish();
+  }
+
+  private beginStopping(): void {
+    this.stopping = true;
+    this.idle.close();
+    this.handBack(Infinity, 'child stopping');
+  }
+
+  private async finish(): Promise<void> {
+    await this.claimRun;
+    this.handBack(Infinity, 'child stopping');
+    clearTimeout(this.handbackTimer);
+    await this.writer.drain();
+    this.writer.close();
+    this.leases.stop();
+  }
+
+  /** Start what the free slots can take, hand back later what they cannot, and claim when a slot is free and nothing waits. */
+  private pump(): void {
+    if (this.stopping) return;
+    for (const [id, { job }] of this.waiting) {
+      if (this.running.size >= this.slots) break;
+      this.waiting.delete(id);
+      this.begin(job);
+    }
+    this.armHandback();
+    if (this.running.size < this.slots && this.waiting.size === 0) this.scheduleClaim();
+  }
+
+  /** Claims wait for the end of this turn of the event loop, so that jobs ending together free their slots for one claim. */
+  private scheduleClaim(): void {
+    if (this.claimScheduled || this.claimRun !== undefined) return;
+    this.claimScheduled = true;
+    setImmediate(() => {
+      this.claimScheduled = false;
+      if (this.claimRun !== undefined || this.stopping) return;
+      this.claimRun = this.claim().finally(() => (this.claimRun = undefined));
+      void this.claimRun.then(() => this.pump());
+    });
+  }
+
+  private async claim(): Promise<void> {
+    const free = this.slots - this.running.size;
+    if (free <= 0 || this.waiting.size > 0) return;
+    const { config, ownerId } = this.deps;
+    const limit = free + this.nextPrefetch();
+    const claimed = await this.writer.flush({ classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 });
+    const now = Date.now();
+    for (const job of claimed) {
+      this.held.set(job.id, job);
+      this.waiting.set(job.id, { job, since: now });
+    }
+    this.lastClaimed = claimed.length;
+    if (claimed.length === 0) await this.idle.wait();
+  }
+
+  /** Double the prefetch (0, 1, 3, 7, ...) after a claim whose jobs were all fast, up to claim_batch held at once; else none. */
+  private nextPrefetch(): number {
+    const most = Math.max(0, this.deps.config.claim_batch - this.slots);
+    this.prefetch = this.allFast && this.lastClaimed > 0 ? Math.min(most, this.prefetch * 2 + 1) : 0;
+    this.allFast = true;
+    return this.prefetch;
+  }
+
+  private begin(job: ClaimedJob): void {
+    const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat() }, job);
+    // Told before the handler runs: a handler that blocks the event loop at once must not hide its start from the supervisor.
+    this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
+    const entry: Running = { run, ended: Promise.resolve() };
+    this.running.set(job.id, entry);
+    entry.ended = run.run().then((verdict) => this.onRunEnd(entry, verdict));
+  }
+
+  private onRunEnd(entry: Running, verdict: RunVerdict | null): void {
+    const { job } = entry.run;
+    // Not ours any more: a stop already wrote its verdict, or the supervisor takes it back.
+    if (this.running.get(job.id) !== entry) return;
+    this.running.delete(job.id);
+    const durationMs = Date.now() - entry.run.startedAt;
+    if (durationMs >= FAST_JOB_MS) this.allFast = false;
+    if (verdict === null) this.letGo(job.id, durationMs);
+    else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
+    this.pump();
+  }
+
+  /** Hand back (in one write, at once) the waiting jobs that began to wait at or before `waitedSince`. */
+  private handBack(waitedSince: number, reason: string): void {
+    let handed = 0;
+    for (const [id, { job, since }] of this.waiting) {
+      if (since > waitedSince) break;
+      this.waiting.delete(id);
+      this.writer.add({ job, run: handBack(reason), durationMs: 0, unstarted: true });
+      handed += 1;
+    }
+    if (handed === 0) return;
+    this.allFast = false;
+    void this.writer.flush();
+  }
+
+  private armHandback(): void {
+    const oldest = this.waiting.values().next().value;
+    if (this.handbackTimer !== undefined || oldest === undefined) return;
+    this.handbackTimer = setTimeout(() => {
+      this.handbackTimer = undefined;
+      this.handBack(Date.now() - FLUSH_AFTER_MS, 'no free slot: handed back for another worker');
+      this.pump();
+    }, Math.max(0, oldest.since + FLUSH_AFTER_MS - Date.now()));
+  }
+
+  /** The lease of a held job is gone: stop it if it runs, drop it if it waits, write nothing more about it. */
+  private onLeaseLost(jobId: number): void {
+    if (!this.held.has(jobId)) return;
+    this.running.get(jobId)?.run.leaseLost();
+    const startedAt = this.running.get(jobId)?.run.startedAt;
+    this.waiting.delete(jobId);
+    this.letGo(jobId, startedAt === undefined ? 0 : Date.now() - startedAt);
+  }
+
+  private letGo(jobId: number, durationMs: number): void {
+    const job = this.held.get(jobId);
+    if (job === undefined) return;
+    this.held.delete(jobId);
+    this.writer.forget(jobId);
+    this.deps.send({ type: 'jobs-finished', jobs: [{ jobId, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs }] });
+  }
+
+  private onCancelRequested(jobId: number): void {
+    const running = this.running.get(jobId);
+    if (running !== undefined) return running.run.abort(ABORT.cancelled());
+    const waiting = this.waiting.get(jobId);
+    if (waiting === undefined) return;
+    this.waiting.delete(jobId);
+    this.writer.add({ job: waiting.job, run: cancelledBeforeStart(), durationMs: 0 });
+    this.pump();
+  }
+
+  /** Outcomes written: the jobs leave our hands; the supervisor hears of those it saw start, and of cancels. */
+  private onWritten(written: { outcome: PendingOutcome; result: SettleResult }[]): void {
+    const finished: FinishedJob[] = [];
+    for (const { outcome, result } of written) {
+      const { job, run, durationMs } = outcome;
+      if (!this.held.delete(job.id)) continue; // let go of already, and reported then
+      if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail') this.idle.wakeAt(result.runAt);
+      if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
+      const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
+      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}) });
+    }
+    if (finished.length > 0) this.deps.send({ type: 'jobs-finished', jobs: finished });
+  }
+}
