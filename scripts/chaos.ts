@@ -1,5 +1,5 @@
 /**
- * npm run chaos -- --seconds N --seed S [--jobs J] [--config F] [--dir D]
+ * npm run chaos -- --seconds N --seed S [--jobs J] [--concurrency C] [--config F] [--dir D]
  *
  * Runs a real supervisor on a real database, does damage while jobs run
  * (SIGKILLs children mid-job, SIGSTOPs a child until its job has been given
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '60' },
     seed: { type: 'string', default: '1' },
     jobs: { type: 'string', default: '300' },
+    /** The generated config's classes[].concurrency (ignored with --config). */
+    concurrency: { type: 'string', default: '1' },
     config: { type: 'string' },
     dir: { type: 'string' },
   },
@@ -79,6 +81,7 @@ classes:
   - name: ${CHAOS_CLASS}
     handler: ${HANDLER}
     processes: 4
+    concurrency: ${Number(values.concurrency)}
     lease_seconds: 2
     heartbeat_seconds: 1
     max_runtime_seconds: 4
@@ -274,6 +277,7 @@ const report = await checkRun(store, jobIds, effects.all());
 const violations = { ...report.violations, orphans: orphans.length };
 const summary = {
   seed: Number(values.seed),
+  concurrency: config.classes.find((c) => c.name === CHAOS_CLASS)?.concurrency,
   seconds: SECONDS,
   elapsed_seconds: Math.round((Date.now() - started) / 1_000),
   jobs: jobIds.length,

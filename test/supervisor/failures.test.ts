@@ -3,6 +3,7 @@
  * attempts and the log say afterwards, whether the child was replaced, and
  * that no process is left behind (the process guard).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useProcessGuard, waitForExit } from '../helpers/processes.js';
@@ -151,6 +152,25 @@ describe('handler failure modes under a real supervisor', () => {
     expect(result.pid).not.toBe(first?.pid);
     expect(attempts[1]?.owner_id).not.toBe(attempts[0]?.owner_id);
     await waitForReplacement(sup, 'once', first!.pid);
+    await sup.stop();
+  });
+
+  it('a replacement child runs with the config its supervisor started with, though queue.yaml changed since', async () => {
+    const dir = newDir();
+    const markFile = path.join(dir, 'runs.jsonl');
+    const sup = await startSupervisor({ dir, classes: [{ name: 'once', handler: 'crash-once', max_retries: 2 }] });
+    const [first] = await sup.children('once');
+    // An edit the supervisor has not loaded: a child that read the file again could not start.
+    writeFileSync(sup.configFile, readFileSync(sup.configFile, 'utf8').replace(/handler: .*crash-once\.mjs/, 'handler: ./no-such-handler.mjs'));
+    const { id } = await sup.queue.enqueue({ class: 'once', payload: { markFile }, maxRetries: 2 });
+
+    const { attempts } = await sup.waitForJob(id, 'SUCCEEDED');
+    expect(attempts.map((a) => [a.attempt, a.status, a.error_code])).toEqual([
+      [1, 'FAILED', 'WORKER:CRASHED'],
+      [2, 'SUCCEEDED', null],
+    ]);
+    await waitForReplacement(sup, 'once', first!.pid);
+    expect(sup.events('CLASS_DISABLED')).toEqual([]);
     await sup.stop();
   });
 
