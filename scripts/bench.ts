@@ -6,7 +6,8 @@
  * one JSON document (stdout, or FILE with --out) and a readable table
  * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
  * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
- * pg-throughput (9), pg-latency (10); see scripts/bench/. Sections 1-3 run
+ * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12);
+ * see scripts/bench/. Sections 1-3 run
  * interleaved in rounds so their ratios are taken within a round. Every
  * process started is stopped at the end, and every PostgreSQL schema made
  * is dropped, even on error.
@@ -16,10 +17,12 @@ import { parseArgs } from 'node:util';
 import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
 import { runComparison } from './bench/compare.js';
+import { runConcurrency } from './bench/concurrency.js';
 import type { BenchContext } from './bench/context.js';
 import { FULL, QUICK } from './bench/context.js';
 import { runDepth } from './bench/depth.js';
 import { runEnqueue } from './bench/enqueue.js';
+import { runHeadOfLine } from './bench/head-of-line.js';
 import { runLatency } from './bench/latency.js';
 import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/machine.js';
 import { runOverhead } from './bench/overhead.js';
@@ -137,6 +140,8 @@ try {
   if (wanted.has('overhead')) await section('overhead', async () => void (report.sections.overhead = await runOverhead(ctx)));
   if (wanted.has('pg-throughput')) await section('pg-throughput', async () => void (report.sections['pg-throughput'] = await runPgThroughput(ctx)));
   if (wanted.has('pg-latency')) await section('pg-latency', async () => void (report.sections['pg-latency'] = await runPgLatency(ctx)));
+  if (wanted.has('head-of-line')) await section('head-of-line', async () => void (report.sections['head-of-line'] = await runHeadOfLine(ctx)));
+  if (wanted.has('concurrency')) await section('concurrency', async () => void (report.sections.concurrency = await runConcurrency(ctx)));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();

@@ -12,7 +12,7 @@ import { adminClient, PG_URL } from './helpers/postgres.js';
 import { tempDir } from './helpers/temp.js';
 
 const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
-const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency'];
+const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency', 'head-of-line', 'concurrency'];
 const newDir = tempDir('leasehold-bench-test-');
 
 /** Every leaf of a JSON value with its path. */
@@ -57,7 +57,7 @@ describe('npm run bench -- --quick', () => {
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issue 6)');
+    expect(run.stderr).toContain('targets (issues 6 and 11)');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       quick: boolean;
@@ -87,12 +87,12 @@ describe('npm run bench -- --quick', () => {
       leaves(report.sections)
         .filter(([p]) => p.includes(path) && p.endsWith('.median'))
         .map(([p, v]) => [p, v] as const);
-    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log']) {
+    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms']) {
       const found = positive(key);
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
     }
-    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '5-p50', '5-p99', '6-p50', '7-depth']);
+    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '5-p50', '5-p99', '6-p50', '7-depth']);
     for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
 
     expect(processesMentioning(dir)).toEqual([]);

@@ -26,6 +26,14 @@ export interface Sizes {
   sweepHeld: number;
   sweepExpiredShare: number;
   crashKills: number;
+  /** Head-of-line: `jobs` in id order, each `fastMs` long but every `slowEvery`-th (1-based), which is `slowMs` long. */
+  headOfLine: { jobs: number; fastMs: number; slowEvery: number; slowMs: number };
+  /**
+   * Concurrency rows: one child at each `levels` concurrency, no-op jobs
+   * (`jobs` of them, as section 1) and jobs of `sleepMs`; `sleepJobs[i]` of
+   * those at `levels[i]` (a slot runs at most 1000 / sleepMs jobs a second).
+   */
+  concurrency: { levels: number[]; sleepMs: number; sleepJobs: number[] };
 }
 
 export const FULL: Sizes = {
@@ -49,6 +57,8 @@ export const FULL: Sizes = {
   sweepHeld: 100_000,
   sweepExpiredShare: 0.01,
   crashKills: 3,
+  headOfLine: { jobs: 2_000, fastMs: 1, slowEvery: 250, slowMs: 3_000 },
+  concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
 };
 
 /** `--quick`: tiny sizes, one run each; a smoke test of every section, not a measurement. */
@@ -67,6 +77,8 @@ export const QUICK: Sizes = {
   depthMeasured: 200,
   sweepHeld: 2_000,
   crashKills: 1,
+  headOfLine: { jobs: 200, fastMs: 1, slowEvery: 50, slowMs: 500 },
+  concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
 };
 
 export interface BenchContext {

@@ -22,6 +22,8 @@ export interface ClassOptions {
   handler: string;
   processes: number;
   claimBatch?: number;
+  /** classes[].concurrency: jobs one child runs at once. */
+  concurrency?: number;
   pollSeconds?: number;
   /** Extra YAML lines for the class (already indented by four spaces). */
   extra?: string[];
@@ -38,6 +40,7 @@ export function writeConfig(dir: string, options: ClassOptions): string {
     `    processes: ${options.processes}`,
   ];
   if (options.claimBatch !== undefined) lines.push(`    claim_batch: ${options.claimBatch}`);
+  if (options.concurrency !== undefined) lines.push(`    concurrency: ${options.concurrency}`);
   if (options.pollSeconds !== undefined) lines.push(`    poll_seconds: ${options.pollSeconds}`);
   lines.push(...(options.extra ?? []));
   const file = join(dir, 'queue.yaml');
@@ -50,7 +53,7 @@ export function describeClass(configFile: string): string {
   const cls = loadConfig(configFile).classes[0];
   if (cls === undefined) return 'no class';
   return (
-    `processes ${cls.processes}, claim_batch ${cls.claim_batch}, poll_seconds ${cls.poll_seconds}, lease_seconds ${cls.lease_seconds}, ` +
+    `processes ${cls.processes}, concurrency ${cls.concurrency}, claim_batch ${cls.claim_batch}, poll_seconds ${cls.poll_seconds}, lease_seconds ${cls.lease_seconds}, ` +
     `backoff ${cls.backoff.base_seconds}-${cls.backoff.max_seconds} s${cls.backoff.jitter ? ' with jitter' : ''}`
   );
 }
@@ -59,6 +62,22 @@ export function describeClass(configFile: string): string {
 export function writeNoopHandler(dir: string): string {
   const file = join(dir, 'noop.mjs');
   writeFileSync(file, 'export default async function noop() {\n  return null;\n}\n');
+  return file;
+}
+
+/** A handler that sleeps the job's `payload.ms` (0 or none: returns at once). */
+export function writeSleepHandler(dir: string): string {
+  const file = join(dir, 'sleep.mjs');
+  writeFileSync(
+    file,
+    `import { setTimeout as sleep } from 'node:timers/promises';
+export default async function sleepPayload(job) {
+  const ms = job.payload?.ms ?? 0;
+  if (ms > 0) await sleep(ms);
+  return null;
+}
+`,
+  );
   return file;
 }
 
@@ -77,12 +96,15 @@ export default async function sleepFirst(job) {
   return file;
 }
 
-/** Enqueue `count` no-op jobs with enqueueMany, FILL_CHUNK per call; returns the seconds it took. */
-export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK): Promise<number> {
+/** The payload of the n-th job (from 0) a fill enqueues. */
+export type PayloadOf = (n: number) => Record<string, unknown>;
+
+/** Enqueue `count` jobs (payload `{ n }` unless `payloadOf` says) with enqueueMany, FILL_CHUNK per call, in id order; returns the seconds it took. */
+export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK, payloadOf: PayloadOf = (n) => ({ n })): Promise<number> {
   const started = performance.now();
   for (let done = 0; done < count; done += chunk) {
     const size = Math.min(chunk, count - done);
-    await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: BENCH_CLASS, payload: { n: done + i } })));
+    await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: BENCH_CLASS, payload: payloadOf(done + i) })));
   }
   return (performance.now() - started) / 1000;
 }
@@ -92,6 +114,8 @@ export async function openBenchQueue(database: string): Promise<Queue> {
 }
 
 export const SUCCEEDED_COUNT = `SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`;
+/** Jobs in a final state, whichever: a drain that must not wait forever on a job that failed. */
+export const FINISHED_COUNT = `SELECT count(*) FROM jobs WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 
 export interface LogLine {
   ts: string;

@@ -58,10 +58,11 @@ export class Managed {
   async stop(graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<ExitInfo> {
     this.noteDescendants();
     this.signal(signal);
-    const inTime = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    // Unref'd deadlines: a timer left pending after the race must not keep the bench alive once it is done.
+    const inTime = await Promise.race([this.exited.then(() => true), sleep(graceMs, undefined, { ref: false }).then(() => false)]);
     if (!inTime) {
       this.signal('SIGKILL');
-      await Promise.race([this.exited, sleep(5_000)]);
+      await Promise.race([this.exited, sleep(5_000, undefined, { ref: false })]);
     }
     // Its children were told to go by it; give them a moment, then take them down ourselves.
     const deadline = Date.now() + (inTime ? 3_000 : 0);

@@ -1,8 +1,10 @@
-/** The JSON document's shape, the targets of issue 6 checked against it, and the readable table. */
+/** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
 import type { ComparisonSections, Ratio } from './compare.js';
+import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
+import { LONG_WAIT_MS, type HeadOfLineSection } from './head-of-line.js';
 import type { LatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
@@ -10,7 +12,7 @@ import type { PgLatencySection } from './postgres.js';
 import type { ThroughputRow, ThroughputSection } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
 
-export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency'] as const;
+export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency', 'head-of-line', 'concurrency'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchReport {
@@ -32,6 +34,8 @@ export interface BenchReport {
     overhead?: OverheadSection;
     'pg-throughput'?: ThroughputSection;
     'pg-latency'?: PgLatencySection;
+    'head-of-line'?: HeadOfLineSection;
+    concurrency?: ConcurrencySection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -63,6 +67,8 @@ export function checkTargets(report: BenchReport): Target[] {
   add('6-p50', 'reclaim after SIGKILL p50 <= 1000 ms (default config)', s.recovery?.reclaim_ms.p50.median, (v) => v <= 1000);
   const deepest = s.depth?.depths[s.depth.depths.length - 1]?.depth;
   add('7-depth', `claim+complete at depth ${deepest ?? '1e6'} within 1.5x of depth 1e3 (ratio >= 0.67)`, s.depth?.deepest_over_shallowest.median, (v) => v >= 1 / 1.5);
+  const hol = s['head-of-line'];
+  add('11-max', `head-of-line: fast jobs' max started_at − claimed_at <= 50 ms (2 children, ${hol?.slow_ms ?? 3000} ms job every ${hol?.slow_every ?? 250}th)`, hol?.fast_wait_ms.max.median, (v) => v <= 50);
   return targets;
 }
 
@@ -194,21 +200,53 @@ export function renderTable(report: BenchReport): string {
     out.push(`  with NOTIFY: ${latencyHeading(pgLatency.notify)}`, latencyTable(pgLatency.notify));
     out.push(`  without (listen=off): ${latencyHeading(pgLatency.poll_only)}`, latencyTable(pgLatency.poll_only), '');
   }
+  const hol = s['head-of-line'];
+  if (hol !== undefined) {
+    out.push(`11. head-of-line: ${hol.config}; ${hol.jobs} jobs in id order, ${hol.fast_ms} ms each but one of ${hol.slow_ms} ms at every ${hol.slow_every}th place (ms)`);
+    out.push(
+      table(
+        [`over the ${hol.fast_jobs} fast jobs of a run`, 'value'],
+        [
+          ['started_at − claimed_at, max (the figure)', stat(hol.fast_wait_ms.max)],
+          ['started_at − claimed_at, p99', stat(hol.fast_wait_ms.p99)],
+          ['started_at − claimed_at, p50', stat(hol.fast_wait_ms.p50)],
+          [`fast jobs that waited > ${LONG_WAIT_MS} ms (count)`, stat(hol.fast_waits_over_500ms)],
+          [`wall time, spawn to last finish (floor from the slow jobs alone: ${fmt(hol.wall_floor_ms)})`, stat(hol.wall_ms)],
+          ['jobs not SUCCEEDED (count)', stat(hol.not_succeeded)],
+        ],
+      ),
+      '',
+    );
+  }
+  if (s.concurrency !== undefined) {
+    const c = s.concurrency;
+    const ref = c.reference;
+    out.push(`12. throughput by classes[].concurrency on SQLite, ${c.children} child, claim_batch ${report.params.claim_batch}, supervise + child (jobs/s)`);
+    out.push(throughputTable(c.results, [['concurrency', (r) => String(r.concurrency)], ['job', (r) => (r.job_ms === 0 ? 'no-op' : `${r.job_ms} ms`)], ['jobs', (r) => String(r.jobs)]]));
+    out.push(`  next to: ${ref.queue}, concurrency ${ref.concurrency}: ${fmt(ref.jobs_per_sec)} ${ref.note}`, '');
+  }
   if (report.targets.length > 0) {
-    out.push('targets (issue 6)');
+    out.push('targets (issues 6 and 11)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
   return `${out.join('\n')}\n`;
 }
 
-function throughputTable(results: ThroughputRow[]): string {
+/** The columns that tell a row's configuration apart: header and cell. */
+type Lead<R> = [string, (row: R) => string][];
+
+const BY_CHILDREN_AND_BATCH: Lead<ThroughputRow> = [
+  ['children', (r) => String(r.processes)],
+  ['claim_batch', (r) => String(r.claim_batch)],
+];
+
+function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH): string {
   const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
   return table(
-    ['children', 'claim_batch', 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children', ...(server ? ['database server'] : [])],
+    [...lead.map(([header]) => header), 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children', ...(server ? ['database server'] : [])],
     results.map((r) => [
-      String(r.processes),
-      String(r.claim_batch),
+      ...lead.map(([, cell]) => cell(r)),
       stat(r.jobs_per_sec),
       stat(r.jobs_per_sec_from_start),
       fmt(r.events_per_job),

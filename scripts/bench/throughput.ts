@@ -7,7 +7,7 @@
 import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
 
 /**
  * How often a drain is polled. A count on PostgreSQL is a query to the
@@ -37,23 +37,34 @@ export interface LeaseholdDrainRun extends DrainRun {
   serverCpuMsPer1k?: number;
 }
 
-export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number, driver: Driver = 'sqlite'): Promise<LeaseholdDrainRun> {
-  const jobs = ctx.sizes.jobs;
-  const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}`);
+/** What a drain runs: section 1's is `ctx.sizes.jobs` no-op jobs at the class's default concurrency. */
+export interface Workload {
+  jobs?: number;
+  /** classes[].concurrency (unset: the default). */
+  concurrency?: number;
+  /** Each job sleeps this long in its handler (0: the no-op handler). */
+  jobMs?: number;
+}
+
+export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number, driver: Driver = 'sqlite', workload: Workload = {}): Promise<LeaseholdDrainRun> {
+  const jobs = workload.jobs ?? ctx.sizes.jobs;
+  const jobMs = workload.jobMs ?? 0;
+  const label = workload.concurrency === undefined ? '' : `-c${workload.concurrency}-${jobMs}ms`;
+  const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}${label}`);
   const database = benchDatabase(ctx, dir, driver);
   try {
-    const config = writeConfig(dir, { database: database.url, handler: writeNoopHandler(dir), processes, claimBatch });
+    const handler = jobMs > 0 ? writeSleepHandler(dir) : writeNoopHandler(dir);
+    const config = writeConfig(dir, { database: database.url, handler, processes, claimBatch, concurrency: workload.concurrency });
     const queue = await openBenchQueue(database.url);
-    await fillQueue(queue, jobs);
+    await fillQueue(queue, jobs, undefined, jobMs > 0 ? (n) => ({ n, ms: jobMs }) : undefined);
     await queue.close();
-    return await drain(ctx, dir, config, await database.counter(), driver);
+    return await drain(ctx, dir, config, jobs, await database.counter(), driver);
   } finally {
     await database.dispose();
   }
 }
 
-async function drain(ctx: BenchContext, dir: string, config: string, counter: RowCounter, driver: Driver): Promise<LeaseholdDrainRun> {
-  const jobs = ctx.sizes.jobs;
+async function drain(ctx: BenchContext, dir: string, config: string, jobs: number, counter: RowCounter, driver: Driver): Promise<LeaseholdDrainRun> {
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
@@ -122,24 +133,24 @@ export interface ThroughputSection {
 
 /** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
 export function throughputRows(processes: number[], batches: number[], runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[]): ThroughputRow[] {
-  return processes.flatMap((p) =>
-    batches.map((b) => {
-      const runs = runsOf(p, b);
-      const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
-      const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
-      return {
-        processes: p,
-        claim_batch: b,
-        jobs_per_sec: of((run) => run.jobsPerSec),
-        jobs_per_sec_from_start: of((run) => run.jobsPerSecFromStart),
-        attempts_per_job: of((run) => run.attemptsPerJob, 2).median,
-        events_per_job: of((run) => run.eventsPerJob, 2).median,
-        cpu_ms_per_1k_jobs: {
-          supervisor: of((run) => run.supervisorCpuMsPer1k),
-          children: of((run) => run.childrenCpuMsPer1k),
-          ...(server.length > 0 ? { server: summarize(server) } : {}),
-        },
-      };
-    }),
-  );
+  return processes.flatMap((p) => batches.map((b) => throughputRow(p, b, runsOf(p, b))));
+}
+
+/** The runs of one configuration, summarised. */
+export function throughputRow(processes: number, claimBatch: number, runs: LeaseholdDrainRun[]): ThroughputRow {
+  const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
+  const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
+  return {
+    processes,
+    claim_batch: claimBatch,
+    jobs_per_sec: of((run) => run.jobsPerSec),
+    jobs_per_sec_from_start: of((run) => run.jobsPerSecFromStart),
+    attempts_per_job: of((run) => run.attemptsPerJob, 2).median,
+    events_per_job: of((run) => run.eventsPerJob, 2).median,
+    cpu_ms_per_1k_jobs: {
+      supervisor: of((run) => run.supervisorCpuMsPer1k),
+      children: of((run) => run.childrenCpuMsPer1k),
+      ...(server.length > 0 ? { server: summarize(server) } : {}),
+    },
+  };
 }

@@ -1,0 +1,58 @@
+/**
+ * Section 12 (issue 11): throughput at classes[].concurrency 1, 8 and 32.
+ * SQLite, `supervise` with 1 child (so that the slots of one child are what
+ * is measured), the run's claim_batch; no-op jobs (as section 1) and jobs
+ * that sleep 10 ms; drained and counted as section 1, every row once per
+ * round. Shown next to BullMQ's concurrency-50 figure on this machine type,
+ * a constant measured elsewhere (BullMQ needs Redis): not run here.
+ */
+import type { BenchContext } from './context.js';
+import { leaseholdDrain, POLL_MS, throughputRow, type LeaseholdDrainRun, type ThroughputRow, type Workload } from './throughput.js';
+
+const CHILDREN = 1;
+
+/** BullMQ, concurrency 50, no-op jobs, on this machine type (2-core VM): measured elsewhere, not by this benchmark. */
+export const BULLMQ_REFERENCE = {
+  queue: 'BullMQ',
+  concurrency: 50,
+  jobs_per_sec: 12_022,
+  note: 'no-op jobs/s at concurrency 50 on this machine type, measured elsewhere (not run here)',
+} as const;
+
+export interface ConcurrencyRow extends ThroughputRow {
+  concurrency: number;
+  /** How long each job's handler sleeps (0: the no-op handler). */
+  job_ms: number;
+  jobs: number;
+}
+
+export interface ConcurrencySection {
+  method: string;
+  children: number;
+  results: ConcurrencyRow[];
+  reference: typeof BULLMQ_REFERENCE;
+}
+
+export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySection> {
+  const { sizes } = ctx;
+  const { levels, sleepMs, sleepJobs } = sizes.concurrency;
+  const workloads: Required<Workload>[] = levels.flatMap((concurrency, i) => [
+    { concurrency, jobMs: 0, jobs: sizes.jobs },
+    { concurrency, jobMs: sleepMs, jobs: sleepJobs[i] ?? sleepJobs[sleepJobs.length - 1] ?? sizes.jobs },
+  ]);
+  const runs = workloads.map((): LeaseholdDrainRun[] => []);
+  for (let round = 0; round < sizes.runs; round++) {
+    for (const [i, workload] of workloads.entries()) {
+      ctx.progress(`concurrency round ${round + 1}/${sizes.runs}: ${CHILDREN} child, concurrency ${workload.concurrency}, ${workload.jobs} jobs of ${workload.jobMs} ms`);
+      runs[i]?.push(await leaseholdDrain(ctx, CHILDREN, ctx.claimBatch, 'sqlite', workload));
+    }
+  }
+  return {
+    method:
+      `as section 1: jobs/s from the first job seen SUCCEEDED to the last (counted every ${POLL_MS.sqlite} ms), from_start from spawning the supervisor; ` +
+      `SQLite, ${CHILDREN} child, claim_batch ${ctx.claimBatch}, classes[].concurrency per row; job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
+    children: CHILDREN,
+    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, ctx.claimBatch, runs[i] ?? []) })),
+    reference: BULLMQ_REFERENCE,
+  };
+}
