@@ -60,6 +60,7 @@ describe('loadConfig', () => {
           name: 'a',
           handler: '/etc/leasehold/a.js',
           processes: 1,
+          concurrency: 1,
           lease_seconds: 30,
           heartbeat_seconds: 10,
           max_runtime_seconds: 300,
