@@ -74,7 +74,7 @@ describe('OutcomeWriter (group commit)', () => {
     writer.add(done(b!));
     release();
     await first;
-    await waitFor('both outcomes written', () => written.length === 2, 5_000);
+    await waitFor('both outcomes written', () => written.length === 2, { timeoutMs: 5_000 });
     expect(written).toEqual([a!.id, b!.id]);
     expect((await sqlite.jobGet({ id: b!.id }))?.status).toBe('SUCCEEDED');
     writer.close();
@@ -87,7 +87,7 @@ describe('OutcomeWriter (group commit)', () => {
     const writer = writerOn(store, written);
     failNext();
     writer.add(done(a!));
-    await waitFor('the outcome written after one refusal', () => written.length === 1, 10 * FLUSH_AFTER_MS + 2_000);
+    await waitFor('the outcome written after one refusal', () => written.length === 1, { timeoutMs: 10 * FLUSH_AFTER_MS + 2_000 });
     expect((await sqlite.jobGet({ id: a!.id }))?.status).toBe('SUCCEEDED');
     writer.close();
   });
