@@ -48,9 +48,10 @@ function expectBlockedFailure(details: JobDetails, maxRetries: number): void {
 }
 
 /**
- * SIGTERM, then a second one once the shutdown began: it does not wait out
- * the grace for a child that spins (the supervisor would still be waiting
- * when the helper's stop gives up on it).
+ * SIGTERM, then a second one once the shutdown began: the supervisor stops a
+ * child that spins at once. A drain waits out shutdown grace plus kill grace
+ * (3 + 5 s with the default class), and execa SIGKILLs the supervisor 5 s
+ * after its SIGTERM, which would leave that child behind.
  */
 async function stopForced(sup: SupervisorHandle): Promise<void> {
   sup.kill('SIGTERM');
