@@ -30,6 +30,8 @@ export interface ClassSpec {
   /** A fixture name (`succeed`) or an absolute path. */
   handler: string;
   processes?: number;
+  /** Jobs one child runs at the same time (`classes[].concurrency`, default 1). */
+  concurrency?: number;
   lease_seconds?: number;
   heartbeat_seconds?: number;
   max_runtime_seconds?: number;
@@ -42,6 +44,8 @@ export interface ClassSpec {
   poll_seconds?: number;
   /** Wait for this class's children to be ready at start (default true). */
   waitReady?: boolean;
+  /** Write only the fields given: the schema's defaults for the rest, not this helper's short test timings. */
+  bare?: boolean;
 }
 
 export interface StartOptions {
@@ -55,7 +59,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   classes: ClassSpec[];
   shutdownGraceSeconds?: number;
-  sweeperIntervalSeconds?: number;
+  /** 'default': leave `sweeper.interval_seconds` out of the config (the schema's default). */
+  sweeperIntervalSeconds?: number | 'default';
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
   /** Deadline for the children to be ready. */
   readyTimeoutMs?: number;
@@ -108,7 +113,9 @@ export interface SupervisorHandle {
 const counters = new Map<string, number>();
 
 function classYaml(spec: ClassSpec): Record<string, unknown> {
-  const { waitReady: _waitReady, handler, ...rest } = spec;
+  const { waitReady: _waitReady, bare, handler, ...rest } = spec;
+  const handlerPath = path.isAbsolute(handler) ? handler : fixture(handler);
+  if (bare === true) return { ...rest, name: spec.name, handler: handlerPath };
   return {
     processes: 1,
     lease_seconds: 2,
@@ -120,7 +127,7 @@ function classYaml(spec: ClassSpec): Record<string, unknown> {
     poll_seconds: 0.1,
     ...rest,
     name: spec.name,
-    handler: path.isAbsolute(handler) ? handler : fixture(handler),
+    handler: handlerPath,
     backoff: { base_seconds: 0.1, max_seconds: 0.2, jitter: false, ...spec.backoff },
     restart: { max_restarts: 10, within_seconds: 60, ...spec.restart },
   };
@@ -137,7 +144,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     database,
     ...(options.host === undefined ? {} : { host: options.host }),
     log: { level: options.logLevel ?? 'debug', file: logFile },
-    sweeper: { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
+    sweeper: options.sweeperIntervalSeconds === 'default' ? { batch_size: 100 } : { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
     classes: options.classes.map(classYaml),
   };
