@@ -76,29 +76,33 @@ interface JobSpec {
 }
 
 /**
- * Enqueue, in one transaction, a job of 0 ms, `slow`, `waiting` and `more`
- * jobs of 0 ms, and wait until `slow` runs. Today's child, idle, claims the
- * 0 ms job alone and then two at once: `waiting` sits in the same claim
- * behind `slow`. That is how the faults are reproduced; the tests do not ask
- * for it. Should a hiccup split the two (the 0 ms job took over 5 ms), the
- * round is cancelled and tried again, at most 3 rounds in all.
+ * Enqueue, in one transaction, a job of 0 ms, then `slow` and `neighbour`
+ * (in that order, or the other with `neighbourFirst`), then `more` jobs of
+ * 0 ms, and wait until `slow` runs. Today's child, idle, claims the 0 ms job
+ * alone and then two at once: `neighbour` shares a claim with `slow`. That is
+ * how the faults are reproduced; the tests do not ask for it. Should a
+ * hiccup split the two (the 0 ms job took over 5 ms), the round is cancelled
+ * and tried again, at most 3 rounds in all.
  */
-async function claimedBehindSlow(
+async function claimedWithSlow(
   sup: SupervisorHandle,
   cls: string,
   slow: JobSpec,
-  waiting: JobSpec,
-  more = 0,
-): Promise<{ slow: JobRow; waitingId: number; moreIds: number[] }> {
+  neighbour: JobSpec,
+  options: { more?: number; neighbourFirst?: boolean } = {},
+): Promise<{ slow: JobRow; neighbourId: number; moreIds: number[] }> {
   const fast = () => ({ payload: { ms: 0 }, maxRetries: 0 });
+  const pair = options.neighbourFirst ? [neighbour, slow] : [slow, neighbour];
   for (let round = 1; ; round++) {
-    const jobs = [fast(), slow, waiting, ...Array.from({ length: more }, fast)].map((job) => ({ class: cls, ...job }));
+    const jobs = [fast(), ...pair, ...Array.from({ length: options.more ?? 0 }, fast)].map((job) => ({ class: cls, ...job }));
     const ids = (await sup.queue.enqueueMany(jobs)).map((job) => job.id);
-    const [, slowId, waitingId, ...moreIds] = ids as [number, number, number, ...number[]];
+    const [, first, second, ...moreIds] = ids as [number, number, number, ...number[]];
+    const [slowId, neighbourId] = options.neighbourFirst ? [second, first] : [first, second];
     const running = (await sup.waitForJob(slowId, 'RUNNING')).job;
-    const behind = (await sup.queue.store.jobGet({ id: waitingId }))!;
-    const together = behind.status === 'CLAIMED' && behind.owner_id === running.owner_id && behind.claimed_at === running.claimed_at;
-    if (together || round === 3) return { slow: running, waitingId, moreIds };
+    const other = (await sup.queue.store.jobGet({ id: neighbourId }))!;
+    // Claimed together; a neighbour behind the slow job must still be waiting (not handed back and claimed again).
+    const together = other.owner_id === running.owner_id && other.claimed_at === running.claimed_at && (options.neighbourFirst || other.status === 'CLAIMED');
+    if (together || round === 3) return { slow: running, neighbourId, moreIds };
     await sup.queue.store.jobCancel({ id: slowId, actor: 'test' });
     for (const id of ids) await sup.waitForJob(id, (d) => TERMINAL.includes(d.job.status), 30_000);
   }
@@ -176,16 +180,17 @@ describe('fault 3: an outcome does not wait for the next job', () => {
     const sup = await startSlowClass({ name: 'batch' });
     await warmUp(sup, 'batch');
     const [child] = await sup.children('batch');
-    const { slow: long, waitingId: fastId } = await claimedBehindSlow(sup, 'batch', { payload: { ms: 60_000 }, maxRetries: 0 }, { payload: { ms: 0 }, maxRetries: 1 });
+    const long = { payload: { ms: 60_000 }, maxRetries: 0 };
+    const { slow: longRow, neighbourId: fastId } = await claimedWithSlow(sup, 'batch', long, { payload: { ms: 0 }, maxRetries: 1 }, { neighbourFirst: true });
 
-    // the fast job ran before the long one; its outcome must not wait for it
+    // the fast job ran before the long one, claimed with it; its outcome must not wait for it
     const succeededWhileLongRan = await sup.waitForJob(fastId, 'SUCCEEDED', 5_000).then(
       () => true,
       () => false,
     );
 
     process.kill(child!.pid, 'SIGKILL');
-    const longEnd = await sup.waitForJob(long.id, 'FAILED', 30_000);
+    const longEnd = await sup.waitForJob(longRow.id, 'FAILED', 30_000);
     const fastJob = await sup.waitForJob(fastId, (d) => TERMINAL.includes(d.job.status), 30_000);
     await waitForReplacement(sup, 'batch', child!.pid);
     await sup.stop();
@@ -205,7 +210,7 @@ describe('fault 4: a cancel reaches a claimed job that waits its turn', () => {
     const sup = await startSlowClass({ name: 'prefetch' });
     await warmUp(sup, 'prefetch');
     const zero = { payload: { ms: 0 }, maxRetries: 0 };
-    const { slow, waitingId: targetId, moreIds } = await claimedBehindSlow(sup, 'prefetch', { payload: { ms: 4_000 }, maxRetries: 0 }, zero, 20);
+    const { slow, neighbourId: targetId, moreIds } = await claimedWithSlow(sup, 'prefetch', { payload: { ms: 4_000 }, maxRetries: 0 }, zero, { more: 20 });
 
     const target = (await sup.queue.store.jobGet({ id: targetId }))!;
     const said = await sup.queue.store.jobCancel({ id: targetId, actor: 'test' });
