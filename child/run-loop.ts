@@ -154,16 +154,25 @@ export class RunLoop {
     if (this.running.size < this.slots && this.waiting.size === 0) this.scheduleClaim();
   }
 
-  /** Claims wait for the end of this turn of the event loop, so that jobs ending together free their slots for one claim. */
+  /**
+   * With several slots, a claim waits for the end of this turn of the event
+   * loop, so that jobs ending together free their slots for one claim; with
+   * one slot there is nothing to wait for.
+   */
   private scheduleClaim(): void {
     if (this.claimScheduled || this.claimRun !== undefined) return;
+    if (this.slots === 1) return this.claimNow();
     this.claimScheduled = true;
     setImmediate(() => {
       this.claimScheduled = false;
-      if (this.claimRun !== undefined || this.stopping) return;
-      this.claimRun = this.claim().finally(() => (this.claimRun = undefined));
-      void this.claimRun.then(() => this.pump());
+      this.claimNow();
     });
+  }
+
+  private claimNow(): void {
+    if (this.claimRun !== undefined || this.stopping) return;
+    this.claimRun = this.claim().finally(() => (this.claimRun = undefined));
+    void this.claimRun.then(() => this.pump());
   }
 
   private async claim(): Promise<void> {

@@ -231,3 +231,28 @@ describe('fault 4: a cancel reaches a claimed job that waits its turn', () => {
     expect(seen.timeline, JSON.stringify(seen)).not.toContain('SUCCEEDED');
   }, 90_000);
 });
+
+describe('slots: a child killed for one job', () => {
+  it('spends a retry of the culprit only; its other running job goes back free, logged as a victim of it', async () => {
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'pair', handler: 'sleep', concurrency: 2, max_runtime_seconds: 1, kill_grace_seconds: 0.5, max_retries: 0 }],
+    });
+    // Both ignore their signal; the culprit starts first, so it is the first past its runtime and grace.
+    const { id: culprit } = await sup.queue.enqueue({ class: 'pair', payload: { ms: 60_000 }, maxRetries: 0 });
+    await sup.waitForJob(culprit, 'RUNNING');
+    const { id: victim } = await sup.queue.enqueue({ class: 'pair', payload: { ms: 60_000 }, maxRetries: 0 });
+    await sup.waitForJob(victim, 'RUNNING');
+
+    const killed = await sup.waitForEvent('CHILD_KILLED', { reason: 'max_runtime' }, 30_000);
+    const victimLine = await sup.waitForEvent('JOB_RECOVERED', { job_id: victim }, 30_000);
+    const culpritEnd = await sup.waitForJob(culprit, 'FAILED', 30_000);
+    const victimFirst = (await sup.queue.get(victim))!.attempts[0]!;
+    await sup.stop();
+
+    expect(killed.job_id).toBe(culprit);
+    expect(summary(culpritEnd)).toEqual({ status: 'FAILED', attempts: [['FAILED', 'TIMEOUT:MAX_RUNTIME']] });
+    expect(victimLine).toMatchObject({ victim_of: culprit, outcome: 'QUEUED' });
+    expect([victimFirst.status, victimFirst.error_code, victimFirst.error_detail]).toEqual(['CANCELLED', 'LEASE:RELEASED', `victim of job ${culprit} (TIMEOUT:MAX_RUNTIME)`]);
+  }, 90_000);
+});
