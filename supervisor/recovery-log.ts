@@ -7,7 +7,7 @@ export function logRecovery(logger: Logger, job: RecoveredJob, code: string, cul
   if (job.released && culpritJobId !== undefined) {
     logger.info(`job ${job.id} handed back as a victim of job ${culpritJobId} (${code}), no retry spent`, { ...fields, victim_of: culpritJobId });
   } else if (job.released) {
-    logger.info(`job ${job.id} handed back unstarted (${code}), no retry spent`, fields);
+    logger.info(`job ${job.id} handed back (${code}), no retry spent`, fields);
   } else if (job.status === 'QUEUED') {
     logger.warn(`job ${job.id} taken back (${code}), retry at ${new Date(job.runAt ?? 0).toISOString()}`, fields);
   } else if (job.status === 'FAILED') {
