@@ -25,8 +25,9 @@ export class IdleWait {
     if (!this.closed) this.controller = new AbortController();
   }
 
+  /** Called on every commit the WAL watch sees: abort only once (each abort builds an AbortError). */
   wake(): void {
-    this.controller.abort();
+    if (!this.controller.signal.aborted) this.controller.abort();
   }
 
   /** A job of ours comes back at `runAt`: be awake for it rather than up to a poll interval late. */

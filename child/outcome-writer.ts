@@ -41,13 +41,9 @@ export class OutcomeWriter {
 
   constructor(private readonly deps: OutcomeWriterDeps) {}
 
-  get size(): number {
-    return this.queue.length;
-  }
-
   add(outcome: PendingOutcome): void {
     this.queue.push({ outcome, queuedAt: Date.now() });
-    this.arm(FLUSH_AFTER_MS);
+    this.armForOldest();
   }
 
   /** The lease is gone: write nothing more about this job. */
@@ -76,14 +72,18 @@ export class OutcomeWriter {
     this.timer = undefined;
   }
 
-  /** Write within `withinMs` of the oldest queued outcome (or of now, after a failure). */
-  private arm(withinMs: number): void {
-    if (this.timer !== undefined || this.queue.length === 0) return;
-    const oldest = this.queue[0]!.queuedAt;
+  /** Write within FLUSH_AFTER_MS of the oldest queued outcome. */
+  private armForOldest(): void {
+    if (this.queue.length > 0) this.writeIn(this.queue[0]!.queuedAt + FLUSH_AFTER_MS - Date.now());
+  }
+
+  /** One write timer at a time: the earliest asked for stands. */
+  private writeIn(delayMs: number): void {
+    if (this.timer !== undefined) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();
-    }, Math.max(0, oldest + withinMs - Date.now()));
+    }, Math.max(0, delayMs));
   }
 
   private async write(claim?: ClaimRequest): Promise<ClaimedJob[]> {
@@ -96,17 +96,12 @@ export class OutcomeWriter {
     try {
       const written = await this.deps.store.jobsSettle({ settlements, claim });
       this.deps.onWritten(batch.map(({ outcome }, index) => ({ outcome, result: written.settled[index]! })));
-      this.arm(FLUSH_AFTER_MS);
+      this.armForOldest();
       return written.claimed;
     } catch (error) {
       this.queue = [...batch, ...this.queue];
       this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
-      if (this.queue.length > 0) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          void this.flush();
-        }, this.deps.retryMs);
-      }
+      if (this.queue.length > 0) this.writeIn(this.deps.retryMs);
       return [];
     }
   }

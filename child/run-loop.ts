@@ -20,7 +20,7 @@ interface Running {
 }
 
 /** A verdict about a job whose handler never began: it goes back to the queue, keeping its place, no retry spent. */
-function handBack(reason: string): RunVerdict {
+function released(reason: string): RunVerdict {
   return { verdict: { type: 'release', reason }, startedAt: null };
 }
 
@@ -225,7 +225,7 @@ export class RunLoop {
     for (const [id, { job, since }] of this.waiting) {
       if (since > waitedSince) break;
       this.waiting.delete(id);
-      this.writer.add({ job, run: handBack(reason), durationMs: 0, unstarted: true });
+      this.writer.add({ job, run: released(reason), durationMs: 0, unstarted: true });
       handed += 1;
     }
     if (handed === 0) return;
@@ -246,10 +246,10 @@ export class RunLoop {
   /** The lease of a held job is gone: stop it if it runs, drop it if it waits, write nothing more about it. */
   private onLeaseLost(jobId: number): void {
     if (!this.held.has(jobId)) return;
-    this.running.get(jobId)?.run.leaseLost();
-    const startedAt = this.running.get(jobId)?.run.startedAt;
+    const run = this.running.get(jobId)?.run;
+    run?.leaseLost();
     this.waiting.delete(jobId);
-    this.letGo(jobId, startedAt === undefined ? 0 : Date.now() - startedAt);
+    this.letGo(jobId, run === undefined ? 0 : Date.now() - run.startedAt);
   }
 
   private letGo(jobId: number, durationMs: number): void {

@@ -1,7 +1,7 @@
 import pidusage from 'pidusage';
 import type { Logger } from '../src/log.js';
 import type { SupervisorStore } from '../src/store/types.js';
-import type { ChildHandle } from './child-process.js';
+import type { ChildHandle, RunningJob } from './child-process.js';
 import type { ClassPool } from './class-pool.js';
 
 /** A held job whose heartbeat is older than this many heartbeat intervals means a blocked child. */
@@ -111,17 +111,17 @@ export class HealthWatch {
     }
   }
 
-  /** Kill a child for `culprit` (the job over its runtime), or for the job to blame if it has only one slot. */
-  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string, culprit = child.soleSuspect()): void {
+  /** Kill a child for `culprit` (the job over its runtime); without one, ChildHandle blames whom it can. */
+  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string, culprit?: RunningJob): void {
+    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',
       class: child.config.name,
       pid: child.pid,
-      job_id: culprit?.jobId,
+      job_id: child.killed?.culprit?.jobId,
       reason,
       code,
     });
-    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
   }
 }
 

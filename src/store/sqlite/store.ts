@@ -212,23 +212,23 @@ export class SqliteStore extends SqliteReads implements Store {
   // the sweeper and the supervisor
 
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
-    return this.write((now) => this.applyAll(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], (row) => planRecovery(row, params, now), now));
+    return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], (row) => planRecovery(row, params, now), now));
   }
 
   async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      this.applyAll(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planOwnerRecovery(row, params, now), now),
+      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planOwnerRecovery(row, params, now), now),
     );
   }
 
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      this.applyAll(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planRelease(row, now, params.actor, params.reason), now),
+      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planRelease(row, now, params.actor, params.reason), now),
     );
   }
 
   /** Inside a transaction: take back held rows, each as `plan` says. */
-  private applyAll(rows: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
+  private recoverRows(rows: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
     return rows.map((row) => {
       const planned = plan(row);
       this.apply(planned, now);
