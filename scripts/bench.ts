@@ -6,7 +6,8 @@
  * one JSON document (stdout, or FILE with --out) and a readable table
  * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
  * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
- * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12);
+ * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12),
+ * reads (13);
  * see scripts/bench/. Sections 1-3 run
  * interleaved in rounds so their ratios are taken within a round. Every
  * process started is stopped at the end, and every PostgreSQL schema made
@@ -28,6 +29,7 @@ import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/m
 import { runOverhead } from './bench/overhead.js';
 import { runPgLatency, runPgThroughput } from './bench/postgres.js';
 import { ProcessRegistry } from './bench/processes.js';
+import { runReads } from './bench/reads.js';
 import { runRecovery } from './bench/recovery.js';
 import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
 
@@ -142,6 +144,7 @@ try {
   if (wanted.has('pg-latency')) await section('pg-latency', async () => void (report.sections['pg-latency'] = await runPgLatency(ctx)));
   if (wanted.has('head-of-line')) await section('head-of-line', async () => void (report.sections['head-of-line'] = await runHeadOfLine(ctx)));
   if (wanted.has('concurrency')) await section('concurrency', async () => void (report.sections.concurrency = await runConcurrency(ctx)));
+  if (wanted.has('reads')) await section('reads', async () => void (report.sections.reads = await runReads(ctx, ['sqlite', 'postgres'])));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();

@@ -34,6 +34,8 @@ export interface Sizes {
    * those at `levels[i]` (a slot runs at most 1000 / sleepMs jobs a second).
    */
   concurrency: { levels: number[]; sleepMs: number; sleepJobs: number[] };
+  /** Jobs in the store whose operator reads are timed (section 13). */
+  readsJobs: number;
 }
 
 export const FULL: Sizes = {
@@ -59,6 +61,7 @@ export const FULL: Sizes = {
   crashKills: 3,
   headOfLine: { jobs: 2_000, fastMs: 1, slowEvery: 250, slowMs: 3_000 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
+  readsJobs: 1_000_000,
 };
 
 /** `--quick`: tiny sizes, one run each; a smoke test of every section, not a measurement. */
@@ -79,6 +82,7 @@ export const QUICK: Sizes = {
   crashKills: 1,
   headOfLine: { jobs: 200, fastMs: 1, slowEvery: 50, slowMs: 500 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
+  readsJobs: 3_000,
 };
 
 export interface BenchContext {

@@ -11,8 +11,23 @@ import type { OverheadSection } from './overhead.js';
 import type { PgLatencySection } from './postgres.js';
 import type { ThroughputRow, ThroughputSection } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
+import { READ_TARGET_MS, slowestRead, type ReadsSection } from './reads.js';
 
-export const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency', 'head-of-line', 'concurrency'] as const;
+export const SECTIONS = [
+  'throughput',
+  'plainjob',
+  'raw',
+  'enqueue',
+  'latency',
+  'recovery',
+  'depth',
+  'overhead',
+  'pg-throughput',
+  'pg-latency',
+  'head-of-line',
+  'concurrency',
+  'reads',
+] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchReport {
@@ -36,6 +51,7 @@ export interface BenchReport {
     'pg-latency'?: PgLatencySection;
     'head-of-line'?: HeadOfLineSection;
     concurrency?: ConcurrencySection;
+    reads?: ReadsSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -69,6 +85,7 @@ export function checkTargets(report: BenchReport): Target[] {
   add('7-depth', `claim+complete at depth ${deepest ?? '1e6'} within 1.5x of depth 1e3 (ratio >= 0.67)`, s.depth?.deepest_over_shallowest.median, (v) => v >= 1 / 1.5);
   const hol = s['head-of-line'];
   add('11-max', `head-of-line: fast jobs' max started_at − claimed_at <= 50 ms (2 children, ${hol?.slow_ms ?? 3000} ms job every ${hol?.slow_every ?? 250}th)`, hol?.fast_wait_ms.max.median, (v) => v <= 50);
+  add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
   return targets;
 }
 
@@ -225,8 +242,16 @@ export function renderTable(report: BenchReport): string {
     out.push(throughputTable(c.results, [['concurrency', (r) => String(r.concurrency)], ['job', (r) => (r.job_ms === 0 ? 'no-op' : `${r.job_ms} ms`)], ['jobs', (r) => String(r.jobs)]]));
     out.push(`  next to: ${ref.queue}, concurrency ${ref.concurrency}: ${fmt(ref.jobs_per_sec)} ${ref.note}`, '');
   }
+  if (s.reads !== undefined) {
+    const r = s.reads;
+    out.push(`13. operator reads with ${fmt(r.jobs)} jobs in the store (98% SUCCEEDED, 1% FAILED, 1% QUEUED, 3 classes, finished over the last 30 days): the store calls of \`leasehold list\` and \`stats\`, ${r.runs} runs each (ms)`);
+    const drivers = r.drivers.map((d) => d.driver);
+    const names = r.drivers[0]?.reads.map((x) => x.read) ?? [];
+    out.push(table(['read', ...drivers], names.map((name) => [name, ...r.drivers.map((d) => stat(d.reads.find((x) => x.read === name)?.ms))])));
+    out.push(`  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`, '');
+  }
   if (report.targets.length > 0) {
-    out.push('targets (issues 6 and 11)');
+    out.push('targets (issues 6, 11 and 12)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);

@@ -7,3 +7,18 @@ export interface Migration {
 
 /** The statuses of a job someone holds: partial indexes of both drivers cover them. */
 export const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
+
+/**
+ * Both drivers' migration 3. Claims, starts and heartbeats no longer move
+ * the retention index: only finished rows live in it (finished_at is set
+ * exactly when a job ends; `IS NOT NULL`, not a three-value IN, which SQLite
+ * evaluates through a temporary table for every row it writes). The lists
+ * by status and by class go through jobs_class_status, one seek per class or
+ * per status, instead of two more indexes that moved with every status change.
+ */
+export const JOBS_INDEXES_V3 = `
+  DROP INDEX jobs_status_finished;
+  CREATE INDEX jobs_finished ON jobs (status, finished_at) WHERE finished_at IS NOT NULL;
+  DROP INDEX jobs_status_id;
+  DROP INDEX jobs_class_id;
+`;

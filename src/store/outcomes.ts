@@ -31,6 +31,7 @@ export interface HeldFacts {
   cancel_requested_at: number | null;
   owner_id: string | null;
   lease_token: string;
+  claimed_at: number | null;
 }
 
 /** A claimed row as the claim statement of every driver returns it. */
@@ -89,13 +90,18 @@ function event(jobId: number, ts: number, name: JobEventName, actor: string, det
   return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
 }
 
+/** What the timeline says about a claim: its job, attempt, owner and time. */
+export type ClaimFacts = Pick<HeldFacts, 'id' | 'attempts' | 'owner_id' | 'claimed_at'>;
+
 /** The timeline entries that are not part of an outcome plan. */
 export const EVENTS = {
   enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
     event(id, now, 'ENQUEUED', actor, { run_at: job.runAt, priority: job.priority }),
-  claimed: (row: Pick<ClaimedRow, 'id' | 'attempts'>, now: number, ownerId: string) =>
-    event(row.id, now, 'CLAIMED', ownerId, { attempt: row.attempts }),
-  started: (id: number, attempt: number, startedAt: number) => event(id, startedAt, 'STARTED', 'worker', { attempt }),
+  /** A claim that ended before its start was written (handed back, or taken back), stamped when it was made. */
+  claimed: (facts: ClaimFacts) => event(facts.id, facts.claimed_at ?? 0, 'CLAIMED', facts.owner_id ?? 'unknown', { attempt: facts.attempts }),
+  /** A start carries its claim: who claimed the job and when (the claim itself writes no event). */
+  started: (facts: ClaimFacts, startedAt: number) =>
+    event(facts.id, startedAt, 'STARTED', 'worker', { attempt: facts.attempts, owner_id: facts.owner_id, claimed_at: facts.claimed_at }),
   cancelledQueued: (id: number, now: number, actor: string) => event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
   cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
     event(id, now, 'CANCELLED', actor, { stage: 'requested', owner_id: ownerId }),
@@ -151,14 +157,26 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
   };
 }
 
+/**
+ * The events a write that ends a claim owes the timeline first: the start
+ * (carrying the claim) when the handler ran but its start was not written
+ * yet, or the claim alone when it never started. A RUNNING row has both.
+ */
+function claimTrail(facts: HeldFacts, startedAt: number | null): PlannedEvent[] {
+  if (facts.status !== 'CLAIMED') return [];
+  return [startedAt === null ? EVENTS.claimed(facts) : EVENTS.started(facts, startedAt)];
+}
+
+function withClaimTrail(plan: OutcomePlan, facts: HeldFacts): OutcomePlan {
+  return { ...plan, events: [...claimTrail(facts, plan.startedAt), ...plan.events] };
+}
+
 /** A held job handed back to the queue without spending a retry (shutdown, or claimed but never started). */
-export function planRelease(
-  facts: Pick<HeldFacts, 'id' | 'lease_token' | 'attempts'>,
-  now: number,
-  actor: string,
-  reason: string,
-  startedAt: number | null = null,
-): OutcomePlan {
+export function planRelease(facts: HeldFacts, now: number, actor: string, reason: string): OutcomePlan {
+  return withClaimTrail(releasePlan(facts, now, actor, reason, null), facts);
+}
+
+function releasePlan(facts: HeldFacts, now: number, actor: string, reason: string, startedAt: number | null): OutcomePlan {
   return {
     id: facts.id,
     leaseToken: facts.lease_token,
@@ -178,11 +196,8 @@ export function planRelease(
  * event, stamped when the handler really started, just before its outcome.
  */
 export function planSettlement(settlement: Settlement, facts: HeldFacts, now: number): OutcomePlan {
-  const { id, verdict } = settlement;
-  const lazyStart = facts.status === 'CLAIMED' && settlement.startedAt !== null ? settlement.startedAt : null;
-  const started = lazyStart === null ? [] : [EVENTS.started(id, facts.attempts, lazyStart)];
-  const plan = verdictPlan(verdict, facts, now, lazyStart);
-  return { ...plan, events: [...started, ...plan.events] };
+  const lazyStart = facts.status === 'CLAIMED' ? settlement.startedAt : null;
+  return withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart), facts);
 }
 
 function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null): OutcomePlan {
@@ -207,7 +222,7 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
       return { ...plan, events: [event(facts.id, now, outcomeEvent(outcome), 'worker', detail)] };
     }
     case 'release':
-      return planRelease(facts, now, 'worker', verdict.reason, startedAt);
+      return releasePlan(facts, now, 'worker', verdict.reason, startedAt);
   }
 }
 
@@ -225,10 +240,8 @@ export function planRecovery(row: HeldFacts, params: RecoverParams, now: number)
   const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
   const taken = { attempt: row.attempts, owner_id: row.owner_id, code: params.errorCode, detail: params.errorDetail };
   const next = { attempt: row.attempts, code: params.errorCode, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
-  return {
-    ...plan,
-    events: [event(row.id, now, params.event, params.actor, taken), event(row.id, now, outcomeEvent(outcome), params.actor, next)],
-  };
+  const events = [event(row.id, now, params.event, params.actor, taken), event(row.id, now, outcomeEvent(outcome), params.actor, next)];
+  return withClaimTrail({ ...plan, events }, row);
 }
 
 /**

@@ -22,6 +22,9 @@ import {
   writeConfig,
 } from './helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+
+const LATEST_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]!.version;
 
 const newDir = tempDir('leasehold-cli-');
 const AGO = /\d+(ms|s|m\d\ds) ago/;
@@ -194,7 +197,7 @@ afterAll(async () => {
 
 describe('leasehold against a database from a real supervisor run', () => {
   it('migrate creates the database; enqueue prints the id (human and --json), bulk prints the count', async () => {
-    expect(run.migrate).toEqual({ database: run.database, created: true, version: 2 });
+    expect(run.migrate).toEqual({ database: run.database, created: true, version: LATEST_VERSION });
     expect(run.outputs.enqueueText!.trim()).toBe(`enqueued job ${run.ids.keyed} (ok)`);
     expect(run.outputs.enqueueTextErr).toBe('');
     expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} was already enqueued with key "k-2"`);
@@ -204,7 +207,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(run.outputs.bulkTextErr).toBe('');
     const again = await leasehold(['--config', run.configFile, 'migrate']);
     expect(again).toMatchObject({ exitCode: 0, stderr: '' });
-    expect(again.stdout.trim()).toBe(`${run.database}: schema at version 2`);
+    expect(again.stdout.trim()).toBe(`${run.database}: schema at version ${LATEST_VERSION}`);
   });
 
   it('show: the row, attempts and timeline, with readable times and ages; --json parses the JSON columns', async () => {
@@ -215,7 +218,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(typeof shown.job.created_at).toBe('number');
     expect(shown.attempts).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', error_code: null }]);
     expect(shown.attempts[0]!.owner_id).toBe(shown.job.owner_id);
-    expect(shown.events.map((e) => e.event)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']);
+    // stored: the start carries the claim; the text timeline below shows both
+    expect(shown.events.map((e) => e.event)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
     expect(shown.events[0]).toMatchObject({ actor: 'cli', detail: { priority: 0 } });
 
     const text = await leasehold([...C(), 'show', String(id)]);
@@ -227,6 +231,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(text.stdout).toMatch(/^#\s+STATUS\s+OWNER\s+STARTED\s+TOOK\s+ERROR$/m);
     expect(text.stdout).toMatch(/^WHEN\s+AGO\s+EVENT\s+ACTOR\s+DETAIL$/m);
     for (const event of ['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']) expect(text.stdout).toMatch(new RegExp(`${AGO.source}\\s+${event}\\s`));
+    // who claimed it, from the start's detail
+    expect(text.stdout.split('\n').find((line) => / CLAIMED /.test(line))).toContain(` ${shown.job.owner_id as string} `);
   });
 
   it('show: a dead-lettered job with its failed attempts', async () => {
@@ -478,9 +484,9 @@ describe('leasehold against a database from a real supervisor run', () => {
 
   it('migrate creates a new database with --db, and says when there was nothing to do', async () => {
     const file = join(newDir(), 'sub', 'new.db');
-    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: true, version: 2 });
+    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: true, version: LATEST_VERSION });
     expect(existsSync(file)).toBe(true);
-    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: false, version: 2 });
+    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: false, version: LATEST_VERSION });
   });
 });
 

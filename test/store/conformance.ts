@@ -130,7 +130,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(claimed.map((j) => j.class).sort()).toEqual(['email', 'sms']);
       });
 
-      it('gives each claim a fresh token, an attempt row and a CLAIMED event', async () => {
+      it('gives each claim a fresh token and an attempt row; its event waits for the start, which carries it', async () => {
         await enqueue();
         await enqueue();
         const [a, b] = await claimJobs(store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
@@ -142,8 +142,14 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         expect(job).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_A, lease_token: a!.leaseToken, attempts: 1 });
         const attempts = await store.attemptList({ jobId: a!.id });
         expect(attempts).toMatchObject([{ attempt: 1, owner_id: OWNER_A, lease_token: a!.leaseToken, status: 'RUNNING' }]);
-        expect(await eventsOf(a!.id)).toEqual(['ENQUEUED', 'CLAIMED']);
+        expect(await eventsOf(a!.id)).toEqual(['ENQUEUED']);
         expect(await claimJobs(store, { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual([]);
+        const claimedAt = clock.now();
+        clock.advance(7);
+        await store.jobStart({ id: a!.id, leaseToken: a!.leaseToken, leaseMs: LEASE_MS });
+        const started = (await store.eventList({ jobId: a!.id }))[1]!;
+        expect(started).toMatchObject({ event: 'STARTED', ts: claimedAt + 7 });
+        expect(JSON.parse(started.detail!)).toEqual({ attempt: 1, owner_id: OWNER_A, claimed_at: claimedAt });
       });
     });
 
@@ -163,7 +169,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         // owner and token stay: they say who finished it
         expect(row).toMatchObject({ owner_id: OWNER_A, lease_token: job.leaseToken });
         expect(await store.attemptList({ jobId: id })).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', finished_at: clock.now() }]);
-        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']);
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
         await expect(completeIfHeld(store, { id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(LeaseLostError);
       });
 
@@ -189,7 +195,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
           { attempt: 1, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_A },
           { attempt: 2, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_B },
         ]);
-        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RETRY_SCHEDULED', 'CLAIMED', 'STARTED', 'FAILED']);
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED', 'STARTED', 'FAILED']);
       });
 
       it('sends a non-retryable error straight to FAILED', async () => {
@@ -250,11 +256,11 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         const timeline = await store.eventList({ jobId: first.id });
         expect(timeline.map((e) => [e.event, e.ts])).toEqual([
           ['ENQUEUED', startedAt - 5],
-          ['CLAIMED', startedAt - 5],
           ['STARTED', startedAt],
           ['SUCCEEDED', clock.now()],
         ]);
-        expect((await store.eventList({ jobId: third.id })).map((e) => e.event)).toEqual(['ENQUEUED', 'CLAIMED', 'ZOMBIE_WRITE_REJECTED']);
+        expect(JSON.parse(timeline[1]!.detail!)).toEqual({ attempt: 1, owner_id: OWNER_A, claimed_at: startedAt - 5 });
+        expect((await store.eventList({ jobId: third.id })).map((e) => e.event)).toEqual(['ENQUEUED', 'ZOMBIE_WRITE_REJECTED']);
         expect(await store.jobGet({ id: third.id })).toMatchObject({ status: 'CLAIMED', lease_token: third.leaseToken });
       });
 
@@ -383,7 +389,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         for (const { id } of jobs.slice(0, 4)) {
           expect(await store.jobGet({ id })).toMatchObject({ status: 'QUEUED', run_at: clock.now() + 2_000, error_code: 'LEASE:EXPIRED' });
           expect(await store.attemptList({ jobId: id })).toMatchObject([{ status: 'FAILED', error_code: 'LEASE:EXPIRED' }]);
-          expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED']);
+          expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED']);
         }
         expect(await store.jobGet({ id: renewed.id })).toMatchObject({ status: 'RUNNING', lease_token: renewed.leaseToken });
       });
@@ -451,15 +457,24 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         clock.advance(LEASE_MS + 1);
         expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED' }]);
         expect(await store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', finished_at: clock.now() });
-        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'RECOVERED', 'FAILED']);
+        expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'RECOVERED', 'FAILED']);
       });
 
       it('counts a claimed job whose start was never written: only its holder can prove it never began', async () => {
         const id = await enqueue({ maxRetries: 0 });
+        const claimedAt = clock.now();
         await claimOne();
         clock.advance(LEASE_MS + 1);
         expect(await store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED', released: false }]);
         expect(await store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', releases: 0 });
+        // the claim wrote no event; the take-back writes it, stamped when the claim was made
+        const timeline = await store.eventList({ jobId: id });
+        expect(timeline.map((e) => [e.event, e.ts, e.actor])).toEqual([
+          ['ENQUEUED', claimedAt, expect.any(String)],
+          ['CLAIMED', claimedAt, OWNER_A],
+          ['RECOVERED', clock.now(), SWEEP.actor],
+          ['FAILED', clock.now(), SWEEP.actor],
+        ]);
       });
 
       it('puts a handed-back job back in its place in the queue, not behind the jobs enqueued since', async () => {
@@ -468,6 +483,7 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
         clock.advance(1_000);
         const later = await enqueue();
         await releaseIfHeld(store, { id: job.id, leaseToken: job.leaseToken, reason: 'shutdown' });
+        expect(await eventsOf(first)).toEqual(['ENQUEUED', 'CLAIMED', 'RELEASED']);
         const next = await claimJobs(store, { classes: ['email'], ownerId: OWNER_B, limit: 2, leaseMs: LEASE_MS });
         expect(next.map((j) => j.id)).toEqual([first, later]);
       });

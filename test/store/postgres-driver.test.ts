@@ -113,11 +113,11 @@ describe('opening a PostgreSQL store', () => {
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
-      options: '-c plan_cache_mode=force_generic_plan -c statement_timeout=5000 -c search_path=lh_a',
+      options: '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=5000 -c search_path=lh_a',
       clockSkewMs: 500,
       listen: false,
     });
-    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: '-c plan_cache_mode=force_generic_plan', clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
+    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: '-c plan_cache_mode=force_generic_plan -c jit=off', clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
   });
 
   it('opens its sessions with generic plans and the schema as search_path', async () => {

@@ -100,7 +100,7 @@ describe('retention', () => {
     // The boundaries fall between batches, and every status has jobs on both sides.
     expect(expected).toEqual({ SUCCEEDED: 38 * 700, FAILED: 13 * 200, CANCELLED: 38 * 100 });
     const doomedList = [...doomed].join(',');
-    // One attempt per claimed job; events: ENQUEUED, CLAIMED, SUCCEEDED|FAILED, or ENQUEUED, CANCELLED.
+    // One attempt per claimed job; events: ENQUEUED, STARTED (carrying the claim), SUCCEEDED|FAILED, or ENQUEUED, CANCELLED.
     const claimedDoomed = expected.SUCCEEDED + expected.FAILED;
     expect(count(store, `SELECT count(*) FROM job_attempts WHERE job_id IN (${doomedList})`)).toBe(claimedDoomed);
     expect(count(store, `SELECT count(*) FROM job_events WHERE job_id IN (${doomedList})`)).toBe(3 * claimedDoomed + 2 * expected.CANCELLED);

@@ -58,13 +58,13 @@ describe('operator statements: query plans on a deep table', () => {
   const mustUseIndex: [string, string, string][] = [
     ['counts by class and status', STATS_SQL.countsByClassStatus, 'USING COVERING INDEX jobs_class_status'],
     ['oldest in-flight jobs', STATS_SQL.inFlightOldest, 'USING INDEX jobs_lease_expiry'],
-    ['retry distribution', STATS_SQL.retryDistribution, 'USING INDEX jobs_status_finished (status=? AND finished_at>?)'],
+    ['retry distribution', STATS_SQL.retryDistribution, 'USING INDEX jobs_finished (status=? AND finished_at>?)'],
     ['top error codes', STATS_SQL.topErrors, 'USING COVERING INDEX job_attempts_error'],
     ['top error codes per class', STATS_SQL.topErrorsByClass, 'USING COVERING INDEX job_attempts_error'],
-    ['throughput', STATS_SQL.finishedSince, 'USING COVERING INDEX jobs_status_finished (status=? AND finished_at>?)'],
+    ['throughput', STATS_SQL.finishedSince, 'USING COVERING INDEX jobs_finished (status=? AND finished_at>?)'],
     ['zombie writes', STATS_SQL.zombieWrites, 'USING COVERING INDEX job_events_zombie'],
-    ['what retention would delete', RETENTION_SQL.countOlder, 'USING COVERING INDEX jobs_status_finished (status=? AND finished_at<?)'],
-    ['retention batch', RETENTION_SQL.deleteOlderBatch, 'USING COVERING INDEX jobs_status_finished (status=? AND finished_at<?)'],
+    ['what retention would delete', RETENTION_SQL.countOlder, 'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)'],
+    ['retention batch', RETENTION_SQL.deleteOlderBatch, 'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)'],
   ];
 
   it.each(mustUseIndex)('%s walks its index, never the whole jobs table or timeline', (_name, sql, index) => {

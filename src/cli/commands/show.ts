@@ -76,8 +76,32 @@ function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], now: 
     'timeline',
     table(
       ['when', 'ago', 'event', 'actor', 'detail'],
-      events.map((e) => [formatWhen(e.ts, now).split(' (')[0], formatAgo(e.ts, now), e.event, e.actor, clip(e.detail, 80)]),
+      timeline(job, events).map((e) => [formatWhen(e.ts, now).split(' (')[0], formatAgo(e.ts, now), e.event, e.actor, clip(e.detail, 80)]),
     ),
   ];
   return sections.join('\n');
+}
+
+type TimelineLine = Pick<EventRow, 'ts' | 'event' | 'actor' | 'detail'>;
+
+/**
+ * The stored events as a story: a claim writes no event of its own (the
+ * start that follows carries it), so each start shows as the claim, then the
+ * start; a job held now whose start is not written yet shows its claim from
+ * the row.
+ */
+function timeline(job: JobRow, events: EventRow[]): TimelineLine[] {
+  const lines = events.flatMap((e): TimelineLine[] => {
+    const detail = e.event === 'STARTED' ? (parseStored(e.detail) as { attempt?: number; owner_id?: string; claimed_at?: number } | null) : null;
+    if (detail?.claimed_at === undefined || detail.owner_id === undefined) return [e];
+    const attempt = JSON.stringify({ attempt: detail.attempt });
+    return [
+      { ts: detail.claimed_at, event: 'CLAIMED', actor: detail.owner_id, detail: attempt },
+      { ts: e.ts, event: e.event, actor: e.actor, detail: attempt },
+    ];
+  });
+  if (job.status === 'CLAIMED' && job.claimed_at !== null && job.owner_id !== null) {
+    lines.push({ ts: job.claimed_at, event: 'CLAIMED', actor: job.owner_id, detail: JSON.stringify({ attempt: job.attempts, held: true }) });
+  }
+  return lines;
 }

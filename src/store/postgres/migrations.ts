@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { IN_FLIGHT, type Migration } from '../migration.js';
+import { IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
 
 
 /**
@@ -106,6 +106,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       -- metrics: zombie writes rejected, counted without reading the timeline (only those events live here)
       CREATE INDEX job_events_zombie ON job_events (ts) WHERE event = 'ZOMBIE_WRITE_REJECTED';
     `,
+  },
+  {
+    version: 3,
+    name: 'write cost: fewer indexes move when a job changes status',
+    sql: JOBS_INDEXES_V3,
   },
 ];
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
 import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
-import { clientConfig, first, rows, type PostgresTarget } from './connection.js';
+import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
 import { JOB_SQL } from './sql/jobs.js';
@@ -33,9 +33,9 @@ export abstract class PostgresReads {
   async jobList(params: JobListFilter): Promise<JobRow[]> {
     const { status, limit } = params;
     const jobClass = params.class;
-    if (status !== undefined && jobClass !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByClassStatus, [jobClass, status, limit]);
-    if (status !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByStatus, [status, limit]);
-    if (jobClass !== undefined) return rows<JobRow>(this.pool, JOB_SQL.listByClass, [jobClass, limit]);
+    if (status !== undefined && jobClass !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByClassStatus, [jobClass, status, limit]);
+    if (status !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByStatus, [status, limit]);
+    if (jobClass !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByClass, [jobClass, limit]);
     return rows<JobRow>(this.pool, JOB_SQL.listAll, [limit]);
   }
 
@@ -68,19 +68,19 @@ export abstract class PostgresReads {
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return rows<RetryBucket>(this.pool, STATS_SQL.retryDistribution, [params.since]);
+    return readPlannedWithValues<RetryBucket>(this.pool, STATS_SQL.retryDistribution, [params.since]);
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
-    return rows<ErrorCount>(this.pool, STATS_SQL.topErrors, [params.since, params.limit]);
+    return readPlannedWithValues<ErrorCount>(this.pool, STATS_SQL.topErrors, [params.since, params.limit]);
   }
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
-    return rows<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
+    return readPlannedWithValues<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return rows<StatusCount>(this.pool, STATS_SQL.finishedSince, [params.since]);
+    return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, [params.since]);
   }
 
   async statsZombieWrites(): Promise<number> {
@@ -132,7 +132,8 @@ export abstract class PostgresReads {
   }
 
   async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
-    return (await first<{ count: number }>(this.pool, RETENTION_SQL.countOlder, [params.status, params.finishedBefore]))?.count ?? 0;
+    const [row] = await readPlannedWithValues<{ count: number }>(this.pool, RETENTION_SQL.countOlder, [params.status, params.finishedBefore]);
+    return row?.count ?? 0;
   }
 
   /** The schema this store lives in (null: the server's default search_path). */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { ClaimedRow, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { ClaimedRow, ClaimFacts, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
@@ -149,24 +149,19 @@ export class PostgresStore extends PostgresReads implements Store {
 
   // workers
 
-  /**
-   * Inside a transaction: claim up to `limit` due jobs, each with its own
-   * token and attempt row; their CLAIMED events are returned for the caller
-   * to record (with a batch's other events, in one statement).
-   */
-  private async claim(db: Db, params: ClaimRequest, now: number): Promise<{ jobs: ClaimedJob[]; events: PlannedEvent[] }> {
-    if (params.classes.length === 0 || params.limit < 1) return { jobs: [], events: [] };
+  /** Inside a transaction: claim up to `limit` due jobs, each with its own token and attempt row (its start will carry the claim). */
+  private async claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
+    if (params.classes.length === 0 || params.limit < 1) return [];
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
-    const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, params.limit]);
-    return { jobs: claimedJobs(claimed), events: claimed.map((row) => EVENTS.claimed(row, now, params.ownerId)) };
+    return claimedJobs(await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, params.limit]));
   }
 
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
     const outcome = await this.write(async (db, now) => {
       const startedAt = params.startedAt ?? now;
-      const row = await first<{ attempts: number }>(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs]);
+      const row = await first<ClaimFacts>(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs]);
       if (row === undefined) return this.rejectZombie(db, params, now, 'start');
-      await this.record(db, [EVENTS.started(params.id, row.attempts, startedAt)]);
+      await this.record(db, [EVENTS.started(row, startedAt)]);
       return undefined;
     });
     fenced(params, 'start', outcome);
@@ -204,9 +199,9 @@ export class PostgresStore extends PostgresReads implements Store {
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
     return this.write(async (db, now) => {
       const settled = await this.settle(db, params.settlements, now);
-      const claimed = params.claim === undefined ? { jobs: [], events: [] } : await this.claim(db, params.claim, now);
-      await this.record(db, [...settled.events, ...claimed.events]);
-      return { settled: settled.results, claimed: claimed.jobs };
+      const claimed = params.claim === undefined ? [] : await this.claim(db, params.claim, now);
+      await this.record(db, settled.events);
+      return { settled: settled.results, claimed };
     });
   }
 

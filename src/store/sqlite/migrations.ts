@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { IN_FLIGHT, type Migration } from '../migration.js';
+import { IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -101,6 +101,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       -- metrics: zombie writes rejected, counted without reading the timeline (only those events live here)
       CREATE INDEX job_events_zombie ON job_events (ts) WHERE event = 'ZOMBIE_WRITE_REJECTED';
     `,
+  },
+  {
+    version: 3,
+    name: 'write cost: fewer indexes move when a job changes status',
+    sql: JOBS_INDEXES_V3,
   },
 ];
 

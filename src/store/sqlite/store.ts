@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { ClaimedRow, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { ClaimedRow, ClaimFacts, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
@@ -118,7 +118,7 @@ export class SqliteStore extends SqliteReads implements Store {
 
   // workers
 
-  /** Inside a transaction: claim up to `limit` due jobs, each with its own token, attempt row and CLAIMED event. */
+  /** Inside a transaction: claim up to `limit` due jobs, each with its own token and attempt row (its start will carry the claim). */
   private claim(params: ClaimRequest, now: number): ClaimedJob[] {
     if (params.classes.length === 0 || params.limit < 1) return [];
     const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit: params.limit };
@@ -129,7 +129,6 @@ export class SqliteStore extends SqliteReads implements Store {
     ) as ClaimedRow[];
     for (const row of rows) {
       this.history.attemptInsert.run({ jobId: row.id, attempt: row.attempts, ownerId: params.ownerId, leaseToken: row.lease_token, now });
-      this.record(EVENTS.claimed(row, now, params.ownerId));
     }
     return claimedJobs(rows);
   }
@@ -137,9 +136,9 @@ export class SqliteStore extends SqliteReads implements Store {
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
     const outcome = await this.write((now) => {
       const startedAt = params.startedAt ?? now;
-      const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as { attempts: number } | undefined;
+      const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as ClaimFacts | undefined;
       if (row === undefined) return this.rejectZombie(params, now, 'start');
-      this.record(EVENTS.started(params.id, row.attempts, startedAt));
+      this.record(EVENTS.started(row, startedAt));
       return undefined;
     });
     fenced(params, 'start', outcome);

@@ -1,5 +1,6 @@
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
+import { JOB_STATUSES } from '../../types.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
@@ -29,10 +30,26 @@ export const JOB_SQL = nameAll('jobs', {
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
   /** (limit) newest first. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT $1`,
-  /** (status, limit) newest first, through jobs_status_id. */
-  listByStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE status = $1 ORDER BY id DESC LIMIT $2`,
-  /** (class, limit) newest first, through jobs_class_id. */
-  listByClass: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 ORDER BY id DESC LIMIT $2`,
+  /**
+   * (status, limit) newest first: every class present (a loose scan of
+   * jobs_class_status, one seek each) gives its newest `limit` through the
+   * same index; the sort is over those few rows only.
+   */
+  listByStatus: `WITH RECURSIVE classes(class) AS (
+      (SELECT class FROM jobs ORDER BY class LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.class FROM jobs AS j WHERE j.class > c.class ORDER BY j.class LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)
+    SELECT newest.* FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
+      SELECT ${JOB_COLUMNS} FROM jobs WHERE class = present.class AND status = $1 ORDER BY id DESC LIMIT $2) AS newest
+    ORDER BY newest.id DESC LIMIT $2`,
+  /**
+   * (class, limit) newest first: the same through jobs_class_status, one arm
+   * per status, each written out so the planner knows which status is rare.
+   */
+  listByClass: `SELECT * FROM (${JOB_STATUSES.map(
+    (status) => `(SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = '${status}' ORDER BY id DESC LIMIT $2)`,
+  ).join(' UNION ALL ')}) AS newest
+    ORDER BY id DESC LIMIT $2`,
   /** (class, status, limit) newest first, through jobs_class_status. */
   listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = $2 ORDER BY id DESC LIMIT $3`,
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
@@ -53,3 +70,4 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id) -> a row when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,
 });
+

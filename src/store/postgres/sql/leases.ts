@@ -2,7 +2,7 @@ import { nameAll } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
-const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token`;
+const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 /** The fence of every write a holder makes: (id, lease_token) still held. */
 const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
@@ -73,7 +73,7 @@ export const LEASE_SQL = nameAll('leases', {
   claimManyClasses: claimSql('class = ANY($1::text[])'),
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
-    WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING attempts`,
+    WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
   /**
    * (ids[], leaseTokens[], now, leaseExpiresAt) heartbeat for several leases: the rows are locked in id order
    * (no deadlock with a supervisor taking them back), then renewed. A lease missing from the answer is lost.

@@ -1,6 +1,6 @@
 import { nameAll } from '../connection.js';
 
-/** Retention: terminal jobs past their age, through jobs_status_finished. Attempts and events go by ON DELETE CASCADE. */
+/** Retention: terminal jobs past their age, through jobs_finished. Attempts and events go by ON DELETE CASCADE. */
 export const RETENTION_SQL = nameAll('retention', {
   /** (status, before) -> how many jobs of that terminal status finished before then: what a prune would delete. */
   countOlder: `SELECT count(*) AS count FROM jobs WHERE status = $1 AND finished_at < $2`,

@@ -28,7 +28,7 @@ export const STATS_SQL = nameAll('stats', {
       WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= $1
       GROUP BY j.class, a.error_code) AS ranked
     WHERE rank <= $2 ORDER BY class, count DESC, code`,
-  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_status_finished. */
+  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= $1 GROUP BY status ORDER BY status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,

@@ -1,9 +1,19 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
+import { JOB_STATUSES } from '../../types.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+
+/** The job columns, each prefixed with a table alias. */
+const columnsOf = (alias: string) => JOB_COLUMNS.split(',').map((column) => `${alias}.${column.trim()}`).join(', ');
+
+/** A recursive CTE `classes(class)`: every class present, in order, by one index seek each (NULL ends it). */
+const CLASSES_PRESENT = `classes(class) AS (
+      SELECT (SELECT class FROM jobs ORDER BY class LIMIT 1)
+      UNION ALL
+      SELECT (SELECT class FROM jobs WHERE class > classes.class ORDER BY class LIMIT 1) FROM classes WHERE class IS NOT NULL)`;
 
 /** Producer and operator statements on `jobs`. */
 export const JOB_SQL = {
@@ -17,13 +27,25 @@ export const JOB_SQL = {
   /** (limit) newest first. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT @limit`,
   /**
-   * (status, limit) newest first. Pinned to jobs_status_id: with statistics
-   * the planner may walk the whole table backwards, which is slow exactly when
-   * the status asked for is rare.
+   * (status, limit) newest first. Every class present (a loose scan of
+   * jobs_class_status: one seek each) gives its own newest `limit`, found from
+   * the id of its limit-th newest; the sort is over those few rows only.
    */
-  listByStatus: `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_status_id WHERE status = @status ORDER BY id DESC LIMIT @limit`,
-  /** (class, limit) newest first, through jobs_class_id. */
-  listByClass: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class ORDER BY id DESC LIMIT @limit`,
+  listByStatus: `WITH RECURSIVE ${CLASSES_PRESENT},
+    floors(class, floor) AS (
+      SELECT class, coalesce((SELECT id FROM jobs WHERE class = classes.class AND status = @status ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
+      FROM classes WHERE class IS NOT NULL)
+    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j
+    WHERE j.class = floors.class AND j.status = @status AND j.id >= floors.floor
+    ORDER BY j.id DESC LIMIT @limit`,
+  /** (class, limit) newest first: the same through jobs_class_status, one seek per status. */
+  listByClass: `WITH statuses(status) AS (VALUES ${JOB_STATUSES.map((status) => `('${status}')`).join(', ')}),
+    floors(status, floor) AS (
+      SELECT status, coalesce((SELECT id FROM jobs WHERE class = @class AND status = statuses.status ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
+      FROM statuses)
+    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j
+    WHERE j.class = @class AND j.status = floors.status AND j.id >= floors.floor
+    ORDER BY j.id DESC LIMIT @limit`,
   /** (class, status, limit) newest first, through jobs_class_status. */
   listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class AND status = @status ORDER BY id DESC LIMIT @limit`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */

@@ -2,6 +2,8 @@ import { prepareAll, type SqliteDb } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
+/** What decides an outcome (HeldFacts in ../../outcomes.ts). */
+const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 
 /**
@@ -26,7 +28,7 @@ export const LEASE_SQL = {
   claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))'),
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = @startedAt, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
-    WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING attempts`,
+    WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
   /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost. */
   extend: `UPDATE jobs SET heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT} RETURNING lease_expires_at, cancel_requested_at`,
@@ -38,7 +40,7 @@ export const LEASE_SQL = {
    * outcome statements below run after it in the same transaction, so they
    * repeat the fence only as a guard.
    */
-  heldFacts: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token FROM jobs
+  heldFacts: `SELECT ${HELD_FACTS} FROM jobs
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (id, leaseToken, result, startedAt, now) the one terminal write of a success. */
   complete: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,
@@ -57,12 +59,12 @@ export const LEASE_SQL = {
       started_at = coalesce(started_at, @startedAt)
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
-  expired: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
+  expired: `SELECT ${HELD_FACTS}
     FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit`,
   /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
   heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
   /** (ownerId) the jobs an owner holds, through jobs_owner. */
-  heldByOwner: `SELECT id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token
+  heldByOwner: `SELECT ${HELD_FACTS}
     FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
 };
 

@@ -24,10 +24,10 @@ export const STATS_SQL = {
   /**
    * (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status
    * and attempts spent (claims handed back at shutdown do not count). Pinned to
-   * jobs_status_finished: with statistics the planner skip-scans
+   * jobs_finished: with statistics the planner skip-scans
    * jobs_class_status instead, which reads every finished job whatever the window.
    */
-  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs INDEXED BY jobs_status_finished
+  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs INDEXED BY jobs_finished
     WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since
     GROUP BY class, status, attempts - releases ORDER BY class, status, attempts`,
   /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
@@ -42,7 +42,7 @@ export const STATS_SQL = {
       WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= @since
       GROUP BY j.class, a.error_code)
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
-  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_status_finished. */
+  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
