@@ -8,11 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SECTIONS } from '../scripts/bench/report.js';
 import { adminClient, PG_URL } from './helpers/postgres.js';
 import { tempDir } from './helpers/temp.js';
 
 const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
-const SECTIONS = ['throughput', 'plainjob', 'raw', 'enqueue', 'latency', 'recovery', 'depth', 'overhead', 'pg-throughput', 'pg-latency', 'head-of-line', 'concurrency'];
 const newDir = tempDir('leasehold-bench-test-');
 
 /** Every leaf of a JSON value with its path. */
@@ -57,7 +57,7 @@ describe('npm run bench -- --quick', () => {
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 6 and 11)');
+    expect(run.stderr).toContain('targets (issues 6, 11 and 12)');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       quick: boolean;
@@ -92,7 +92,7 @@ describe('npm run bench -- --quick', () => {
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
     }
-    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '5-p50', '5-p99', '6-p50', '7-depth']);
+    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '12-pg', '12-scale', '13-reads', '5-p50', '5-p99', '6-p50', '7-depth']);
     for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
 
     expect(processesMentioning(dir)).toEqual([]);

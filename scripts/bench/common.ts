@@ -213,6 +213,16 @@ export function cpuTicks(pid: number): number | undefined {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** Bytes a pid has passed to write() and its kin (/proc/<pid>/io wchar), undefined when it is gone. */
+export function writtenBytes(pid: number): number | undefined {
+  try {
+    const match = /^wchar:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return match === null ? undefined : Number(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resident memory of a pid in bytes (VmRSS), undefined when it is gone. */
 export function rssBytes(pid: number): number | undefined {
   try {

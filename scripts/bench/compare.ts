@@ -75,7 +75,8 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
       method: METHOD,
       jobs: sizes.jobs,
       claim_batches: batches,
-      results: throughputRows(sizes.processes, batches, (p, b) => rounds.map((r) => r.get(lhKey(p, b)) as LeaseholdDrainRun)),
+      results: throughputRows(sizes.processes, batches, (p, b) => rounds.map((r) => r.get(lhKey(p, b)) as LeaseholdDrainRun), 'sqlite'),
+      four_over_two_children: ratio(lhKey(4, ctx.claimBatch), lhKey(2, ctx.claimBatch)),
     };
   }
   if (want.plainjob) {

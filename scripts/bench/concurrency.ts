@@ -52,7 +52,7 @@ export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySect
       `as section 1: jobs/s from the first job seen SUCCEEDED to the last (counted every ${POLL_MS.sqlite} ms), from_start from spawning the supervisor; ` +
       `SQLite, ${CHILDREN} child, claim_batch ${ctx.claimBatch}, classes[].concurrency per row; job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
     children: CHILDREN,
-    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, ctx.claimBatch, runs[i] ?? []) })),
+    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, ctx.claimBatch, runs[i] ?? [], 'sqlite') })),
     reference: BULLMQ_REFERENCE,
   };
 }

@@ -34,7 +34,7 @@ export async function runPgThroughput(ctx: BenchContext): Promise<ThroughputSect
       '`from_start` is from spawning the supervisor to the last job; CPU `server` is every postgres process on this machine',
     jobs: sizes.jobs,
     claim_batches: batches,
-    results: throughputRows(sizes.processes, batches, (p, b) => runs.get(key(p, b)) ?? []),
+    results: throughputRows(sizes.processes, batches, (p, b) => runs.get(key(p, b)) ?? [], 'postgres'),
   };
 }
 

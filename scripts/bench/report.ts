@@ -85,6 +85,9 @@ export function checkTargets(report: BenchReport): Target[] {
   add('7-depth', `claim+complete at depth ${deepest ?? '1e6'} within 1.5x of depth 1e3 (ratio >= 0.67)`, s.depth?.deepest_over_shallowest.median, (v) => v >= 1 / 1.5);
   const hol = s['head-of-line'];
   add('11-max', `head-of-line: fast jobs' max started_at − claimed_at <= 50 ms (2 children, ${hol?.slow_ms ?? 3000} ms job every ${hol?.slow_every ?? 250}th)`, hol?.fast_wait_ms.max.median, (v) => v <= 50);
+  add('12-scale', `leasehold 4 children >= 2 children (claim_batch ${batch}, ratio within a round)`, s.throughput?.four_over_two_children?.median, (v) => v >= 1);
+  const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
+  add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
   return targets;
 }
@@ -123,7 +126,11 @@ export function renderTable(report: BenchReport): string {
   );
   if (s.throughput !== undefined) {
     out.push(`1. leasehold throughput on SQLite, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
-    out.push(throughputTable(s.throughput.results), '');
+    out.push('  written: what the supervisor and its children passed to write() (/proc/<pid>/io wchar: WAL frames, checkpoints, a little IPC and log), in 4 KiB pages');
+    out.push(throughputTable(s.throughput.results));
+    const scale = s.throughput.four_over_two_children;
+    if (scale !== undefined) out.push(`  4 children / 2 children (claim_batch ${report.params.claim_batch}), within a round: ${stat(scale)}`);
+    out.push('');
   }
   if (s.plainjob !== undefined) {
     out.push(`2. ${s.plainjob.package}, same workload (jobs/s)`);
@@ -209,6 +216,7 @@ export function renderTable(report: BenchReport): string {
   const pgThroughput = s['pg-throughput'];
   if (pgThroughput !== undefined) {
     out.push(`9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${pgThroughput.jobs} queued (jobs/s)`);
+    out.push('  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks');
     out.push(throughputTable(pgThroughput.results), '');
   }
   const pgLatency = s['pg-latency'];
@@ -269,12 +277,24 @@ const BY_CHILDREN_AND_BATCH: Lead<ThroughputRow> = [
 function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH): string {
   const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
   return table(
-    [...lead.map(([header]) => header), 'jobs/s (steady)', 'jobs/s (from spawn)', 'events/job', 'CPU ms per 1k jobs: supervisor', 'children', ...(server ? ['database server'] : [])],
+    [
+      ...lead.map(([header]) => header),
+      'jobs/s (steady)',
+      'jobs/s (from spawn)',
+      'events/job',
+      'KiB written/job',
+      'pages/job',
+      'CPU ms per 1k jobs: supervisor',
+      'children',
+      ...(server ? ['database server'] : []),
+    ],
     results.map((r) => [
       ...lead.map(([, cell]) => cell(r)),
       stat(r.jobs_per_sec),
       stat(r.jobs_per_sec_from_start),
       fmt(r.events_per_job),
+      stat(r.written_kib_per_job),
+      stat(r.pages_written_per_job),
       stat(r.cpu_ms_per_1k_jobs.supervisor),
       stat(r.cpu_ms_per_1k_jobs.children),
       ...(server ? [stat(r.cpu_ms_per_1k_jobs.server)] : []),

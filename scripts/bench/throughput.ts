@@ -4,7 +4,7 @@
  * starts; a second connection counts SUCCEEDED rows every POLL_MS[driver]
  * until all are done.
  */
-import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, type Stat } from './common.js';
+import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
@@ -35,7 +35,18 @@ export interface LeaseholdDrainRun extends DrainRun {
   childrenCpuMsPer1k: number;
   /** PostgreSQL: the same for every process of the database server on this machine. */
   serverCpuMsPer1k?: number;
+  /**
+   * Bytes written per job over the same stretch. SQLite: what the supervisor
+   * and its children passed to write() (WAL frames, checkpoints, a little
+   * IPC and log). PostgreSQL: the WAL the server generated (its WAL position).
+   */
+  bytesWrittenPerJob: number;
 }
+
+/** The page a write is counted in: SQLite's page, PostgreSQL's WAL block. */
+export const PAGE_BYTES: Record<Driver, number> = { sqlite: 4096, postgres: 8192 };
+/** The server's WAL position in bytes: exact at once, where pg_stat_wal is flushed about once a second. */
+const WAL_BYTES = `SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint`;
 
 /** What a drain runs: section 1's is `ctx.sizes.jobs` no-op jobs at the class's default concurrency. */
 export interface Workload {
@@ -70,7 +81,12 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
   let atMark = new Map<number, number>();
   let doneAtMark = 0;
-  const ticksNow = () => new Map([supervisor.pid, ...supervisor.process.noteDescendants()].map((pid) => [pid, cpuTicks(pid) ?? 0]));
+  const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
+  const ticksNow = () => new Map(pids().map((pid) => [pid, cpuTicks(pid) ?? 0]));
+  // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
+  const writtenNow = async () =>
+    driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
+  let writtenAtMark: ReturnType<typeof writtenNow> = Promise.resolve(0);
   // The server's processes (backends come and go with the pool): one sum at each end.
   const serverTicks = () => (driver === 'postgres' ? processesNamed('postgres').reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0) : 0);
   let serverAtMark = 0;
@@ -83,6 +99,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
         atDone: Math.ceil(jobs / 10),
         reached: (done) => {
           atMark = ticksNow();
+          writtenAtMark = writtenNow();
           serverAtMark = serverTicks();
           doneAtMark = done;
         },
@@ -91,6 +108,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     // Read before the stop: the children are still alive.
     const atEnd = ticksNow();
     const serverAtEnd = serverTicks();
+    const written = bytesBetween(await writtenAtMark, await writtenNow());
     const perThousand = (jobs - doneAtMark) / 1000;
     const msPer1k = (ticks: number) => (ticks * 1000) / clockTicksPerSecond() / perThousand;
     const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0));
@@ -106,11 +124,18 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
       ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(serverAtEnd - serverAtMark) } : {}),
+      bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
     await counter.close();
     await supervisor.stop();
   }
+}
+
+/** Bytes written between two readings: a server-wide count, or per-pid counts (a pid seen only at the end started after the mark). */
+function bytesBetween(mark: number | Map<number, number>, end: number | Map<number, number>): number {
+  if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
+  return [...end].reduce((sum, [pid, bytes]) => sum + bytes - (mark.get(pid) ?? 0), 0);
 }
 
 export interface ThroughputRow {
@@ -120,6 +145,9 @@ export interface ThroughputRow {
   jobs_per_sec_from_start: Stat;
   attempts_per_job: number;
   events_per_job: number;
+  /** KiB written per job, and that in pages (PAGE_BYTES): see LeaseholdDrainRun.bytesWrittenPerJob. */
+  written_kib_per_job: Stat;
+  pages_written_per_job: Stat;
   /** CPU ms per 1,000 jobs (user + system, spawn to last job): where the work happens. */
   cpu_ms_per_1k_jobs: { supervisor: Stat; children: Stat; server?: Stat };
 }
@@ -129,15 +157,22 @@ export interface ThroughputSection {
   jobs: number;
   claim_batches: number[];
   results: ThroughputRow[];
+  /** SQLite: 4 children over 2 at the default claim_batch, within each round (more processes must not cost throughput). */
+  four_over_two_children?: Stat;
 }
 
 /** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
-export function throughputRows(processes: number[], batches: number[], runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[]): ThroughputRow[] {
-  return processes.flatMap((p) => batches.map((b) => throughputRow(p, b, runsOf(p, b))));
+export function throughputRows(
+  processes: number[],
+  batches: number[],
+  runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[],
+  driver: Driver,
+): ThroughputRow[] {
+  return processes.flatMap((p) => batches.map((b) => throughputRow(p, b, runsOf(p, b), driver)));
 }
 
 /** The runs of one configuration, summarised. */
-export function throughputRow(processes: number, claimBatch: number, runs: LeaseholdDrainRun[]): ThroughputRow {
+export function throughputRow(processes: number, claimBatch: number, runs: LeaseholdDrainRun[], driver: Driver): ThroughputRow {
   const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
   const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
   return {
@@ -147,6 +182,8 @@ export function throughputRow(processes: number, claimBatch: number, runs: Lease
     jobs_per_sec_from_start: of((run) => run.jobsPerSecFromStart),
     attempts_per_job: of((run) => run.attemptsPerJob, 2).median,
     events_per_job: of((run) => run.eventsPerJob, 2).median,
+    written_kib_per_job: of((run) => run.bytesWrittenPerJob / 1024, 2),
+    pages_written_per_job: of((run) => run.bytesWrittenPerJob / PAGE_BYTES[driver], 2),
     cpu_ms_per_1k_jobs: {
       supervisor: of((run) => run.supervisorCpuMsPer1k),
       children: of((run) => run.childrenCpuMsPer1k),
