@@ -70,4 +70,3 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id) -> a row when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,
 });
-
