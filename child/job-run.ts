@@ -2,6 +2,7 @@ import type { ClassConfig } from '../src/config/schema.js';
 import { coerceError, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { retryDelayMs } from '../src/backoff.js';
+import { dbFaultOf } from '../src/store/faults.js';
 import type { ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { Handler, HandlerContext, HandlerLog } from './handler.js';
 
@@ -15,6 +16,7 @@ export const START_WRITE_DELAY_MS = 50;
 /** Why a job's signal was aborted; the code becomes the attempt's error code. */
 export const ABORT = {
   leaseLost: () => new LeaseholdError('LEASE:LOST', 'the lease was taken back by someone else', { retryable: false }),
+  leaseExpired: () => new LeaseholdError('LEASE:LOST', 'the lease ran out before a renewal could be written (the database is away or slow)', { retryable: false }),
   timeout: (seconds: number) => new LeaseholdError('TIMEOUT:MAX_RUNTIME', `ran past max_runtime_seconds (${seconds}s)`),
   cancelled: () => new LeaseholdError('CANCELLED:BY_OPERATOR', 'cancelled by an operator', { retryable: false }),
   shutdown: (why: string) => new LeaseholdError('SHUTDOWN:STOP', `stopped: ${why}`),
@@ -66,12 +68,12 @@ export class JobRun {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
 
-  /** The lease is gone: abort, and never write about this job again. */
-  leaseLost(): void {
+  /** The lease is gone (taken back, or run out): abort, and never write about this job again. */
+  leaseLost(reason = ABORT.leaseLost()): void {
     if (this.lost) return;
     this.lost = true;
-    this.abort(ABORT.leaseLost());
-    this.deps.log('warn', 'lease lost: aborting the job', { job_id: this.job.id, attempt: this.job.attempt, event: 'LEASE_LOST' });
+    this.abort(reason);
+    this.deps.log('warn', `lease lost: aborting the job (${reason.message})`, { job_id: this.job.id, attempt: this.job.attempt, event: 'LEASE_LOST' });
   }
 
   /** Run the handler to its end. Null: the lease was lost, there is nothing to write. */
@@ -155,7 +157,8 @@ export class JobRun {
 
   private onWriteError(error: unknown, what: string): void {
     if (error instanceof LeaseLostError) this.leaseLost();
-    else this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
+    // A database that is away is logged once, as an outage: the outcome will stamp the start.
+    else if (dbFaultOf(error) === undefined) this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
   }
 
   private context(): HandlerContext {

@@ -4,9 +4,12 @@
  * the group takes the handler's subprocesses too). Its first message is its
  * resolved class config (ChildStart).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelayMs } from '../src/backoff.js';
 import { coerceError } from '../src/errors.js';
 import { CHILD_EXIT, isSupervisorToChild, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
+import { DbAvailability, dbFaultOf, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
 import { loadHandler } from './handler.js';
@@ -25,6 +28,46 @@ function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {})
 async function exit(code: number): Promise<never> {
   if (process.connected) await new Promise<void>((resolve) => process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()));
   process.exit(code);
+}
+
+/** Between two tries to open the store while the database is away: 0.1 s doubling to 5 s. */
+const REOPEN = { baseSeconds: 0.1, maxSeconds: 5, jitter: true };
+
+/** Run `open` until it succeeds or fails for a reason other than the database being away (told to `availability`). */
+async function retryWhileAway<T>(open: () => Promise<T>, availability?: DbAvailability): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      const opened = await open();
+      availability?.succeeded('open');
+      return opened;
+    } catch (error) {
+      if (dbFaultOf(error) === undefined) throw error;
+      availability?.failed('open', error);
+      await sleep(retryDelayMs(REOPEN, tries));
+    }
+  }
+}
+
+/**
+ * The store, with each database fault logged once per outage and told to the
+ * supervisor (its /healthz and metrics). A database that is away at start-up
+ * is waited for: that is weather, not a broken config, and must not disable
+ * the class.
+ */
+async function openWatched(database: string): Promise<WorkerStore> {
+  const logged = outageLog(log);
+  const availability = new DbAvailability({
+    unavailable: (outage) => {
+      logged.unavailable(outage);
+      send({ type: 'db-outage', outage });
+    },
+    recovered: (outage, outageMs) => {
+      logged.recovered(outage, outageMs);
+      send({ type: 'db-outage', outage: null });
+    },
+    failed: (kind) => send({ type: 'db-error', kind }),
+  });
+  return watchAvailability(await retryWhileAway(() => openStore(database), availability), availability);
 }
 
 /** The supervisor's messages: the first must be the start; the rest go to `onMessage` once it is set. */
@@ -77,7 +120,7 @@ async function main(): Promise<void> {
   try {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const handler = await loadHandler(start.config.handler);
-    store = await openStore(start.database);
+    store = await openWatched(start.database);
     loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
@@ -87,6 +130,7 @@ async function main(): Promise<void> {
 
   const running = loop;
   supervisor.onMessage((message) => {
+    if (message.type === 'ping') return send({ type: 'pong' });
     if (message.type === 'wake') return running.wake();
     const stopping = message.type === 'drain' ? running.drain() : stopNow(message.reason);
     void stopping.then(async () => {
@@ -95,8 +139,10 @@ async function main(): Promise<void> {
     });
   });
   running.start();
-  // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback.
-  await store.subscribe?.([start.config.name], () => running.wake(), (error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
+  // A listener that lost the database is part of the outage the store's watch logs once.
+  const onListenError = unlessDbFault((error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
+  // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback (also while LISTEN waits for the database).
+  await retryWhileAway(async () => store.subscribe?.([start.config.name], () => running.wake(), onListenError));
   send({ type: 'ready' });
 }
 

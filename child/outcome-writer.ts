@@ -1,4 +1,5 @@
 import { coerceError } from '../src/errors.js';
+import { dbFaultOf } from '../src/store/faults.js';
 import type { LogLevel } from '../src/config/schema.js';
 import type { ClaimedJob, ClaimRequest, SettleResult, WorkerStore } from '../src/store/types.js';
 import type { RunVerdict } from './job-run.js';
@@ -53,7 +54,17 @@ export class OutcomeWriter {
 
   /** Write what is queued now, and claim if asked, in one transaction; resolves to the jobs claimed. */
   flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
-    const write = this.writes.then(() => this.write(claim));
+    return this.inTurn(() => this.write(claim));
+  }
+
+  /**
+   * Another write about held jobs (the heartbeat), in turn with the outcomes:
+   * run alone, it reads what is held when its turn comes, so it never renews
+   * a lease whose outcome is committing beside it (and is then turned away
+   * as a zombie's write).
+   */
+  inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const write = this.writes.then(work);
     this.writes = write.catch(() => undefined);
     return write;
   }
@@ -100,7 +111,8 @@ export class OutcomeWriter {
       return written.claimed;
     } catch (error) {
       this.queue = [...batch, ...this.queue];
-      this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
+      // A database that is away is logged once, as an outage, not once per try.
+      if (dbFaultOf(error) === undefined) this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
       if (this.queue.length > 0) this.writeIn(this.deps.retryMs);
       return [];
     }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LeaseholdError } from '../src/errors.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import type { ClaimedJob, SettleResult } from '../src/store/types.js';
 import { IdleWait } from './idle-wait.js';
@@ -69,7 +70,9 @@ export class RunLoop {
       intervalMs: config.heartbeat_seconds * 1000,
       log: deps.log,
       held: () => [...this.held.values()].map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
+      inTurn: (work) => this.writer.inTurn(work),
       onLost: (jobId) => this.onLeaseLost(jobId),
+      onExpired: (jobId) => this.onLeaseLost(jobId, ABORT.leaseExpired()),
       onCancelRequested: (jobId) => this.onCancelRequested(jobId),
     });
   }
@@ -122,6 +125,7 @@ export class RunLoop {
     for (const [id, { run }] of this.running) {
       this.running.delete(id);
       this.held.delete(id);
+      this.leases.untrack(id);
       run.abort(ABORT.shutdown('killed'));
     }
     await this.finish();
@@ -184,6 +188,7 @@ export class RunLoop {
     const now = Date.now();
     for (const job of claimed) {
       this.held.set(job.id, job);
+      this.leases.track(job.id, job.leaseExpiresAt);
       this.waiting.set(job.id, { job, since: now });
     }
     this.lastClaimed = claimed.length;
@@ -244,10 +249,10 @@ export class RunLoop {
   }
 
   /** The lease of a held job is gone: stop it if it runs, drop it if it waits, write nothing more about it. */
-  private onLeaseLost(jobId: number): void {
+  private onLeaseLost(jobId: number, reason?: LeaseholdError): void {
     if (!this.held.has(jobId)) return;
     const run = this.running.get(jobId)?.run;
-    run?.leaseLost();
+    run?.leaseLost(reason);
     this.waiting.delete(jobId);
     this.letGo(jobId, run === undefined ? 0 : Date.now() - run.startedAt);
   }
@@ -256,6 +261,7 @@ export class RunLoop {
     const job = this.held.get(jobId);
     if (job === undefined) return;
     this.held.delete(jobId);
+    this.leases.untrack(jobId);
     this.writer.forget(jobId);
     this.deps.send({ type: 'jobs-finished', jobs: [{ jobId, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs }] });
   }
@@ -276,6 +282,7 @@ export class RunLoop {
     for (const { outcome, result } of written) {
       const { job, run, durationMs } = outcome;
       if (!this.held.delete(job.id)) continue; // let go of already, and reported then
+      this.leases.untrack(job.id);
       if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail') this.idle.wakeAt(result.runAt);
       if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
       const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;

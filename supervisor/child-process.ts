@@ -2,11 +2,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
+import type { DbOutage } from '../src/store/faults.js';
 import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
-export type KillReason = 'max_runtime' | 'stale_heartbeat' | 'memory' | 'shutdown';
+export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | 'shutdown';
 
 export interface ChildExit {
   code: number | null;
@@ -47,6 +48,10 @@ export class ChildHandle {
   /** Why we stopped it, the error code the culprit's attempt ends with, and the culprit when one job is to blame. */
   killed: { reason: KillReason; code: string; detail: string; culprit: RunningJob | undefined } | undefined;
   startupError: string | undefined;
+  /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
+  private unansweredSince: number | undefined;
+  /** The database outage it reports, while it lasts. */
+  dbOutage: DbOutage | undefined;
   readonly exited: Promise<ChildExit>;
   private killTimer: NodeJS.Timeout | undefined;
 
@@ -65,6 +70,7 @@ export class ChildHandle {
     this.pid = this.process.pid;
     this.send(start);
     this.process.on('message', (message: unknown) => {
+      this.unansweredSince = undefined;
       if (isChildToSupervisor(message)) events.message(this, message);
     });
     for (const stream of ['stdout', 'stderr'] as const) {
@@ -89,6 +95,22 @@ export class ChildHandle {
 
   get alive(): boolean {
     return this.state !== 'exited';
+  }
+
+  /** Ask whether it is there; the clock of an unanswered ping keeps running from the first one. */
+  ping(): void {
+    this.unansweredSince ??= Date.now();
+    this.send({ type: 'ping' });
+  }
+
+  /** Our own loop was stalled: the unanswered ping's wait starts again now. */
+  forgiveSilence(): void {
+    if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
+  }
+
+  /** How long a ping of ours has waited for an answer (0: none waits). */
+  unansweredForMs(): number {
+    return this.unansweredSince === undefined ? 0 : Date.now() - this.unansweredSince;
   }
 
   send(message: SupervisorToChild): void {

@@ -5,6 +5,7 @@ import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
+import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
 import { describeExit } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 
@@ -123,7 +124,7 @@ export class ClassPool {
         state: 'starting',
         restarts: this.restarts,
       })
-      .catch((error: unknown) => this.logger.error('could not register a child', { err: error, pid: child.pid }));
+      .catch(unlessDbFault((error) => this.logger.error('could not register a child', { err: error, pid: child.pid })));
   }
 
   private onMessage(child: ChildHandle, message: ChildToSupervisor): void {
@@ -149,6 +150,14 @@ export class ClassPool {
         return;
       case 'log':
         this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
+        return;
+      case 'pong':
+        return; // heard: ChildHandle keeps the time
+      case 'db-error':
+        this.metrics.dbError(message.kind);
+        return;
+      case 'db-outage':
+        child.dbOutage = message.outage ?? undefined;
         return;
     }
   }
@@ -189,9 +198,14 @@ export class ClassPool {
   private async onExit(slot: number, child: ChildHandle, exit: ChildExit): Promise<void> {
     const how = describeExit(exit.code, exit.signal);
     const crashed = child.killed === undefined && exit.code !== 0;
-    await this.takeBackJobs(child, how);
     const state = child.startupError !== undefined ? 'failed' : 'exited';
-    await this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal });
+    // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
+    await this.takeBackJobs(child, how)
+      .then(() => this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }))
+      .catch((error: unknown) => {
+        if (dbFaultOf(error) === undefined) throw error;
+        this.logger.warn(`could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`, { pid: child.pid });
+      });
     const fields = {
       event: 'CHILD_EXITED',
       pid: child.pid,

@@ -1,25 +1,40 @@
 import pidusage from 'pidusage';
 import type { Logger } from '../src/log.js';
+import { unlessDbFault, type DbFaultKind, type DbOutage } from '../src/store/faults.js';
 import type { SupervisorStore } from '../src/store/types.js';
 import type { ChildHandle, RunningJob } from './child-process.js';
 import type { ClassPool } from './class-pool.js';
 
-/** A held job whose heartbeat is older than this many heartbeat intervals means a blocked child. */
+/** A child that has not answered a ping for this many heartbeat intervals is blocked. */
 export const STALE_HEARTBEATS = 3;
 /** Worker rows (CPU, memory, current job) are refreshed every this many ticks. */
 const REGISTRY_EVERY_TICKS = 4;
+/**
+ * Outages that silence healthy children: a full or failing disk stalls each
+ * process's writes for seconds (2-8 s, measured on a full tmpfs). Not a
+ * lock-out or a lost connection: those waits leave the event loop free, and
+ * a silent child may be their cause (frozen in the middle of a SQLite
+ * write, it holds the lock until it dies).
+ */
+const STALLING_FAULTS: ReadonlySet<DbFaultKind> = new Set(['disk_full', 'io']);
+const stalls = (outage: DbOutage | undefined) => outage !== undefined && STALLING_FAULTS.has(outage.kind);
 
 export interface HealthWatchOptions {
   store: SupervisorStore;
   logger: Logger;
   pools: readonly ClassPool[];
   tickMs: number;
+  /** The supervisor's own database outage, if one is in progress. */
+  outage: () => DbOutage | undefined;
 }
 
 /**
- * Watches every child by pid (memory and CPU through pidusage) and by lease
- * data in the database (runtime and heartbeat age of the jobs it holds), and
- * kills the ones that break their class's limits.
+ * Watches every child by pid (memory and CPU through pidusage), over IPC
+ * (a child that stops answering pings is blocked), and by lease data in the
+ * database (a job it still runs though the lease is gone), and kills the
+ * ones that break their class's limits. Whether a child is alive never
+ * depends on the database: a database that is slow or away is no reason to
+ * kill healthy children (its outage is logged once, by the store's watch).
  */
 export class HealthWatch {
   private timer: NodeJS.Timeout | undefined;
@@ -30,7 +45,16 @@ export class HealthWatch {
 
   start(): void {
     if (this.timer !== undefined) return;
+    let lastBeat = Date.now();
     this.timer = setInterval(() => {
+      // Our own turn came late: this process (or the whole machine) was stalled.
+      const late = Date.now() - lastBeat > 2 * this.options.tickMs;
+      lastBeat = Date.now();
+      // Liveness apart from the tick, which a slow database may hold up; and after this turn's I/O
+      // (setImmediate), so that answers that came while our own loop was busy are read before we judge.
+      setImmediate(() => {
+        for (const pool of this.options.pools) for (const child of pool.children) this.checkAnswers(child, late);
+      });
       this.inFlight ??= this.tick()
         .catch((error: unknown) => void this.options.logger.error('health check failed', { err: error }))
         .finally(() => (this.inFlight = undefined));
@@ -53,15 +77,17 @@ export class HealthWatch {
     for (const child of children) {
       const sample = usage[child.pid];
       if (sample !== undefined) this.checkMemory(child, sample.memory);
-      await this.checkLeases(child);
+      await this.checkLeases(child).catch(unlessDbFault((error) => this.options.logger.error('health check failed', { err: error, pid: child.pid })));
       if (refreshRegistry && child.alive) {
-        await this.options.store.workerHeartbeat({
-          id: child.workerId,
-          state: child.state === 'exited' ? undefined : child.state,
-          cpuPercent: sample?.cpu ?? null,
-          memoryBytes: sample?.memory ?? null,
-          jobId: child.job?.jobId ?? null,
-        });
+        await this.options.store
+          .workerHeartbeat({
+            id: child.workerId,
+            state: child.state === 'exited' ? undefined : child.state,
+            cpuPercent: sample?.cpu ?? null,
+            memoryBytes: sample?.memory ?? null,
+            jobId: child.job?.jobId ?? null,
+          })
+          .catch(unlessDbFault((error) => this.options.logger.warn('could not record a child in workers', { err: error, pid: child.pid })));
       }
     }
   }
@@ -74,45 +100,57 @@ export class HealthWatch {
   }
 
   /**
-   * Read the child's leases from the database and hold them against what it
-   * told us it runs: a job past its runtime, leases whose heartbeat stopped
-   * (a blocked event loop), or a job it still runs though the lease is gone
-   * (a child that was paused, and has not noticed).
+   * Ping every running child; one that has left a ping unanswered for
+   * STALE_HEARTBEATS heartbeat intervals has a blocked event loop (a busy
+   * loop, a synchronous wait). Silence does not count while our own turn
+   * came late (`late`: this process or the machine was stalled), nor during
+   * an outage that stalls writers (`STALLING_FAULTS`), ours or the child's.
+   */
+  private checkAnswers(child: ChildHandle, late: boolean): void {
+    if (child.killed !== undefined || (child.state !== 'ready' && child.state !== 'busy')) return;
+    if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveSilence();
+    const { config } = child;
+    const silentMs = child.unansweredForMs();
+    if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
+      const overRuntime = [...child.started.values()].some((job) => Date.now() - job.startedAt > config.max_runtime_seconds * 1000);
+      const detail = `answered no ping for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
+      return this.kill(child, 'unresponsive', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
+    }
+    child.ping();
+  }
+
+  /**
+   * Hold the child's leases in the database against what it told us it runs:
+   * a job past its runtime and the grace (the child aborts the signal itself
+   * at max_runtime, so it has not let go), or a job it still runs though the
+   * lease is gone. A child that lost a lease learns it on its next heartbeat,
+   * or gives it up at its own deadline; one that has not for a lease and
+   * three heartbeats more is blocked. (Fencing keeps it harmless meanwhile;
+   * this only reclaims the process.) Both need the lease data: a job whose
+   * handler ended but whose outcome waits for the database is not running.
    */
   private async checkLeases(child: ChildHandle): Promise<void> {
-    if (child.killed !== undefined || !child.alive) return;
+    if (child.killed !== undefined || !child.alive || child.started.size === 0) return;
     const { config } = child;
+    const held = new Set((await this.options.store.jobListHeldBy({ ownerId: child.workerId })).map((job) => job.id));
     const now = Date.now();
-    const held = await this.options.store.jobListHeldBy({ ownerId: child.workerId });
-    const heldIds = new Set(held.map((job) => job.id));
-    const maxRuntimeMs = config.max_runtime_seconds * 1000;
-    let overRuntime = false;
     for (const job of child.started.values()) {
       const runtimeMs = now - job.startedAt;
-      overRuntime ||= runtimeMs > maxRuntimeMs;
-      // The child aborts the signal itself at max_runtime; past the grace it has not let go.
-      if (heldIds.has(job.jobId) && runtimeMs > maxRuntimeMs + config.kill_grace_seconds * 1000) {
+      if (held.has(job.jobId) && runtimeMs > (config.max_runtime_seconds + config.kill_grace_seconds) * 1000) {
         const detail = `job ${job.jobId} ran ${(runtimeMs / 1000).toFixed(1)}s, past max_runtime_seconds ${config.max_runtime_seconds} and its grace`;
         return this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', detail, job);
       }
-      if (heldIds.has(job.jobId)) {
+      if (held.has(job.jobId)) {
         job.missingSince = undefined;
       } else if (now - (job.missingSince ??= now) > (config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000) {
-        // A child that lost a lease learns it on its next heartbeat; one that has not for a lease and three
-        // heartbeats more is blocked. (Fencing keeps it harmless meanwhile; this only reclaims the process.)
         const detail = `still runs job ${job.jobId} ${((now - job.missingSince) / 1000).toFixed(1)}s after losing its lease: the child is blocked`;
-        return this.kill(child, 'stale_heartbeat', 'WORKER:UNRESPONSIVE', detail);
+        return this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail);
       }
-    }
-    const silentMs = Math.max(0, ...held.map((job) => now - (job.heartbeat_at ?? job.claimed_at ?? now)));
-    if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
-      const detail = `sent no heartbeat for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
-      this.kill(child, 'stale_heartbeat', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
     }
   }
 
   /** Kill a child for `culprit` (the job over its runtime); without one, ChildHandle blames whom it can. */
-  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'stale_heartbeat', code: string, detail: string, culprit?: RunningJob): void {
+  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'unresponsive', code: string, detail: string, culprit?: RunningJob): void {
     child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',

@@ -3,13 +3,19 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../src/log.js';
 
+/** Why /healthz says 503: the failing dependency, and what is wrong with it. */
+export interface Unhealthy {
+  dependency: 'database' | 'supervisor';
+  reason: string;
+}
+
 export interface HttpServerOptions {
   host: string;
   /** 0: any free port (see `port` after start). */
   port: number;
   registry: Registry;
   /** Why the supervisor is not healthy, or undefined when it is. */
-  unhealthy: () => Promise<string | undefined>;
+  unhealthy: () => Promise<Unhealthy | undefined>;
   logger: Logger;
 }
 
@@ -81,9 +87,9 @@ export class HttpServer {
       return;
     }
     if (path === '/healthz') {
-      const reason = await this.options.unhealthy().catch((error: unknown) => `health check failed: ${(error as Error).message}`);
-      const status = reason === undefined ? 200 : 503;
-      response.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(reason === undefined ? { status: 'ok' } : { status: 'unavailable', reason })}\n`);
+      const unhealthy = await this.options.unhealthy().catch((error: unknown): Unhealthy => ({ dependency: 'supervisor', reason: `health check failed: ${(error as Error).message}` }));
+      const body = unhealthy === undefined ? { status: 'ok' } : { status: 'unavailable', ...unhealthy };
+      response.writeHead(unhealthy === undefined ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
       return;
     }
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');

@@ -5,6 +5,7 @@
  * The Prometheus implementation is supervisor/metrics.ts.
  */
 import type { JobOutcome } from '../src/ipc/protocol.js';
+import type { DbFaultKind } from '../src/store/faults.js';
 import type { RecoveredJob, TerminalStatus } from '../src/store/types.js';
 
 /** Where a take-back happened: a child's exit, the sweeper, or a new supervisor cleaning up after an old one. */
@@ -21,6 +22,8 @@ export interface MetricsSink {
   childRestarted(jobClass: string): void;
   /** Retention deleted finished jobs. */
   jobsPruned(status: TerminalStatus, count: number): void;
+  /** A database operation failed because the database was away, locked or full (ours or a child's). */
+  dbError(kind: DbFaultKind): void;
 }
 
 const ignore = (): void => undefined;
@@ -31,4 +34,5 @@ export const NO_METRICS: MetricsSink = Object.freeze({
   jobsRecovered: ignore,
   childRestarted: ignore,
   jobsPruned: ignore,
+  dbError: ignore,
 });

@@ -4,7 +4,8 @@
  * through the MetricsSink interface; gauges about the data are read from the
  * store when /metrics is scraped.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
+import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
 import { JOB_STATUSES, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
@@ -30,31 +31,25 @@ export class SupervisorMetrics implements MetricsSink {
   private readonly duration: Histogram<'class' | 'outcome'>;
   private readonly restarts: Counter<'class'>;
   private readonly pruned: Counter<'status'>;
+  private readonly dbErrors: Counter<'kind'>;
 
   constructor(options: SupervisorMetricsOptions) {
     const { store, supervisorId, classes } = options;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    new Gauge({
-      name: 'leasehold_jobs',
-      help: 'Jobs in the database by class and status (read at scrape time)',
-      labelNames: ['class', 'status'] as const,
-      registers,
-      async collect() {
-        this.reset();
-        for (const name of classes) for (const status of JOB_STATUSES) this.set({ class: name, status }, 0);
-        for (const row of await store.statsCounts()) this.set({ class: row.class, status: row.status }, row.count);
-      },
+    databaseGauge({ name: 'leasehold_jobs', help: 'Jobs in the database by class and status (read at scrape time)', labelNames: ['class', 'status'] as const, registers }, async (gauge) => {
+      for (const name of classes) for (const status of JOB_STATUSES) gauge.set({ class: name, status }, 0);
+      for (const row of await store.statsCounts()) gauge.set({ class: row.class, status: row.status }, row.count);
     });
-    new Gauge({
-      name: 'leasehold_zombie_writes_rejected',
-      help: 'ZOMBIE_WRITE_REJECTED events in the database: writes by a worker whose lease was gone (retention removes them with their jobs)',
-      registers,
-      async collect() {
-        this.set(await store.statsZombieWrites());
+    databaseGauge(
+      {
+        name: 'leasehold_zombie_writes_rejected',
+        help: 'ZOMBIE_WRITE_REJECTED events in the database: writes by a worker whose lease was gone (retention removes them with their jobs)',
+        registers,
       },
-    });
+      async (gauge) => gauge.set(await store.statsZombieWrites()),
+    );
     // Children's CPU and memory as the health watch last recorded them in the registry.
     const children = async () =>
       (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);
@@ -63,18 +58,11 @@ export class SupervisorMetrics implements MetricsSink {
       ['leasehold_child_memory_bytes', "A child's resident memory in bytes (last sample)", 'memory_bytes'],
     ] as const;
     for (const [name, help, field] of childGauges) {
-      new Gauge({
-        name,
-        help,
-        labelNames: ['class', 'pid'] as const,
-        registers,
-        async collect() {
-          this.reset();
-          for (const row of await children()) {
-            const sample = row[field];
-            if (sample !== null) this.set({ class: row.class ?? '', pid: String(row.pid) }, sample);
-          }
-        },
+      databaseGauge({ name, help, labelNames: ['class', 'pid'] as const, registers }, async (gauge) => {
+        for (const row of await children()) {
+          const sample = row[field];
+          if (sample !== null) gauge.set({ class: row.class ?? '', pid: String(row.pid) }, sample);
+        }
       });
     }
 
@@ -88,6 +76,7 @@ export class SupervisorMetrics implements MetricsSink {
     this.leaseRecoveries = counter('leasehold_lease_recoveries_total', 'Expired leases the sweeper took back', ['class']);
     this.restarts = counter('leasehold_child_restarts_total', 'Children replaced after they exited', ['class']);
     this.pruned = counter('leasehold_jobs_pruned_total', 'Finished jobs deleted by retention', ['status']);
+    this.dbErrors = counter('leasehold_db_errors_total', 'Database operations that failed because the database was away (connection), locked, or out of disk, by this supervisor and its children', ['kind']);
     this.duration = new Histogram({
       name: 'leasehold_job_duration_seconds',
       help: 'Time from start to outcome of the jobs this supervisor\'s children ran',
@@ -99,6 +88,7 @@ export class SupervisorMetrics implements MetricsSink {
     for (const name of classes) {
       for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts]) metric.inc({ class: name }, 0);
     }
+    for (const kind of DB_FAULT_KINDS) this.dbErrors.inc({ kind }, 0);
   }
 
   jobStarted(jobClass: string): void {
@@ -129,4 +119,28 @@ export class SupervisorMetrics implements MetricsSink {
   jobsPruned(status: TerminalStatus, count: number): void {
     this.pruned.inc({ status }, count);
   }
+
+  dbError(kind: DbFaultKind): void {
+    this.dbErrors.inc({ kind });
+  }
+}
+
+/**
+ * A gauge read from the database at scrape time. With the database away it
+ * is left out of the scrape, so the counters (leasehold_db_errors_total
+ * first) still answer.
+ */
+function databaseGauge<L extends string>(configuration: Omit<GaugeConfiguration<L>, 'collect'>, read: (gauge: Gauge<L>) => Promise<void>): Gauge<L> {
+  return new Gauge<L>({
+    ...configuration,
+    async collect() {
+      this.reset();
+      try {
+        await read(this);
+      } catch (error) {
+        if (dbFaultOf(error) === undefined) throw error;
+        this.reset();
+      }
+    },
+  });
 }

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../src/clock.js';
+import { unlessDbFault } from '../src/store/faults.js';
 import type { Logger } from '../src/log.js';
 import { pruneFinishedJobs, type PruneReport, type RetentionPolicy } from '../src/queue/retention.js';
 import type { MaintenanceStore } from '../src/store/types.js';
@@ -28,7 +29,7 @@ export class Retention {
     this.schedule = new Every(
       options.policy.interval_seconds * 1000,
       () => this.prune(),
-      (error) => void options.logger.error('retention failed', { err: error, event: 'RETENTION' }),
+      unlessDbFault((error) => options.logger.error('retention failed', { err: error, event: 'RETENTION' })),
     );
   }
 

@@ -3,6 +3,7 @@ import type { LeaseholdConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
+import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
@@ -12,7 +13,7 @@ import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/r
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { isPidAlive } from './pids.js';
-import { HttpServer } from './http-server.js';
+import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 
 /** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
@@ -43,12 +44,19 @@ export class Supervisor {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
   private readonly force = new AbortController();
+  /** The store every part uses: each database fault is counted, and logged once per outage. */
+  private readonly store: SupervisorStore & MaintenanceStore;
+  private readonly availability: DbAvailability;
 
   constructor(private readonly options: SupervisorOptions) {
-    const { config, store, logger, supervisorId, host } = options;
+    const { config, logger, supervisorId, host } = options;
     this.retryDelay = retryDelayFor(config.classes);
+    let sink: MetricsSink = NO_METRICS;
+    this.availability = new DbAvailability({ ...outageLog((level, msg, fields) => logger.log(level, msg, fields)), failed: (kind) => sink.dbError(kind) });
+    const store = watchAvailability(options.store, this.availability);
+    this.store = store;
     const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name) });
-    const sink: MetricsSink = metrics ?? NO_METRICS;
+    sink = metrics ?? NO_METRICS;
     this.metrics = sink;
     this.http =
       config.http === null || metrics === undefined
@@ -58,7 +66,7 @@ export class Supervisor {
       (classConfig) => new ClassPool(classConfig, { store, logger, database: config.database, resultLimitBytes: config.result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: sink }),
     );
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
-    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000) });
+    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
     this.sweeper = new Sweeper({
       store,
       logger,
@@ -72,20 +80,23 @@ export class Supervisor {
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
   }
 
-  /** /healthz: why it is not healthy (starting, shutting down, the store does not answer), or undefined. */
-  private async unhealthy(): Promise<string | undefined> {
-    if (this.stopping !== undefined) return 'shutting down';
-    if (!this.running) return 'starting';
+  /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
+  private async unhealthy(): Promise<Unhealthy | undefined> {
+    if (this.stopping !== undefined) return { dependency: 'supervisor', reason: 'shutting down' };
+    if (!this.running) return { dependency: 'supervisor', reason: 'starting' };
+    const outage = this.availability.outage ?? this.pools.flatMap((pool) => pool.children).find((child) => child.dbOutage !== undefined)?.dbOutage;
+    if (outage !== undefined) return { dependency: 'database', reason: `${describeOutage(outage)} for ${((Date.now() - outage.since) / 1000).toFixed(1)}s` };
     try {
-      await this.options.store.ping();
+      await this.store.ping();
       return undefined;
     } catch (error) {
-      return `the database does not answer: ${(error as Error).message}`;
+      return { dependency: 'database', reason: `the database does not answer: ${(error as Error).message}` };
     }
   }
 
   async start(): Promise<void> {
-    const { store, logger, supervisorId, host, config } = this.options;
+    const { logger, supervisorId, host, config } = this.options;
+    const store = this.store;
     // First, so a port that is taken stops start-up before any child is spawned.
     const httpPort = await this.http?.start();
     if (httpPort !== undefined) {
@@ -99,7 +110,7 @@ export class Supervisor {
     this.sweeper.start();
     this.retention.start();
     this.heartbeatTimer = setInterval(() => {
-      void store.workerHeartbeat({ id: supervisorId }).catch((error: unknown) => logger.warn('supervisor heartbeat failed', { err: error }));
+      void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
     logger.info(`supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`, {
       event: 'SUPERVISOR_STARTED',
@@ -118,7 +129,8 @@ export class Supervisor {
    * measurement's own noise.
    */
   private async checkClock(): Promise<void> {
-    const { store, logger, config } = this.options;
+    const { logger, config } = this.options;
+    const store = this.store;
     if (store.clockOffsetMs === undefined) return;
     const skewMs = store.clockSkewMs ?? 0;
     const slackMs = skewMs + Math.min(...config.classes.map((c) => (c.lease_seconds - c.heartbeat_seconds) * 1000));
@@ -151,7 +163,8 @@ export class Supervisor {
    * come back through lease expiry and the sweeper.
    */
   private async takeBackFromPreviousRuns(): Promise<void> {
-    const { store, logger, supervisorId, host } = this.options;
+    const { logger, supervisorId, host } = this.options;
+    const store = this.store;
     for (const worker of await store.workerListLiveOnHost({ host })) {
       if (worker.host !== host || worker.id === supervisorId || isPidAlive(worker.pid)) continue;
       if (worker.kind === 'child') {
@@ -194,7 +207,8 @@ export class Supervisor {
   }
 
   private async drainAndStop(): Promise<void> {
-    const { store, logger, config, supervisorId } = this.options;
+    const { logger, config, supervisorId } = this.options;
+    const store = this.store;
     const children = () => this.pools.flatMap((pool) => pool.children);
     logger.info(`shutting down: draining ${children().length} children (grace ${config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
     for (const pool of this.pools) pool.stopRestarting();

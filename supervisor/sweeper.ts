@@ -1,4 +1,5 @@
 import type { Logger } from '../src/log.js';
+import { unlessDbFault } from '../src/store/faults.js';
 import { recoverExpiredLeases, type SweepOptions } from '../src/queue/sweep.js';
 import type { RecoveredJob, MaintenanceStore } from '../src/store/types.js';
 import { Every } from './every.js';
@@ -23,7 +24,7 @@ export class Sweeper {
     this.schedule = new Every(
       options.intervalSeconds * 1000,
       () => this.sweep(),
-      (error) => void options.logger.error('sweep failed', { err: error, event: 'SWEEP' }),
+      unlessDbFault((error) => options.logger.error('sweep failed', { err: error, event: 'SWEEP' })),
     );
   }
 

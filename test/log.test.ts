@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LeaseholdError } from '../src/errors.js';
 import { closeLogger, createLogger, formatConsoleLine, type LogRecord } from '../src/log.js';
 import { tempDir } from './helpers/temp.js';
@@ -85,10 +85,30 @@ describe('createLogger', () => {
   });
 
   it('closes safely twice, and without a file', async () => {
-    const logger = createLogger({ level: 'info', file: null, maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false });
-    logger.info('nowhere');
-    await closeLogger(logger);
-    await closeLogger(logger);
+    const file = path.join(newDir(), 'supervisor.log');
+    const filed = createLogger({ level: 'info', file, maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false });
+    filed.info('once');
+    await closeLogger(filed);
+    await expect(closeLogger(filed)).resolves.toBeUndefined();
+    expect(readLines(file).map((line) => line.msg)).toEqual(['once']);
+
+    // Without a file nothing is written anywhere, not even winston's warning about a logger with no transport.
+    const complaints: unknown[] = [];
+    const spies = [
+      vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => complaints.push(chunk) > 0),
+      vi.spyOn(console, 'warn').mockImplementation((...args) => void complaints.push(args)),
+      vi.spyOn(console, 'error').mockImplementation((...args) => void complaints.push(args)),
+    ];
+    try {
+      const logger = createLogger({ level: 'info', file: null, maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false });
+      logger.info('nowhere');
+      await closeLogger(logger);
+      await closeLogger(logger);
+      expect(logger.writable).toBe(false);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(complaints).toEqual([]);
   });
 
   it('fails at creation when the log file cannot be written', () => {

@@ -1,15 +1,15 @@
-import type { AttemptRow, JobRow, Store } from '../../src/store/types.js';
+import type { AttemptRow, JobRow, MaintenanceStore, ProducerStore } from '../../src/store/types.js';
 import type { Effect } from './effects.js';
 
 export interface Violations {
   /** Jobs not SUCCEEDED or FAILED once the run drained. */
   lost: number;
+  /** Jobs that ended FAILED or CANCELLED: trouble strikes only first attempts and retries are plentiful, so every job must succeed. */
+  not_succeeded: number;
   /** Jobs with more than one SUCCEEDED attempt, or whose final token is not their last attempt's. */
   double_commit: number;
   /** Rows that show a write made under a stale token. */
   zombie_writes: number;
-  /** Processes of the run still alive after the last supervisor stopped. */
-  orphans: number;
   /** integrity_check / foreign_key_check problems, and attempt numbering gaps. */
   database: number;
 }
@@ -18,23 +18,28 @@ export interface CheckReport {
   violations: Violations;
   examples: string[];
   outcome: { succeeded: number; failed: number; other: number };
-  zombie_writes_rejected: number;
+  /** The most attempts any job took. */
+  attempts_max: number;
+  /** Jobs with an attempt that did not succeed (damage, trouble or a fault cut it). */
+  interrupted: Set<number>;
 }
 
 const EXAMPLES = 10;
 
 /**
  * The guarantees, checked against the data once the run has drained:
- * nothing lost, nothing committed twice, no stale write landed, the database
- * whole.
+ * nothing lost, every job succeeded, nothing committed twice, no stale write
+ * landed, the database whole.
  */
-export async function checkRun(store: Store, jobIds: number[], effects: Effect[]): Promise<Omit<CheckReport, 'violations'> & { violations: Omit<Violations, 'orphans'> }> {
+export async function checkRun(store: MaintenanceStore & ProducerStore, jobIds: number[], effects: Effect[]): Promise<CheckReport> {
   const examples: string[] = [];
   const note = (text: string) => {
     if (examples.length < EXAMPLES) examples.push(text);
   };
-  const violations = { lost: 0, double_commit: 0, zombie_writes: 0, database: 0 };
+  const violations = { lost: 0, not_succeeded: 0, double_commit: 0, zombie_writes: 0, database: 0 };
   const outcome = { succeeded: 0, failed: 0, other: 0 };
+  const interrupted = new Set<number>();
+  let attemptsMax = 0;
   const done = effects.filter((e) => e.kind === 'done');
   const doneByToken = new Map(done.map((e) => [e.lease_token, e]));
   const doneByJob = new Map<number, Effect[]>();
@@ -48,10 +53,15 @@ export async function checkRun(store: Store, jobIds: number[], effects: Effect[]
       continue;
     }
     const attempts = await store.attemptList({ jobId: id });
+    attemptsMax = Math.max(attemptsMax, attempts.length);
+    if (attempts.some((a) => a.status !== 'SUCCEEDED')) interrupted.add(id);
     if (job.status === 'SUCCEEDED') outcome.succeeded += 1;
     else if (job.status === 'FAILED') outcome.failed += 1;
-    else {
-      outcome.other += 1;
+    else outcome.other += 1;
+    if (job.status === 'FAILED' || job.status === 'CANCELLED') {
+      violations.not_succeeded += 1;
+      note(`job ${id}: ended ${job.status} after ${job.attempts} attempts (${job.error_code}: ${job.error_detail})`);
+    } else if (job.status !== 'SUCCEEDED') {
       violations.lost += 1;
       note(`job ${id}: still ${job.status}`);
     }
@@ -76,7 +86,7 @@ export async function checkRun(store: Store, jobIds: number[], effects: Effect[]
   const integrity = await store.integrityCheck();
   violations.database += integrity.length;
   for (const problem of integrity) note(`database: ${problem}`);
-  return { violations, examples, outcome, zombie_writes_rejected: await store.statsZombieWrites() };
+  return { violations, examples, outcome, attempts_max: attemptsMax, interrupted };
 }
 
 /** Exactly-once commit: one SUCCEEDED attempt at most, and the row's token and result are the last attempt's. */

@@ -5,6 +5,7 @@
  */
 import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
+import type { DbFaultKind, DbOutage } from '../store/faults.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -26,7 +27,9 @@ export type SupervisorToChild =
   /** Abort the jobs in hand now and hand them back without spending a retry, then exit 0. */
   | { type: 'stop'; reason: string }
   /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
-  | { type: 'wake' };
+  | { type: 'wake' }
+  /** Are you there? Answered with a pong at once: liveness, without the database. */
+  | { type: 'ping' };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -48,6 +51,11 @@ export type ChildToSupervisor =
   | { type: 'job-started'; jobId: number; attempt: number; leaseToken: string }
   /** The outcomes a child just wrote, one message per write (outcomes are written in batches). */
   | { type: 'jobs-finished'; jobs: FinishedJob[] }
+  | { type: 'pong' }
+  /** An operation failed because the database is away (for leasehold_db_errors_total). */
+  | { type: 'db-error'; kind: DbFaultKind }
+  /** The child's database outage began (with what it saw first) or ended (null). */
+  | { type: 'db-outage'; outage: DbOutage | null }
   /** A structured log line from the child or from a handler's ctx.log. */
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> };
 
@@ -67,5 +75,5 @@ export function isChildToSupervisor(value: unknown): value is ChildToSupervisor 
 
 export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
   const type = (value as { type?: unknown } | null)?.type;
-  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake';
+  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake' || type === 'ping';
 }

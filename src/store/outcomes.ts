@@ -32,6 +32,17 @@ export interface HeldFacts {
   owner_id: string | null;
   lease_token: string;
   claimed_at: number | null;
+  lease_expires_at: number | null;
+}
+
+/**
+ * Facts a holder's settlement may be written under: held, and not past the
+ * expiry the holder itself last wrote (by its own clock). Past it the holder
+ * has given the job up (guarantee 10), and a write still in flight then is a
+ * stale one, like any zombie's.
+ */
+export function liveFacts(facts: HeldFacts | undefined, now: number): HeldFacts | undefined {
+  return facts !== undefined && facts.lease_expires_at !== null && facts.lease_expires_at > now ? facts : undefined;
 }
 
 /** A claimed row as the claim statement of every driver returns it. */
@@ -252,6 +263,54 @@ export function planRecovery(row: HeldFacts, params: RecoverParams, now: number)
 export function planOwnerRecovery(row: HeldFacts, params: RecoverParams & { culpritJobId?: number }, now: number): OutcomePlan {
   if (params.culpritJobId === undefined || params.culpritJobId === row.id) return planRecovery(row, params, now);
   return planRelease(row, now, params.actor, `victim of job ${params.culpritJobId} (${params.errorCode})`);
+}
+
+/** The attempt a lease token names, with where its job stands now (column names). */
+export interface EndedAttempt {
+  job_id: number;
+  lease_token: string;
+  attempt: number;
+  status: AttemptStatus;
+  error_code: string | null;
+  error_detail: string | null;
+  job_status: string;
+  job_attempts: number;
+  run_at: number;
+  result: string | null;
+}
+
+/** How a verdict ends its attempt, as the plans write it. */
+function endsAttemptAs(verdict: Settlement['verdict'], attempt: EndedAttempt): boolean {
+  switch (verdict.type) {
+    case 'complete':
+      return attempt.status === 'SUCCEEDED' && attempt.job_attempts === attempt.attempt && attempt.result === verdict.result;
+    case 'fail':
+      return (attempt.status === 'FAILED' || attempt.status === 'CANCELLED') && attempt.error_code === verdict.error.code && attempt.error_detail === verdict.error.detail;
+    case 'release':
+      return attempt.status === 'CANCELLED' && attempt.error_code === 'LEASE:RELEASED' && attempt.error_detail === verdict.reason;
+  }
+}
+
+/**
+ * A settlement whose lease is gone may be the holder's own write sent again:
+ * it committed, but the connection broke before the answer came back. Its
+ * attempt then already ended exactly as this verdict ends it (nobody else
+ * writes that verdict with this token), and the write counts as done, not as
+ * a zombie's. Undefined: a stale write.
+ */
+export function ownEarlierSettlement(settlement: Settlement, attempt: EndedAttempt | undefined): SettleResult | undefined {
+  if (attempt === undefined || !endsAttemptAs(settlement.verdict, attempt)) return undefined;
+  const current = attempt.job_attempts === attempt.attempt;
+  const queuedAt = current && attempt.job_status === 'QUEUED' ? attempt.run_at : null;
+  const status =
+    settlement.verdict.type === 'complete'
+      ? 'SUCCEEDED'
+      : attempt.status === 'CANCELLED' && settlement.verdict.type === 'fail'
+        ? 'CANCELLED'
+        : current && attempt.job_status === 'FAILED'
+          ? 'FAILED'
+          : 'QUEUED';
+  return { id: settlement.id, held: true, status, runAt: status === 'QUEUED' ? queuedAt : null };
 }
 
 export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {

@@ -506,6 +506,7 @@ describe('a supervisor that died without cleaning up', () => {
     sup = await SupervisorRun.start(config, logFile);
     await sup.waitForEvent('CHILD_READY');
     const children = sup.childPids();
+    expect(children.length).toBeGreaterThan(0);
     sup.signal('SIGKILL');
     await sup.waitForExit();
     // Its children notice their parent is gone and exit on their own.

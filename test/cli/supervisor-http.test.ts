@@ -6,7 +6,7 @@
 import { Registry } from 'prom-client';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpServer } from '../../supervisor/http-server.js';
+import { HttpServer, type Unhealthy } from '../../supervisor/http-server.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { closeLogger, createLogger } from '../../src/log.js';
 import { openQueue } from '../../src/queue/queue.js';
@@ -158,6 +158,7 @@ describe('the supervisor over HTTP', () => {
     expect(value(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' })).toBe(1);
     // the zombie write, counted from the timeline
     expect(value(m, 'leasehold_zombie_writes_rejected')).toBe(1);
+    for (const kind of ['connection', 'locked', 'disk_full', 'io']) expect(value(m, 'leasehold_db_errors_total', { kind })).toBe(0);
     // children's CPU and memory, one series per live child
     const live = m.filter((s) => s.name === 'leasehold_child_memory_bytes');
     expect(live.map((s) => s.labels.class).sort()).toEqual(['crash', 'fail', 'hang', 'ok']);
@@ -178,7 +179,7 @@ describe('the supervisor over HTTP', () => {
       },
       { timeoutMs: 5_000, intervalMs: 50 },
     );
-    expect(JSON.parse(draining.body)).toEqual({ status: 'unavailable', reason: 'shutting down' });
+    expect(JSON.parse(draining.body)).toEqual({ status: 'unavailable', dependency: 'supervisor', reason: 'shutting down' });
     expect((await get(`${base}/metrics`)).status).toBe(200);
     expect(await sup.waitForExit(20_000)).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
@@ -204,6 +205,7 @@ describe('the supervisor over HTTP', () => {
       { timeoutMs: 20_000, intervalMs: 100 },
     );
     const logged = sup.events('RETENTION').filter((record) => Number(record.deleted) > 0);
+    expect(logged.length).toBeGreaterThan(0);
     expect(logged.every((record) => record.level === 'info' && typeof record.duration_ms === 'number' && record.failed === 0)).toBe(true);
     expect(logged[0]!.msg).toMatch(/^retention deleted \d+ finished job\(s\) with their attempts and events$/);
     for (const id of ok) {
@@ -221,7 +223,7 @@ describe('HttpServer', () => {
   it('answers 503 with the reason when the supervisor is unhealthy, and when a scrape fails; stop is safe twice', async () => {
     const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'test', console: false });
     const registry = new Registry();
-    let reason: string | undefined = 'the database does not answer: disk I/O error';
+    let reason: Unhealthy | undefined = { dependency: 'database', reason: 'the database does not answer: disk I/O error' };
     let scrapeFails = false;
     const { Gauge } = await import('prom-client');
     new Gauge({
@@ -237,7 +239,7 @@ describe('HttpServer', () => {
     const port = await server.start();
     try {
       const base = `http://127.0.0.1:${port}`;
-      expect(await get(`${base}/healthz`)).toMatchObject({ status: 503, body: `${JSON.stringify({ status: 'unavailable', reason })}\n` });
+      expect(await get(`${base}/healthz`)).toMatchObject({ status: 503, body: `${JSON.stringify({ status: 'unavailable', dependency: 'database', reason: 'the database does not answer: disk I/O error' })}\n` });
       reason = undefined;
       expect((await get(`${base}/healthz`)).status).toBe(200);
       expect((await get(`${base}/metrics`)).body).toContain('test_gauge 1');

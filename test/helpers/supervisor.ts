@@ -64,6 +64,8 @@ export interface StartOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
   /** Deadline for the children to be ready. */
   readyTimeoutMs?: number;
+  /** The config's `http:` (port 0: any free port, logged as HTTP_LISTENING); none by default. */
+  http?: { port: number; host?: string };
 }
 
 export interface LogRecord {
@@ -146,6 +148,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     log: { level: options.logLevel ?? 'debug', file: logFile },
     sweeper: options.sweeperIntervalSeconds === 'default' ? { batch_size: 100 } : { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
+    ...(options.http === undefined ? {} : { http: options.http }),
     classes: options.classes.map(classYaml),
   };
   writeFileSync(configFile, stringify(config));

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { systemClock } from '../../src/clock.js';
 import { migrateAtOnce } from '../helpers/migrate-race.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
@@ -25,7 +26,7 @@ describe('SQLite schema and migrations', () => {
     const db = store.connection;
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThanOrEqual(1000);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(BUSY_TIMEOUT_MS);
     const cascades = db.prepare(`SELECT "table", on_delete FROM pragma_foreign_key_list(?)`);
     expect(cascades.all('job_attempts')).toEqual([{ table: 'jobs', on_delete: 'CASCADE' }]);
     expect(cascades.all('job_events')).toEqual([{ table: 'jobs', on_delete: 'CASCADE' }]);

@@ -163,9 +163,12 @@ describe('the sweeper on PostgreSQL and the hosts\u2019 clocks', () => {
   });
 });
 
-/** The server's backends whose last statement was a LISTEN. */
-async function listenerPids(admin: pg.Client): Promise<number[]> {
-  const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+/** The backends of sessions named `applicationName` whose last statement was a LISTEN (other suites may be listening too). */
+async function listenerPids(admin: pg.Client, applicationName: string): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query LIKE 'LISTEN%'",
+    [applicationName],
+  );
   return result.rows.map((row) => row.pid);
 }
 
@@ -173,20 +176,19 @@ interface ListenRig {
   store: PostgresStore;
   producer: Queue;
   admin: pg.Client;
-  /** LISTEN backends that were not there when the rig was set up. */
-  newListeners: () => Promise<number[]>;
+  /** The store's LISTEN backends (its sessions carry an application_name of their own). */
+  storeListeners: () => Promise<number[]>;
 }
 
 /** A store (with these URL parameters) and a producer on a fresh schema, and an admin connection to watch LISTEN backends; closed after `work`. */
 async function withListenRig(storeParams: Record<string, string>, work: (rig: ListenRig) => Promise<void>): Promise<void> {
   const schema = schemas.next();
-  const store = (await openStore(pgUrl(schema, storeParams))) as PostgresStore;
+  const store = (await openStore(pgUrl(schema, { ...storeParams, application_name: schema }))) as PostgresStore;
   const producer = new Queue(await openStore(pgUrl(schema)));
   const admin = await adminClient();
   try {
-    const before = new Set(await listenerPids(admin));
-    const newListeners = async () => (await listenerPids(admin)).filter((pid) => !before.has(pid));
-    await work({ store, producer, admin, newListeners });
+    const storeListeners = () => listenerPids(admin, schema);
+    await work({ store, producer, admin, storeListeners });
   } finally {
     await admin.end();
     await producer.close();
@@ -197,25 +199,36 @@ async function withListenRig(storeParams: Record<string, string>, work: (rig: Li
 describe('LISTEN/NOTIFY wake-ups', () => {
   it('tells a subscriber about jobs of its classes in its schema once the enqueue commits, and stops when asked', async () => {
     const schema = schemas.next();
+    const other = schemas.next();
     const store = (await openStore(pgUrl(schema))) as PostgresStore;
     const producer = new Queue(await openStore(pgUrl(schema)));
-    const otherSchema = new Queue(await openStore(pgUrl(schemas.next())));
+    const otherSchema = new Queue(await openStore(pgUrl(other)));
     try {
-      const heard: string[] = [];
-      const stop = await store.subscribe!(['email', 'sms'], () => heard.push('job'));
+      let heard = 0;
+      const stop = await store.subscribe!(['email', 'sms'], () => (heard += 1));
+      // Witnesses: subscribers that must hear what the subscriber under test must not (each on a connection of its own).
+      const witnessed = { report: 0, otherEmail: 0, email: 0 };
+      const stopWitnesses = [
+        await producer.store.subscribe!(['report'], () => (witnessed.report += 1)),
+        await otherSchema.store.subscribe!(['email'], () => (witnessed.otherEmail += 1)),
+        await producer.store.subscribe!(['email'], () => (witnessed.email += 1)),
+      ];
       await producer.enqueue({ class: 'report' });
       await otherSchema.enqueue({ class: 'email' });
       await producer.enqueueMany([{ class: 'email' }, { class: 'email' }, { class: 'sms' }]);
       await producer.enqueue({ class: 'sms' });
-      await waitFor('three notifications (one per class in the batch, then the last enqueue)', () => heard.length >= 3);
-      // A wake-up by the report or by the other schema would have come by now.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(heard).toHaveLength(3);
+      await waitFor('three notifications (one per class in the batch, then the last enqueue)', () => heard >= 3);
+      // The report and the other schema's email reached their witnesses; on our connection they came before the last sms.
+      await waitFor('the witnesses of the report and of the other schema', () => witnessed.report >= 1 && witnessed.otherEmail >= 1);
+      expect(heard).toBe(3);
+
       await stop();
       await stop();
+      const emailsBefore = witnessed.email;
       await producer.enqueue({ class: 'email' });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(heard).toHaveLength(3);
+      await waitFor('a subscriber still listening hears the email', () => witnessed.email > emailsBefore);
+      expect(heard).toBe(3);
+      for (const stopWitness of stopWitnesses) await stopWitness();
     } finally {
       await otherSchema.close();
       await producer.close();
@@ -224,24 +237,27 @@ describe('LISTEN/NOTIFY wake-ups', () => {
   });
 
   it('with listen=off opens no LISTEN connection and never wakes the subscriber: workers poll', async () => {
-    await withListenRig({ listen: 'off' }, async ({ store, producer, newListeners }) => {
+    await withListenRig({ listen: 'off' }, async ({ store, producer, storeListeners }) => {
       let woken = 0;
       const stop = await store.subscribe!(['email'], () => (woken += 1));
+      // A witness on the same schema with LISTEN on must hear the enqueue; by then a wake-up of ours would have come too.
+      let witnessed = 0;
+      const stopWitness = await producer.store.subscribe!(['email'], () => (witnessed += 1));
       await producer.enqueue({ class: 'email' });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const opened = await newListeners();
-      expect({ woken, opened }).toEqual({ woken: 0, opened: [] });
+      await waitFor('the witness hears the enqueue', () => witnessed >= 1);
+      expect({ woken, opened: await storeListeners() }).toEqual({ woken: 0, opened: [] });
+      await stopWitness();
       await stop();
     });
   });
 
   it('listens again after its connection is terminated, and wakes the subscriber on reconnect and on a later enqueue', async () => {
-    await withListenRig({}, async ({ store, producer, admin, newListeners }) => {
+    await withListenRig({}, async ({ store, producer, admin, storeListeners }) => {
       let woken = 0;
       const errors: Error[] = [];
       const stop = await store.subscribe!(['email'], () => (woken += 1), (error) => errors.push(error));
       const ours = await waitFor('our LISTEN backend in pg_stat_activity', async () => {
-        const fresh = await newListeners();
+        const fresh = await storeListeners();
         return fresh.length === 1 ? fresh[0] : undefined;
       });
       await producer.enqueue({ class: 'email' });
@@ -251,7 +267,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
       expect((await admin.query('SELECT pg_terminate_backend($1) AS done', [ours])).rows[0].done).toBe(true);
       await waitFor('the break reported', () => errors.length >= 1);
       // one wake-up when the line broke, one once it listens again (notifications in between are lost)
-      await waitFor('a new LISTEN backend', async () => (await newListeners()).some((pid) => pid !== ours));
+      await waitFor('a new LISTEN backend', async () => (await storeListeners()).some((pid) => pid !== ours));
       await waitFor('the wake-ups of the break and the reconnect', () => woken >= 3);
       console.log(`listening again ${Date.now() - terminated} ms after pg_terminate_backend; reported: ${errors[0]?.message}`);
 
@@ -261,7 +277,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
 
       await stop();
       await stop();
-      expect(await newListeners()).toEqual([]);
+      expect(await storeListeners()).toEqual([]);
     });
   });
 
@@ -283,8 +299,13 @@ describe('LISTEN/NOTIFY wake-ups', () => {
       await waitFor('the enqueue in another process wakes the subscriber', () => woken > 0);
       await stop();
       const settled = woken;
+      // A subscriber still watching must wake on the next commit; by then the stopped one would have woken too.
+      let witnessed = 0;
+      const stopWitness = await store.subscribe(['email'], () => (witnessed += 1));
       await execa(process.execPath, ['--input-type=module', '-e', enqueue, join(dir, 'queue.db')]);
+      await waitFor('the commit wakes the subscriber still watching', () => witnessed > 0);
       expect(woken).toBe(settled);
+      await stopWitness();
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -38,7 +38,7 @@ describe('operator statements: query plans on a deep table', () => {
     }
     // a realistic mix: most finished (some failed with codes), some held, the rest queued
     for (const cls of classes) {
-      const held = await claimJobs(store, { classes: [cls], ownerId: `w-${cls}`, limit: 8_000, leaseMs: 30_000 });
+      const held = await claimJobs(store, { classes: [cls], ownerId: `w-${cls}`, limit: 8_000, leaseMs: 3_600_000 });
       for (const [i, job] of held.slice(0, 7_900).entries()) {
         clock.advance(10);
         if (i % 5 === 0) {

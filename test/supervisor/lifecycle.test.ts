@@ -99,6 +99,8 @@ describe('the supervisor SIGKILLed', () => {
     const next = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow', max_retries: 3 }] });
     const { job, attempts } = await next.waitForJob(id, 'SUCCEEDED', 30_000);
     expect(attempts.at(-1)?.status).toBe('SUCCEEDED');
+    // the attempt the SIGKILL cut, and any before the last, ended FAILED or CANCELLED
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
     expect(attempts.slice(0, -1).every((a) => a.status === 'FAILED' || a.status === 'CANCELLED')).toBe(true);
     expect(job.owner_id).not.toBe(children.find((c) => c.class === 'work')?.id);
     // nothing of the dead supervisor's stays RUNNING
@@ -154,7 +156,9 @@ describe('the supervisor SIGKILLed', () => {
     expect(recovered.code).toBe('WORKER:CRASHED');
     // the dead supervisor and child are marked exited in the registry
     const rows = await next.queue.store.workerList({ includeExited: true, limit: 100 });
-    expect(rows.filter((r) => r.pid === child!.pid || r.pid === sup.pid).every((r) => r.exited_at !== null)).toBe(true);
+    const dead = rows.filter((r) => r.pid === child!.pid || r.pid === sup.pid);
+    expect(new Set(dead.map((r) => r.pid))).toEqual(new Set([child!.pid, sup.pid]));
+    expect(dead.every((r) => r.exited_at !== null)).toBe(true);
     expect(await next.stop()).toBe(0);
   });
 
@@ -202,6 +206,7 @@ describe('SIGTERM', () => {
     expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
     expect(isAlive(child!.pid)).toBe(false);
     const rows = await sup.allChildren();
+    expect(rows.map((row) => row.pid)).toContain(child!.pid);
     expect(rows.every((row) => row.exited_at !== null)).toBe(true);
   });
 

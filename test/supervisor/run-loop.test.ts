@@ -150,6 +150,7 @@ describe('fault 2: no head-of-line blocking', () => {
     const SLOW_MS = 2_500;
     const requests = Array.from({ length: 400 }, (_, i) => ({ class: 'mixed', payload: { ms: i % 100 === 50 ? SLOW_MS : 1 }, maxRetries: 0 }));
     const ids = (await sup.queue.enqueueMany(requests)).map((job) => job.id);
+    expect(ids).toHaveLength(400);
 
     const rows = await waitFor(
       'all 400 jobs to end',

@@ -2,6 +2,7 @@
  * Enforcement by the supervisor: max runtime, silent (busy) children, the
  * memory cap, and a handler's own subprocesses dying with their child.
  */
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive, readPidFile, trackedPidFile, useProcessGuard, waitForExit } from '../helpers/processes.js';
 import type { JobDetails } from '../../src/queue/queue.js';
@@ -66,15 +67,28 @@ describe('runtime, heartbeat and memory enforcement', () => {
     await sup.stop();
   });
 
-  it('a busy loop (no heartbeats) inside max runtime: killed for a stale heartbeat, attempt WORKER:UNRESPONSIVE, child replaced', async () => {
+  it('a busy loop (no answers to pings) inside max runtime: killed as unresponsive, attempt WORKER:UNRESPONSIVE, child replaced', async () => {
     const { sup, first, id } = await startWithJob(newDir(), busyLoop(30), { payload: {}, maxRetries: 0 });
 
     await failsOnceWith(sup, id, 'WORKER:UNRESPONSIVE');
 
-    expect(await killReason(sup, first)).toBe('stale_heartbeat');
+    expect(await killReason(sup, first)).toBe('unresponsive');
     const { dead } = await waitForReplacement(sup, 'spin', first!.pid);
     // a busy child cannot run its SIGTERM handler: only SIGKILL ends it
     expect(dead.exit_signal).toBe('SIGKILL');
+    await sup.stop();
+  });
+
+  it('a busy loop that holds SQLite\'s write lock: the outage it causes excuses nothing, it is killed as unresponsive and the queue writes again', async () => {
+    const dir = newDir();
+    // Silent for 3 heartbeats (6 s): longer than the supervisor's own writes take to give up on the lock (about 4 s).
+    const spin = { ...busyLoop(60), heartbeat_seconds: 2, lease_seconds: 10 };
+    const { sup, first, id } = await startWithJob(dir, spin, { payload: { lockDatabase: path.join(dir, 'queue.db') }, maxRetries: 0 });
+
+    await failsOnceWith(sup, id, 'WORKER:UNRESPONSIVE');
+    expect(await killReason(sup, first)).toBe('unresponsive');
+    // With the lock gone, the replacement registers: a write.
+    await waitForReplacement(sup, 'spin', first!.pid);
     await sup.stop();
   });
 
@@ -82,7 +96,7 @@ describe('runtime, heartbeat and memory enforcement', () => {
     const { sup, first, id } = await startWithJob(newDir(), busyLoop(1), { payload: {}, maxRetries: 0 });
 
     await failsOnceWith(sup, id, 'TIMEOUT:MAX_RUNTIME');
-    expect(['max_runtime', 'stale_heartbeat']).toContain(await killReason(sup, first));
+    expect(['max_runtime', 'unresponsive']).toContain(await killReason(sup, first));
     await waitForReplacement(sup, 'spin', first!.pid);
     await sup.stop();
   });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from '../../errors.js';
 import { retryDelayMs } from '../../backoff.js';
+import { dbFaultOf } from '../faults.js';
 
 /** Where a store lives: the server, the schema (search_path), the sweeper's clock-skew margin, and whether workers LISTEN. */
 export interface PostgresTarget {
@@ -91,17 +92,23 @@ export function clientConfig(target: PostgresTarget): pg.ClientConfig {
     keepAlive: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     options: target.options,
+    // What pg_stat_activity shows: `application_name=` in the URL, else libpq's PGAPPNAME, else leasehold.
+    application_name: process.env.PGAPPNAME ?? 'leasehold',
   };
 }
 
 export function openPool(target: PostgresTarget): pg.Pool {
   const pool = new pg.Pool(clientConfig(target));
-  // An idle client whose connection broke (server restart, network): the pool
-  // drops it and the next query opens a new one. Without a listener the
-  // 'error' event would kill the process.
-  pool.on('error', (error) => process.emitWarning(`leasehold: idle PostgreSQL connection lost: ${error.message}`, { code: 'LEASEHOLD_PG_IDLE' }));
+  // A connection that breaks (a restart, a terminated backend, the network)
+  // emits 'error' on its client, idle or checked out; unheard, that event
+  // kills the process. The pool drops a broken idle client; a checked-out
+  // one fails its query, which is where the fault is counted and retried.
+  pool.on('error', ignoreBrokenConnection);
+  pool.on('connect', (client) => client.on('error', ignoreBrokenConnection));
   return pool;
 }
+
+function ignoreBrokenConnection(): void {}
 
 /** A named statement: prepared by the server once per connection, on first use. */
 export interface Statement {
@@ -136,27 +143,47 @@ export async function changes(db: Db, statement: Statement, values: unknown[] = 
 /** serialization_failure, deadlock_detected: the whole transaction rolled back and may run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const RETRIES = 8;
+/** A broken connection before COMMIT: tried again this many times on a new one, then the caller hears of it. */
+const RECONNECT_RETRIES = 4;
 
 export function isRetryableError(error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.code !== undefined && RETRYABLE.has(error.code);
 }
 
+/** Connection faults raised by COMMIT itself: the transaction may or may not have committed. */
+const commitInDoubt = new WeakSet<object>();
+
+/** A transaction that failed on a broken connection before COMMIT was sent, so nothing of it committed. */
+function isLostBeforeCommit(error: unknown): boolean {
+  return dbFaultOf(error) === 'connection' && !commitInDoubt.has(error as object);
+}
+
 /** Between two tries: 10 ms doubling to 1 s, with jitter. */
 const TRY_AGAIN = { baseSeconds: 0.01, maxSeconds: 1, jitter: true };
-const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
+/** Between two connections: 50 ms doubling (a terminated backend is replaced at once; a restart takes a moment). */
+const RECONNECT = { baseSeconds: 0.05, maxSeconds: 1, jitter: true };
 
 /**
  * One short READ COMMITTED transaction on a pooled connection, run again
  * (from the start, with a fresh `now`) when the server rolled it back for a
- * deadlock or a serialization failure.
+ * deadlock or a serialization failure, or when the connection broke before
+ * COMMIT. A connection that broke during COMMIT leaves the outcome in doubt:
+ * that error reaches the caller, whose fenced writes are safe to repeat
+ * (a settlement finds its own earlier write, see `isOwnSettlement`).
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0, reconnects = 0; ; attempt++) {
     try {
       return await onceInTransaction(pool, work);
     } catch (error) {
-      if (!isRetryableError(error) || attempt >= RETRIES) throw error;
-      await sleep(backoffMs(attempt));
+      if (isRetryableError(error) && attempt < RETRIES) {
+        await sleep(retryDelayMs(TRY_AGAIN, attempt + 1));
+      } else if (isLostBeforeCommit(error) && reconnects < RECONNECT_RETRIES) {
+        reconnects += 1;
+        await sleep(retryDelayMs(RECONNECT, reconnects));
+      } else {
+        throw error;
+      }
     }
   }
 }
@@ -179,7 +206,10 @@ async function onceInTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => 
   try {
     await client.query('BEGIN');
     const result = await work(client);
-    await client.query('COMMIT');
+    await client.query('COMMIT').catch((error: unknown) => {
+      if (dbFaultOf(error) === 'connection') commitInDoubt.add(error as object);
+      throw error;
+    });
     return result;
   } catch (error) {
     // A connection that cannot even roll back is not given back to the pool.

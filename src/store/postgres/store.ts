@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { ClaimedRow, ClaimFacts, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
+import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
@@ -217,10 +217,15 @@ export class PostgresStore extends PostgresReads implements Store {
     const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
     const plans: OutcomePlan[] = [];
     const stale: PlannedEvent[] = [];
+    for (const [key, facts] of held) if (liveFacts(facts, now) === undefined) held.delete(key);
+    const gone = settlements.filter((s) => !held.has(leaseKey(s.id, s.leaseToken)));
+    const ended = gone.length === 0 ? new Map<string, EndedAttempt>() : await this.endedAttempts(db, gone);
     const results = settlements.map((settlement): SettleResult => {
       const key = leaseKey(settlement.id, settlement.leaseToken);
       const facts = held.get(key);
       if (facts === undefined) {
+        const own = ownEarlierSettlement(settlement, ended.get(key));
+        if (own !== undefined) return own;
         stale.push(EVENTS.zombie(settlement, now, settlement.verdict.type));
         return { id: settlement.id, held: false };
       }
@@ -232,6 +237,12 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.writeOutcomes(db, plans, now);
     await this.recordZombies(db, stale);
     return { results, events: plans.flatMap((plan) => plan.events) };
+  }
+
+  /** The attempts these leases' tokens name, by lease: where a settlement sent again finds its own earlier write. */
+  private async endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, EndedAttempt>> {
+    const found = await rows<EndedAttempt>(db, HISTORY_SQL.attemptsByToken, [refs.map((ref) => ref.id), refs.map((ref) => ref.leaseToken)]);
+    return new Map(found.map((attempt) => [leaseKey(attempt.job_id, attempt.lease_token), attempt]));
   }
 
   /** Inside a transaction: run outcome plans and record their events; the caller read (and locked) their facts. */

@@ -6,7 +6,15 @@ import { retryDelayMs } from '../../backoff.js';
 
 export type SqliteDb = Database.Database;
 
-export const BUSY_TIMEOUT_MS = 5_000;
+/**
+ * How long a statement waits for another connection's lock inside SQLite.
+ * That wait blocks the event loop (heartbeats, IPC, timers), so it is kept
+ * short: a healthy writer holds the lock for a millisecond or two. A longer
+ * hold (a checkpoint, an operator's shell in BEGIN EXCLUSIVE) is waited out
+ * between tries, with the event loop free (`withBusyRetry`).
+ */
+export const BUSY_TIMEOUT_MS = 200;
+/** Tries after the first: with the waits between them, a lock held about 4 s in all before the caller hears of it. */
 const BUSY_RETRIES = 8;
 
 /**
@@ -46,7 +54,7 @@ export function isBusyError(error: unknown): boolean {
 const TRY_AGAIN = { baseSeconds: 0.01, maxSeconds: 1, jitter: true };
 const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
-/** The busy timeout covers almost every wait; this covers what it gives up on (lock upgrades, long checkpoints). */
+/** The busy timeout covers almost every wait; this covers what it gives up on, without blocking the event loop. */
 export async function withBusyRetry<T>(work: () => T): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {

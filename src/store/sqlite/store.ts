@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { ClaimedRow, ClaimFacts, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
+import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
@@ -27,6 +27,8 @@ export class SqliteStore extends SqliteReads implements Store {
   private readonly attemptRows: MultiRowInserter;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
+  /** The last write in line (see `write`). */
+  private writes: Promise<unknown> = Promise.resolve();
 
   private constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
@@ -63,8 +65,17 @@ export class SqliteStore extends SqliteReads implements Store {
     if (this.db.open) this.db.close();
   }
 
+  /**
+   * Writes take turns. Each try waits up to the busy timeout inside SQLite,
+   * blocking the event loop; with several writes waiting out a lock at once
+   * those waits added up to seconds without a turn for IPC (a child that
+   * cannot answer a ping is killed as blocked). In turn, one waits in SQLite
+   * and the rest wait with the loop free.
+   */
   private write<T>(work: (now: number) => T): Promise<T> {
-    return withBusyRetry(() => this.transaction(work, this.clock.now()) as T);
+    const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T));
+    this.writes = turn.catch(() => undefined);
+    return turn;
   }
 
   /** Inside a transaction: append to the timeline when the transaction's work is done. */
@@ -190,8 +201,11 @@ export class SqliteStore extends SqliteReads implements Store {
 
   /** Inside a transaction: write one verdict, fenced by the lease (the plan's rules live in ../outcomes.ts). */
   private settle(settlement: Settlement, now: number): SettleResult {
-    const facts = this.leases.heldFacts.get({ id: settlement.id, leaseToken: settlement.leaseToken }) as HeldFacts | undefined;
+    const facts = liveFacts(this.leases.heldFacts.get({ id: settlement.id, leaseToken: settlement.leaseToken }) as HeldFacts | undefined, now);
     if (facts === undefined) {
+      const ended = this.history.attemptByToken.get({ jobId: settlement.id, leaseToken: settlement.leaseToken }) as EndedAttempt | undefined;
+      const own = ownEarlierSettlement(settlement, ended);
+      if (own !== undefined) return own;
       this.rejectZombie(settlement, now, settlement.verdict.type);
       return { id: settlement.id, held: false };
     }

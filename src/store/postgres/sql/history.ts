@@ -4,6 +4,11 @@ const EVENTS_IN = `unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5
 
 /** Statements on the two history tables: attempts (one row per claim) and events (the timeline). */
 export const HISTORY_SQL = nameAll('history', {
+  /** (jobIds[], leaseTokens[]) -> those claims' attempts and their jobs' state now (EndedAttempt); a pair that names no claim: no row. */
+  attemptsByToken: `SELECT a.job_id, a.lease_token, a.attempt, a.status, a.error_code, a.error_detail,
+      j.status AS job_status, j.attempts AS job_attempts, j.run_at, j.result
+    FROM unnest($1::bigint[], $2::text[]) AS t(job_id, lease_token)
+    JOIN job_attempts a ON a.job_id = t.job_id AND a.lease_token = t.lease_token JOIN jobs j ON j.id = a.job_id`,
   /** (jobId) oldest first. */
   attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail
     FROM job_attempts WHERE job_id = $1 ORDER BY attempt`,

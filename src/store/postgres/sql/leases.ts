@@ -2,7 +2,7 @@ import { nameAll } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
-const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at`;
+const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 /** The fence of every write a holder makes: (id, lease_token) still held. */
 const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
@@ -76,11 +76,13 @@ export const LEASE_SQL = nameAll('leases', {
     WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
   /**
    * (ids[], leaseTokens[], now, leaseExpiresAt) heartbeat for several leases: the rows are locked in id order
-   * (no deadlock with a supervisor taking them back), then renewed. A lease missing from the answer is lost.
+   * (no deadlock with a supervisor taking them back), then renewed. A lease missing from the answer is lost,
+   * or ran out (its holder has given it up: guarantee 10).
    * Tokens are random per claim, so the two ANY filters match exactly the (id, token) pairs asked for.
    */
   extendMany: `UPDATE jobs SET heartbeat_at = $3, lease_expires_at = $4
     WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
+                             AND lease_expires_at > $3
                            ORDER BY id FOR NO KEY UPDATE))
     RETURNING id, lease_token, lease_expires_at, cancel_requested_at`,
   /** (id, leaseToken, progress) no row: lease lost. */

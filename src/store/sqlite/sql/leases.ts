@@ -3,7 +3,7 @@ import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
 /** What decides an outcome (HeldFacts in ../../outcomes.ts). */
-const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at`;
+const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 
 /**
@@ -29,9 +29,9 @@ export const LEASE_SQL = {
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = @startedAt, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
     WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
-  /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost. */
+  /** (id, leaseToken, now, leaseExpiresAt) heartbeat; no row: lease lost, or run out (its holder has given it up). */
   extend: `UPDATE jobs SET heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
-    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT} RETURNING lease_expires_at, cancel_requested_at`,
+    WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT} AND lease_expires_at > @now RETURNING lease_expires_at, cancel_requested_at`,
   /** (id, leaseToken, progress) no row: lease lost. */
   progress: `UPDATE jobs SET progress = @progress
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,

@@ -1,0 +1,154 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProducerStore, WorkerRow } from '../../src/store/types.js';
+import { isPidAlive } from '../../supervisor/pids.js';
+import { LONG_CLASS, SHORT_CLASS } from './config.js';
+import type { SeededRandom } from './random.js';
+import type { Supervisors } from './supervisors.js';
+import { ZOMBIE_BAIT_PRIORITY } from './workload.js';
+
+/** How long a SIGSTOPped child is held waiting for its job to be given to another. */
+const ZOMBIE_WAIT_MS = 20_000;
+/** How long the program follows a killed child's job until another child claims it. */
+const RECLAIM_WAIT_MS = 30_000;
+
+/** A child that was SIGSTOPped mid-job, kept stopped until its job was given to another, then resumed. */
+export interface Zombie {
+  jobId: number;
+  /** The attempt and lease token it held when it was stopped (stale once resumed). */
+  attempt: number;
+  leaseToken: string;
+  pid: number;
+  resumedAt: number;
+}
+
+interface BusyChild {
+  child: WorkerRow;
+  jobId: number;
+  attempt: number;
+  priority: number;
+  leaseToken: string;
+}
+
+/**
+ * The damage done to the children: SIGKILL mid-job, SIGSTOP until the job
+ * is someone else's (a zombie), SIGKILL in the middle of a burst of short
+ * jobs. Deliberate damage aims only at jobs on their first attempt, so that
+ * no job is chased from attempt to attempt.
+ */
+export class Damage {
+  readonly counts = { child_kills: 0, short_child_kills: 0, zombie_attempts: 0, zombies: 0 };
+  readonly zombies: Zombie[] = [];
+  /** Every pid ever SIGSTOPped: the supervisor may rightly kill these. */
+  readonly everStopped = new Set<number>();
+  /** For each child SIGKILL: until its job was back in the queue, and until another child claimed it. */
+  readonly requeueMs: number[] = [];
+  readonly reclaimMs: number[] = [];
+  /** Pids SIGSTOPped right now. */
+  readonly stopped = new Set<number>();
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: ProducerStore,
+    private readonly random: SeededRandom,
+    private readonly supervisors: Supervisors,
+  ) {}
+
+  /** SIGKILL a child of the long class mid-job; follow its job until another child claims it. */
+  async killChild(): Promise<void> {
+    const target = this.random.pick((await this.busyChildren()).filter((busy) => busy.child.class === LONG_CLASS));
+    if (target === undefined || !kill(target.child.pid, 'SIGKILL')) return;
+    const killedAt = Date.now();
+    this.counts.child_kills += 1;
+    this.track(this.followReclaim(target, killedAt));
+  }
+
+  /** SIGKILL a child of the short class: right after a burst it is in the middle of a batch. */
+  async killShortChild(): Promise<void> {
+    const target = this.random.pick((await this.supervisors.children()).filter((child) => child.class === SHORT_CLASS && child.state !== 'starting'));
+    if (target !== undefined && kill(target.pid, 'SIGKILL')) this.counts.short_child_kills += 1;
+  }
+
+  /** SIGSTOP a child running a bait job until its job has been given to another, then SIGCONT it: a zombie. */
+  async makeZombie(): Promise<void> {
+    if (this.stopped.size > 0) return;
+    const target = this.random.pick((await this.busyChildren()).filter((busy) => busy.priority === ZOMBIE_BAIT_PRIORITY));
+    if (target === undefined) return;
+    const { pid } = target.child;
+    if (!kill(pid, 'SIGSTOP')) return;
+    this.stopped.add(pid);
+    this.everStopped.add(pid);
+    this.counts.zombie_attempts += 1;
+    this.track(this.holdZombie(target));
+  }
+
+  /** SIGCONT every child stopped now (on the way out early: a stopped child cannot notice that its supervisor is gone). */
+  resumeStopped(): void {
+    for (const pid of this.stopped) kill(pid, 'SIGCONT');
+  }
+
+  /** Wait until the follow-ups of the damage done have ended. */
+  async settle(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
+  private async holdZombie(target: BusyChild): Promise<void> {
+    const { pid } = target.child;
+    const deadline = Date.now() + ZOMBIE_WAIT_MS;
+    let givenAway = false;
+    try {
+      while (!givenAway && Date.now() < deadline && isPidAlive(pid)) {
+        const job = await this.store.jobGet({ id: target.jobId });
+        givenAway = job !== undefined && job.attempts > target.attempt && job.owner_id !== target.child.id;
+        if (!givenAway) await sleep(20);
+      }
+    } finally {
+      const resumedAt = Date.now();
+      if (kill(pid, 'SIGCONT') && givenAway) {
+        this.counts.zombies += 1;
+        this.zombies.push({ jobId: target.jobId, attempt: target.attempt, leaseToken: target.leaseToken, pid, resumedAt });
+      }
+      this.stopped.delete(pid);
+    }
+  }
+
+  private async followReclaim(target: BusyChild, killedAt: number): Promise<void> {
+    const deadline = killedAt + RECLAIM_WAIT_MS;
+    while (Date.now() < deadline) {
+      const job = await this.store.jobGet({ id: target.jobId });
+      if (job !== undefined && job.attempts > target.attempt && job.claimed_at !== null) {
+        const killedAttempt = (await this.store.attemptList({ jobId: target.jobId })).find((a) => a.attempt === target.attempt);
+        if (killedAttempt?.finished_at != null) this.requeueMs.push(killedAttempt.finished_at - killedAt);
+        this.reclaimMs.push(job.claimed_at - killedAt);
+        return;
+      }
+      if (job !== undefined && (job.status === 'SUCCEEDED' || job.status === 'FAILED')) return;
+      await sleep(20);
+    }
+  }
+
+  /** Children of the live supervisor running a job on its first attempt right now (not stopped), and the job. */
+  private async busyChildren(): Promise<BusyChild[]> {
+    const byId = new Map((await this.supervisors.children()).map((c) => [c.id, c]));
+    const running = await this.store.jobList({ status: 'RUNNING', limit: 100 });
+    return running.flatMap((job) => {
+      const child = job.owner_id === null ? undefined : byId.get(job.owner_id);
+      if (child === undefined || this.stopped.has(child.pid) || job.attempts !== 1 || job.lease_token === null) return [];
+      return [{ child, jobId: job.id, attempt: job.attempts, priority: job.priority, leaseToken: job.lease_token }];
+    });
+  }
+
+  private track(work: Promise<void>): void {
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+}
+
+/** Send a signal; false when the process is already gone. */
+function kill(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,90 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Zombie } from '../../scripts/chaos/damage.js';
+import type { Effect } from '../../scripts/chaos/effects.js';
+import { judgeChildren } from '../../scripts/chaos/supervisor-log.js';
+import { gatherZombieEvidence } from '../../scripts/chaos/zombie-evidence.js';
+import type { EventRow, ProducerStore } from '../../src/store/types.js';
+import { tempDir } from '../helpers/temp.js';
+
+const newDir = tempDir('leasehold-chaos-checks-');
+
+/** A store that answers eventList only: what the zombie evidence reads. */
+function storeWithEvents(events: Pick<EventRow, 'job_id' | 'event' | 'detail'>[]): ProducerStore {
+  const eventList = async ({ jobId }: { jobId: number }) =>
+    events.filter((e) => e.job_id === jobId).map((e, i) => ({ id: i, ts: 0, actor: 'worker', ...e }) as EventRow);
+  return { eventList } as unknown as ProducerStore;
+}
+
+const write = (job_id: number, lease_token: string, ts: number, outcome: Effect['outcome']): Effect => ({
+  job_id,
+  attempt: 1,
+  lease_token,
+  pid: 100 + job_id,
+  proc_start: 1,
+  kind: 'write',
+  outcome,
+  ts,
+});
+
+describe('the chaos program\'s zombie evidence', () => {
+  it('counts what the handlers saw after resuming and the events under the zombies\' tokens, and flags a write the store took', async () => {
+    const zombies: Zombie[] = [
+      { jobId: 1, attempt: 1, leaseToken: 'a', pid: 101, resumedAt: 1_000 },
+      { jobId: 2, attempt: 1, leaseToken: 'b', pid: 102, resumedAt: 1_000 },
+      { jobId: 3, attempt: 1, leaseToken: 'c', pid: 103, resumedAt: 1_000 },
+    ];
+    const effects = [
+      write(1, 'a', 500, 'accepted'), // before the stop: the lease was still held
+      write(1, 'a', 1_010, 'refused'),
+      write(2, 'b', 1_020, 'accepted'), // a stale token's write taken: the fence failed
+      write(3, 'x', 1_030, 'refused'), // another attempt's token
+    ];
+    const store = storeWithEvents([
+      { job_id: 1, event: 'ZOMBIE_WRITE_REJECTED', detail: JSON.stringify({ op: 'progress', lease_token: 'a' }) },
+      { job_id: 1, event: 'ZOMBIE_WRITE_REJECTED', detail: JSON.stringify({ op: 'heartbeat', lease_token: 'a' }) },
+      { job_id: 3, event: 'ZOMBIE_WRITE_REJECTED', detail: JSON.stringify({ op: 'complete', lease_token: 'x' }) },
+      { job_id: 2, event: 'SUCCEEDED', detail: null },
+    ]);
+    const { evidence, violations } = await gatherZombieEvidence(store, zombies, effects);
+    expect(evidence).toEqual({
+      resumed: 3,
+      wrote: 2,
+      refused_by_store: 1,
+      refused_by_child: 0,
+      failed: 0,
+      accepted: 1,
+      with_rejected_event: 1,
+      rejected_events_by_op: { progress: 1, heartbeat: 1 },
+    });
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatch(/^job 2: pid 102/);
+  });
+});
+
+describe('the chaos program\'s judgement of the supervisors\' log', () => {
+  it('counts error exits as crashes, and kills of children that were neither stopped nor given trouble as kills of healthy ones', () => {
+    const file = path.join(newDir(), 'supervisor.log');
+    const line = (ts: string, fields: Record<string, unknown>) => JSON.stringify({ ts, level: 'warn', msg: 'm', ...fields });
+    writeFileSync(
+      file,
+      [
+        line('2020-01-01T00:00:00.000Z', { event: 'CHILD_EXITED', pid: 1, exit_code: 1 }), // an earlier run's
+        line('2030-01-01T00:00:00.000Z', { event: 'CHILD_EXITED', pid: 2, exit_code: 1, exit_signal: null }),
+        line('2030-01-01T00:00:01.000Z', { event: 'CHILD_EXITED', pid: 3, exit_code: null, exit_signal: 'SIGKILL' }),
+        line('2030-01-01T00:00:02.000Z', { event: 'CHILD_EXITED', pid: 4, exit_code: 0 }),
+        line('2030-01-01T00:00:03.000Z', { event: 'CHILD_KILLED', pid: 5, reason: 'stale_heartbeat' }), // stopped by chaos
+        line('2030-01-01T00:00:04.000Z', { event: 'CHILD_KILLED', pid: 6, reason: 'max_runtime' }), // ran a hanging job
+        line('2030-01-01T00:00:05.000Z', { event: 'CHILD_KILLED', pid: 7, reason: 'shutdown' }),
+        line('2030-01-01T00:00:06.000Z', { event: 'CHILD_KILLED', pid: 8, reason: 'stale_heartbeat' }), // healthy
+        line('2030-01-01T00:00:07.000Z', { event: 'DB_UNAVAILABLE' }),
+        '{"ts":"2030-01-01T00:00:08.000Z","event":"CHILD_EXI', // cut short by a SIGKILL
+      ].join('\n'),
+    );
+    const verdicts = judgeChildren(file, Date.parse('2029-01-01'), { stoppedPids: new Set([5]), troublePids: new Set([6]) });
+    expect(verdicts.crashes.map((c) => c.split(' ')[2])).toEqual(['2:']);
+    expect(verdicts.healthy_kills.map((c) => c.split(' ')[2])).toEqual(['8:']);
+    expect({ unavailable: verdicts.db_unavailable, recovered: verdicts.db_recovered }).toEqual({ unavailable: 1, recovered: 0 });
+  });
+});
