@@ -96,7 +96,10 @@ export class ClassPool {
     }
     const leaving = this.slots.slice(next.processes).filter((child): child is ChildHandle => child?.alive === true && child.retiring === undefined);
     for (const slot of this.restartTimers.keys()) if (slot >= next.processes) this.cancelRestart(slot);
-    if (leaving.length > 0) this.track(retireChildren(leaving, { ...retire, logger: this.logger, reason: 'reload' }));
+    if (leaving.length > 0) {
+      this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, { event: 'CHILD_DRAINING', pids: leaving.map((c) => c.pid) });
+      this.track(retireChildren(leaving, { ...retire, logger: this.logger, reason: 'reload' }));
+    }
     for (let slot = 0; slot < next.processes; slot++) if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
     if (childrenChange) this.track(this.replaceStale(retire));
   }
@@ -104,6 +107,7 @@ export class ClassPool {
   /** The class left the config: drain and stop every child, and restart none. */
   retire(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
     this.stopRestarting();
+    this.logger.info(`class ${this.config.name} left the config: draining its ${this.children.length} children`, { event: 'CHILD_DRAINING', pids: this.children.map((c) => c.pid) });
     this.track(retireChildren(this.children, { ...retire, logger: this.logger, reason: 'reload' }));
     return this.settled();
   }
