@@ -7,7 +7,9 @@ import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type Supe
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
-export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | 'shutdown';
+/** Why a healthy child is taken out of service: the supervisor stops, or a reload replaces or removes it. */
+export type RetireReason = 'shutdown' | 'reload';
+export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | RetireReason;
 
 export interface ChildExit {
   code: number | null;
@@ -48,18 +50,25 @@ export class ChildHandle {
   /** Why we stopped it, the error code the culprit's attempt ends with, and the culprit when one job is to blame. */
   killed: { reason: KillReason; code: string; detail: string; culprit: RunningJob | undefined } | undefined;
   startupError: string | undefined;
+  /** Set once it was asked to drain: it is leaving, not crashing, and its slot may not be refilled. */
+  retiring: RetireReason | undefined;
   /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
   private unansweredSince: number | undefined;
   /** The database outage it reports, while it lasts. */
   dbOutage: DbOutage | undefined;
   readonly exited: Promise<ChildExit>;
+  /** Resolves when it reports ready, or exits without ever being ready. */
+  readonly ready: Promise<void>;
+  private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
 
   readonly workerId: string;
+  /** The class config it was started with (a reload replaces children, never their config). */
   readonly config: ClassConfig;
 
   constructor(start: ChildStart, events: ChildEvents) {
     this.workerId = start.workerId;
+    this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
     this.process = fork(CHILD_MAIN, [], {
       detached: true,
@@ -81,6 +90,7 @@ export class ChildHandle {
     this.exited = new Promise((resolve) => {
       this.process.once('exit', (code, signal) => {
         this.state = 'exited';
+        this.becameReady();
         clearTimeout(this.killTimer);
         // Whatever the handler left running in the group goes with the child.
         this.signalGroup('SIGKILL');
@@ -115,6 +125,17 @@ export class ChildHandle {
 
   send(message: SupervisorToChild): void {
     if (this.process.connected) this.process.send(message, () => undefined);
+  }
+
+  markReady(): void {
+    if (this.state === 'starting') this.state = 'ready';
+    this.becameReady();
+  }
+
+  /** Ask it to drain and exit: no more claims, running jobs finish, waiting ones go back free. */
+  retire(reason: RetireReason): void {
+    this.retiring ??= reason;
+    this.send({ type: 'drain' });
   }
 
   /**

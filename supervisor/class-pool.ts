@@ -8,6 +8,8 @@ import { ChildHandle, type ChildExit } from './child-process.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
 import { describeExit } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
+import { retireChildren, type RetireOptions } from './retire.js';
+import { sameChildStart } from './child-start.js';
 
 /** A job that has taken down its child this many times in a row is failed as poison. */
 export const POISON_THRESHOLD = 3;
@@ -32,10 +34,17 @@ export interface PoolDeps {
  */
 export class ClassPool {
   private readonly slots: (ChildHandle | undefined)[];
-  private readonly restartPolicy: RestartPolicy;
-  private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** Per slot: the config version its child was started with (a reload bumps `configVersion` when children must change). */
+  private readonly slotVersions: number[] = [];
+  private configVersion = 0;
+  private restartPolicy: RestartPolicy;
+  /** Per slot: the restart waiting out its delay. */
+  private readonly restartTimers = new Map<number, NodeJS.Timeout>();
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
   private readonly exitHandling = new Set<Promise<void>>();
+  /** Children leaving after a reload, and the rolling replacement of stale ones. */
+  private readonly reloading = new Set<Promise<void>>();
+  private rolling = false;
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
   /** Job id -> how many children in a row died while running it. */
@@ -48,7 +57,7 @@ export class ClassPool {
   disabled: string | undefined;
 
   constructor(
-    readonly config: ClassConfig,
+    public config: ClassConfig,
     private readonly deps: PoolDeps,
   ) {
     this.slots = Array.from({ length: config.processes }, () => undefined);
@@ -66,10 +75,80 @@ export class ClassPool {
     return this.slots.filter((child): child is ChildHandle => child !== undefined && child.alive);
   }
 
+  /**
+   * A reload's new config for this class (same name). Scaling spawns or
+   * drains the last slots; any other change reaches the children by
+   * replacing them gracefully, one at a time, since each was started with its
+   * config (a class disabled by its config is tried again).
+   */
+  reconfigure(next: ClassConfig, resultLimitBytes: number, retire: Omit<RetireOptions, 'logger' | 'reason'>): void {
+    const childrenChange = !sameChildStart(this.config, this.deps.resultLimitBytes, next, resultLimitBytes);
+    this.config = next;
+    this.deps.resultLimitBytes = resultLimitBytes;
+    this.restartPolicy = new RestartPolicy(next.restart);
+    if (childrenChange) {
+      this.configVersion += 1;
+      if (this.disabled !== undefined) {
+        this.logger.info(`class ${next.name} enabled again: its config changed`, { event: 'CLASS_ENABLED', was: this.disabled });
+        this.disabled = undefined;
+        this.accepting = true;
+      }
+    }
+    const leaving = this.slots.slice(next.processes).filter((child): child is ChildHandle => child?.alive === true && child.retiring === undefined);
+    for (const slot of this.restartTimers.keys()) if (slot >= next.processes) this.cancelRestart(slot);
+    if (leaving.length > 0) {
+      this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, { event: 'CHILD_DRAINING', pids: leaving.map((c) => c.pid) });
+      this.track(retireChildren(leaving, { ...retire, logger: this.logger, reason: 'reload' }));
+    }
+    for (let slot = 0; slot < next.processes; slot++) if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
+    if (childrenChange) this.track(this.replaceStale(retire));
+  }
+
+  /** The class left the config: drain and stop every child, and restart none. */
+  retire(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
+    this.stopRestarting();
+    this.logger.info(`class ${this.config.name} left the config: draining its ${this.children.length} children`, { event: 'CHILD_DRAINING', pids: this.children.map((c) => c.pid) });
+    this.track(retireChildren(this.children, { ...retire, logger: this.logger, reason: 'reload' }));
+    return this.settled();
+  }
+
+  /** Replace, one at a time, the children started with an older config; each replacement spawns as its predecessor exits. */
+  private async replaceStale(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
+    if (this.rolling) return; // the running pass sees the newest version too
+    this.rolling = true;
+    try {
+      for (;;) {
+        const slot = this.slots.findIndex(
+          (child, index) => index < this.config.processes && child?.alive === true && child.retiring === undefined && (this.slotVersions[index] ?? 0) < this.configVersion,
+        );
+        const child = this.slots[slot];
+        if (!this.accepting || child === undefined) return;
+        this.logger.info(`replacing child ${child.workerId}: its class config changed`, { event: 'CHILD_REPLACED', pid: child.pid, worker_id: child.workerId, slot });
+        await retireChildren([child], { ...retire, logger: this.logger, reason: 'reload' });
+        await Promise.all([...this.exitHandling]); // which spawns the replacement
+        await this.slots[slot]?.ready;
+      }
+    } finally {
+      this.rolling = false;
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error: unknown) => void this.logger.error('a reload step failed', { err: error }))
+      .finally(() => this.reloading.delete(tracked));
+    this.reloading.add(tracked);
+  }
+
+  private cancelRestart(slot: number): void {
+    clearTimeout(this.restartTimers.get(slot));
+    this.restartTimers.delete(slot);
+  }
+
   /** No more spawns or restarts (shutdown). */
   stopRestarting(): void {
     this.accepting = false;
-    for (const timer of [...this.restartTimers, ...this.wakeTimers]) clearTimeout(timer);
+    for (const timer of [...this.restartTimers.values(), ...this.wakeTimers]) clearTimeout(timer);
     this.restartTimers.clear();
     this.wakeTimers.clear();
   }
@@ -88,13 +167,14 @@ export class ClassPool {
     }
   }
 
-  /** Wait for the exit handling in flight (recoveries, registry writes). */
+  /** Wait for the exit handling in flight (recoveries, registry writes) and the reload steps. */
   async settled(): Promise<void> {
-    while (this.exitHandling.size > 0) await Promise.all([...this.exitHandling]);
+    while (this.exitHandling.size + this.reloading.size > 0) await Promise.all([...this.exitHandling, ...this.reloading]);
   }
 
   private spawn(slot: number): void {
-    if (!this.accepting || this.disabled !== undefined) return;
+    if (!this.accepting || this.disabled !== undefined || this.slots[slot]?.alive === true) return;
+    this.cancelRestart(slot);
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
     const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config };
@@ -112,6 +192,7 @@ export class ClassPool {
       },
     });
     this.slots[slot] = child;
+    this.slotVersions[slot] = this.configVersion;
     this.logger.info(`spawned child ${workerId}`, { event: 'CHILD_SPAWNED', pid: child.pid, worker_id: workerId, slot });
     void this.deps.store
       .workerRegister({
@@ -131,7 +212,7 @@ export class ClassPool {
     const labels = { pid: child.pid };
     switch (message.type) {
       case 'ready':
-        if (child.state === 'starting') child.state = 'ready';
+        child.markReady();
         this.logger.info('child ready', { ...labels, event: 'CHILD_READY' });
         void this.deps.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
         return;
@@ -216,6 +297,8 @@ export class ClassPool {
     this.logger.log(crashed ? 'warn' : 'info', `child exited: ${how}${child.killed ? ` (we killed it: ${child.killed.detail})` : ''}`, fields);
 
     if (!this.accepting) return;
+    if (slot >= this.config.processes) return; // scaled away by a reload
+    if (child.retiring === 'reload' && child.startupError === undefined) return this.spawn(slot);
     if (child.startupError !== undefined) {
       this.disabled = child.startupError;
       this.stopRestarting();
@@ -244,11 +327,10 @@ export class ClassPool {
     this.restarts += 1;
     this.metrics.childRestarted(this.config.name);
     this.logger.info(`restarting child in ${delayMs} ms`, { event: 'CHILD_RESTART_SCHEDULED', pid: child.pid, delay_ms: delayMs });
-    const timer = setTimeout(() => {
-      this.restartTimers.delete(timer);
-      this.spawn(slot);
-    }, delayMs);
-    this.restartTimers.add(timer);
+    this.restartTimers.set(
+      slot,
+      setTimeout(() => this.spawn(slot), delayMs),
+    );
   }
 
   /**
@@ -260,8 +342,8 @@ export class ClassPool {
    */
   private async takeBackJobs(child: ChildHandle, how: string): Promise<void> {
     const { store, retryDelay } = this.deps;
-    if (child.killed?.reason === 'shutdown') {
-      const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: 'shutdown' });
+    if (child.killed?.reason === 'shutdown' || child.killed?.reason === 'reload') {
+      const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: child.killed.reason });
       for (const job of released) logRecovery(this.logger, job, 'LEASE:RELEASED');
       this.metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
       this.wakeFor(released);

@@ -14,7 +14,7 @@ const PROGRAM = 'supervise';
 
 const argv = await yargs(hideBin(process.argv))
   .scriptName(PROGRAM)
-  .usage('$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces.')
+  .usage('$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces. SIGHUP reloads queue.yaml.')
   .option('config', { type: 'string', demandOption: true, describe: 'path of queue.yaml' })
   .option('check-config', { type: 'boolean', default: false, describe: 'validate the config and exit' })
   .strict()
@@ -64,6 +64,10 @@ try {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP received: reloading the config', { event: 'SIGNAL', signal: 'SIGHUP', file: config.file });
+    void supervisor.reload(() => loadConfig(config.file));
+  });
   await supervisor.start();
 } catch (error) {
   die(error, PROGRAM);

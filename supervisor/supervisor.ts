@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { LeaseholdConfig } from '../src/config/schema.js';
+import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
+import { configChanges } from '../src/config/changes.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
@@ -15,6 +15,7 @@ import { HealthWatch } from './health-watch.js';
 import { isPidAlive } from './pids.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
+import { retireChildren } from './retire.js';
 
 /** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
 const CLOCK_NOISE_MS = 25;
@@ -32,25 +33,33 @@ export interface SupervisorOptions {
  * sweeper, its own row in `workers`, and the shutdown sequence.
  */
 export class Supervisor {
+  /** The config in force: the one started with, then each reload's. */
+  private config: LeaseholdConfig;
+  /** One per class, and classes a reload removed until their children are gone (the health watch keeps watching those). */
   private readonly pools: ClassPool[];
+  private readonly leaving = new Set<ClassPool>();
   private readonly health: HealthWatch;
-  private readonly sweeper: Sweeper;
-  private readonly retention: Retention;
+  private sweeper: Sweeper;
+  private retention: Retention;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
   private readonly metrics: MetricsSink;
-  private readonly retryDelay: RetryDelay;
+  private backoff: RetryDelay;
+  /** Each class's backoff as the config in force says. */
+  private readonly retryDelay: RetryDelay = (jobClass, attempt) => this.backoff(jobClass, attempt);
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  private reloads: Promise<void> = Promise.resolve();
   private readonly force = new AbortController();
   /** The store every part uses: each database fault is counted, and logged once per outage. */
   private readonly store: SupervisorStore & MaintenanceStore;
   private readonly availability: DbAvailability;
 
   constructor(private readonly options: SupervisorOptions) {
-    const { config, logger, supervisorId, host } = options;
-    this.retryDelay = retryDelayFor(config.classes);
+    const { config, logger, supervisorId } = options;
+    this.config = config;
+    this.backoff = retryDelayFor(config.classes);
     let sink: MetricsSink = NO_METRICS;
     this.availability = new DbAvailability({ ...outageLog((level, msg, fields) => logger.log(level, msg, fields)), failed: (kind) => sink.dbError(kind) });
     const store = watchAvailability(options.store, this.availability);
@@ -62,22 +71,31 @@ export class Supervisor {
       config.http === null || metrics === undefined
         ? undefined
         : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy() });
-    this.pools = config.classes.map(
-      (classConfig) => new ClassPool(classConfig, { store, logger, database: config.database, resultLimitBytes: config.result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: sink }),
-    );
+    this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
-    this.sweeper = new Sweeper({
-      store,
-      logger,
-      intervalSeconds: config.sweeper.interval_seconds,
-      batchSize: config.sweeper.batch_size,
+    this.sweeper = this.newSweeper();
+    this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+  }
+
+  private newPool(classConfig: ClassConfig): ClassPool {
+    const { logger, supervisorId, host } = this.options;
+    const { database, result_limit_bytes } = this.config;
+    return new ClassPool(classConfig, { store: this.store, logger, database, resultLimitBytes: result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: this.metrics });
+  }
+
+  private newSweeper(): Sweeper {
+    const { sweeper } = this.config;
+    return new Sweeper({
+      store: this.store,
+      logger: this.options.logger,
+      intervalSeconds: sweeper.interval_seconds,
+      batchSize: sweeper.batch_size,
       retryDelay: this.retryDelay,
-      actor: supervisorId,
-      metrics: sink,
+      actor: this.options.supervisorId,
+      metrics: this.metrics,
       onRecovered: (jobs) => this.wakeFor(jobs),
     });
-    this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
   }
 
   /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
@@ -129,7 +147,8 @@ export class Supervisor {
    * measurement's own noise.
    */
   private async checkClock(): Promise<void> {
-    const { logger, config } = this.options;
+    const { logger } = this.options;
+    const config = this.config;
     const store = this.store;
     if (store.clockOffsetMs === undefined) return;
     const skewMs = store.clockSkewMs ?? 0;
@@ -207,28 +226,14 @@ export class Supervisor {
   }
 
   private async drainAndStop(): Promise<void> {
-    const { logger, config, supervisorId } = this.options;
+    const { logger, supervisorId } = this.options;
     const store = this.store;
-    const children = () => this.pools.flatMap((pool) => pool.children);
-    logger.info(`shutting down: draining ${children().length} children (grace ${config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
+    const children = this.pools.flatMap((pool) => pool.children);
+    logger.info(`shutting down: draining ${children.length} children (grace ${this.config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
-    for (const child of children()) child.send({ type: 'drain' });
-    await this.waitForExit(children(), config.shutdown_grace_seconds * 1000);
-
-    const remaining = children();
-    if (remaining.length > 0) {
-      logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, { event: 'SHUTDOWN_GRACE_OVER' });
-      for (const child of remaining) child.send({ type: 'stop', reason: 'shutdown grace over' });
-      const graceMs = Math.max(...remaining.map((child) => child.config.kill_grace_seconds * 1000));
-      await this.waitForExit(remaining, graceMs);
-      for (const child of children()) {
-        logger.warn('child did not stop in time: killing it', { event: 'CHILD_KILLED', class: child.config.name, pid: child.pid, reason: 'shutdown' });
-        child.forceKill('shutdown', 'LEASE:RELEASED', 'shutdown');
-      }
-      await Promise.all(children().map((child) => child.exited));
-    }
+    await retireChildren(children, { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal, logger, reason: 'shutdown' });
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));
     clearInterval(this.heartbeatTimer);
@@ -237,11 +242,66 @@ export class Supervisor {
     logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });
   }
 
-  /** Wait until the children exit, the time is up, or a second signal says stop waiting. */
-  private async waitForExit(children: { exited: Promise<unknown> }[], timeoutMs: number): Promise<void> {
-    const signal = this.force.signal;
-    if (children.length === 0 || signal.aborted) return;
-    await Promise.race([Promise.all(children.map((child) => child.exited)), sleep(timeoutMs, undefined, { signal }).catch(() => undefined)]);
+  /**
+   * Read the config again (`load` throws a precise message for a bad one)
+   * and apply it without losing or repeating work, or refuse it whole
+   * (CONFIG_RELOAD_REJECTED) and keep the running one. Classes scale, start, drain away or have their children replaced one at
+   * a time (ClassPool.reconfigure); the sweeper and retention restart with
+   * their new settings.
+   */
+  reload(load: () => LeaseholdConfig): Promise<void> {
+    // One reload at a time, in the order asked: each diffs against the one before.
+    this.reloads = this.reloads.then(() => this.applyReload(load)).catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
+    return this.reloads;
+  }
+
+  private async applyReload(load: () => LeaseholdConfig): Promise<void> {
+    const { logger } = this.options;
+    const reject = (reasons: string[]) => {
+      logger.error(`config reload rejected, the running config stays: ${reasons.join('; ')}`, { event: 'CONFIG_RELOAD_REJECTED', file: this.config.file, reasons });
+    };
+    let next: LeaseholdConfig;
+    try {
+      next = load();
+    } catch (error) {
+      return reject([(error as Error).message]);
+    }
+    if (!this.running || this.stopping !== undefined) return reject([this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down']);
+    const { changes, refused } = configChanges(this.config, next);
+    if (refused.length > 0) return reject(refused);
+    this.config = next;
+    this.backoff = retryDelayFor(next.classes);
+    logger.level = next.log.level;
+    const retire = { graceMs: next.shutdown_grace_seconds * 1000, force: this.force.signal };
+    const current = (name: string) => this.pools.find((pool) => pool.config.name === name && !this.leaving.has(pool));
+    for (const pool of this.pools.filter((p) => !this.leaving.has(p) && !next.classes.some((c) => c.name === p.config.name))) {
+      this.leaving.add(pool);
+      void pool.retire(retire).then(() => {
+        this.leaving.delete(pool);
+        this.pools.splice(this.pools.indexOf(pool), 1);
+      });
+    }
+    for (const classConfig of next.classes) {
+      const pool = current(classConfig.name);
+      if (pool !== undefined) {
+        pool.reconfigure(classConfig, next.result_limit_bytes, retire);
+        continue;
+      }
+      const added = this.newPool(classConfig);
+      this.pools.push(added);
+      added.start();
+    }
+    if (changes.some((change) => change.startsWith('sweeper.'))) {
+      await this.sweeper.stop();
+      this.sweeper = this.newSweeper();
+      this.sweeper.start();
+    }
+    if (changes.some((change) => change.startsWith('retention.'))) {
+      await this.retention.stop();
+      this.retention = new Retention({ store: this.store, logger, policy: next.retention, metrics: this.metrics });
+      this.retention.start();
+    }
+    logger.info(`config reloaded: ${changes.length === 0 ? 'nothing changed' : changes.join('; ')}`, { event: 'CONFIG_RELOADED', file: next.file, changes });
   }
 }
 

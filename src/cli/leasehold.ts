@@ -7,6 +7,7 @@ import { enqueueCommand } from './commands/enqueue.js';
 import { listCommand } from './commands/list.js';
 import { migrateCommand } from './commands/migrate.js';
 import { pruneCommand } from './commands/prune.js';
+import { reloadCommand } from './commands/reload.js';
 import { retryCommand } from './commands/retry.js';
 import { showCommand } from './commands/show.js';
 import { statsCommand } from './commands/stats.js';
@@ -31,7 +32,8 @@ await yargs(hideBin(process.argv).map((arg) => (arg === '-' ? STDIN_TOKEN : arg)
   .command(pruneCommand)
   .command(sweepCommand)
   .command(migrateCommand)
-  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, cancel, retry, prune, sweep or migrate')
+  .command(reloadCommand)
+  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, cancel, retry, prune, sweep, migrate or reload')
   .strict()
   .strictCommands()
   .fail((message: string | undefined, error: Error | undefined) => {
