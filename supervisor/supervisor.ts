@@ -4,11 +4,12 @@ import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
 import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
-import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import type { MaintenanceStore, RecoveredJob, RetryDelay, SchedulerStore, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { Retention } from './retention.js';
+import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
@@ -21,7 +22,7 @@ const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
-  store: SupervisorStore & MaintenanceStore;
+  store: SupervisorStore & MaintenanceStore & SchedulerStore;
   logger: Logger;
   supervisorId: string;
   host: string;
@@ -36,6 +37,7 @@ export class Supervisor {
   private readonly health: HealthWatch;
   private readonly sweeper: Sweeper;
   private readonly retention: Retention;
+  private readonly scheduler: Scheduler;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -45,7 +47,7 @@ export class Supervisor {
   private stopping: Promise<void> | undefined;
   private readonly force = new AbortController();
   /** The store every part uses: each database fault is counted, and logged once per outage. */
-  private readonly store: SupervisorStore & MaintenanceStore;
+  private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore;
   private readonly availability: DbAvailability;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -78,6 +80,7 @@ export class Supervisor {
       onRecovered: (jobs) => this.wakeFor(jobs),
     });
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+    this.scheduler = new Scheduler({ store, logger, classes: config.classes, payloadLimitBytes: config.payload_limit_bytes, actor: supervisorId });
   }
 
   /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
@@ -109,6 +112,7 @@ export class Supervisor {
     this.health.start();
     this.sweeper.start();
     this.retention.start();
+    this.scheduler.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
@@ -214,6 +218,7 @@ export class Supervisor {
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
+    await this.scheduler.stop();
     for (const child of children()) child.send({ type: 'drain' });
     await this.waitForExit(children(), config.shutdown_grace_seconds * 1000);
 
