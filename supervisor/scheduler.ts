@@ -34,10 +34,13 @@ export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private stopped = false;
+  /** A database fault is the outage's to log (DB_UNAVAILABLE); anything else is logged here. */
+  private readonly reportFailure: (error: unknown) => void;
 
   constructor(private readonly options: SchedulerOptions) {
     this.schedules = schedulesOf(options.classes);
     this.clock = options.clock ?? systemClock;
+    this.reportFailure = unlessDbFault((err) => options.logger.error('schedules pass failed', { err, event: 'SCHEDULE_FAILED' }));
   }
 
   /** Run a pass now, then at each occurrence until stop(); nothing when no class has a schedule. Safe twice. */
@@ -56,16 +59,18 @@ export class Scheduler {
 
   private tick(): void {
     this.timer = undefined;
-    this.inFlight = this.pass().then(
-      () => this.sleepMs(),
-      (error: unknown) => {
-        unlessDbFault((err) => this.options.logger.error('schedules pass failed', { err, event: 'SCHEDULE_FAILED' }))(error);
-        return RETRY_MS;
-      },
-    ).then((delayMs) => {
-      this.inFlight = undefined;
-      if (!this.stopped) this.timer = setTimeout(() => this.tick(), delayMs);
-    });
+    this.inFlight = this.pass()
+      .then(
+        () => this.sleepMs(),
+        (error: unknown) => {
+          this.reportFailure(error);
+          return RETRY_MS;
+        },
+      )
+      .then((delayMs) => {
+        this.inFlight = undefined;
+        if (!this.stopped) this.timer = setTimeout(() => this.tick(), delayMs);
+      });
   }
 
   private sleepMs(): number {
