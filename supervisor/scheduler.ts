@@ -3,7 +3,7 @@ import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { nextOccurrence, runSchedules, schedulesOf, type Schedule, type ScheduleOutcome } from '../src/queue/schedules.js';
 import { unlessDbFault } from '../src/store/faults.js';
-import type { SchedulerStore } from '../src/store/types.js';
+import type { SchedulerStore } from '../src/store/schedules.js';
 
 /** The longest sleep between passes, so a clock that jumps is noticed within it. */
 const MAX_SLEEP_MS = 60_000;

@@ -7,7 +7,8 @@
 import type { Cron } from 'croner';
 import type { Clock } from '../clock.js';
 import type { CatchUpMode, ClassConfig, ScheduleConfig } from '../config/schema.js';
-import type { InsertedJob, ScheduleRow, SchedulerStore } from '../store/types.js';
+import type { ScheduleRow, SchedulerStore } from '../store/schedules.js';
+import type { InsertedJob } from '../store/types.js';
 import { cronOf } from './cron.js';
 import { prepareJob } from './enqueue.js';
 

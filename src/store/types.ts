@@ -1,4 +1,5 @@
-/** The Store's roles (one interface each) and the rows and values they exchange. */
+/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts). */
+import type { SchedulerStore } from './schedules.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -220,37 +221,8 @@ export interface WorkerHeartbeat {
   jobId?: number | null;
 }
 
-/** A schedule's row in `schedules`: how far its occurrences are handled, and its last run. */
-export interface ScheduleRow {
-  class: string;
-  name: string;
-  /** Every occurrence at or before this time is handled: enqueued, or skipped as its catch_up says. */
-  checked_through: number;
-  /** The latest occurrence enqueued, and its job; null before the first. */
-  last_run_at: number | null;
-  last_job_id: number | null;
-  updated_at: number;
-  /** Who moved it last (a supervisor id). */
-  updated_by: string;
-}
-
-/** Move a schedule's `checked_through` from what was read to `through`, enqueueing the occurrences in between that are due. */
-export interface ScheduleAdvance {
-  class: string;
-  name: string;
-  /** `checked_through` as read; null: the schedule has no row yet. */
-  expected: number | null;
-  through: number;
-  /** The occurrences' jobs, oldest first, each with its idempotency key; none to only skip or start. */
-  jobs: NewJob[];
-  actor: string;
-}
-
-/** advanced: false when another process moved the schedule first (it enqueued those occurrences). */
-export type ScheduleAdvanceResult = { advanced: false } | { advanced: true; jobs: InsertedJob[] };
-
 /** What every role shares: the driver's name and the end of the connection. */
-interface Connection {
+export interface Connection {
   readonly driver: 'sqlite' | 'postgres';
   close(): Promise<void>;
 }
@@ -330,19 +302,6 @@ export interface MaintenanceStore extends Connection {
   jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
   /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
   integrityCheck(): Promise<string[]>;
-}
-
-/** Cron schedules: the supervisor's scheduler, and `leasehold schedules`. */
-export interface SchedulerStore extends Connection {
-  scheduleList(): Promise<ScheduleRow[]>;
-  /**
-   * One transaction: compare-and-set the schedule's `checked_through` from
-   * `expected` to `through` (a new row when `expected` is null), and only when
-   * that took, insert the jobs and record the last as the schedule's last
-   * run. Two processes advancing one schedule from the same point: one wins,
-   * so each occurrence is enqueued once, even after its job was pruned.
-   */
-  scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult>;
 }
 
 /** The operator's commands and reports. */

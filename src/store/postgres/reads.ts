@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
-import type { JobListFilter, JobRow, RetryBucket, ScheduleRow, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
-import type { JobListFilter, JobRow, RetryBucket, ScheduleRow, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { NewJob, ScheduleAdvance } from '../../../src/store/types.js';
+import type { ScheduleAdvance } from '../../../src/store/schedules.js';
+import type { NewJob } from '../../../src/store/types.js';
 import { completeIfHeld } from '../../helpers/fenced-writes.js';
 import type { Conformance } from './context.js';
 
