@@ -5,10 +5,10 @@ import type { ClassConfig } from '../src/config/schema.js';
  * What a child is started with beside its id and the database: its class
  * config and the result cap. A child keeps what it was started with, so a
  * reload that changes any of it replaces the child; the number of processes
- * is the pool's business, not the child's.
+ * and the schedules are the supervisor's business, not the child's.
  */
 function childStart(config: ClassConfig, resultLimitBytes: number): object {
-  const { processes: _processes, ...childConfig } = config;
+  const { processes: _processes, schedules: _schedules, ...childConfig } = config;
   return { ...childConfig, resultLimitBytes };
 }
 

@@ -4,11 +4,13 @@ import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
 import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
+import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { Retention } from './retention.js';
+import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
@@ -22,7 +24,7 @@ const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
-  store: SupervisorStore & MaintenanceStore;
+  store: SupervisorStore & MaintenanceStore & SchedulerStore;
   logger: Logger;
   supervisorId: string;
   host: string;
@@ -41,6 +43,7 @@ export class Supervisor {
   private readonly health: HealthWatch;
   private sweeper: Sweeper;
   private retention: Retention;
+  private scheduler: Scheduler;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -53,7 +56,7 @@ export class Supervisor {
   private reloads: Promise<void> = Promise.resolve();
   private readonly force = new AbortController();
   /** The store every part uses: each database fault is counted, and logged once per outage. */
-  private readonly store: SupervisorStore & MaintenanceStore;
+  private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore;
   private readonly availability: DbAvailability;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -76,6 +79,7 @@ export class Supervisor {
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
     this.sweeper = this.newSweeper();
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+    this.scheduler = this.newScheduler();
   }
 
   private newPool(classConfig: ClassConfig): ClassPool {
@@ -96,6 +100,11 @@ export class Supervisor {
       metrics: this.metrics,
       onRecovered: (jobs) => this.wakeFor(jobs),
     });
+  }
+
+  private newScheduler(): Scheduler {
+    const { classes, payload_limit_bytes } = this.config;
+    return new Scheduler({ store: this.store, logger: this.options.logger, classes, payloadLimitBytes: payload_limit_bytes, actor: this.options.supervisorId });
   }
 
   /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
@@ -127,6 +136,7 @@ export class Supervisor {
     this.health.start();
     this.sweeper.start();
     this.retention.start();
+    this.scheduler.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
@@ -233,6 +243,7 @@ export class Supervisor {
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
+    await this.scheduler.stop();
     await retireChildren(children, { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal, logger, reason: 'shutdown' });
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));
@@ -247,7 +258,7 @@ export class Supervisor {
    * and apply it without losing or repeating work, or refuse it whole
    * (CONFIG_RELOAD_REJECTED) and keep the running one. Classes scale, start, drain away or have their children replaced one at
    * a time (ClassPool.reconfigure); the sweeper and retention restart with
-   * their new settings.
+   * their new settings, the scheduler with the new schedules.
    */
   reload(load: () => LeaseholdConfig): Promise<void> {
     // One reload at a time, in the order asked: each diffs against the one before.
@@ -300,6 +311,12 @@ export class Supervisor {
       await this.retention.stop();
       this.retention = new Retention({ store: this.store, logger, policy: next.retention, metrics: this.metrics });
       this.retention.start();
+    }
+    if (changes.length > 0) {
+      // Cheap, and safe to redo: the schedules' progress lives in the database, so nothing is enqueued twice or skipped.
+      await this.scheduler.stop();
+      this.scheduler = this.newScheduler();
+      this.scheduler.start();
     }
     logger.info(`config reloaded: ${changes.length === 0 ? 'nothing changed' : changes.join('; ')}`, { event: 'CONFIG_RELOADED', file: next.file, changes });
   }

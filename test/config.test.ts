@@ -71,6 +71,7 @@ describe('loadConfig', () => {
           restart: { max_restarts: 5, within_seconds: 60 },
           claim_batch: 16,
           poll_seconds: 0.5,
+          schedules: [],
         },
       ],
     });
@@ -232,6 +233,49 @@ classes:
     expect(() => {
       (config as { database: string }).database = 'x';
     }).toThrow(TypeError);
+  });
+});
+
+describe('schedules', () => {
+  const withSchedules = (lines: string) => `${MINIMAL}    schedules:\n${lines}`;
+
+  it('reads a schedule with its defaults: UTC, an empty payload, catch_up latest, priority 0', () => {
+    const config = parseConfig(
+      withSchedules('      - { name: nightly, cron: "0 3 * * *" }\n      - { name: tick, cron: "*/5 * * * * *", timezone: Europe/Berlin, payload: { a: 1 }, catch_up: all, priority: 7 }\n'),
+      'queue.yaml',
+    );
+    expect(config.classes[0]!.schedules).toEqual([
+      { name: 'nightly', cron: '0 3 * * *', timezone: 'UTC', payload: {}, catch_up: 'latest', priority: 0 },
+      { name: 'tick', cron: '*/5 * * * * *', timezone: 'Europe/Berlin', payload: { a: 1 }, catch_up: 'all', priority: 7 },
+    ]);
+  });
+
+  it('names the field of a bad cron expression, with croner\'s reason, in one line', () => {
+    const error = problemsOf(withSchedules('      - { name: ok, cron: "* * * * *" }\n      - { name: bad, cron: "61 * * * *" }\n'));
+    expect(error.message).toBe('queue.yaml: classes[0].schedules[1].cron: expected a cron expression, got "61 * * * *": Invalid value for minute: 61');
+    expect(problemsOf(withSchedules('      - { name: short, cron: "* * *" }\n')).message).toMatch(
+      /^queue\.yaml: classes\[0\]\.schedules\[0\]\.cron: expected a cron expression, got "\* \* \*": .*parts are required\.$/,
+    );
+    expect(problemsOf(withSchedules('      - { name: never, cron: "0 0 31 2 *" }\n')).message).toBe(
+      'queue.yaml: classes[0].schedules[0].cron: expected a cron expression, got "0 0 31 2 *": it matches no time',
+    );
+  });
+
+  it('names the field of an unknown time zone', () => {
+    const error = problemsOf(withSchedules('      - { name: x, cron: "* * * * *", timezone: Mars/Olympus }\n'));
+    expect(error.message).toBe('queue.yaml: classes[0].schedules[0].timezone: expected an IANA time zone such as "Europe/Berlin" or "UTC", got "Mars/Olympus"');
+  });
+
+  it('rejects a duplicate schedule name within a class, an unknown catch_up, and a payload over the limit', () => {
+    expect(problemsOf(withSchedules('      - { name: x, cron: "* * * * *" }\n      - { name: x, cron: "0 * * * *" }\n')).message).toBe(
+      'queue.yaml: classes[0].schedules[1].name: duplicate schedule name "x" (also schedules[0].name)',
+    );
+    expect(problemsOf(withSchedules('      - { name: x, cron: "* * * * *", catch_up: some }\n')).message).toBe(
+      'queue.yaml: classes[0].schedules[0].catch_up: expected one of latest, all, none, got "some"',
+    );
+    expect(problemsOf(`payload_limit_bytes: 10\n${withSchedules('      - { name: x, cron: "* * * * *", payload: { text: "far too long" } }\n')}`).message).toBe(
+      'queue.yaml: classes[0].schedules[0].payload: payload is 23 bytes, over the 10-byte limit',
+    );
   });
 });
 

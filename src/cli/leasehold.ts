@@ -9,6 +9,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { pruneCommand } from './commands/prune.js';
 import { reloadCommand } from './commands/reload.js';
 import { retryCommand } from './commands/retry.js';
+import { schedulesCommand } from './commands/schedules.js';
 import { showCommand } from './commands/show.js';
 import { statsCommand } from './commands/stats.js';
 import { sweepCommand } from './commands/sweep.js';
@@ -27,13 +28,14 @@ await yargs(hideBin(process.argv).map((arg) => (arg === '-' ? STDIN_TOKEN : arg)
   .command(listCommand)
   .command(statsCommand)
   .command(workersCommand)
+  .command(schedulesCommand)
   .command(cancelCommand)
   .command(retryCommand)
   .command(pruneCommand)
   .command(sweepCommand)
   .command(migrateCommand)
   .command(reloadCommand)
-  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, cancel, retry, prune, sweep, migrate or reload')
+  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, prune, sweep, migrate or reload')
   .strict()
   .strictCommands()
   .fail((message: string | undefined, error: Error | undefined) => {

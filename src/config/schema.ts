@@ -5,9 +5,13 @@
  * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
  */
 import { z } from 'zod';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../queue/limits.js';
+import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
+import { serialisePayload } from '../queue/enqueue.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+/** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
+export const CATCH_UP_MODES = ['latest', 'all', 'none'] as const;
 
 const CLASS_NAME = /^[A-Za-z0-9_.-]+$/;
 
@@ -74,6 +78,31 @@ const restartSchema = mapping({
   within_seconds: seconds().default(60),
 });
 
+/** Part of each occurrence's idempotency key, which is at most 255 characters. */
+const SCHEDULE_NAME_MAX = 100;
+
+const scheduleSchema = mapping({
+  name: z
+    .string({ error: 'expected a schedule name' })
+    .regex(CLASS_NAME, { error: 'expected a schedule name of letters, digits, "_", "." or "-"' })
+    .max(SCHEDULE_NAME_MAX, { error: `expected a schedule name of at most ${SCHEDULE_NAME_MAX} characters` }),
+  cron: nonEmptyString('a cron expression').superRefine((expression, ctx) => {
+    const problem = cronExpressionProblem(expression);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `expected a cron expression, got ${JSON.stringify(expression)}: ${problem}` });
+  }),
+  timezone: nonEmptyString('an IANA time zone').default('UTC').superRefine((timezone, ctx) => {
+    if (!isTimeZone(timezone)) ctx.addIssue({ code: 'custom', message: `expected an IANA time zone such as "Europe/Berlin" or "UTC", got ${JSON.stringify(timezone)}` });
+  }),
+  /** The payload of every job the schedule enqueues. */
+  payload: z.json({ error: 'expected a JSON value' }).default({}),
+  catch_up: z.enum(CATCH_UP_MODES, { error: `expected one of ${CATCH_UP_MODES.join(', ')}` }).default('latest'),
+  priority: z
+    .int({ error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
+    .min(-MAX_PRIORITY, { error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
+    .max(MAX_PRIORITY, { error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
+    .default(0),
+});
+
 const classSchema = mapping({
   name: z
     .string({ error: 'expected a class name' })
@@ -95,7 +124,15 @@ const classSchema = mapping({
   /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. */
   claim_batch: count().default(16),
   poll_seconds: seconds().default(0.5),
+  /** Cron schedules: each occurrence enqueues one job of this class, once across every supervisor. */
+  schedules: z.array(scheduleSchema, { error: 'expected a list of schedules' }).default([]),
 }).superRefine((cls, ctx) => {
+  const seen = new Map<string, number>();
+  cls.schedules.forEach((schedule, index) => {
+    const first = seen.get(schedule.name);
+    if (first === undefined) seen.set(schedule.name, index);
+    else ctx.addIssue({ code: 'custom', path: ['schedules', index, 'name'], message: `duplicate schedule name "${schedule.name}" (also schedules[${first}].name)` });
+  });
   // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
   if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
     ctx.addIssue({
@@ -153,7 +190,17 @@ export const configSchema = mapping({
     });
   },
   { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
-);
+).superRefine((config, ctx) => {
+  config.classes.forEach((cls, classIndex) =>
+    cls.schedules.forEach((schedule, index) => {
+      try {
+        serialisePayload(schedule.payload, config.payload_limit_bytes);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['classes', classIndex, 'schedules', index, 'payload'], message: (error as Error).message });
+      }
+    }),
+  );
+});
 
 export type ParsedConfig = z.output<typeof configSchema>;
 
@@ -166,4 +213,6 @@ export type ParsedConfig = z.output<typeof configSchema>;
 export type LeaseholdConfig = Readonly<Omit<ParsedConfig, 'classes'> & { file: string; classes: readonly ClassConfig[] }>;
 export type ClassConfig = Readonly<ParsedConfig['classes'][number]>;
 export type RestartConfig = ClassConfig['restart'];
+export type ScheduleConfig = ClassConfig['schedules'][number];
+export type CatchUpMode = (typeof CATCH_UP_MODES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -22,3 +22,21 @@ export const JOBS_INDEXES_V3 = `
   DROP INDEX jobs_status_id;
   DROP INDEX jobs_class_id;
 `;
+
+/**
+ * Both drivers' migration 5 (`time` is each driver's epoch-ms integer type):
+ * one row per schedule (class, name), which supervisors advance by
+ * compare-and-set. last_job_id has no foreign key: retention may delete the job.
+ */
+export const schedulesTable = (time: string) => `
+  CREATE TABLE schedules (
+    class           TEXT   NOT NULL,
+    name            TEXT   NOT NULL,
+    checked_through ${time} NOT NULL,
+    last_run_at     ${time},
+    last_job_id     ${time},
+    updated_at      ${time} NOT NULL,
+    updated_by      TEXT   NOT NULL,
+    PRIMARY KEY (class, name)
+  );
+`;

@@ -1,4 +1,5 @@
-/** The Store's roles (one interface each) and the rows and values they exchange. */
+/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts). */
+import type { SchedulerStore } from './schedules.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -221,7 +222,7 @@ export interface WorkerHeartbeat {
 }
 
 /** What every role shares: the driver's name and the end of the connection. */
-interface Connection {
+export interface Connection {
   readonly driver: 'sqlite' | 'postgres';
   close(): Promise<void>;
 }
@@ -333,7 +334,7 @@ export interface OperatorStore extends ProducerStore {
  * a worker's writes about a job it holds are fenced by (id, lease_token,
  * status). Callers ask for the narrowest role they need.
  */
-export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceStore & OperatorStore;
+export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
 
 // what the operator's reads return
 

@@ -10,6 +10,7 @@ import { conformanceContext } from './conformance/context.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { operatorSuites } from './conformance/operators.js';
+import { scheduleSuites } from './conformance/schedules.js';
 
 export { SWEEP } from './conformance/context.js';
 
@@ -19,5 +20,6 @@ export function storeConformance(driverName: string, openStore: (clock: TestCloc
     jobSuites(c);
     leaseSuites(c);
     operatorSuites(c);
+    scheduleSuites(c);
   });
 }

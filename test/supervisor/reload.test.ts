@@ -168,6 +168,22 @@ describe('reload: changed limits reach the children', () => {
   });
 });
 
+describe('reload: schedules', () => {
+  it('a schedule added by a reload starts enqueuing, without replacing the children', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed', processes: 1 }] });
+    const [child] = await sup.children('work');
+
+    editConfig(sup, (config) => void (classOf(config, 'work').schedules = [{ name: 'tick', cron: '* * * * * *' }]));
+    expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED' });
+    const enqueued = await sup.waitForEvent('SCHEDULE_ENQUEUED', { class: 'work' });
+    await sup.waitForJob(enqueued.job_id as number, 'SUCCEEDED');
+    expect((await sup.children('work')).map((c) => c.pid)).toEqual([child!.pid]);
+    expect(sup.events('CHILD_REPLACED')).toEqual([]);
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
 describe('leasehold reload', () => {
   it('signals the supervisor of this host, and refuses (exit 2, one line) when none runs or the file is bad', async () => {
     const dir = newDir();

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
+import { IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -111,6 +111,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'write cost: fewer indexes move when a job changes status',
     sql: JOBS_INDEXES_V3,
+  },
+  // 4 is pause/resume (issue 14, another branch); the runner applies whatever is listed.
+  {
+    version: 5,
+    name: 'schedules: how far each cron schedule is enqueued',
+    sql: schedulesTable('BIGINT'),
   },
 ];
 

@@ -2,12 +2,14 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
 import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
 import { JOB_SQL } from './sql/jobs.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { RETENTION_SQL } from './sql/retention.js';
+import { SCHEDULE_SQL } from './sql/schedules.js';
 import { STATS_SQL } from './sql/stats.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { listenForJobs } from './subscription.js';
@@ -92,6 +94,10 @@ export abstract class PostgresReads {
     const bytes = row?.bytes ?? 0;
     const pageSize = row?.page_size ?? 8192;
     return { bytes, pageCount: Math.ceil(bytes / pageSize), pageSize, freePages: 0 };
+  }
+
+  async scheduleList(): Promise<ScheduleRow[]> {
+    return rows<ScheduleRow>(this.pool, SCHEDULE_SQL.list);
   }
 
   async schemaVersion(): Promise<number> {

@@ -4,6 +4,7 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
 import { runPostgresMigrations } from './migrations.js';
@@ -13,6 +14,7 @@ import { JOB_SQL } from './sql/jobs.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
+import { SCHEDULE_SQL } from './sql/schedules.js';
 import { WORKER_SQL } from './sql/workers.js';
 
 export interface PostgresStoreOptions {
@@ -98,12 +100,29 @@ export class PostgresStore extends PostgresReads implements Store {
   // producers and operators
 
   async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    return this.write(async (db, now) => {
-      const inserted = await insertJobs(db, params.jobs, now);
-      const created = params.jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
-      await this.record(db, created.map(({ job, id }) => EVENTS.enqueued(id, job, now, params.actor)));
-      await this.notify(db, created.map(({ job }) => job.class));
-      return inserted;
+    return this.write((db, now) => this.insertAnnounced(db, params.jobs, params.actor, now));
+  }
+
+  /** Inside a transaction: insert the jobs (or find the holders of their keys), record ENQUEUED, and wake their classes' workers. */
+  private async insertAnnounced(db: Db, jobs: NewJob[], actor: string, now: number): Promise<InsertedJob[]> {
+    const inserted = await insertJobs(db, jobs, now);
+    const created = jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
+    await this.record(db, created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)));
+    await this.notify(db, created.map(({ job }) => job.class));
+    return inserted;
+  }
+
+  async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
+    return this.write(async (db, now): Promise<ScheduleAdvanceResult> => {
+      const moved =
+        params.expected === null
+          ? await changes(db, SCHEDULE_SQL.start, [params.class, params.name, params.through, now, params.actor])
+          : await changes(db, SCHEDULE_SQL.advance, [params.class, params.name, params.expected, params.through, now, params.actor]);
+      if (moved === 0) return { advanced: false };
+      const jobs = await this.insertAnnounced(db, params.jobs, params.actor, now);
+      const last = params.jobs.at(-1);
+      if (last !== undefined) await changes(db, SCHEDULE_SQL.recordRun, [params.class, params.name, last.runAt, jobs.at(-1)!.id]);
+      return { advanced: true, jobs };
     });
   }
 

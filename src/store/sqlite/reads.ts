@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
 import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
@@ -8,6 +9,7 @@ import { prepareIntegrityStatements } from './sql/integrity.js';
 import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
 import { prepareLeaseStatements, type LeaseStatements } from './sql/leases.js';
 import { prepareRetentionStatements, type RetentionStatements } from './sql/retention.js';
+import { prepareScheduleStatements, type ScheduleStatements } from './sql/schedules.js';
 import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
 
@@ -22,6 +24,7 @@ export abstract class SqliteReads {
   protected readonly workers: WorkerStatements;
   protected readonly stats: StatsStatements;
   protected readonly retention: RetentionStatements;
+  protected readonly schedules: ScheduleStatements;
 
   protected constructor(
     protected readonly db: SqliteDb,
@@ -33,6 +36,7 @@ export abstract class SqliteReads {
     this.workers = prepareWorkerStatements(db);
     this.stats = prepareStatsStatements(db);
     this.retention = prepareRetentionStatements(db);
+    this.schedules = prepareScheduleStatements(db);
   }
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
@@ -105,6 +109,10 @@ export abstract class SqliteReads {
   async databaseSize(): Promise<DatabaseSize> {
     const row = this.stats.databaseSize.get() as { page_count: number; page_size: number; freelist_count: number };
     return { bytes: row.page_count * row.page_size, pageCount: row.page_count, pageSize: row.page_size, freePages: row.freelist_count };
+  }
+
+  async scheduleList(): Promise<ScheduleRow[]> {
+    return this.schedules.list.all() as ScheduleRow[];
   }
 
   async schemaVersion(): Promise<number> {

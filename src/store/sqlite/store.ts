@@ -3,6 +3,7 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
 import { MultiRowInserter } from './multi-row.js';
@@ -94,17 +95,32 @@ export class SqliteStore extends SqliteReads implements Store {
   // producers and operators
 
   async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    return this.write((now) =>
-      params.jobs.map((job) => {
-        if (job.idempotencyKey !== null) {
-          const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
-          if (existing !== undefined) return { id: existing.id, created: false };
-        }
-        const { id } = this.jobs.insert.get({ ...job, now }) as { id: number };
-        this.record(EVENTS.enqueued(id, job, now, params.actor));
-        return { id, created: true };
-      }),
-    );
+    return this.write((now) => this.insertJobs(params.jobs, params.actor, now));
+  }
+
+  /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
+  private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
+    return jobs.map((job) => {
+      if (job.idempotencyKey !== null) {
+        const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
+        if (existing !== undefined) return { id: existing.id, created: false };
+      }
+      const { id } = this.jobs.insert.get({ ...job, now }) as { id: number };
+      this.record(EVENTS.enqueued(id, job, now, actor));
+      return { id, created: true };
+    });
+  }
+
+  async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
+    return this.write((now): ScheduleAdvanceResult => {
+      const bind = { class: params.class, name: params.name, expected: params.expected, through: params.through, now, actor: params.actor };
+      const moved = params.expected === null ? this.schedules.start.run(bind) : this.schedules.advance.run(bind);
+      if (moved.changes === 0) return { advanced: false };
+      const jobs = this.insertJobs(params.jobs, params.actor, now);
+      const last = params.jobs.at(-1);
+      if (last !== undefined) this.schedules.recordRun.run({ class: params.class, name: params.name, runAt: last.runAt, jobId: jobs.at(-1)!.id });
+      return { advanced: true, jobs };
+    });
   }
 
   async jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome> {
