@@ -168,6 +168,21 @@ describe('reload: changed limits reach the children', () => {
   });
 });
 
+describe('reload: a class disabled by its config', () => {
+  it('comes back once a reload fixes its handler (CLASS_ENABLED) and runs its jobs', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: path.join(dir, 'missing.mjs'), waitReady: false }] });
+    await sup.waitForEvent('CLASS_DISABLED');
+    const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
+
+    editConfig(sup, (config) => void (classOf(config, 'work').handler = fixture('succeed')));
+    expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED' });
+    await sup.waitForEvent('CLASS_ENABLED', { class: 'work' });
+    await sup.waitForJob(id, 'SUCCEEDED');
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
 describe('reload: schedules', () => {
   it('a schedule added by a reload starts enqueuing, without replacing the children', async () => {
     const dir = newDir();
