@@ -1,11 +1,12 @@
 /**
- * The queue.yaml schema: every default lives here. Objects are strict (an
+ * The queue.yaml schema: every default lives here, but for those the library
+ * and the CLI share too (queue/limits.ts). Objects are strict (an
  * unknown key is a typo, not something to ignore). Each field carries its
  * expectation as its error message, so a bad value reads
  * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
  */
 import { z } from 'zod';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../queue/limits.js';
+import { DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION } from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
@@ -46,12 +47,12 @@ const sweeperSchema = mapping({
   batch_size: count().default(100),
 });
 
-export const retentionSchema = mapping({
-  succeeded_days: positiveNumber().default(30),
-  failed_days: positiveNumber().default(90),
-  cancelled_days: positiveNumber().default(30),
-  batch_size: count().default(5000),
-  interval_seconds: seconds().default(300),
+const retentionSchema = mapping({
+  succeeded_days: positiveNumber().default(DEFAULT_RETENTION.succeeded_days),
+  failed_days: positiveNumber().default(DEFAULT_RETENTION.failed_days),
+  cancelled_days: positiveNumber().default(DEFAULT_RETENTION.cancelled_days),
+  batch_size: count().default(DEFAULT_RETENTION.batch_size),
+  interval_seconds: seconds().default(DEFAULT_RETENTION.interval_seconds),
 });
 
 const httpSchema = mapping({
@@ -62,10 +63,10 @@ const httpSchema = mapping({
   host: nonEmptyString('a host name or address').default('127.0.0.1'),
 });
 
-export const backoffSchema = mapping({
-  base_seconds: seconds().default(1),
-  max_seconds: seconds().default(300),
-  jitter: flag().default(true),
+const backoffSchema = mapping({
+  base_seconds: seconds().default(DEFAULT_BACKOFF.base_seconds),
+  max_seconds: seconds().default(DEFAULT_BACKOFF.max_seconds),
+  jitter: flag().default(DEFAULT_BACKOFF.jitter),
 });
 
 const restartSchema = mapping({
