@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
-import { fixture, LEASEHOLD_BIN, writeConfig } from './helpers.js';
+import { fixture, LEASEHOLD_BIN, leaseholdJson, writeConfig } from './helpers.js';
 
 const newDir = tempDir('leasehold-loads-');
 let dir = '';
@@ -33,10 +33,11 @@ async function modulesLoadedBy(args: string[]): Promise<string[]> {
 const packagesIn = (modules: string[]) => new Set(modules.map((module) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module)?.[1]).filter(Boolean));
 const commandModulesIn = (modules: string[]) => [...new Set(modules.map((module) => /\/dist\/src\/cli\/commands\/([^/]+)\.js$/.exec(module)?.[1]).filter(Boolean))];
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = newDir();
   database = join(dir, 'queue.db');
   configFile = writeConfig(join(dir, 'queue.yaml'), { database, logFile: join(dir, 'supervisor.log'), classes: [{ name: 'ok', handler: fixture('ok') }] });
+  expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({ id: 1 });
 });
 
 describe('on SQLite with --db', () => {
