@@ -1,4 +1,5 @@
-import { backoffSchema, type ClassConfig } from './config/schema.js';
+import type { ClassConfig } from './config/schema.js';
+import { DEFAULT_BACKOFF } from './queue/limits.js';
 import type { RetryDelay } from './store/types.js';
 
 export interface BackoffPolicy {
@@ -27,6 +28,6 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () 
 export function retryDelayFor(classes: readonly ClassConfig[]): RetryDelay {
   const policy = (backoff: ClassConfig['backoff']): BackoffPolicy => ({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter });
   const byClass = new Map(classes.map((c) => [c.name, policy(c.backoff)]));
-  const fallback = policy(backoffSchema.parse({}));
+  const fallback = policy(DEFAULT_BACKOFF);
   return (jobClass, attempt) => retryDelayMs(byClass.get(jobClass) ?? fallback, attempt);
 }

@@ -4,6 +4,8 @@
  */
 
 export const ERROR_DETAIL_MAX = 500;
+/** Problems of a config beyond this many are summarised, so one broken file does not flood the terminal. */
+const MAX_CONFIG_PROBLEMS_SHOWN = 20;
 
 const CODE_SHAPE = /^[A-Z][A-Z0-9_]*:[A-Z0-9_]+$/;
 
@@ -23,6 +25,19 @@ export class LeaseholdError extends Error {
 export class InvalidInputError extends LeaseholdError {
   constructor(subcode: string, message: string) {
     super(`INVALID_INPUT:${subcode}`, message, { retryable: false });
+  }
+}
+
+/** A config that cannot be used (a bad queue.yaml, a bad LEASEHOLD_HOST): one line per problem. */
+export class ConfigError extends LeaseholdError {
+  /** One entry per problem, each already prefixed with the file. */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[], options: { cause?: unknown } = {}) {
+    const shown = problems.slice(0, MAX_CONFIG_PROBLEMS_SHOWN);
+    if (problems.length > shown.length) shown.push(`... and ${problems.length - shown.length} more problems`);
+    super('CONFIG:INVALID', shown.join('\n'), { retryable: false, cause: options.cause });
+    this.problems = problems;
   }
 }
 

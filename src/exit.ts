@@ -1,5 +1,4 @@
-import { ConfigError } from './config/load.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import { ConfigError, InvalidInputError, NotFoundError } from './errors.js';
 
 /** Exit codes of both binaries: 0 success, 1 runtime failure, 2 bad usage or bad input. */
 export const EXIT = { OK: 0, FAILURE: 1, USAGE: 2 } as const;

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveHost } from '../src/config/host.js';
-import { ConfigError, formatPath, loadConfig, parseConfig } from '../src/config/load.js';
+import { formatPath, loadConfig, parseConfig } from '../src/config/load.js';
+import { ConfigError } from '../src/errors.js';
 import { tempDir } from './helpers/temp.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

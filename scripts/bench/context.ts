@@ -36,6 +36,8 @@ export interface Sizes {
   concurrency: { levels: number[]; sleepMs: number; sleepJobs: number[] };
   /** Jobs in the store whose operator reads are timed (section 13). */
   readsJobs: number;
+  /** Runs of each `leasehold` command timed (section 14). */
+  cliRuns: number;
 }
 
 export const FULL: Sizes = {
@@ -62,6 +64,7 @@ export const FULL: Sizes = {
   headOfLine: { jobs: 2_000, fastMs: 1, slowEvery: 250, slowMs: 3_000 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
   readsJobs: 1_000_000,
+  cliRuns: 20,
 };
 
 /** `--quick`: tiny sizes, one run each; a smoke test of every section, not a measurement. */
@@ -83,6 +86,7 @@ export const QUICK: Sizes = {
   headOfLine: { jobs: 200, fastMs: 1, slowEvery: 50, slowMs: 500 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
   readsJobs: 3_000,
+  cliRuns: 10,
 };
 
 export interface BenchContext {

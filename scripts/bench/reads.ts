@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { collectStats } from '../../src/cli/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
-import { DEFAULT_RETENTION } from '../../src/queue/retention.js';
+import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import { round, summarize, type Stat } from './common.js';

@@ -1,6 +1,7 @@
 /** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
 import type { ComparisonSections, Ratio } from './compare.js';
+import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
@@ -27,6 +28,7 @@ export const SECTIONS = [
   'head-of-line',
   'concurrency',
   'reads',
+  'cli',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -52,6 +54,7 @@ export interface BenchReport {
     'head-of-line'?: HeadOfLineSection;
     concurrency?: ConcurrencySection;
     reads?: ReadsSection;
+    cli?: CliSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -89,6 +92,7 @@ export function checkTargets(report: BenchReport): Target[] {
   const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
   add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
+  add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
   return targets;
 }
 
@@ -257,6 +261,10 @@ export function renderTable(report: BenchReport): string {
     const names = r.drivers[0]?.reads.map((x) => x.read) ?? [];
     out.push(table(['read', ...drivers], names.map((name) => [name, ...r.drivers.map((d) => stat(d.reads.find((x) => x.read === name)?.ms))])));
     out.push(`  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`, '');
+  }
+  if (s.cli !== undefined) {
+    out.push(`14. \`leasehold --db queue.db <command>\` on a small SQLite file: wall time of a process, spawn to exit, ${s.cli.runs} runs each (ms)`);
+    out.push(table(['command', 'median', 'min', 'max'], s.cli.commands.map((c) => [c.command, fmt(c.wall_ms.median), fmt(c.wall_ms.min), fmt(c.wall_ms.max)])), '');
   }
   if (report.targets.length > 0) {
     out.push('targets (issues 6, 11 and 12)');

@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv, CommandModule, Options, PositionalOptions } from 'yargs';
 import { systemClock, type Clock } from '../clock.js';
-import { loadConfig } from '../config/load.js';
 import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
 import { InvalidInputError } from '../errors.js';
-import { DEFAULT_RETENTION, type RetentionPolicy } from '../queue/retention.js';
+import { DEFAULT_RETENTION } from '../queue/limits.js';
+import type { RetentionPolicy } from '../queue/retention.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
@@ -54,13 +54,14 @@ export interface Context extends Target {
 /**
  * --db wins for the database; --config still gives the class list, limits and
  * policies. Neither: exit 2. A bad config: exit 2 naming the file and field.
+ * The config's parser (yaml, zod) is loaded only when there is a config to read.
  */
-export function resolveTarget(args: GlobalArgs): Target {
+export async function resolveTarget(args: GlobalArgs): Promise<Target> {
   if (args.config === undefined && args.db === undefined) {
     throw new InvalidInputError('USAGE', 'give --config queue.yaml or --db PATH');
   }
   if (args.db !== undefined && args.db.trim() === '') throw new InvalidInputError('DATABASE', '--db must be a file path');
-  const config = args.config === undefined ? undefined : loadConfig(args.config);
+  const config = args.config === undefined ? undefined : (await import('../config/load.js')).loadConfig(args.config);
   const database = args.db !== undefined ? absoluteDatabase(args.db) : (config as LeaseholdConfig).database;
   return { config, database };
 }
@@ -125,19 +126,22 @@ export interface CommandSpec<A extends GlobalArgs> {
   run: (args: A) => Promise<void>;
 }
 
+/** A command as the entry point registers it: every command has this one type, whatever its arguments. */
+export type Command = CommandModule<GlobalArgs, GlobalArgs>;
+
 /**
  * A yargs command from tables of its arguments; `run` ends as `action` says on
  * error. yargs cannot infer A from tables, so the casts take the spec's A as the contract.
  */
-export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): CommandModule<GlobalArgs, A> {
+export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): Command {
   return {
     command: spec.command,
     describe: spec.describe,
     builder: (yargs: Argv<GlobalArgs>) => {
       for (const [name, positional] of Object.entries(spec.positionals ?? {})) yargs.positional(name, positional);
-      return yargs.options(spec.options ?? {}) as unknown as Argv<A>;
+      return yargs.options(spec.options ?? {}) as unknown as Argv<GlobalArgs>;
     },
-    handler: action(spec.run) as unknown as CommandModule<GlobalArgs, A>['handler'],
+    handler: action(spec.run) as unknown as Command['handler'],
   };
 }
 
@@ -145,7 +149,7 @@ export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): Comma
  * A command on the one job its `<id>` names. The id is checked before the
  * database (which must exist) is opened, so a bad id touches nothing.
  */
-export function defineJobCommand(spec: { command: string; describe: string; run: (id: number, ctx: Context) => Promise<void> }): CommandModule<GlobalArgs, JobArgs> {
+export function defineJobCommand(spec: { command: string; describe: string; run: (id: number, ctx: Context) => Promise<void> }): Command {
   return defineCommand<JobArgs>({
     command: spec.command,
     describe: spec.describe,
@@ -158,8 +162,8 @@ export function defineJobCommand(spec: { command: string; describe: string; run:
 }
 
 /** Open the database the arguments name, which must exist already, for `work`. */
-export function withExistingStore<T>(args: GlobalArgs, work: (ctx: Context) => Promise<T>): Promise<T> {
-  return withStore(resolveTarget(args), args, { create: false }, work);
+export async function withExistingStore<T>(args: GlobalArgs, work: (ctx: Context) => Promise<T>): Promise<T> {
+  return withStore(await resolveTarget(args), args, { create: false }, work);
 }
 
 /** A yargs handler that ends in one stderr line and exit code 2 (bad input) or 1 (anything else) on error. */

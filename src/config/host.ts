@@ -13,7 +13,7 @@
  * environment is set per instance (a pod's name, say).
  */
 import { hostname } from 'node:os';
-import { ConfigError } from './load.js';
+import { ConfigError } from '../errors.js';
 import { HOST_IDENTITY } from './schema.js';
 
 export const HOST_ENV = 'LEASEHOLD_HOST';

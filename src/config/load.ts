@@ -6,25 +6,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { LeaseholdError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { configSchema, type LeaseholdConfig, type ParsedConfig } from './schema.js';
-
-
-/** Problems beyond this many are summarised, so one broken file does not flood the terminal. */
-const MAX_PROBLEMS_SHOWN = 20;
-
-export class ConfigError extends LeaseholdError {
-  /** One entry per problem, each already prefixed with the file. */
-  readonly problems: readonly string[];
-
-  constructor(problems: readonly string[], options: { cause?: unknown } = {}) {
-    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN);
-    if (problems.length > shown.length) shown.push(`... and ${problems.length - shown.length} more problems`);
-    super('CONFIG:INVALID', shown.join('\n'), { retryable: false, cause: options.cause });
-    this.problems = problems;
-  }
-}
 
 export function loadConfig(file: string): LeaseholdConfig {
   let text: string;

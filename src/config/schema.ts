@@ -1,5 +1,6 @@
 /**
- * The queue.yaml schema: every default lives here. Objects are strict (an
+ * The queue.yaml schema: every default lives here, but for those the library
+ * and the CLI share too (queue/limits.ts). Objects are strict (an
  * unknown key is a typo, not something to ignore). Each field carries its
  * expectation as its error message, so a bad value reads
  * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
@@ -7,7 +8,7 @@
 import { z } from 'zod';
 import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
 import { serialisePayload } from '../queue/enqueue.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../queue/limits.js';
+import { DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
@@ -50,12 +51,12 @@ const sweeperSchema = mapping({
   batch_size: count().default(100),
 });
 
-export const retentionSchema = mapping({
-  succeeded_days: positiveNumber().default(30),
-  failed_days: positiveNumber().default(90),
-  cancelled_days: positiveNumber().default(30),
-  batch_size: count().default(5000),
-  interval_seconds: seconds().default(300),
+const retentionSchema = mapping({
+  succeeded_days: positiveNumber().default(DEFAULT_RETENTION.succeeded_days),
+  failed_days: positiveNumber().default(DEFAULT_RETENTION.failed_days),
+  cancelled_days: positiveNumber().default(DEFAULT_RETENTION.cancelled_days),
+  batch_size: count().default(DEFAULT_RETENTION.batch_size),
+  interval_seconds: seconds().default(DEFAULT_RETENTION.interval_seconds),
 });
 
 const httpSchema = mapping({
@@ -66,10 +67,10 @@ const httpSchema = mapping({
   host: nonEmptyString('a host name or address').default('127.0.0.1'),
 });
 
-export const backoffSchema = mapping({
-  base_seconds: seconds().default(1),
-  max_seconds: seconds().default(300),
-  jitter: flag().default(true),
+const backoffSchema = mapping({
+  base_seconds: seconds().default(DEFAULT_BACKOFF.base_seconds),
+  max_seconds: seconds().default(DEFAULT_BACKOFF.max_seconds),
+  jitter: flag().default(DEFAULT_BACKOFF.jitter),
 });
 
 const restartSchema = mapping({

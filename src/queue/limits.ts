@@ -1,4 +1,19 @@
-/** Defaults shared by the library, the CLI and the config. */
+/**
+ * Defaults shared by the library, the CLI and the config. Plain values, so a
+ * command run without a config does not load the config's schema (zod).
+ * The schema's types come from these values, so they are not annotated with them.
+ */
 export const DEFAULT_PAYLOAD_LIMIT_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_RETRIES = 5;
 export const MAX_PRIORITY = 1_000_000;
+
+export const DEFAULT_BACKOFF = Object.freeze({ base_seconds: 1, max_seconds: 300, jitter: true });
+
+/** What retention keeps, and how it deletes; also the policy of a `leasehold --db` run that has no config. */
+export const DEFAULT_RETENTION = Object.freeze({
+  succeeded_days: 30,
+  failed_days: 90,
+  cancelled_days: 30,
+  batch_size: 5000,
+  interval_seconds: 300,
+});

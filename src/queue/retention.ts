@@ -7,14 +7,10 @@
  * `interval_seconds` (supervisor/retention.ts).
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { retentionSchema } from '../config/schema.js';
 import type { LeaseholdConfig } from '../config/schema.js';
 import { TERMINAL_STATUSES, type MaintenanceStore, type TerminalStatus } from '../store/types.js';
 
 export type RetentionPolicy = LeaseholdConfig['retention'];
-
-/** The config's defaults, for a `leasehold --db` run that has no config. */
-export const DEFAULT_RETENTION: RetentionPolicy = Object.freeze(retentionSchema.parse({}));
 
 const DAY_MS = 86_400_000;
 /** Between two full batches, rest at most this long (see `rest`). */

@@ -1,10 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
-import { PostgresStore } from './postgres/store.js';
-import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './types.js';
 import { isPostgresUrl } from './database-url.js';
-
 
 /**
  * Open the store a `database` setting names: a file path (SQLite) or a
@@ -16,6 +13,7 @@ import { isPostgresUrl } from './database-url.js';
 export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
   const clock = options.clock ?? systemClock;
   if (database.trim() === '') throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
-  if (isPostgresUrl(database)) return PostgresStore.open({ database, clock });
-  return SqliteStore.open({ path: database, clock });
+  // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.
+  if (isPostgresUrl(database)) return (await import('./postgres/store.js')).PostgresStore.open({ database, clock });
+  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock });
 }

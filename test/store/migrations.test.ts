@@ -4,9 +4,12 @@ import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { systemClock } from '../../src/clock.js';
+import { holdExclusiveLock } from '../helpers/faults.js';
 import { migrateAtOnce } from '../helpers/migrate-race.js';
+import { useProcessGuard } from '../helpers/processes.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
+useProcessGuard();
 const newDir = tempDir();
 
 describe('SQLite schema and migrations', () => {
@@ -18,6 +21,19 @@ describe('SQLite schema and migrations', () => {
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
       db.close();
+    }
+  });
+
+  it('opens a file whose schema is current without the write lock: a command reads while another process writes', async () => {
+    const path = dbPathIn(newDir());
+    await (await SqliteStore.open({ path, clock: systemClock })).close();
+    const holder = await holdExclusiveLock(path);
+    try {
+      const store = await SqliteStore.open({ path, clock: systemClock });
+      expect(await store.schemaVersion()).toBe(SQLITE_MIGRATIONS.at(-1)?.version);
+      await store.close();
+    } finally {
+      await holder.release();
     }
   });
 

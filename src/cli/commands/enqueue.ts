@@ -46,7 +46,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     'allow-unknown-class': { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' },
   },
   run: async (args) => {
-    const target = resolveTarget(args);
+    const target = await resolveTarget(args);
     // Everything is checked before the database is opened: bad input writes (and creates) nothing.
     const jobs = args.file !== undefined ? bulkJobs(args, target.config) : [oneJob(args, target.config)];
     await withStore(target, args, { create: true }, async ({ store }) => {

@@ -5,7 +5,7 @@ export const migrateCommand = defineCommand<GlobalArgs>({
   command: 'migrate',
   describe: 'create the database, or upgrade its schema',
   run: async (args) => {
-    await withStore(resolveTarget(args), args, { create: true }, async ({ store, database, created }) => {
+    await withStore(await resolveTarget(args), args, { create: true }, async ({ store, database, created }) => {
       await store.migrate();
       const version = await store.schemaVersion();
       output(args.json, { database, created, version }, () => `${database}: ${created ? 'created, ' : ''}schema at version ${version}`);

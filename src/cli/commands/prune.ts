@@ -12,7 +12,7 @@ export const pruneCommand = defineCommand<PruneArgs>({
   describe: 'delete finished jobs older than the retention policy (with their attempts and events)',
   options: { 'dry-run': { type: 'boolean', default: false, describe: 'only say what it would delete' } },
   run: async (args) => {
-    const target = resolveTarget(args);
+    const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const report = await pruneFinishedJobs(store, retentionPolicy(target.config), { now: clock.now(), dryRun: args['dry-run'] });
       output(args.json, report, () => pruneText(report));

@@ -10,7 +10,7 @@ export const schedulesCommand = defineCommand<GlobalArgs>({
   run: async (args) => {
     // The schedules live in queue.yaml; the database only knows how far each has run.
     if (args.config === undefined) throw new InvalidInputError('USAGE', 'schedules needs --config queue.yaml (the schedules are defined there)');
-    const target = resolveTarget(args);
+    const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const now = clock.now();
       const rows = await store.scheduleList();

@@ -8,7 +8,7 @@ export const sweepCommand = defineCommand<GlobalArgs>({
   command: 'sweep',
   describe: 'take back jobs whose lease expired (their worker died or went silent)',
   run: async (args) => {
-    const target = resolveTarget(args);
+    const target = await resolveTarget(args);
     const { config } = target;
     await withStore(target, args, { create: false }, async ({ store }) => {
       const recovered = await recoverExpiredLeases(store, {

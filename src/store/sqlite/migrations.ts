@@ -118,9 +118,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
 /**
  * Each migration is one IMMEDIATE transaction that records its version first:
  * a second process migrating the same file at the same moment waits on the
- * write lock, then finds the version taken and skips it.
+ * write lock, then finds the version taken and skips it. A file that has
+ * every version already is only read: every command opens the store, and
+ * must not queue for the write lock behind busy workers to learn that.
  */
 export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
+  if (isCurrent(db)) return [];
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT    NOT NULL,
@@ -137,4 +140,12 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
     if (apply.immediate()) applied.push(migration.version);
   }
   return applied;
+}
+
+/** Every version this build knows is recorded (versions are numbered from 1 without gaps). */
+function isCurrent(db: SqliteDb): boolean {
+  const ledger = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
+  if (ledger === undefined) return false;
+  const recorded = db.prepare('SELECT count(*) FROM schema_migrations WHERE version <= ?').pluck().get(SQLITE_MIGRATIONS.length);
+  return recorded === SQLITE_MIGRATIONS.length;
 }

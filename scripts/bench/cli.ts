@@ -1,0 +1,64 @@
+/**
+ * Section 14: how long a `leasehold` command takes, as an operator's loop or
+ * a script sees it: the wall time of one process, spawn to exit, on a small
+ * SQLite file (`--db`, no config). `node -e 0` is the floor: what starting
+ * Node alone costs here. The commands run in rounds, one of each per round,
+ * so that a noisy neighbour weighs on all of them alike; the database and
+ * its job 1 are made, and one round is run, off the clock.
+ */
+import { spawnSync } from 'node:child_process';
+import { summarize, type Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import { sqliteFile } from './database.js';
+import { LEASEHOLD_CLI } from './processes.js';
+
+/** The median of `stats --json`, `show` and `enqueue` must be within this (issue 14). */
+export const CLI_TARGET_MS = 150;
+/** The commands the target is about (the other rows are for scale). */
+export const CLI_TARGET_COMMANDS = ['stats --json', 'show 1', 'enqueue'];
+
+export interface CliSection {
+  runs: number;
+  /** Wall ms, spawn to exit, of each command; the first row is the floor. */
+  commands: { command: string; wall_ms: Stat }[];
+}
+
+const CLASS = 'bench-cli';
+
+/** Runs `node ...args` to its end; its wall time in ms. */
+function wallMs(args: string[]): number {
+  const started = performance.now();
+  const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  const ms = performance.now() - started;
+  if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${String(result.status ?? result.signal)}: ${result.stderr.toString()}`);
+  return ms;
+}
+
+export function runCli(ctx: BenchContext): CliSection {
+  const database = sqliteFile(ctx.dirs.make('cli'));
+  const leasehold = (...args: string[]) => [LEASEHOLD_CLI, '--db', database, ...args];
+  const enqueue = leasehold('enqueue', CLASS, '--allow-unknown-class', '--payload', '{"n":1}');
+  const commands: [string, string[]][] = [
+    ['node -e 0 (the floor)', ['-e', '0']],
+    ['stats --json', leasehold('stats', '--json')],
+    ['show 1', leasehold('show', '1')],
+    ['enqueue', enqueue],
+  ];
+  const rounds = ctx.sizes.cliRuns;
+  const times = commands.map((): number[] => []);
+  ctx.progress(`cli: ${commands.length} commands, ${rounds} rounds`);
+  wallMs(enqueue);
+  for (let round = -1; round < rounds; round++) {
+    commands.forEach(([, args], i) => {
+      const ms = wallMs(args);
+      if (round >= 0) times[i]?.push(ms);
+    });
+  }
+  return { runs: rounds, commands: commands.map(([command], i) => ({ command, wall_ms: summarize(times[i] ?? [], 1) })) };
+}
+
+/** The slowest median of the target's commands. */
+export function slowestCommand(section: CliSection | undefined): number | undefined {
+  const medians = section?.commands.filter((c) => CLI_TARGET_COMMANDS.includes(c.command)).map((c) => c.wall_ms.median) ?? [];
+  return medians.length === 0 ? undefined : Math.max(...medians);
+}

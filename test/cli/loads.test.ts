@@ -1,0 +1,67 @@
+/**
+ * A command loads only what it needs (issue 14: every `leasehold` run paid
+ * for the PostgreSQL client and every command's module). Each case runs the
+ * real binary in a child process under a preload that writes down every
+ * module the process loaded, and reads that list.
+ */
+import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+import { fixture, LEASEHOLD_BIN, leaseholdJson, writeConfig } from './helpers.js';
+
+const newDir = tempDir('leasehold-loads-');
+let dir = '';
+let database = '';
+let configFile = '';
+
+/** Runs `leasehold ...args`; returns the modules it loaded (file URLs and paths) after checking it exited 0. */
+async function modulesLoadedBy(args: string[]): Promise<string[]> {
+  const logFile = join(dir, `modules-${args.join('-').replace(/[^a-z0-9-]/gi, '')}.txt`);
+  const result = await execa('node', ['--import', fixture('module-log'), LEASEHOLD_BIN, ...args], {
+    reject: false,
+    input: '',
+    timeout: 30_000,
+    env: { LEASEHOLD_MODULE_LOG: logFile },
+  });
+  expect(result.stderr).toBe('');
+  expect(result.exitCode).toBe(0);
+  return readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
+}
+
+const packagesIn = (modules: string[]) => new Set(modules.map((module) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module)?.[1]).filter(Boolean));
+const commandModulesIn = (modules: string[]) => [...new Set(modules.map((module) => /\/dist\/src\/cli\/commands\/([^/]+)\.js$/.exec(module)?.[1]).filter(Boolean))];
+
+beforeAll(async () => {
+  dir = newDir();
+  database = join(dir, 'queue.db');
+  configFile = writeConfig(join(dir, 'queue.yaml'), { database, logFile: join(dir, 'supervisor.log'), classes: [{ name: 'ok', handler: fixture('ok') }] });
+  expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({ id: 1 });
+});
+
+describe('on SQLite with --db', () => {
+  const CASES: [string, () => string[]][] = [
+    ['enqueue', () => ['--db', database, 'enqueue', 'ok', '--allow-unknown-class', '--payload', '{}']],
+    ['show', () => ['--db', database, 'show', '1']],
+    ['stats', () => ['--db', database, 'stats', '--json']],
+  ];
+
+  it.each(CASES)('%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics or config parser', async (command, args) => {
+    const modules = await modulesLoadedBy(args());
+    const packages = packagesIn(modules);
+    // The log sees both kinds of module: better-sqlite3 is CommonJS, the commands are ES modules.
+    expect(packages.has('better-sqlite3')).toBe(true);
+    expect(commandModulesIn(modules)).toEqual([command]);
+    for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod']) expect(packages.has(unneeded), unneeded).toBe(false);
+    expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
+  });
+});
+
+describe('with --config', () => {
+  it('stats reads the config (yaml, zod) and still loads no PostgreSQL client, logger or metrics', async () => {
+    const packages = packagesIn(await modulesLoadedBy(['--config', configFile, 'stats', '--json']));
+    expect(packages.has('yaml') && packages.has('zod')).toBe(true);
+    for (const unneeded of ['pg', 'prom-client', 'winston']) expect(packages.has(unneeded), unneeded).toBe(false);
+  });
+});
