@@ -74,6 +74,12 @@ const restartSchema = mapping({
   within_seconds: seconds().default(60),
 });
 
+/** At most `max` jobs of the class start (are claimed) in any window of `per_seconds`, across every host sharing the database. */
+const rateLimitSchema = mapping({
+  max: count(),
+  per_seconds: seconds(),
+});
+
 const classSchema = mapping({
   name: z
     .string({ error: 'expected a class name' })
@@ -95,6 +101,8 @@ const classSchema = mapping({
   /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. */
   claim_batch: count().default(16),
   poll_seconds: seconds().default(0.5),
+  /** Absent: no limit. */
+  rate_limit: rateLimitSchema.optional(),
 }).superRefine((cls, ctx) => {
   // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
   if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {

@@ -155,11 +155,19 @@ export type SettleResult =
   | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null }
   | { id: number; held: false };
 
+/** At most `max` claims of a class granted in any window of `perMs`, by every claimer of the database together. */
+export interface RateLimit {
+  max: number;
+  perMs: number;
+}
+
 export interface ClaimRequest {
   classes: string[];
   ownerId: string;
   limit: number;
   leaseMs: number;
+  /** The class's rate limit (config `rate_limit`); only in a claim of one class, as a child makes for its own. */
+  rateLimit?: RateLimit;
 }
 
 /** A heartbeat's answer for one lease. */
@@ -191,6 +199,9 @@ export interface RecoverParams {
   /** False fails the job for good whatever its retries (a poison job). Default true. */
   retryable?: boolean;
 }
+
+export type PauseOutcome = 'paused' | 'already_paused';
+export type ResumeOutcome = 'resumed' | 'not_paused';
 
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_requested' | 'terminal' | 'not_found';
 export type RetryOutcome = 'queued' | 'not_failed' | 'not_found';
@@ -284,6 +295,10 @@ export interface SupervisorStore extends Connection {
   statsCounts(): Promise<ClassStatusCount[]>;
   /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
   statsZombieWrites(): Promise<number>;
+  /** The classes paused now (they claim nothing), by name. */
+  classListPaused(): Promise<ClassPause[]>;
+  /** Where a rate-limited class stands in its window now. */
+  classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   /** A trivial query: throws when the database does not answer. */
   ping(): Promise<void>;
   /** PostgreSQL only: the database server's clock minus this process's, in ms (see README, PostgreSQL, Time). */
@@ -311,6 +326,11 @@ export interface OperatorStore extends ProducerStore {
   jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
   jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
+  /** Claims of the class stop on every host until it is resumed (jobs running go on); recorded with the actor. */
+  classPause(params: { class: string; actor: string }): Promise<PauseOutcome>;
+  classResume(params: { class: string; actor: string }): Promise<ResumeOutcome>;
+  classListPaused(): Promise<ClassPause[]>;
+  classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   statsCounts(): Promise<ClassStatusCount[]>;
   /** Held jobs, held longest first, with their owner's pid from the worker registry. */
   statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
@@ -336,6 +356,20 @@ export interface OperatorStore extends ProducerStore {
 export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceStore & OperatorStore;
 
 // what the operator's reads return
+
+export interface ClassPause {
+  class: string;
+  paused_at: number;
+  paused_by: string | null;
+}
+
+/** A rate-limited class's window: starts granted in the last `perMs`, whether jobs are due, and when the next start is allowed. */
+export interface RateWindow {
+  started: number;
+  due: boolean;
+  /** With the window full: when its oldest counted start leaves it; null while there is room. */
+  next_start_at: number | null;
+}
 
 export interface ClassStatusCount {
   class: string;

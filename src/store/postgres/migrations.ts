@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
+import { classControlsMigration, IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
 
 
 /**
@@ -111,6 +111,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'write cost: fewer indexes move when a job changes status',
     sql: JOBS_INDEXES_V3,
+  },
+  {
+    version: 4,
+    name: 'pause and rate limits: class controls and starts',
+    sql: classControlsMigration('BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY'),
   },
 ];
 

@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
+import { classControlsMigration, IN_FLIGHT, JOBS_INDEXES_V3, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -106,6 +106,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'write cost: fewer indexes move when a job changes status',
     sql: JOBS_INDEXES_V3,
+  },
+  {
+    version: 4,
+    name: 'pause and rate limits: class controls and starts',
+    sql: classControlsMigration('INTEGER PRIMARY KEY'),
   },
 ];
 
