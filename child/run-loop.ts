@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdError } from '../src/errors.js';
+import { classRateLimit } from '../src/queue/rate-limits.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { IdleWait } from './idle-wait.js';
@@ -63,7 +64,7 @@ export class RunLoop {
   constructor(private readonly deps: RunLoopDeps) {
     const { config } = deps;
     this.slots = config.concurrency;
-    this.rateLimit = config.rate_limit === undefined ? undefined : { max: config.rate_limit.max, perMs: config.rate_limit.per_seconds * 1000 };
+    this.rateLimit = classRateLimit(config);
     this.idle = new IdleWait(config.poll_seconds * 1000);
     this.writer = new OutcomeWriter({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
     this.leases = new LeaseRenewal({

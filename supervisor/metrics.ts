@@ -8,13 +8,16 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeC
 import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
-import { JOB_STATUSES, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
+import { rateLimitWaiting } from '../src/queue/rate-limits.js';
+import { JOB_STATUSES, type RateLimit, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
   store: SupervisorStore;
   supervisorId: string;
   /** The configured classes: their job gauges exist (at 0) before any job does. */
   classes: readonly string[];
+  /** The configured rate limits, by class. */
+  rateLimits: ReadonlyMap<string, RateLimit>;
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
@@ -34,7 +37,7 @@ export class SupervisorMetrics implements MetricsSink {
   private readonly dbErrors: Counter<'kind'>;
 
   constructor(options: SupervisorMetricsOptions) {
-    const { store, supervisorId, classes } = options;
+    const { store, supervisorId, classes, rateLimits } = options;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
@@ -50,6 +53,16 @@ export class SupervisorMetrics implements MetricsSink {
       },
       async (gauge) => gauge.set(await store.statsZombieWrites()),
     );
+    databaseGauge({ name: 'leasehold_class_paused', help: '1 while a class is paused (`leasehold pause`): it claims nothing on any host', labelNames: ['class'] as const, registers }, async (gauge) => {
+      for (const name of classes) gauge.set({ class: name }, 0);
+      for (const row of await store.classListPaused()) gauge.set({ class: row.class }, 1);
+    });
+    const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
+      databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
+        for (const [jobClass, rateLimit] of rateLimits) gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));
+      });
+    rateLimitGauge('leasehold_class_rate_window_starts', "Starts (claims) of a rate-limited class in its current window, on every host", (window) => window.started);
+    rateLimitGauge('leasehold_class_rate_limited', '1 while a rate-limited class waits: jobs are due and its window is full', (window) => (rateLimitWaiting(window) ? 1 : 0));
     // Children's CPU and memory as the health watch last recorded them in the registry.
     const children = async () =>
       (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);

@@ -4,6 +4,7 @@ import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
 import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
+import { rateLimitsByClass } from '../src/queue/rate-limits.js';
 import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
@@ -55,7 +56,7 @@ export class Supervisor {
     this.availability = new DbAvailability({ ...outageLog((level, msg, fields) => logger.log(level, msg, fields)), failed: (kind) => sink.dbError(kind) });
     const store = watchAvailability(options.store, this.availability);
     this.store = store;
-    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name) });
+    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name), rateLimits: rateLimitsByClass(config.classes) });
     sink = metrics ?? NO_METRICS;
     this.metrics = sink;
     this.http =

@@ -6,6 +6,7 @@ import { cancelCommand } from './commands/cancel.js';
 import { enqueueCommand } from './commands/enqueue.js';
 import { listCommand } from './commands/list.js';
 import { migrateCommand } from './commands/migrate.js';
+import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { pruneCommand } from './commands/prune.js';
 import { retryCommand } from './commands/retry.js';
 import { showCommand } from './commands/show.js';
@@ -28,10 +29,12 @@ await yargs(hideBin(process.argv).map((arg) => (arg === '-' ? STDIN_TOKEN : arg)
   .command(workersCommand)
   .command(cancelCommand)
   .command(retryCommand)
+  .command(pauseCommand)
+  .command(resumeCommand)
   .command(pruneCommand)
   .command(sweepCommand)
   .command(migrateCommand)
-  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, cancel, retry, prune, sweep or migrate')
+  .demandCommand(1, 'give a command: enqueue, show, list, stats, workers, cancel, retry, pause, resume, prune, sweep or migrate')
   .strict()
   .strictCommands()
   .fail((message: string | undefined, error: Error | undefined) => {
