@@ -42,6 +42,7 @@ export interface ClassSpec {
   restart?: { max_restarts?: number; within_seconds?: number };
   claim_batch?: number;
   poll_seconds?: number;
+  rate_limit?: { max: number; per_seconds: number };
   /** Wait for this class's children to be ready at start (default true). */
   waitReady?: boolean;
   /** Write only the fields given: the schema's defaults for the rest, not this helper's short test timings. */
