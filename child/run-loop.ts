@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdError } from '../src/errors.js';
-import { classRateLimit } from '../src/queue/rate-limits.js';
+import { classRateLimit } from '../src/queue/class-controls.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { IdleWait } from './idle-wait.js';

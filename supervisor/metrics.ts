@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeC
 import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
-import { rateLimitWaiting } from '../src/queue/rate-limits.js';
+import { pausedClasses, rateLimitWaiting } from '../src/queue/class-controls.js';
 import { JOB_STATUSES, type RateLimit, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
@@ -55,7 +55,7 @@ export class SupervisorMetrics implements MetricsSink {
     );
     databaseGauge({ name: 'leasehold_class_paused', help: '1 while a class is paused (`leasehold pause`): it claims nothing on any host', labelNames: ['class'] as const, registers }, async (gauge) => {
       for (const name of classes) gauge.set({ class: name }, 0);
-      for (const row of await store.classListPaused()) gauge.set({ class: row.class }, 1);
+      for (const row of await pausedClasses(store)) gauge.set({ class: row.class }, 1);
     });
     const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
       databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {

@@ -4,11 +4,12 @@ import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
 import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
-import { rateLimitsByClass } from '../src/queue/rate-limits.js';
+import { rateLimitsByClass } from '../src/queue/class-controls.js';
 import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
+import { PauseLog } from './pause-log.js';
 import { Retention } from './retention.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ClassPool } from './class-pool.js';
@@ -37,6 +38,7 @@ export class Supervisor {
   private readonly health: HealthWatch;
   private readonly sweeper: Sweeper;
   private readonly retention: Retention;
+  private readonly pauseLog: PauseLog;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -79,6 +81,7 @@ export class Supervisor {
       onRecovered: (jobs) => this.wakeFor(jobs),
     });
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+    this.pauseLog = new PauseLog({ store, logger, classes: config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
   /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
@@ -110,6 +113,7 @@ export class Supervisor {
     this.health.start();
     this.sweeper.start();
     this.retention.start();
+    this.pauseLog.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
@@ -215,6 +219,7 @@ export class Supervisor {
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
+    await this.pauseLog.stop();
     for (const child of children()) child.send({ type: 'drain' });
     await this.waitForExit(children(), config.shutdown_grace_seconds * 1000);
 

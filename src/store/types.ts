@@ -295,8 +295,8 @@ export interface SupervisorStore extends Connection {
   statsCounts(): Promise<ClassStatusCount[]>;
   /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
   statsZombieWrites(): Promise<number>;
-  /** The classes paused now (they claim nothing), by name. */
-  classListPaused(): Promise<ClassPause[]>;
+  /** Every class's control row, by name: paused or not (a paused class claims nothing), and its last pause and resume. */
+  classControlList(): Promise<ClassControl[]>;
   /** Where a rate-limited class stands in its window now. */
   classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   /** A trivial query: throws when the database does not answer. */
@@ -329,7 +329,7 @@ export interface OperatorStore extends ProducerStore {
   /** Claims of the class stop on every host until it is resumed (jobs running go on); recorded with the actor. */
   classPause(params: { class: string; actor: string }): Promise<PauseOutcome>;
   classResume(params: { class: string; actor: string }): Promise<ResumeOutcome>;
-  classListPaused(): Promise<ClassPause[]>;
+  classControlList(): Promise<ClassControl[]>;
   classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   statsCounts(): Promise<ClassStatusCount[]>;
   /** Held jobs, held longest first, with their owner's pid from the worker registry. */
@@ -357,10 +357,20 @@ export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceS
 
 // what the operator's reads return
 
+/** A paused class as the reports show it. */
 export interface ClassPause {
   class: string;
   paused_at: number;
   paused_by: string | null;
+}
+
+/** A class's control row: paused while `paused_at` is set; the last pause and resume, with their actors. */
+export interface ClassControl {
+  class: string;
+  paused_at: number | null;
+  paused_by: string | null;
+  resumed_at: number | null;
+  resumed_by: string | null;
 }
 
 /** A rate-limited class's window: starts granted in the last `perMs`, whether jobs are due, and when the next start is allowed. */

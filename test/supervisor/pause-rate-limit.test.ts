@@ -36,6 +36,7 @@ describe('pause and resume', () => {
     const paused = await cli('pause', 'work');
     expect(paused).toMatchObject({ exitCode: 0, stderr: '' });
     expect(paused.stdout).toMatch(/^class work paused/);
+    await sup.waitForEvent('CLASS_PAUSED', { class: 'work', paused_by: 'cli' });
     const queued = await sup.queue.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ class: 'work', payload: { ms: n } })));
     const attemptsOfQueued = () => countRows(sup.database, `SELECT count(*) FROM job_attempts WHERE job_id >= ?`, queued[0]!.id);
 
@@ -44,6 +45,7 @@ describe('pause and resume', () => {
 
     const resumed = await cli('resume', 'work');
     expect(resumed).toMatchObject({ exitCode: 0, stdout: 'class work resumed' });
+    await sup.waitForEvent('CLASS_RESUMED', { class: 'work', resumed_by: 'cli' });
     for (const { id } of queued) await sup.waitForJob(id, 'SUCCEEDED');
     expect(attemptsOfQueued()).toBe(10);
     expect(await sup.stop()).toBe(0);

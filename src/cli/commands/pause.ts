@@ -2,6 +2,7 @@
 import type { CommandModule } from 'yargs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
+import { pausedClasses } from '../../queue/class-controls.js';
 import type { OperatorStore } from '../../store/types.js';
 import { classConfig, CLI_ACTOR, defineCommand, output, resolveTarget, withStore, type Context, type GlobalArgs } from '../context.js';
 import { formatWhen } from '../format.js';
@@ -40,7 +41,7 @@ function unknownClass(name: string, config: LeaseholdConfig | undefined): never 
 }
 
 async function isPaused(store: OperatorStore, name: string): Promise<boolean> {
-  return (await store.classListPaused()).some((row) => row.class === name);
+  return (await pausedClasses(store)).some((row) => row.class === name);
 }
 
 export const pauseCommand = defineClassCommand({
@@ -49,7 +50,7 @@ export const pauseCommand = defineClassCommand({
   acceptPaused: false,
   run: async (jobClass, { store, json, clock }) => {
     const outcome = await store.classPause({ class: jobClass, actor: CLI_ACTOR });
-    const pause = (await store.classListPaused()).find((row) => row.class === jobClass);
+    const pause = (await pausedClasses(store)).find((row) => row.class === jobClass);
     const since = `since ${formatWhen(pause?.paused_at, clock.now())}, by ${pause?.paused_by ?? '-'}`;
     output(json, { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null }, () =>
       outcome === 'paused' ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)` : `class ${jobClass} was already paused (${since})`,

@@ -2,6 +2,7 @@
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
+import { pausedClasses } from '../../queue/class-controls.js';
 import type { ClassPause } from '../../store/types.js';
 import { formatAgo, formatBytes, formatDuration, formatPercent, formatWhen, table } from '../format.js';
 
@@ -22,7 +23,7 @@ export const workersCommand = defineCommand<WorkersArgs>({
     await withExistingStore(args, async ({ store, clock }) => {
       const now = clock.now();
       const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit }), now);
-      const paused = await store.classListPaused();
+      const paused = await pausedClasses(store);
       output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () => workersText(workers, paused, now));
     });
   },

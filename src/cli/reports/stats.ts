@@ -3,7 +3,7 @@
  * Pure composition of Store reads; the times are computed against one `now`.
  */
 import type { ClassConfig } from '../../config/schema.js';
-import { rateLimitsByClass, rateLimitWaiting } from '../../queue/rate-limits.js';
+import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../../queue/retention.js';
 import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../../store/types.js';
 
@@ -125,7 +125,7 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
       by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })),
       total,
     },
-    paused: await store.classListPaused(),
+    paused: await pausedClasses(store),
     rate_limits: rateLimits,
     throughput: { last_minute: await throughput(store, now, 60_000), last_hour: await throughput(store, now, 3_600_000) },
     in_flight: (await store.statsInFlight({ limit })).map((job) => ({

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassErrorCount, ClassPause, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
@@ -89,8 +89,8 @@ export abstract class PostgresReads {
     return (await first<{ count: number }>(this.pool, STATS_SQL.zombieWrites))?.count ?? 0;
   }
 
-  async classListPaused(): Promise<ClassPause[]> {
-    return rows<ClassPause>(this.pool, CLASS_SQL.listPaused);
+  async classControlList(): Promise<ClassControl[]> {
+    return rows<ClassControl>(this.pool, CLASS_SQL.list);
   }
 
   /** Three reads, not one snapshot: a start granted between them only moves the answer by that start. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassErrorCount, ClassPause, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
@@ -106,8 +106,8 @@ export abstract class SqliteReads {
     return (this.stats.zombieWrites.get() as { count: number }).count;
   }
 
-  async classListPaused(): Promise<ClassPause[]> {
-    return this.classes.listPaused.all() as ClassPause[];
+  async classControlList(): Promise<ClassControl[]> {
+    return this.classes.list.all() as ClassControl[];
   }
 
   /** Read in one transaction, so the count and the place it names agree. */

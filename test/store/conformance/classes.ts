@@ -25,7 +25,8 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       await enqueueMany(1, 'sms');
       expect(await c.store.classPause({ class: 'email', actor: 'alice' })).toBe('paused');
       expect(await c.store.classPause({ class: 'email', actor: 'bob' })).toBe('already_paused');
-      expect(await c.store.classListPaused()).toEqual([{ class: 'email', paused_at: c.clock.now(), paused_by: 'alice' }]);
+      const pausedAt = c.clock.now();
+      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: pausedAt, paused_by: 'alice', resumed_at: null, resumed_by: null }]);
 
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5))).toEqual([]);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5, { max: 10, perMs: 1000 }))).toEqual([]);
@@ -36,12 +37,12 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       expect(await c.store.classResume({ class: 'email', actor: 'bob' })).toBe('resumed');
       expect(await c.store.classResume({ class: 'email', actor: 'bob' })).toBe('not_paused');
       expect(await c.store.classResume({ class: 'never-paused', actor: 'bob' })).toBe('not_paused');
-      expect(await c.store.classListPaused()).toEqual([]);
+      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: null, paused_by: 'alice', resumed_at: c.clock.now(), resumed_by: 'bob' }]);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5))).toHaveLength(2);
 
       // paused again after a resume
       expect(await c.store.classPause({ class: 'email', actor: 'carol' })).toBe('paused');
-      expect(await c.store.classListPaused()).toEqual([{ class: 'email', paused_at: c.clock.now(), paused_by: 'carol' }]);
+      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: c.clock.now(), paused_by: 'carol', resumed_at: c.clock.now(), resumed_by: 'bob' }]);
     });
   });
 

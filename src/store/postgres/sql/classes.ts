@@ -8,8 +8,8 @@ export const CLASS_SQL = nameAll('classes', {
     RETURNING class`,
   /** (class, now, actor) no row changed: it was not paused. */
   resume: `UPDATE class_controls SET paused_at = NULL, resumed_at = $2, resumed_by = $3 WHERE class = $1 AND paused_at IS NOT NULL`,
-  /** () -> the paused classes, by name (a handful of rows). */
-  listPaused: `SELECT class, paused_at, paused_by FROM class_controls WHERE paused_at IS NOT NULL ORDER BY class`,
+  /** () -> every control row, by name (one per class ever paused or rate-limited). */
+  list: `SELECT class, paused_at, paused_by, resumed_at, resumed_by FROM class_controls ORDER BY class`,
   /**
    * (class) -> paused_at, the class's control row locked until commit: the rate-limited claims of one class
    * take turns here, so each counts the starts of the one before. No row: the class has none yet (addControl).

@@ -8,8 +8,8 @@ export const CLASS_SQL = {
     RETURNING class`,
   /** (class, now, actor) no row changed: it was not paused. */
   resume: `UPDATE class_controls SET paused_at = NULL, resumed_at = @now, resumed_by = @actor WHERE class = @class AND paused_at IS NOT NULL`,
-  /** () -> the paused classes, by name (a handful of rows). */
-  listPaused: `SELECT class, paused_at, paused_by FROM class_controls WHERE paused_at IS NOT NULL ORDER BY class`,
+  /** () -> every control row, by name (one per class ever paused or rate-limited). */
+  list: `SELECT class, paused_at, paused_by, resumed_at, resumed_by FROM class_controls ORDER BY class`,
   /** (class, since) -> starts granted after `since`, through class_starts_window. */
   startsSince: `SELECT count(*) AS count FROM class_starts WHERE class = @class AND claimed_at > @since`,
   /** (class, since, offset) -> the time of the start at that place after `since`, oldest first; no row: fewer. */
