@@ -2,10 +2,12 @@
  * Pause and rate limits with real supervisors and children: a paused class
  * starts nothing (jobs running at the pause finish) until it is resumed; a
  * rate limit holds across two supervisors (two host identities) sharing one
- * SQLite file, counted on the claims the database granted.
+ * database (a SQLite file; a PostgreSQL schema), counted on the claims the
+ * database granted. Run it under the PostgreSQL lock.
  */
 import { describe, expect, it } from 'vitest';
 import { countRows, leasehold } from '../cli/helpers.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
@@ -13,6 +15,7 @@ import { holdsFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-pause-');
+const schemas = schemaPool('lh_rate');
 
 /** The most of `times` that fall in any window [t, t + windowMs). */
 function busiestWindow(times: number[], windowMs: number): number {
@@ -53,11 +56,16 @@ describe('pause and resume', () => {
 });
 
 describe('rate limits', () => {
-  it('10 per second across 2 supervisors of 4 children: no one-second window holds more than 10 claims', { timeout: 90_000 }, async () => {
+  const databases: [string, () => string | undefined][] = [
+    ['SQLite', () => undefined],
+    ['PostgreSQL', () => pgUrl(schemas.next())],
+  ];
+  it.each(databases)('%s: 10 per second across 2 supervisors of 4 children: no one-second window holds more than 10 claims', { timeout: 90_000 }, async (driver, databaseOf) => {
     const dir = newDir();
+    const database = databaseOf();
     const work = { name: 'work', handler: 'succeed', processes: 4, concurrency: 2, rate_limit: { max: 10, per_seconds: 1 } };
-    const a = await startSupervisor({ dir, host: 'host-a', classes: [work] });
-    const b = await startSupervisor({ dir, host: 'host-b', classes: [work] });
+    const a = await startSupervisor({ dir, database, host: 'host-a', classes: [work] });
+    const b = await startSupervisor({ dir, database, host: 'host-b', classes: [work] });
     const jobs = await a.queue.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ class: 'work', payload: { n } })));
     for (const { id } of jobs) await a.waitForJob(id, 'SUCCEEDED', 30_000);
 
@@ -67,7 +75,7 @@ describe('rate limits', () => {
     // an attempt's started_at is its claim's time: a claim counts as a start
     const claimedAt = claims.map((attempt) => attempt.started_at);
     const startedAt = (await Promise.all(jobs.map(({ id }) => a.queue.store.jobGet({ id })))).map((job) => job!.started_at!);
-    console.log(`busiest 1 s window: ${busiestWindow(claimedAt, 1_000)} claims, ${busiestWindow(startedAt, 1_000)} handler starts (${claims.length} claims)`);
+    console.log(`${driver}: busiest 1 s window: ${busiestWindow(claimedAt, 1_000)} claims, ${busiestWindow(startedAt, 1_000)} handler starts (${claims.length} claims)`);
     expect(busiestWindow(claimedAt, 1_000)).toBeLessThanOrEqual(10);
 
     expect(await a.stop()).toBe(0);
