@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdError } from '../src/errors.js';
+import { classRateLimit } from '../src/queue/class-controls.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
-import type { ClaimedJob, SettleResult } from '../src/store/types.js';
+import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 import { LeaseRenewal } from './lease-renewal.js';
@@ -51,6 +52,7 @@ export class RunLoop {
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly slots: number;
+  private readonly rateLimit: RateLimit | undefined;
   private prefetch = 0;
   private allFast = true;
   private lastClaimed = 0;
@@ -62,6 +64,7 @@ export class RunLoop {
   constructor(private readonly deps: RunLoopDeps) {
     const { config } = deps;
     this.slots = config.concurrency;
+    this.rateLimit = classRateLimit(config);
     this.idle = new IdleWait(config.poll_seconds * 1000);
     this.writer = new OutcomeWriter({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
     this.leases = new LeaseRenewal({
@@ -184,7 +187,7 @@ export class RunLoop {
     if (free <= 0 || this.waiting.size > 0) return;
     const { config, ownerId } = this.deps;
     const limit = free + this.nextPrefetch();
-    const claimed = await this.writer.flush({ classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 });
+    const claimed = await this.writer.flush({ classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000, rateLimit: this.rateLimit });
     const now = Date.now();
     for (const job of claimed) {
       this.held.set(job.id, job);
@@ -195,9 +198,13 @@ export class RunLoop {
     if (claimed.length === 0) await this.idle.wait();
   }
 
-  /** Double the prefetch (0, 1, 3, 7, ...) after a claim whose jobs were all fast, up to claim_batch held at once; else none. */
+  /**
+   * Double the prefetch (0, 1, 3, 7, ...) after a claim whose jobs were all
+   * fast, up to claim_batch held at once; else none. None for a rate-limited
+   * class: a claim is a start of its window, spent even if handed back.
+   */
   private nextPrefetch(): number {
-    const most = Math.max(0, this.deps.config.claim_batch - this.slots);
+    const most = this.rateLimit === undefined ? Math.max(0, this.deps.config.claim_batch - this.slots) : 0;
     this.prefetch = this.allFast && this.lastClaimed > 0 ? Math.min(most, this.prefetch * 2 + 1) : 0;
     this.allFast = true;
     return this.prefetch;

@@ -8,13 +8,15 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeC
 import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
-import { JOB_STATUSES, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
+import type { ClassConfig } from '../src/config/schema.js';
+import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
+import { JOB_STATUSES, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
   store: SupervisorStore;
   supervisorId: string;
-  /** The configured classes: their job gauges exist (at 0) before any job does. */
-  classes: readonly string[];
+  /** The classes of the config in force (a reload changes them): their job gauges exist (at 0) before any job does, and their rate limits are read. */
+  classes: () => readonly ClassConfig[];
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
@@ -34,12 +36,13 @@ export class SupervisorMetrics implements MetricsSink {
   private readonly dbErrors: Counter<'kind'>;
 
   constructor(options: SupervisorMetricsOptions) {
-    const { store, supervisorId, classes } = options;
+    const { store, supervisorId } = options;
+    const classes = () => options.classes().map((c) => c.name);
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
     databaseGauge({ name: 'leasehold_jobs', help: 'Jobs in the database by class and status (read at scrape time)', labelNames: ['class', 'status'] as const, registers }, async (gauge) => {
-      for (const name of classes) for (const status of JOB_STATUSES) gauge.set({ class: name, status }, 0);
+      for (const name of classes()) for (const status of JOB_STATUSES) gauge.set({ class: name, status }, 0);
       for (const row of await store.statsCounts()) gauge.set({ class: row.class, status: row.status }, row.count);
     });
     databaseGauge(
@@ -50,6 +53,16 @@ export class SupervisorMetrics implements MetricsSink {
       },
       async (gauge) => gauge.set(await store.statsZombieWrites()),
     );
+    databaseGauge({ name: 'leasehold_class_paused', help: '1 while a class is paused (`leasehold pause`): it claims nothing on any host', labelNames: ['class'] as const, registers }, async (gauge) => {
+      for (const name of classes()) gauge.set({ class: name }, 0);
+      for (const row of await pausedClasses(store)) gauge.set({ class: row.class }, 1);
+    });
+    const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
+      databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
+        for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes())) gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));
+      });
+    rateLimitGauge('leasehold_class_rate_window_starts', "Starts (claims) of a rate-limited class in its current window, on every host", (window) => window.started);
+    rateLimitGauge('leasehold_class_rate_limited', '1 while a rate-limited class waits: jobs are due and its window is full', (window) => (rateLimitWaiting(window) ? 1 : 0));
     // Children's CPU and memory as the health watch last recorded them in the registry.
     const children = async () =>
       (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);
@@ -85,7 +98,7 @@ export class SupervisorMetrics implements MetricsSink {
       registers,
     });
     // Series at zero from the start, so rates work from the first scrape.
-    for (const name of classes) {
+    for (const name of classes()) {
       for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts]) metric.inc({ class: name }, 0);
     }
     for (const kind of DB_FAULT_KINDS) this.dbErrors.inc({ kind }, 0);

@@ -9,6 +9,7 @@ import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
+import { PauseLog } from './pause-log.js';
 import { Retention } from './retention.js';
 import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
@@ -44,6 +45,7 @@ export class Supervisor {
   private sweeper: Sweeper;
   private retention: Retention;
   private scheduler: Scheduler;
+  private readonly pauseLog: PauseLog;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -67,7 +69,7 @@ export class Supervisor {
     this.availability = new DbAvailability({ ...outageLog((level, msg, fields) => logger.log(level, msg, fields)), failed: (kind) => sink.dbError(kind) });
     const store = watchAvailability(options.store, this.availability);
     this.store = store;
-    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: config.classes.map((c) => c.name) });
+    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: () => this.config.classes });
     sink = metrics ?? NO_METRICS;
     this.metrics = sink;
     this.http =
@@ -80,6 +82,7 @@ export class Supervisor {
     this.sweeper = this.newSweeper();
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
     this.scheduler = this.newScheduler();
+    this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
   private newPool(classConfig: ClassConfig): ClassPool {
@@ -137,6 +140,7 @@ export class Supervisor {
     this.sweeper.start();
     this.retention.start();
     this.scheduler.start();
+    this.pauseLog.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
@@ -244,6 +248,7 @@ export class Supervisor {
     await this.sweeper.stop();
     await this.retention.stop();
     await this.scheduler.stop();
+    await this.pauseLog.stop();
     await retireChildren(children, { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal, logger, reason: 'shutdown' });
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));

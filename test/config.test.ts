@@ -148,6 +148,16 @@ classes:
     expect(error.message.split('\n')).toHaveLength(3);
   });
 
+  it('takes a rate limit (none by default), and rejects one of 0, naming the field', () => {
+    expect(parseConfig(MINIMAL, 'queue.yaml').classes[0]?.rate_limit).toBeUndefined();
+    const config = parseConfig(`${MINIMAL}    rate_limit: { max: 10, per_seconds: 0.5 }\n`, 'queue.yaml');
+    expect(config.classes[0]?.rate_limit).toEqual({ max: 10, per_seconds: 0.5 });
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 0, per_seconds: 1 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.max: expected an integer > 0, got 0');
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per_seconds: 0 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.per_seconds: expected a number > 0, got 0');
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.per_seconds: missing, expected a number > 0');
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per: 1 }\n`).problems).toContain('queue.yaml: classes[0].rate_limit: unknown key "per"');
+  });
+
   it('rejects a heartbeat that is not well under the lease', () => {
     const error = problemsOf(`${MINIMAL}    lease_seconds: 2\n    heartbeat_seconds: 1.5\n`);
     expect(error.message).toMatch(/^queue\.yaml: classes\[0\]\.heartbeat_seconds: expected at most lease_seconds \/ 2 = 1 .*got 1\.5$/);

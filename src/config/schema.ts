@@ -104,6 +104,12 @@ const scheduleSchema = mapping({
     .default(0),
 });
 
+/** At most `max` jobs of the class start (are claimed) in any window of `per_seconds`, across every host sharing the database. */
+const rateLimitSchema = mapping({
+  max: count(),
+  per_seconds: seconds(),
+});
+
 const classSchema = mapping({
   name: z
     .string({ error: 'expected a class name' })
@@ -127,6 +133,8 @@ const classSchema = mapping({
   poll_seconds: seconds().default(0.5),
   /** Cron schedules: each occurrence enqueues one job of this class, once across every supervisor. */
   schedules: z.array(scheduleSchema, { error: 'expected a list of schedules' }).default([]),
+  /** Absent: no limit. */
+  rate_limit: rateLimitSchema.optional(),
 }).superRefine((cls, ctx) => {
   const seen = new Map<string, number>();
   cls.schedules.forEach((schedule, index) => {

@@ -24,6 +24,30 @@ export const JOBS_INDEXES_V3 = `
 `;
 
 /**
+ * Both drivers' migration 4 (the id column's type is the driver's). A class's
+ * control row: paused while paused_at is set (the claim reads it by key); the
+ * last pause and resume stay recorded with their actor. PostgreSQL locks it to
+ * serialize a rate-limited class's claims. class_starts: one row per claim
+ * granted to a rate-limited class, counted over its window through
+ * class_starts_window and pruned as it ages out.
+ */
+export const classControlsMigration = (id: string) => `
+  CREATE TABLE class_controls (
+    class      TEXT   PRIMARY KEY,
+    paused_at  BIGINT,
+    paused_by  TEXT,
+    resumed_at BIGINT,
+    resumed_by TEXT
+  );
+  CREATE TABLE class_starts (
+    id         ${id},
+    class      TEXT   NOT NULL,
+    claimed_at BIGINT NOT NULL
+  );
+  CREATE INDEX class_starts_window ON class_starts (class, claimed_at);
+`;
+
+/**
  * Both drivers' migration 5 (`time` is each driver's epoch-ms integer type):
  * one row per schedule (class, name), which supervisors advance by
  * compare-and-set. last_job_id has no foreign key: retention may delete the job.

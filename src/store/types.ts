@@ -1,5 +1,7 @@
-/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts). */
+/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts; the operator's reads: read-rows.ts). */
 import type { SchedulerStore } from './schedules.js';
+import type { ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+export type { ClassPause, ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -156,11 +158,19 @@ export type SettleResult =
   | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null }
   | { id: number; held: false };
 
+/** At most `max` claims of a class granted in any window of `perMs`, by every claimer of the database together. */
+export interface RateLimit {
+  max: number;
+  perMs: number;
+}
+
 export interface ClaimRequest {
   classes: string[];
   ownerId: string;
   limit: number;
   leaseMs: number;
+  /** The class's rate limit (config `rate_limit`); only in a claim of one class, as a child makes for its own. */
+  rateLimit?: RateLimit;
 }
 
 /** A heartbeat's answer for one lease. */
@@ -192,6 +202,9 @@ export interface RecoverParams {
   /** False fails the job for good whatever its retries (a poison job). Default true. */
   retryable?: boolean;
 }
+
+export type PauseOutcome = 'paused' | 'already_paused';
+export type ResumeOutcome = 'resumed' | 'not_paused';
 
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_requested' | 'terminal' | 'not_found';
 export type RetryOutcome = 'queued' | 'not_failed' | 'not_found';
@@ -285,6 +298,10 @@ export interface SupervisorStore extends Connection {
   statsCounts(): Promise<ClassStatusCount[]>;
   /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
   statsZombieWrites(): Promise<number>;
+  /** Every class's control row, by name: paused or not (a paused class claims nothing), and its last pause and resume. */
+  classControlList(): Promise<ClassControl[]>;
+  /** Where a rate-limited class stands in its window now. */
+  classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   /** A trivial query: throws when the database does not answer. */
   ping(): Promise<void>;
   /** PostgreSQL only: the database server's clock minus this process's, in ms (see README, PostgreSQL, Time). */
@@ -312,6 +329,11 @@ export interface OperatorStore extends ProducerStore {
   jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
   jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
+  /** Claims of the class stop on every host until it is resumed (jobs running go on); recorded with the actor. */
+  classPause(params: { class: string; actor: string }): Promise<PauseOutcome>;
+  classResume(params: { class: string; actor: string }): Promise<ResumeOutcome>;
+  classControlList(): Promise<ClassControl[]>;
+  classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   statsCounts(): Promise<ClassStatusCount[]>;
   /** Held jobs, held longest first, with their owner's pid from the worker registry. */
   statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
@@ -335,58 +357,3 @@ export interface OperatorStore extends ProducerStore {
  * status). Callers ask for the narrowest role they need.
  */
 export type Store = ProducerStore & WorkerStore & SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
-
-// what the operator's reads return
-
-export interface ClassStatusCount {
-  class: string;
-  status: JobStatus;
-  count: number;
-}
-
-export interface StatusCount {
-  status: JobStatus;
-  count: number;
-}
-
-/** A held job as `stats` shows it: who holds it and since when. `pid` is null when the owner is not in the registry. */
-export interface InFlightJob {
-  id: number;
-  class: string;
-  status: 'CLAIMED' | 'RUNNING';
-  owner_id: string | null;
-  pid: number | null;
-  attempts: number;
-  claimed_at: number | null;
-  started_at: number | null;
-  heartbeat_at: number | null;
-  lease_expires_at: number | null;
-  cancel_requested_at: number | null;
-}
-
-/** `jobs` jobs of a class ended `status` after `attempts` attempts (claims handed back at shutdown not counted). */
-export interface RetryBucket {
-  class: string;
-  status: 'SUCCEEDED' | 'FAILED';
-  attempts: number;
-  jobs: number;
-}
-
-export interface ErrorCount {
-  code: string;
-  count: number;
-  /** When the last attempt with this code ended. */
-  last_at: number;
-}
-
-export interface ClassErrorCount extends ErrorCount {
-  class: string;
-}
-
-export interface DatabaseSize {
-  bytes: number;
-  pageCount: number;
-  pageSize: number;
-  /** Pages free for reuse (deleted rows) inside the file. */
-  freePages: number;
-}

@@ -51,7 +51,7 @@ const inDir = (name: string) => join(dir, name);
 
 const CASES: [string, Args, RegExp, string?][] = [
   ['unknown command', withConfig('frobnicate'), /^leasehold: Unknown command: frobnicate$/],
-  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, prune, sweep, migrate or reload$/],
+  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, pause, resume, prune, sweep, migrate or reload$/],
   ['unknown flag', withConfig('list', '--colour', 'red'), /^leasehold: Unknown argument: colour$/],
   ['unknown flag on enqueue (a typo)', withConfig('enqueue', 'ok', '--paylod', '{}'), /^leasehold: Unknown argument: paylod$/],
   ['payload that is not JSON', withConfig('enqueue', 'ok', '--payload', '{"to":'), /^leasehold: payload is not JSON: .+$/],
@@ -69,6 +69,9 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['bulk file with a line that is not JSON', (db) => withConfig('enqueue', '--file', inDir('not-json-line.jsonl'))(db), /^leasehold: .*not-json-line\.jsonl line 2: not JSON: .+$/],
   ['bulk file with a field of the wrong type', (db) => withConfig('enqueue', '--file', inDir('bad-field-line.jsonl'))(db), /^leasehold: .*bad-field-line\.jsonl line 2: priority must be a number, got "high"$/],
   ['bulk file and a class', (db) => withConfig('enqueue', 'ok', '--file', inDir('bad-line.jsonl'))(db), /^leasehold: --file takes every field from its lines: drop the class$/],
+  ['pause of an unknown class', withConfig('pause', 'nosuch'), /^leasehold: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['resume of an unknown class', withConfig('resume', 'nosuch'), /^leasehold: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['pause without a config to check the class', withDb('pause', 'ok'), /^leasehold: unknown class "ok": there is no config to check it against \(give --config\)$/],
   ['id that is not a number', withConfig('show', 'abc'), /^leasehold: job id must be a positive integer, got "abc"$/],
   ['id zero', withConfig('cancel', '0'), /^leasehold: job id must be a positive integer, got "0"$/],
   ['negative id', withConfig('retry', '-3'), /^leasehold: job id must be a positive integer, got "-3"$/],

@@ -224,6 +224,8 @@ const FINGERPRINT_TABLES: [string, string][] = [
   ['job_events', 'id'],
   ['workers', 'id'],
   ['schema_migrations', 'version'],
+  ['class_controls', 'class'],
+  ['class_starts', 'id'],
 ];
 
 /** A hash of every row of the contract's tables, and their row counts: equal before and after means nothing was written. */

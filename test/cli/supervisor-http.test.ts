@@ -185,6 +185,35 @@ describe('the supervisor over HTTP', () => {
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 
+  it('/metrics shows paused classes and a rate-limited class that waits', async () => {
+    const { logFile, config, C } = setUp({
+      http: { port: 0 },
+      classes: [
+        { name: 'ok', handler: fixture('ok') },
+        { name: 'limited', handler: fixture('ok'), rate_limit: { max: 1, per_seconds: 3600 } },
+      ],
+    });
+    for (let n = 0; n < 2; n++) await enqueue(C, 'limited');
+    expect((await leasehold([...C, 'pause', 'ok'])).exitCode).toBe(0);
+    const sup = await SupervisorRun.start(config, logFile);
+    const base = `http://127.0.0.1:${(await sup.waitForEvent('HTTP_LISTENING')).port as number}`;
+    const samples = async () => parseMetrics((await get(`${base}/metrics`)).body);
+    const scrape = await waitFor('the first limited job done and the class waiting', async () => {
+      const now = await samples();
+      return value(now, 'leasehold_class_rate_limited', { class: 'limited' }) === 1 ? now : undefined;
+    });
+    const statuses = (await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list', '--class', 'limited'])).jobs.map((job) => job.status).sort();
+    expect(statuses).toEqual(['QUEUED', 'SUCCEEDED']);
+    expect(value(scrape, 'leasehold_class_paused', { class: 'ok' })).toBe(1);
+    expect(value(scrape, 'leasehold_class_paused', { class: 'limited' })).toBe(0);
+    expect(value(scrape, 'leasehold_class_rate_window_starts', { class: 'limited' })).toBe(1);
+    expect(value(scrape, 'leasehold_class_rate_limited', { class: 'ok' })).toBeUndefined();
+
+    expect((await leasehold([...C, 'resume', 'ok'])).exitCode).toBe(0);
+    expect(value(await samples(), 'leasehold_class_paused', { class: 'ok' })).toBe(0);
+    expect(await sup.stop()).toBe(0);
+  });
+
   it('runs retention on its interval and logs what it deleted; no HTTP without `http` in the config', async () => {
     const { logFile, config, C } = setUp({
       // SUCCEEDED jobs go ~1.7 s after they finish; failed ones are kept.

@@ -44,6 +44,7 @@ export interface ClassSpec {
   poll_seconds?: number;
   /** `classes[].schedules`, as written to queue.yaml. */
   schedules?: Record<string, unknown>[];
+  rate_limit?: { max: number; per_seconds: number };
   /** Wait for this class's children to be ready at start (default true). */
   waitReady?: boolean;
   /** Write only the fields given: the schema's defaults for the rest, not this helper's short test timings. */

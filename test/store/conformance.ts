@@ -6,6 +6,7 @@
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import type { TestClock } from '../helpers/clock.js';
+import { classSuites, type OpenSame } from './conformance/classes.js';
 import { conformanceContext } from './conformance/context.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
@@ -14,12 +15,20 @@ import { scheduleSuites } from './conformance/schedules.js';
 
 export { SWEEP } from './conformance/context.js';
 
-export function storeConformance(driverName: string, openStore: (clock: TestClock) => Promise<Store>): void {
+/** What a driver's test file gives: fresh stores, a second store on one's database, and a count of its class_starts rows. */
+export interface ConformanceDriver {
+  openStore: (clock: TestClock) => Promise<Store>;
+  openSame: OpenSame;
+  countStarts: (store: Store) => Promise<number>;
+}
+
+export function storeConformance(driverName: string, { openStore, openSame, countStarts }: ConformanceDriver): void {
   describe(`Store conformance: ${driverName}`, () => {
     const c = conformanceContext(openStore);
     jobSuites(c);
     leaseSuites(c);
     operatorSuites(c);
     scheduleSuites(c);
+    classSuites(c, openSame, countStarts);
   });
 }

@@ -1,9 +1,9 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
 import { InvalidInputError } from '../../errors.js';
-import { collectStats, DEFAULT_STATS_LIMIT, type StatsReport } from '../reports/stats.js';
+import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../reports/stats.js';
 import { JOB_STATUSES } from '../../store/types.js';
 import { defineCommand, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
-import { formatAgo, formatBytes, formatDuration, formatTime, table } from '../format.js';
+import { formatAgo, formatBytes, formatDuration, formatTime, formatWhen, table } from '../format.js';
 
 interface StatsArgs extends GlobalArgs {
   hours: number;
@@ -22,11 +22,38 @@ export const statsCommand = defineCommand<StatsArgs>({
     const limit = parseCount('limit', args.limit, 1_000);
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
-      const report = await collectStats(store, { now: clock.now(), retention: retentionPolicy(target.config), windowMs: args.hours * 3_600_000, limit });
+      const report = await collectStats(store, {
+        now: clock.now(),
+        retention: retentionPolicy(target.config),
+        windowMs: args.hours * 3_600_000,
+        limit,
+        classes: target.config?.classes,
+      });
       output(args.json, report, () => statsText(report));
     });
   },
 });
+
+/** Paused classes and rate limits, when there are any: what holds a class's jobs back. */
+function classControlsText(report: StatsReport): string[] {
+  if (report.paused.length === 0 && report.rate_limits.length === 0) return [];
+  const rows = [
+    ...report.paused.map((row) => [row.class, `paused since ${formatWhen(row.paused_at, report.now)} by ${row.paused_by ?? '-'}: claims nothing until resumed`]),
+    ...report.rate_limits.map((limit) => [limit.class, rateLimitText(limit)]),
+  ];
+  return ['', 'paused and rate-limited classes', table(['class', 'state'], rows)];
+}
+
+function rateLimitText(limit: RateLimitView): string {
+  const rule = `${limit.max} per ${seconds(limit.per_seconds * 1000)}`;
+  if (limit.waiting && limit.next_start_in_ms !== null) return `rate limited: ${rule}, next start in ${seconds(limit.next_start_in_ms)}`;
+  return `rate limit ${rule}: ${limit.started} started in the window`;
+}
+
+/** 0.4s, 1s, 12s: a rate limit's times read better in seconds than as 400ms. */
+function seconds(ms: number): string {
+  return `${ms < 10_000 ? Number((ms / 1000).toFixed(1)) : Math.round(ms / 1000)}s`;
+}
 
 function statsText(report: StatsReport): string {
   const { now } = report;
@@ -34,12 +61,20 @@ function statsText(report: StatsReport): string {
   const minute = report.throughput.last_minute;
   const hour = report.throughput.last_hour;
   const done = (w: typeof minute) => `${w.total} finished (${w.SUCCEEDED} succeeded, ${w.FAILED} failed, ${w.CANCELLED} cancelled), ${w.per_second}/s`;
+  const paused = new Set(report.paused.map((row) => row.class));
+  const waiting = new Set(report.rate_limits.filter((limit) => limit.waiting).map((limit) => limit.class));
+  const marked = (name: string) => (paused.has(name) ? `${name} (paused)` : waiting.has(name) ? `${name} (rate limited)` : name);
   return [
     'jobs by class and status',
     table(
       ['class', ...JOB_STATUSES, 'total'],
-      [...report.jobs.by_class, { class: 'all', ...report.jobs.total }].map((row) => [row.class, ...JOB_STATUSES.map((s) => row[s]), row.total]),
+      [...report.jobs.by_class.map((row) => ({ ...row, class: marked(row.class) })), { class: 'all', ...report.jobs.total }].map((row) => [
+        row.class,
+        ...JOB_STATUSES.map((s) => row[s]),
+        row.total,
+      ]),
     ),
+    ...classControlsText(report),
     '',
     `throughput: last minute ${done(minute)}; last hour ${done(hour)}`,
     '',

@@ -2,7 +2,9 @@
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
-import { formatAgo, formatBytes, formatDuration, formatPercent, table } from '../format.js';
+import { pausedClasses } from '../../queue/class-controls.js';
+import type { ClassPause } from '../../store/types.js';
+import { formatAgo, formatBytes, formatDuration, formatPercent, formatWhen, table } from '../format.js';
 
 interface WorkersArgs extends GlobalArgs {
   all: boolean;
@@ -21,13 +23,15 @@ export const workersCommand = defineCommand<WorkersArgs>({
     await withExistingStore(args, async ({ store, clock }) => {
       const now = clock.now();
       const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit }), now);
-      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers }, () => workersText(workers, now));
+      const paused = await pausedClasses(store);
+      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () => workersText(workers, paused, now));
     });
   },
 });
 
-function workersText(workers: WorkerView[], now: number): string {
+function workersText(workers: WorkerView[], paused: ClassPause[], now: number): string {
   const stale = workers.filter((w) => w.stale).length;
+  const pausedClasses = new Set(paused.map((row) => row.class));
   return [
     table(
       ['kind', 'id', 'pid', 'class', 'state', 'job', 'cpu', 'memory', 'restarts', 'uptime', 'heartbeat'],
@@ -36,7 +40,7 @@ function workersText(workers: WorkerView[], now: number): string {
         w.id,
         w.pid,
         w.class,
-        w.stale ? `STALE (${w.state})` : w.exited_at !== null ? `${w.state} ${exitText(w)}` : w.state,
+        stateText(w, pausedClasses),
         w.job_id,
         formatPercent(w.cpu_percent),
         formatBytes(w.memory_bytes),
@@ -45,8 +49,16 @@ function workersText(workers: WorkerView[], now: number): string {
         formatAgo(w.heartbeat_at, now),
       ]),
     ),
+    ...(paused.length > 0 ? [''] : []),
+    ...paused.map((row) => `class ${row.class} paused since ${formatWhen(row.paused_at, now)} by ${row.paused_by ?? '-'}: its workers claim nothing until resumed`),
     ...(stale > 0 ? ['', `${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck)`] : []),
   ].join('\n');
+}
+
+function stateText(w: WorkerView, pausedClasses: ReadonlySet<string>): string {
+  if (w.stale) return `STALE (${w.state})`;
+  if (w.exited_at !== null) return `${w.state} ${exitText(w)}`;
+  return w.class !== null && pausedClasses.has(w.class) ? `${w.state} (class paused)` : w.state;
 }
 
 function exitText(w: WorkerView): string {

@@ -2,8 +2,10 @@
  * The operator's five questions, answered from the data (`leasehold stats`).
  * Pure composition of Store reads; the times are computed against one `now`.
  */
+import type { ClassConfig } from '../../config/schema.js';
+import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../../queue/retention.js';
-import { JOB_STATUSES, type ClassErrorCount, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../../store/types.js';
+import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../../store/types.js';
 
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
@@ -41,11 +43,27 @@ export interface InFlightView {
   lease_left_ms: number | null;
 }
 
+/** A rate-limited class of the config and its window now. */
+export interface RateLimitView {
+  class: string;
+  max: number;
+  per_seconds: number;
+  /** Starts (claims) granted in the last per_seconds. */
+  started: number;
+  /** Jobs are due and the window is full: the next start waits. */
+  waiting: boolean;
+  next_start_at: number | null;
+  next_start_in_ms: number | null;
+}
+
 export interface StatsReport {
   now: number;
   /** The window of `retries` and `errors`. */
   window_ms: number;
   jobs: { by_class: ({ class: string } & StatusCounts)[]; total: StatusCounts };
+  /** Classes that claim nothing until resumed. */
+  paused: ClassPause[];
+  rate_limits: RateLimitView[];
   throughput: { last_minute: ThroughputWindow; last_hour: ThroughputWindow };
   in_flight: InFlightView[];
   retries: { since: number; buckets: RetryBucket[]; finished: number; retried: number };
@@ -60,6 +78,8 @@ export interface StatsOptions {
   windowMs?: number;
   /** Rows of in_flight, and error codes per list. */
   limit?: number;
+  /** The config's classes: their rate limits are reported. */
+  classes?: readonly ClassConfig[];
 }
 
 export async function collectStats(store: OperatorStore & MaintenanceStore, options: StatsOptions): Promise<StatsReport> {
@@ -79,6 +99,22 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
     total.total += row.count;
   }
 
+  const rateLimits: RateLimitView[] = [];
+  for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes ?? [])) {
+    const window = await store.classRateWindow({ class: jobClass, rateLimit });
+    const waiting = rateLimitWaiting(window);
+    const nextStartAt = waiting ? window.next_start_at : null;
+    rateLimits.push({
+      class: jobClass,
+      max: rateLimit.max,
+      per_seconds: rateLimit.perMs / 1000,
+      started: window.started,
+      waiting,
+      next_start_at: nextStartAt,
+      next_start_in_ms: nextStartAt === null ? null : Math.max(0, nextStartAt - now),
+    });
+  }
+
   const buckets = await store.statsRetries({ since });
   const wouldDelete = await retentionPlan(store, options.retention, now);
   const size = await store.databaseSize();
@@ -89,6 +125,8 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
       by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })),
       total,
     },
+    paused: await pausedClasses(store),
+    rate_limits: rateLimits,
     throughput: { last_minute: await throughput(store, now, 60_000), last_hour: await throughput(store, now, 3_600_000) },
     in_flight: (await store.statsInFlight({ limit })).map((job) => ({
       id: job.id,

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { classControlsMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -112,7 +112,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: 'write cost: fewer indexes move when a job changes status',
     sql: JOBS_INDEXES_V3,
   },
-  // 4 is pause/resume (issue 14, another branch); the runner applies whatever is listed.
+  {
+    version: 4,
+    name: 'pause and rate limits: class controls and starts',
+    sql: classControlsMigration('BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY'),
+  },
   {
     version: 5,
     name: 'schedules: how far each cron schedule is enqueued',

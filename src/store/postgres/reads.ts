@@ -1,9 +1,11 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
-import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { blockingStart, windowStart } from '../rate-limit.js';
+import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
+import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
 import { JOB_SQL } from './sql/jobs.js';
@@ -87,6 +89,21 @@ export abstract class PostgresReads {
 
   async statsZombieWrites(): Promise<number> {
     return (await first<{ count: number }>(this.pool, STATS_SQL.zombieWrites))?.count ?? 0;
+  }
+
+  async classControlList(): Promise<ClassControl[]> {
+    return rows<ClassControl>(this.pool, CLASS_SQL.list);
+  }
+
+  /** Three reads, not one snapshot: a start granted between them only moves the answer by that start. */
+  async classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow> {
+    const now = this.clock.now();
+    const since = windowStart(now, params.rateLimit);
+    const started = (await first<{ count: number }>(this.pool, CLASS_SQL.startsSince, [params.class, since]))?.count ?? 0;
+    const due = (await first<{ due: boolean }>(this.pool, CLASS_SQL.due, [params.class, now]))?.due ?? false;
+    const place = blockingStart(params.rateLimit, started);
+    const blocking = place === null ? undefined : await first<{ claimed_at: number }>(this.pool, CLASS_SQL.startAt, [params.class, since, place]);
+    return { started, due, next_start_at: blocking === undefined ? null : blocking.claimed_at + params.rateLimit.perMs };
   }
 
   async databaseSize(): Promise<DatabaseSize> {

@@ -2,13 +2,15 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
+import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RateLimit, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
+import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { JOB_SQL } from './sql/jobs.js';
 import { LEASE_SQL } from './sql/leases.js';
@@ -166,13 +168,56 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.notify(db, jobs.map((job) => job.class));
   }
 
+  async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
+    return this.write(async (db, now) => ((await rows(db, CLASS_SQL.pause, [params.class, now, params.actor])).length === 1 ? 'paused' : 'already_paused'));
+  }
+
+  /** Resumed: the class's idle workers are woken on commit, as by an enqueue. */
+  async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
+    return this.write(async (db, now) => {
+      if ((await changes(db, CLASS_SQL.resume, [params.class, now, params.actor])) === 0) return 'not_paused';
+      await this.notify(db, [params.class]);
+      return 'resumed';
+    });
+  }
+
   // workers
 
-  /** Inside a transaction: claim up to `limit` due jobs, each with its own token and attempt row (its start will carry the claim). */
+  /**
+   * Inside a transaction: claim up to `limit` due jobs, each with its own token
+   * and attempt row (its start will carry the claim). A rate-limited claim
+   * takes what its window has left.
+   */
   private async claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
-    if (params.classes.length === 0 || params.limit < 1) return [];
+    const { rateLimit } = params;
+    const limit = rateLimit === undefined ? params.limit : await this.rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
+    if (params.classes.length === 0 || limit < 1) return [];
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
-    return claimedJobs(await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, params.limit]));
+    const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit]);
+    if (rateLimit !== undefined && claimed.length > 0) {
+      const jobClass = rateLimitedClass(params);
+      const prune = prunePlan(now, rateLimit, claimed.length);
+      await changes(db, CLASS_SQL.startsAdd, [jobClass, now, claimed.length]);
+      await changes(db, CLASS_SQL.startsPrune, [jobClass, prune.before, prune.limit]);
+    }
+    return claimedJobs(claimed);
+  }
+
+  /**
+   * Inside a transaction: how many jobs a rate-limited class may claim now.
+   * Its claims take turns on the class's control row (locked until commit,
+   * created on the first one), so each counts every start granted before it,
+   * whichever host granted it; a paused class may take none.
+   */
+  private async rateAllowance(db: Db, jobClass: string, rateLimit: RateLimit, limit: number, now: number): Promise<number> {
+    let control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
+    if (control === undefined) {
+      await changes(db, CLASS_SQL.addControl, [jobClass]);
+      control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
+    }
+    if (control?.paused_at !== null) return 0;
+    const started = (await first<{ count: number }>(db, CLASS_SQL.startsSince, [jobClass, windowStart(now, rateLimit)]))?.count ?? 0;
+    return allowance(limit, rateLimit, started);
   }
 
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {

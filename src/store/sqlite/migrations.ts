@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { classControlsMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -107,7 +107,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: 'write cost: fewer indexes move when a job changes status',
     sql: JOBS_INDEXES_V3,
   },
-  // 4 is pause/resume (issue 14, another branch); the runner applies whatever is listed.
+  {
+    version: 4,
+    name: 'pause and rate limits: class controls and starts',
+    sql: classControlsMigration('INTEGER PRIMARY KEY'),
+  },
   {
     version: 5,
     name: 'schedules: how far each cron schedule is enqueued',

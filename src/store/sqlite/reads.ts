@@ -1,9 +1,11 @@
 import type { Clock } from '../../clock.js';
-import type { AttemptRow, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob } from '../types.js';
-import type { JobListFilter, JobRow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { blockingStart, windowStart } from '../rate-limit.js';
+import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
+import { prepareClassStatements, type ClassStatements } from './sql/classes.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
 import { prepareIntegrityStatements } from './sql/integrity.js';
 import { prepareJobStatements, type JobStatements } from './sql/jobs.js';
@@ -25,6 +27,7 @@ export abstract class SqliteReads {
   protected readonly stats: StatsStatements;
   protected readonly retention: RetentionStatements;
   protected readonly schedules: ScheduleStatements;
+  protected readonly classes: ClassStatements;
 
   protected constructor(
     protected readonly db: SqliteDb,
@@ -37,6 +40,7 @@ export abstract class SqliteReads {
     this.stats = prepareStatsStatements(db);
     this.retention = prepareRetentionStatements(db);
     this.schedules = prepareScheduleStatements(db);
+    this.classes = prepareClassStatements(db);
   }
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
@@ -104,6 +108,24 @@ export abstract class SqliteReads {
 
   async statsZombieWrites(): Promise<number> {
     return (this.stats.zombieWrites.get() as { count: number }).count;
+  }
+
+  async classControlList(): Promise<ClassControl[]> {
+    return this.classes.list.all() as ClassControl[];
+  }
+
+  /** Read in one transaction, so the count and the place it names agree. */
+  async classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow> {
+    const now = this.clock.now();
+    const read = this.db.transaction((): RateWindow => {
+      const bind = { class: params.class, since: windowStart(now, params.rateLimit) };
+      const started = (this.classes.startsSince.get(bind) as { count: number }).count;
+      const due = (this.classes.due.get({ class: params.class, now }) as { due: number }).due === 1;
+      const place = blockingStart(params.rateLimit, started);
+      const blocking = place === null ? undefined : (this.classes.startAt.get({ ...bind, offset: place }) as { claimed_at: number } | undefined);
+      return { started, due, next_start_at: blocking === undefined ? null : blocking.claimed_at + params.rateLimit.perMs };
+    });
+    return read.deferred();
   }
 
   async databaseSize(): Promise<DatabaseSize> {

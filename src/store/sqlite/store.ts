@@ -1,7 +1,8 @@
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, RecoveredJob } from '../types.js';
+import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
@@ -159,18 +160,40 @@ export class SqliteStore extends SqliteReads implements Store {
     });
   }
 
+  async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
+    return this.write((now) => (this.classes.pause.get({ ...params, now }) === undefined ? 'already_paused' : 'paused'));
+  }
+
+  async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
+    return this.write((now) => (this.classes.resume.run({ ...params, now }).changes === 1 ? 'resumed' : 'not_paused'));
+  }
+
   // workers
 
-  /** Inside a transaction: claim up to `limit` due jobs, each with its own token and attempt row (its start will carry the claim). */
+  /**
+   * Inside a transaction: claim up to `limit` due jobs, each with its own token
+   * and attempt row (its start will carry the claim). A rate-limited claim
+   * takes what its window has left; SQLite's one writer serializes it.
+   */
   private claim(params: ClaimRequest, now: number): ClaimedJob[] {
-    if (params.classes.length === 0 || params.limit < 1) return [];
-    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit: params.limit };
+    const { rateLimit } = params;
+    const jobClass = rateLimit === undefined ? undefined : rateLimitedClass(params);
+    const limit =
+      rateLimit === undefined
+        ? params.limit
+        : allowance(params.limit, rateLimit, (this.classes.startsSince.get({ class: jobClass, since: windowStart(now, rateLimit) }) as { count: number }).count);
+    if (params.classes.length === 0 || limit < 1) return [];
+    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit };
     const rows = (
       params.classes.length === 1
         ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })
         : this.leases.claimManyClasses.all({ ...bind, classes: JSON.stringify(params.classes) })
     ) as ClaimedRow[];
     this.attemptRows.run(rows.map((row) => [row.id, row.attempts, params.ownerId, row.lease_token, now]));
+    if (rateLimit !== undefined && rows.length > 0) {
+      this.classes.startsAdd.run({ class: jobClass, now, count: rows.length });
+      this.classes.startsPrune.run({ class: jobClass, ...prunePlan(now, rateLimit, rows.length) });
+    }
     return claimedJobs(rows);
   }
 

@@ -17,14 +17,17 @@ const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
  * a row claimed and committed by another meanwhile is re-checked after the
  * lock and dropped. Every row gets its own random token from the server
  * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
- * pick walks jobs_claim in ORDER BY order: no sort.
+ * pick walks jobs_claim in ORDER BY order: no sort. A paused class claims
+ * nothing: `notPaused` looks up its control row by key (with one class, once
+ * per statement: the subquery does not depend on the row).
  */
-function claimSql(classFilter: string): string {
+function claimSql(classFilter: string, notPaused: string): string {
   return `WITH claimed AS (
       UPDATE jobs AS j SET status = 'CLAIMED', owner_id = $2, lease_token = replace(gen_random_uuid()::text, '-', ''),
         claimed_at = $3, started_at = NULL, heartbeat_at = $3, lease_expires_at = $4,
         finished_at = NULL, progress = NULL, attempts = j.attempts + 1
       WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= $3
+              AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
             ORDER BY priority DESC, run_at, id LIMIT $5 FOR NO KEY UPDATE SKIP LOCKED))
       RETURNING ${CLAIMED_COLUMNS}),
     attempt_rows AS (
@@ -67,10 +70,10 @@ const COMPLETE_MANY = `WITH batch AS (
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
-  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others). */
-  claimOneClass: claimSql('class = $1'),
+  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
+  claimOneClass: claimSql('class = $1', '$1'),
   /** (classes[], ...) the same for several classes; this one sorts its candidates. */
-  claimManyClasses: claimSql('class = ANY($1::text[])'),
+  claimManyClasses: claimSql('class = ANY($1::text[])', 'jobs.class'),
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
     WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,

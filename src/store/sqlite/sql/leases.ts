@@ -10,22 +10,25 @@ const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_ret
  * Claim: one UPDATE ... RETURNING over the best queued rows. Every row gets
  * its own random lease token from SQLite itself, so a batch claim needs no
  * second statement. The inner SELECT walks jobs_claim in order: no sort.
+ * A paused class claims nothing: `notPaused` looks up its control row by key
+ * (with one class, once per statement: the subquery does not depend on the row).
  */
-function claimSql(classFilter: string): string {
+function claimSql(classFilter: string, notPaused: string): string {
   return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, started_at = NULL, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt,
       finished_at = NULL, progress = NULL, attempts = attempts + 1
     WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= @now
+                   AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
                  ORDER BY priority DESC, run_at, id LIMIT @limit)
     RETURNING ${CLAIMED_COLUMNS}`;
 }
 
 /** Statements a worker runs about jobs it holds; each fenced write matches (id, lease_token, status). */
 export const LEASE_SQL = {
-  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows; none: nothing due. */
-  claimOneClass: claimSql('class = @class'),
+  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows; none: nothing due, or the class is paused. */
+  claimOneClass: claimSql('class = @class', '@class'),
   /** (classes as a JSON array, ...) the same for several classes; this one sorts its candidates. */
-  claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))'),
+  claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))', 'jobs.class'),
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = @startedAt, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
     WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,

@@ -1,0 +1,68 @@
+/** `leasehold pause <class>` / `resume <class>`: a paused class claims nothing, on every host, until it is resumed. */
+import type { LeaseholdConfig } from '../../config/schema.js';
+import { InvalidInputError } from '../../errors.js';
+import { pausedClasses } from '../../queue/class-controls.js';
+import type { OperatorStore } from '../../store/types.js';
+import { classConfig, CLI_ACTOR, defineCommand, output, resolveTarget, withStore, type Command, type Context, type GlobalArgs } from '../context.js';
+import { formatWhen } from '../format.js';
+
+interface ClassArgs extends GlobalArgs {
+  class: string;
+}
+
+/**
+ * A command on one class of the config. The class is checked before the
+ * database is opened, so an unknown one writes nothing. Without --config
+ * there is no list to check against: bad input too. `resume` also takes a
+ * class that is paused but no longer in the config, so a pause can always
+ * be undone.
+ */
+function defineClassCommand(spec: { command: string; describe: string; acceptPaused: boolean; run: (jobClass: string, ctx: Context) => Promise<void> }): Command {
+  return defineCommand<ClassArgs>({
+    command: `${spec.command} <class>`,
+    describe: spec.describe,
+    positionals: { class: { type: 'string', describe: 'a class of the config' } },
+    run: async (args) => {
+      const target = await resolveTarget(args);
+      const known = classConfig(target.config, args.class) !== undefined;
+      if (!known && !spec.acceptPaused) unknownClass(args.class, target.config);
+      await withStore(target, args, { create: false }, async (ctx) => {
+        if (!known && !(await isPaused(ctx.store, args.class))) unknownClass(args.class, target.config);
+        await spec.run(args.class, ctx);
+      });
+    },
+  });
+}
+
+function unknownClass(name: string, config: LeaseholdConfig | undefined): never {
+  if (config === undefined) throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)}: there is no config to check it against (give --config)`);
+  throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)} (${config.file} has ${config.classes.map((cls) => cls.name).join(', ')})`);
+}
+
+async function isPaused(store: OperatorStore, name: string): Promise<boolean> {
+  return (await pausedClasses(store)).some((row) => row.class === name);
+}
+
+export const pauseCommand = defineClassCommand({
+  command: 'pause',
+  describe: 'stop claiming jobs of a class on every host (running jobs finish); stored in the database',
+  acceptPaused: false,
+  run: async (jobClass, { store, json, clock }) => {
+    const outcome = await store.classPause({ class: jobClass, actor: CLI_ACTOR });
+    const pause = (await pausedClasses(store)).find((row) => row.class === jobClass);
+    const since = `since ${formatWhen(pause?.paused_at, clock.now())}, by ${pause?.paused_by ?? '-'}`;
+    output(json, { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null }, () =>
+      outcome === 'paused' ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)` : `class ${jobClass} was already paused (${since})`,
+    );
+  },
+});
+
+export const resumeCommand = defineClassCommand({
+  command: 'resume',
+  describe: 'let a paused class claim jobs again',
+  acceptPaused: true,
+  run: async (jobClass, { store, json }) => {
+    const outcome = await store.classResume({ class: jobClass, actor: CLI_ACTOR });
+    output(json, { class: jobClass, outcome }, () => (outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`));
+  },
+});

@@ -1,0 +1,30 @@
+import { nameAll } from '../connection.js';
+
+/** Pause and resume (class_controls), and the starts of rate-limited classes (class_starts). */
+export const CLASS_SQL = nameAll('classes', {
+  /** (class, now, actor) -> the class, now paused; no row: it was paused already. */
+  pause: `INSERT INTO class_controls AS c (class, paused_at, paused_by) VALUES ($1, $2, $3)
+    ON CONFLICT (class) DO UPDATE SET paused_at = excluded.paused_at, paused_by = excluded.paused_by WHERE c.paused_at IS NULL
+    RETURNING class`,
+  /** (class, now, actor) no row changed: it was not paused. */
+  resume: `UPDATE class_controls SET paused_at = NULL, resumed_at = $2, resumed_by = $3 WHERE class = $1 AND paused_at IS NOT NULL`,
+  /** () -> every control row, by name (one per class ever paused or rate-limited). */
+  list: `SELECT class, paused_at, paused_by, resumed_at, resumed_by FROM class_controls ORDER BY class`,
+  /**
+   * (class) -> paused_at, the class's control row locked until commit: the rate-limited claims of one class
+   * take turns here, so each counts the starts of the one before. No row: the class has none yet (addControl).
+   */
+  lockControl: `SELECT paused_at FROM class_controls WHERE class = $1 FOR UPDATE`,
+  /** (class) a control row, not paused, unless one exists. */
+  addControl: `INSERT INTO class_controls (class) VALUES ($1) ON CONFLICT (class) DO NOTHING`,
+  /** (class, since) -> starts granted after `since`, through class_starts_window. */
+  startsSince: `SELECT count(*)::int AS count FROM class_starts WHERE class = $1 AND claimed_at > $2`,
+  /** (class, since, offset) -> the time of the start at that place after `since`, oldest first; no row: fewer. */
+  startAt: `SELECT claimed_at FROM class_starts WHERE class = $1 AND claimed_at > $2 ORDER BY claimed_at LIMIT 1 OFFSET $3`,
+  /** (class, now, count) records `count` starts granted now. */
+  startsAdd: `INSERT INTO class_starts (class, claimed_at) SELECT $1, $2 FROM generate_series(1, $3::int)`,
+  /** (class, before, limit) deletes up to `limit` starts stamped at or before `before`. */
+  startsPrune: `DELETE FROM class_starts WHERE id = ANY (ARRAY (SELECT id FROM class_starts WHERE class = $1 AND claimed_at <= $2 LIMIT $3))`,
+  /** (class, now) -> due: true when a queued job of the class may run now, through jobs_claim. */
+  due: `SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'QUEUED' AND class = $1 AND run_at <= $2) AS due`,
+});

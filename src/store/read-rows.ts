@@ -1,0 +1,79 @@
+/** What the operator's reads return (the OperatorStore's and SupervisorStore's answers). */
+import type { JobStatus } from './types.js';
+
+/** A paused class as the reports show it. */
+export interface ClassPause {
+  class: string;
+  paused_at: number;
+  paused_by: string | null;
+}
+
+/** A class's control row: paused while `paused_at` is set; the last pause and resume, with their actors. */
+export interface ClassControl {
+  class: string;
+  paused_at: number | null;
+  paused_by: string | null;
+  resumed_at: number | null;
+  resumed_by: string | null;
+}
+
+/** A rate-limited class's window: starts granted in the last `perMs`, whether jobs are due, and when the next start is allowed. */
+export interface RateWindow {
+  started: number;
+  due: boolean;
+  /** With the window full: when its oldest counted start leaves it; null while there is room. */
+  next_start_at: number | null;
+}
+
+export interface ClassStatusCount {
+  class: string;
+  status: JobStatus;
+  count: number;
+}
+
+export interface StatusCount {
+  status: JobStatus;
+  count: number;
+}
+
+/** A held job as `stats` shows it: who holds it and since when. `pid` is null when the owner is not in the registry. */
+export interface InFlightJob {
+  id: number;
+  class: string;
+  status: 'CLAIMED' | 'RUNNING';
+  owner_id: string | null;
+  pid: number | null;
+  attempts: number;
+  claimed_at: number | null;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  lease_expires_at: number | null;
+  cancel_requested_at: number | null;
+}
+
+/** `jobs` jobs of a class ended `status` after `attempts` attempts (claims handed back at shutdown not counted). */
+export interface RetryBucket {
+  class: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  attempts: number;
+  jobs: number;
+}
+
+export interface ErrorCount {
+  code: string;
+  count: number;
+  /** When the last attempt with this code ended. */
+  last_at: number;
+}
+
+export interface ClassErrorCount extends ErrorCount {
+  class: string;
+}
+
+export interface DatabaseSize {
+  bytes: number;
+  pageCount: number;
+  pageSize: number;
+  /** Pages free for reuse (deleted rows) inside the file. */
+  freePages: number;
+}
