@@ -30,6 +30,13 @@ export function isStdin(value: string | undefined): boolean {
   return value === STDIN_TOKEN || value === '-';
 }
 
+/** The options of every command. */
+export const GLOBAL_OPTIONS = {
+  config: { type: 'string', global: true, describe: 'queue.yaml: the database, class list, limits and retention policy' },
+  db: { type: 'string', global: true, describe: "the database (wins over the config's)" },
+  json: { type: 'boolean', default: false, global: true, describe: 'print one JSON document' },
+} satisfies Record<string, Options>;
+
 export interface GlobalArgs {
   config?: string;
   db?: string;
@@ -126,8 +133,10 @@ export interface CommandSpec<A extends GlobalArgs> {
   run: (args: A) => Promise<void>;
 }
 
-/** A command as the entry point registers it: every command has this one type, whatever its arguments. */
-export type Command = CommandModule<GlobalArgs, GlobalArgs>;
+/** A command as the entry point registers it: every command has this one type, whatever its arguments; `spec` is its tables. */
+export interface Command extends CommandModule<GlobalArgs, GlobalArgs> {
+  readonly spec: CommandSpec<GlobalArgs>;
+}
 
 /**
  * A yargs command from tables of its arguments; `run` ends as `action` says on
@@ -142,6 +151,7 @@ export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): Comma
       return yargs.options(spec.options ?? {}) as unknown as Argv<GlobalArgs>;
     },
     handler: action(spec.run) as unknown as Command['handler'],
+    spec: spec as unknown as CommandSpec<GlobalArgs>,
   };
 }
 

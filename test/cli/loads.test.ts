@@ -47,21 +47,30 @@ describe('on SQLite with --db', () => {
     ['stats', () => ['--db', database, 'stats', '--json']],
   ];
 
-  it.each(CASES)('%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics or config parser', async (command, args) => {
+  it.each(CASES)('%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics, config parser or yargs', async (command, args) => {
     const modules = await modulesLoadedBy(args());
     const packages = packagesIn(modules);
     // The log sees both kinds of module: better-sqlite3 is CommonJS, the commands are ES modules.
     expect(packages.has('better-sqlite3')).toBe(true);
     expect(commandModulesIn(modules)).toEqual([command]);
-    for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod']) expect(packages.has(unneeded), unneeded).toBe(false);
+    for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod', 'yargs']) expect(packages.has(unneeded), unneeded).toBe(false);
     expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
   });
 });
 
 describe('with --config', () => {
-  it('stats reads the config (yaml, zod) and still loads no PostgreSQL client, logger or metrics', async () => {
+  it('stats reads the config (yaml, zod) and still loads no PostgreSQL client, logger, metrics or yargs', async () => {
     const packages = packagesIn(await modulesLoadedBy(['--config', configFile, 'stats', '--json']));
     expect(packages.has('yaml') && packages.has('zod')).toBe(true);
-    for (const unneeded of ['pg', 'prom-client', 'winston']) expect(packages.has(unneeded), unneeded).toBe(false);
+    for (const unneeded of ['pg', 'prom-client', 'winston', 'yargs']) expect(packages.has(unneeded), unneeded).toBe(false);
+  });
+});
+
+describe('words the fast path leaves to yargs', () => {
+  it('--help loads yargs and every command, and still no PostgreSQL client', async () => {
+    const modules = await modulesLoadedBy(['--help']);
+    expect(packagesIn(modules).has('yargs')).toBe(true);
+    expect(commandModulesIn(modules).length).toBeGreaterThan(10);
+    expect(packagesIn(modules).has('pg')).toBe(false);
   });
 });
