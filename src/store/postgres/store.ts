@@ -2,10 +2,11 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RateLimit, RecoveredJob, ResumeOutcome } from '../types.js';
+import { rateLimitedClass } from '../rate-limit.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
+import { rateAllowance, recordStarts } from './rate-limited-claims.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
 import { runPostgresMigrations } from './migrations.js';
@@ -190,34 +191,12 @@ export class PostgresStore extends PostgresReads implements Store {
    */
   private async claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
     const { rateLimit } = params;
-    const limit = rateLimit === undefined ? params.limit : await this.rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
+    const limit = rateLimit === undefined ? params.limit : await rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
     if (params.classes.length === 0 || limit < 1) return [];
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
     const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit]);
-    if (rateLimit !== undefined && claimed.length > 0) {
-      const jobClass = rateLimitedClass(params);
-      const prune = prunePlan(now, rateLimit, claimed.length);
-      await changes(db, CLASS_SQL.startsAdd, [jobClass, now, claimed.length]);
-      await changes(db, CLASS_SQL.startsPrune, [jobClass, prune.before, prune.limit]);
-    }
+    if (rateLimit !== undefined && claimed.length > 0) await recordStarts(db, rateLimitedClass(params), rateLimit, claimed.length, now);
     return claimedJobs(claimed);
-  }
-
-  /**
-   * Inside a transaction: how many jobs a rate-limited class may claim now.
-   * Its claims take turns on the class's control row (locked until commit,
-   * created on the first one), so each counts every start granted before it,
-   * whichever host granted it; a paused class may take none.
-   */
-  private async rateAllowance(db: Db, jobClass: string, rateLimit: RateLimit, limit: number, now: number): Promise<number> {
-    let control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
-    if (control === undefined) {
-      await changes(db, CLASS_SQL.addControl, [jobClass]);
-      control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
-    }
-    if (control?.paused_at !== null) return 0;
-    const started = (await first<{ count: number }>(db, CLASS_SQL.startsSince, [jobClass, windowStart(now, rateLimit)]))?.count ?? 0;
-    return allowance(limit, rateLimit, started);
   }
 
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
