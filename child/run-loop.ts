@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdError } from '../src/errors.js';
 import { classRateLimit } from '../src/queue/class-controls.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
+import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
@@ -46,8 +47,8 @@ export class RunLoop {
   /** Claimed and not yet written about. */
   private readonly held = new Map<number, ClaimedJob>();
   private readonly running = new Map<number, Running>();
-  /** Claimed, not started, in claim order; `since`: when it began to wait. */
-  private readonly waiting = new Map<number, { job: ClaimedJob; since: number }>();
+  /** Claimed, not started, in claim order; `askedAt`: when its claim was asked for; `since`: when it began to wait. */
+  private readonly waiting = new Map<number, { job: ClaimedJob; askedAt: number; since: number }>();
   private readonly writer: OutcomeWriter;
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
@@ -152,11 +153,16 @@ export class RunLoop {
   /** Start what the free slots can take, hand back later what they cannot, and claim when a slot is free and nothing waits. */
   private pump(): void {
     if (this.stopping) return;
-    for (const [id, { job }] of this.waiting) {
+    let late = false;
+    for (const [id, { job, askedAt }] of this.waiting) {
       if (this.running.size >= this.slots) break;
       this.waiting.delete(id);
-      this.begin(job);
+      const onTime = this.rateLimit === undefined || Date.now() - askedAt <= START_MARGIN_MS;
+      if (onTime) this.begin(job);
+      else this.giveBack(job, `not started within ${START_MARGIN_MS} ms of its claim (rate limit): handed back`);
+      late ||= !onTime;
     }
+    if (late) void this.writer.flush();
     this.armHandback();
     if (this.running.size < this.slots && this.waiting.size === 0) this.scheduleClaim();
   }
@@ -187,12 +193,13 @@ export class RunLoop {
     if (free <= 0 || this.waiting.size > 0) return;
     const { config, ownerId } = this.deps;
     const limit = free + this.nextPrefetch();
+    const askedAt = Date.now();
     const claimed = await this.writer.flush({ classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000, rateLimit: this.rateLimit });
     const now = Date.now();
     for (const job of claimed) {
       this.held.set(job.id, job);
       this.leases.track(job.id, job.leaseExpiresAt);
-      this.waiting.set(job.id, { job, since: now });
+      this.waiting.set(job.id, { job, askedAt, since: now });
     }
     this.lastClaimed = claimed.length;
     if (claimed.length === 0) await this.idle.wait();
@@ -237,12 +244,16 @@ export class RunLoop {
     for (const [id, { job, since }] of this.waiting) {
       if (since > waitedSince) break;
       this.waiting.delete(id);
-      this.writer.add({ job, run: released(reason), durationMs: 0, unstarted: true });
+      this.giveBack(job, reason);
       handed += 1;
     }
-    if (handed === 0) return;
+    if (handed > 0) void this.writer.flush();
+  }
+
+  /** Hand a job back unstarted, keeping its place and spending no retry (written with the next flush). */
+  private giveBack(job: ClaimedJob, reason: string): void {
+    this.writer.add({ job, run: released(reason), durationMs: 0, unstarted: true });
     this.allFast = false;
-    void this.writer.flush();
   }
 
   private armHandback(): void {

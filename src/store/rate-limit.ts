@@ -2,7 +2,7 @@
  * The rules both drivers share for rate-limited claims. Each claim granted to
  * a rate-limited class leaves a row (class, claimed_at) in class_starts; a
  * claim may take what the window has left: `max` minus the rows stamped after
- * `now - perMs`. Claims of one class are serialized (SQLite: the one writer;
+ * `windowStart(now)`. Claims of one class are serialized (SQLite: the one writer;
  * PostgreSQL: a lock on the class's control row), so the count is exact.
  */
 import type { ClaimRequest, RateLimit } from './types.js';
@@ -24,8 +24,21 @@ export function rateLimitedClass(request: ClaimRequest): string {
   return only;
 }
 
+/**
+ * A rate limit bounds handler starts, and a handler starts a little after its
+ * claim: so the claims of any window of per_seconds plus this margin are
+ * held to `max`, and a worker hands back, unstarted, a job of a rate-limited
+ * class it could not start within this margin of asking for it (its claim is
+ * stamped after it asked). Every start then falls within the margin after its
+ * claim, and no window of per_seconds holds more than `max` starts.
+ */
+export const START_MARGIN_MS = 100;
+
 /** Rows stamped after this count against a claim at `now`. */
-export const windowStart = (now: number, rateLimit: RateLimit): number => now - rateLimit.perMs;
+export const windowStart = (now: number, rateLimit: RateLimit): number => now - rateLimit.perMs - START_MARGIN_MS;
+
+/** When a start stamped at `claimedAt` stops counting against the window: room for one more then. */
+export const windowLeftAt = (claimedAt: number, rateLimit: RateLimit): number => claimedAt + rateLimit.perMs + START_MARGIN_MS;
 
 /** How many jobs a claim may take with `started` in the window. */
 export const allowance = (limit: number, rateLimit: RateLimit, started: number): number => Math.max(0, Math.min(limit, rateLimit.max - started));

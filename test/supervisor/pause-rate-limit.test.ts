@@ -11,7 +11,9 @@ import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
-import { holdsFor } from '../helpers/wait.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
+import { holdExclusiveLock } from '../helpers/faults.js';
+import { START_MARGIN_MS } from '../../src/store/rate-limit.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-pause-');
@@ -60,7 +62,7 @@ describe('rate limits', () => {
     ['SQLite', () => undefined],
     ['PostgreSQL', () => pgUrl(schemas.next())],
   ];
-  it.each(databases)('%s: 10 per second across 2 supervisors of 4 children: no one-second window holds more than 10 claims', { timeout: 90_000 }, async (driver, databaseOf) => {
+  it.each(databases)('%s: 10 per second across 2 supervisors of 4 children: no one-second window holds more than 10 claims or 10 handler starts', { timeout: 90_000 }, async (driver, databaseOf) => {
     const dir = newDir();
     const database = databaseOf();
     const work = { name: 'work', handler: 'succeed', processes: 4, concurrency: 2, rate_limit: { max: 10, per_seconds: 1 } };
@@ -77,8 +79,31 @@ describe('rate limits', () => {
     const startedAt = (await Promise.all(jobs.map(({ id }) => a.queue.store.jobGet({ id })))).map((job) => job!.started_at!);
     console.log(`${driver}: busiest 1 s window: ${busiestWindow(claimedAt, 1_000)} claims, ${busiestWindow(startedAt, 1_000)} handler starts (${claims.length} claims)`);
     expect(busiestWindow(claimedAt, 1_000)).toBeLessThanOrEqual(10);
+    // A handler starts within START_MARGIN_MS of its claim, and claims are held to 10 per window plus that margin.
+    expect(busiestWindow(startedAt, 1_000)).toBeLessThanOrEqual(10);
 
     expect(await a.stop()).toBe(0);
     expect(await b.stop()).toBe(0);
+  });
+
+  it('SQLite: a job whose claim came back later than the start margin is handed back unstarted, then runs', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed', rate_limit: { max: 10, per_seconds: 1 } }] });
+    const { id } = await sup.queue.enqueue({ class: 'work', payload: {}, delay: 1 });
+    const dueAt = (await sup.queue.get(id))!.job.run_at;
+    // The child asks for work while another process holds the write lock; its claim gets the job once the lock is gone, too late to start it.
+    const lock = await holdExclusiveLock(sup.database);
+    try {
+      await waitFor('the job to be due, and then some', () => (Date.now() > dueAt + 5 * START_MARGIN_MS ? true : undefined), { timeoutMs: 10_000 });
+    } finally {
+      await lock.release();
+    }
+    const { attempts } = await sup.waitForJob(id, 'SUCCEEDED');
+    expect(attempts.map((a) => [a.status, a.error_code])).toEqual([
+      ['CANCELLED', 'LEASE:RELEASED'],
+      ['SUCCEEDED', null],
+    ]);
+    expect(attempts[0]!.error_detail).toContain(`not started within ${START_MARGIN_MS} ms of its claim`);
+    expect(await sup.stop()).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { blockingStart, windowStart } from '../rate-limit.js';
+import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -103,7 +103,7 @@ export abstract class PostgresReads {
     const due = (await first<{ due: boolean }>(this.pool, CLASS_SQL.due, [params.class, now]))?.due ?? false;
     const place = blockingStart(params.rateLimit, started);
     const blocking = place === null ? undefined : await first<{ claimed_at: number }>(this.pool, CLASS_SQL.startAt, [params.class, since, place]);
-    return { started, due, next_start_at: blocking === undefined ? null : blocking.claimed_at + params.rateLimit.perMs };
+    return { started, due, next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit) };
   }
 
   async databaseSize(): Promise<DatabaseSize> {

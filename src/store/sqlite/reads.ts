@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import { blockingStart, windowStart } from '../rate-limit.js';
+import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -123,7 +123,7 @@ export abstract class SqliteReads {
       const due = (this.classes.due.get({ class: params.class, now }) as { due: number }).due === 1;
       const place = blockingStart(params.rateLimit, started);
       const blocking = place === null ? undefined : (this.classes.startAt.get({ ...bind, offset: place }) as { claimed_at: number } | undefined);
-      return { started, due, next_start_at: blocking === undefined ? null : blocking.claimed_at + params.rateLimit.perMs };
+      return { started, due, next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit) };
     });
     return read.deferred();
   }

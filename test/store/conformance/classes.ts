@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimRequest, RateLimit, Store } from '../../../src/store/types.js';
-import { START_KEPT_EXTRA_MS } from '../../../src/store/rate-limit.js';
+import { START_KEPT_EXTRA_MS, START_MARGIN_MS } from '../../../src/store/rate-limit.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
 import { LEASE_MS, OWNER_A, OWNER_B, type Conformance } from './context.js';
 
@@ -57,13 +57,13 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       c.clock.advance(400);
       expect(await claimJobs(c.store, claimOf(OWNER_B, 5, perSecond3))).toHaveLength(1);
       expect(await claimJobs(c.store, claimOf(OWNER_B, 5, perSecond3))).toEqual([]);
-      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({ started: 3, due: true, next_start_at: t0 + 1000 });
+      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({ started: 3, due: true, next_start_at: t0 + 1000 + START_MARGIN_MS });
 
       // a claim whose clock reading is older than the starts already granted still counts them
       c.clock.advance(-300);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5, perSecond3))).toEqual([]);
 
-      c.clock.advance(300 + 600); // the first two leave the window, the third stays
+      c.clock.advance(300 + 600 + START_MARGIN_MS); // the first two leave the window (a second and the start margin), the third stays
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5, perSecond3))).toHaveLength(2);
       // a claim that carries no limit is not held back
       expect(await claimJobs(c.store, claimOf(OWNER_A, 1))).toHaveLength(1);
@@ -90,7 +90,7 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       c.clock.advance(500);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 4, tenPerSecond))).toHaveLength(4);
       expect(await countStarts(c.store)).toBe(8);
-      c.clock.advance(1000 + START_KEPT_EXTRA_MS - 500); // the first 4 are past the margin now, the next 4 not yet
+      c.clock.advance(1000 + START_MARGIN_MS + START_KEPT_EXTRA_MS - 500); // the first 4 are past the margin now, the next 4 not yet
       expect(await claimJobs(c.store, claimOf(OWNER_A, 1, tenPerSecond))).toHaveLength(1);
       expect(await countStarts(c.store)).toBe(5);
       c.clock.advance(500);
