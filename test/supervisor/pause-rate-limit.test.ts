@@ -3,7 +3,8 @@
  * starts nothing (jobs running at the pause finish) until it is resumed; a
  * rate limit holds across two supervisors (two host identities) sharing one
  * database (a SQLite file; a PostgreSQL schema), counted on the claims the
- * database granted. Run it under the PostgreSQL lock.
+ * database granted and on the handlers' starts; a job a child could not start
+ * in time after its claim is handed back. Run it under the PostgreSQL lock.
  */
 import { describe, expect, it } from 'vitest';
 import { countRows, leasehold } from '../cli/helpers.js';
