@@ -1,4 +1,5 @@
 import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
+import diff from 'microdiff';
 import { configChanges } from '../src/config/changes.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
@@ -285,6 +286,7 @@ export class Supervisor {
     if (!this.running || this.stopping !== undefined) return reject([this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down']);
     const { changes, refused } = configChanges(this.config, next);
     if (refused.length > 0) return reject(refused);
+    const before = this.config;
     this.config = next;
     this.backoff = retryDelayFor(next.classes);
     logger.level = next.log.level;
@@ -307,12 +309,12 @@ export class Supervisor {
       this.pools.push(added);
       added.start();
     }
-    if (changes.some((change) => change.startsWith('sweeper.'))) {
+    if (diff(before.sweeper, next.sweeper).length > 0) {
       await this.sweeper.stop();
       this.sweeper = this.newSweeper();
       this.sweeper.start();
     }
-    if (changes.some((change) => change.startsWith('retention.'))) {
+    if (diff(before.retention, next.retention).length > 0) {
       await this.retention.stop();
       this.retention = new Retention({ store: this.store, logger, policy: next.retention, metrics: this.metrics });
       this.retention.start();

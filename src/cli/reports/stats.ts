@@ -48,7 +48,7 @@ export interface RateLimitView {
   class: string;
   max: number;
   per_seconds: number;
-  /** Starts (claims) granted in the last per_seconds. */
+  /** Starts (claims) granted in the window a claim counts now: the last per_seconds plus the start margin. */
   started: number;
   /** Jobs are due and the window is full: the next start waits. */
   waiting: boolean;
