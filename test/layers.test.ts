@@ -1,5 +1,5 @@
 /**
- * Imports point down. The library floor (src/ but for src/cli and the IPC
+ * Imports point down. The library floor (src/ but for src/cli, src/dashboard and the IPC
  * protocol) imports no process and no command; the two processes never
  * import each other, and share only src/ipc/protocol.ts; the commands import
  * no process. Read from the sources' own import lists, as TypeScript parses them.
@@ -27,11 +27,12 @@ function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf
     .map((name) => path.relative(ROOT, path.resolve(ROOT, path.dirname(file), name)).replace(/\.js$/, '.ts'));
 }
 
-type Layer = 'library' | 'ipc' | 'cli' | 'supervisor' | 'child';
+type Layer = 'library' | 'ipc' | 'dashboard' | 'cli' | 'supervisor' | 'child';
 
 function layerOf(file: string): Layer | undefined {
   if (file.startsWith('src/cli/')) return 'cli';
   if (file.startsWith('src/ipc/')) return 'ipc';
+  if (file.startsWith('src/dashboard/')) return 'dashboard';
   if (file.startsWith('src/')) return 'library';
   if (file.startsWith('supervisor/')) return 'supervisor';
   if (file.startsWith('child/')) return 'child';
@@ -42,8 +43,9 @@ function layerOf(file: string): Layer | undefined {
 const ALLOWED: Record<Layer, readonly Layer[]> = {
   library: ['library'],
   ipc: ['library', 'ipc'],
-  cli: ['library', 'cli'],
-  supervisor: ['library', 'ipc', 'supervisor'],
+  dashboard: ['library', 'dashboard'],
+  cli: ['library', 'dashboard', 'cli'],
+  supervisor: ['library', 'ipc', 'dashboard', 'supervisor'],
   child: ['library', 'ipc', 'child'],
 };
 
@@ -80,5 +82,7 @@ describe('layers', () => {
     expect(upwardImports('supervisor/main.ts', "import type { X } from '../child/handler.js';")).toHaveLength(1);
     expect(upwardImports('src/cli/leasehold.ts', "export { y } from '../../supervisor/sweeper.js';")).toHaveLength(1);
     expect(upwardImports('child/main.ts', "import { CHILD_EXIT } from '../src/ipc/protocol.js';")).toEqual([]);
+    expect(upwardImports('src/dashboard/data.ts', "import { x } from '../cli/context.js';")).toHaveLength(1);
+    expect(upwardImports('src/store/open.ts', "import { x } from '../dashboard/data.js';")).toHaveLength(1);
   });
 });

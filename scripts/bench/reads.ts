@@ -11,7 +11,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { collectStats } from '../../src/cli/reports/stats.js';
+import { collectStats } from '../../src/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openStore } from '../../src/store/open.js';

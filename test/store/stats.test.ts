@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue/queue.js';
 import { STALE_SUPERVISOR_MS } from '../../src/queue/registry.js';
-import { describeWorkers } from '../../src/cli/reports/workers.js';
+import { describeWorkers } from '../../src/reports/workers.js';
 import { RETENTION_SQL } from '../../src/store/sqlite/sql/retention.js';
 import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';

@@ -1,6 +1,6 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
 import { InvalidInputError } from '../../errors.js';
-import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../reports/stats.js';
+import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../../reports/stats.js';
 import { JOB_STATUSES } from '../../store/types.js';
 import { defineCommand, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
 import { formatAgo, formatBytes, formatDuration, formatTime, formatWhen, table } from '../format.js';

@@ -1,6 +1,6 @@
 /** `leasehold workers`: supervisors and children from the registry. */
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
-import { describeWorkers, type WorkerView } from '../reports/workers.js';
+import { describeWorkers, type WorkerView } from '../../reports/workers.js';
 import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
 import { pausedClasses } from '../../queue/class-controls.js';
 import type { ClassPause } from '../../store/types.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../../src/errors.js';
-import { collectStats } from '../../../src/cli/reports/stats.js';
+import { collectStats } from '../../../src/reports/stats.js';
 import { claimJobs, completeIfHeld, extendLease, failIfHeld, releaseIfHeld } from '../../helpers/fenced-writes.js';
 import { DAY, HOUR, LEASE_MS, OWNER_A, type Conformance } from './context.js';
 

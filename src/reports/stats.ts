@@ -2,10 +2,10 @@
  * The operator's five questions, answered from the data (`leasehold stats`).
  * Pure composition of Store reads; the times are computed against one `now`.
  */
-import type { ClassConfig } from '../../config/schema.js';
-import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../../queue/class-controls.js';
-import { retentionPlan, type PruneLine, type RetentionPolicy } from '../../queue/retention.js';
-import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../../store/types.js';
+import type { ClassConfig } from '../config/schema.js';
+import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
+import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
+import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../store/types.js';
 
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;

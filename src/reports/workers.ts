@@ -1,6 +1,6 @@
 /** The worker registry as `leasehold workers` shows it: each row, and what it means now. */
-import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
-import type { WorkerRow } from '../../store/types.js';
+import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
+import type { WorkerRow } from '../store/types.js';
 
 /** A row of `leasehold workers`: the registry row, and what it means now. */
 export interface WorkerView {
