@@ -65,6 +65,8 @@ const httpSchema = mapping({
     .min(0, { error: 'expected an integer from 0 to 65535' })
     .max(65535, { error: 'expected an integer from 0 to 65535' }),
   host: nonEmptyString('a host name or address').default('127.0.0.1'),
+  /** Also serve the web dashboard on this port (on a non-loopback host only with LEASEHOLD_DASHBOARD_TOKEN set). */
+  dashboard: flag().default(false),
 });
 
 const backoffSchema = mapping({
