@@ -77,8 +77,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     return render(c, loginPage(frame(c, 'Log in'), c.req.path === '/login' ? localPath(c.req.query('next')) : `${url.pathname}${url.search}`, problem), 401);
   };
 
-  // Plain HTTP (a tunnel or a proxy adds TLS): no HSTS.
-  app.use(secureHeaders({ contentSecurityPolicy: CSP, referrerPolicy: 'no-referrer', strictTransportSecurity: false }));
+  // Plain HTTP (a tunnel or a proxy adds TLS): no HSTS. No referrer to other sites; not `no-referrer`, with which a browser sends its forms' Origin as "null".
+  app.use(secureHeaders({ contentSecurityPolicy: CSP, referrerPolicy: 'same-origin', strictTransportSecurity: false }));
 
   app.get('/assets/:name', (c) => {
     const asset = assets.get(c.req.param('name'));

@@ -52,7 +52,7 @@ export async function seed(queue: Queue): Promise<Seeded> {
   const failedEmail = await fail('email', 'SMTP:REJECTED');
   const { id: claimed } = await queue.enqueue({ class: 'email', payload: { n: 2 } });
   await claimOne('email');
-  const { id: queued } = await queue.enqueue({ class: 'email', payload: { n: 3 }, idempotencyKey: 'welcome-42' });
+  const { id: queued } = await queue.enqueue({ class: 'email', payload: { n: 3 }, key: 'welcome-42' });
   return { succeeded, failed, failedEmail, queued, claimed };
 }
 

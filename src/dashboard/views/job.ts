@@ -22,12 +22,12 @@ export function jobPage(frame: Frame, detail: JobDetail, now: number, done: Done
     (a) => html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td>${a.error ?? ''}</td></tr>`,
   );
   const timeline = timelineLines(job, detail.events, now).map(
-    (e) => html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong>${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
+    (e) => html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
   );
   return layout(frame, html`${notice}${live(`/jobs/${job.id}`, now, html`<hgroup class="job-title"><h1>Job #${job.id} ${statusBadge(job.status)}</h1><p>class <a href="${jobsUrl({ class: job.class })}">${job.class}</a></p></hgroup>
 ${actions(frame, job)}
 <div class="grid panels">
-<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td>${value ?? '-'}</td></tr>`)}</tbody></table></section>
+<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td class="${label === 'error' && value !== null ? 'bad' : ''}">${value ?? '-'}</td></tr>`)}</tbody></table></section>
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
 <section><h2>Attempts</h2>${table(['#', 'status', 'owner', 'started', 'took', 'error'], attempts, 'Not run yet.')}</section>

@@ -9,14 +9,12 @@ import { ago, jobLink, layout, live, statusBadge, table, type Frame, type Html }
 
 export function overviewPage(frame: Frame, overview: Overview): Html {
   return layout(frame, live('/', overview.now, html`${alerts(overview)}${tiles(overview)}
-<div class="grid panels">
 <section><h2>Jobs by class</h2>${byClass(frame, overview)}</section>
-<section><h2>Throughput</h2>${throughputChart(overview.throughput)}</section>
-</div>
 <div class="grid panels">
-<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>
+<section><h2>Throughput</h2>${throughputChart(overview.throughput)}</section>
 <section><h2>Top errors <small class="muted">last hour</small></h2>${topErrors(frame, overview)}</section>
-</div>`));
+</div>
+<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>`));
 }
 
 /** Classes in a crash loop, disabled or paused: said first, in a colour that stands out. */
