@@ -225,6 +225,8 @@ export class Supervisor {
         for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
         this.wakeFor(recovered);
         this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
+      } else {
+        await store.classDisabledClear({ supervisorId: worker.id });
       }
       await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
     }
@@ -266,6 +268,7 @@ export class Supervisor {
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));
     clearInterval(this.heartbeatTimer);
+    await store.classDisabledClear({ supervisorId });
     await store.workerExit({ id: supervisorId, state: 'exited', exitCode: 0, exitSignal: null });
     await this.http?.stop();
     logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });
