@@ -9,7 +9,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from '../log.js';
-import type { CancelOutcome, RetryOutcome } from '../store/types.js';
+import type { OperatorStore } from '../store/types.js';
 import { loadAssets } from './assets.js';
 import type { DashboardData } from './data.js';
 import { BadParameter, parseJobId, parseJobsQuery, parseRetryFilter } from './params.js';
@@ -22,11 +22,7 @@ import { overviewPage } from './views/overview.js';
 import { workersPage } from './views/workers.js';
 
 /** The store's operator writes the actions make. */
-export interface DashboardActions {
-  jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
-  jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
-  jobRetryFailed(params: { class?: string; errorCode?: string; actor: string }): Promise<number>;
-}
+export type DashboardActions = Pick<OperatorStore, 'jobRetry' | 'jobCancel' | 'jobRetryFailed'>;
 
 export interface DashboardOptions extends Access {
   data: DashboardData;

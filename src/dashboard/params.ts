@@ -3,7 +3,7 @@
  * page that names it and says what it takes; an empty one (a form's blank
  * field) is absent.
  */
-import { JOB_STATUSES, type JobStatus } from '../store/types.js';
+import { JOB_STATUSES, type FailedFilter, type JobStatus } from '../store/types.js';
 import type { JobsQuery } from './data.js';
 
 /** A parameter the request got wrong: the 400 page shows the message. */
@@ -70,8 +70,8 @@ export function parseJobsQuery(query: Query): JobsQuery {
 }
 
 /** The bulk retry's filter: FAILED jobs of a class, of an error code, of both, or all of them. */
-export function parseRetryFilter(query: Query): { class?: string; errorCode?: string } {
-  const filter: { class?: string; errorCode?: string } = {};
+export function parseRetryFilter(query: Query): FailedFilter {
+  const filter: FailedFilter = {};
   const jobClass = parseClass(query);
   const errorCode = parseErrorCode(query);
   if (jobClass !== undefined) filter.class = jobClass;
@@ -91,7 +91,7 @@ export function jobsUrl(query: Partial<JobsQuery>): string {
 }
 
 /** The bulk retry's confirmation URL for a filter. */
-export function retryFailedUrl(filter: { class?: string; errorCode?: string }): string {
+export function retryFailedUrl(filter: FailedFilter): string {
   const params = new URLSearchParams();
   if (filter.class !== undefined) params.set('class', filter.class);
   if (filter.errorCode !== undefined) params.set('error_code', filter.errorCode);

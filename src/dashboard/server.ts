@@ -7,7 +7,7 @@ import { getRequestListener } from '@hono/node-server';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
-import type { RetentionPolicy } from '../queue/retention.js';
+import type { ClassConfig } from '../config/schema.js';
 import { redactDatabase } from '../store/database-url.js';
 import { dashboardApp } from './app.js';
 import { dashboardData, type DashboardStore } from './data.js';
@@ -19,7 +19,8 @@ export interface DashboardSettings {
   store: DashboardStore;
   /** The database setting, as the pages name it (a URL's password is hidden). */
   database: string;
-  retention: RetentionPolicy;
+  /** The config's classes, when there is a config: their restart windows judge a crash loop. */
+  classes: readonly ClassConfig[] | undefined;
   readOnly: boolean;
   /** From --token or LEASEHOLD_DASHBOARD_TOKEN; undefined: none (loopback only). */
   token: string | undefined;
@@ -31,7 +32,7 @@ export interface DashboardSettings {
 export function dashboardListener(settings: DashboardSettings): RequestListener {
   const now = settings.now ?? Date.now;
   const app = dashboardApp({
-    data: dashboardData(settings.store, { now, retention: settings.retention }),
+    data: dashboardData(settings.store, { now, classes: settings.classes }),
     actions: settings.store,
     database: redactDatabase(settings.database),
     readOnly: settings.readOnly,

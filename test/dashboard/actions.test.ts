@@ -10,7 +10,6 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/log.js';
-import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import type { Queue } from '../../src/queue/queue.js';
 import { tempDir } from '../helpers/temp.js';
 import { seed, serve, Session, textOf, TOKEN } from './helpers.js';
@@ -189,7 +188,7 @@ describe('dashboard actions', () => {
     const dir = newDir();
     const { queue } = await serve(path.join(dir, 'queue.db'), dir);
     const logger = createLogger({ level: 'info', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: false });
-    const settings = { store: queue.store, database: 'queue.db', retention: DEFAULT_RETENTION, readOnly: false, logger, port: 0 };
+    const settings = { store: queue.store, database: 'queue.db', classes: undefined, readOnly: false, logger, port: 0 };
     await expect(new DashboardServer({ ...settings, host: '0.0.0.0', token: undefined }).start()).rejects.toThrow(
       /the dashboard listens on 0\.0\.0\.0 only with a token/,
     );

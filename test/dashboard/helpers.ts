@@ -8,7 +8,6 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { closeLogger, createLogger, type Logger } from '../../src/log.js';
-import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
 import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 import { readJsonLog } from '../helpers/json-log.js';
@@ -71,7 +70,7 @@ export async function serve(database: string, dir: string, options: { readOnly?:
   const server = new DashboardServer({
     store: queue.store,
     database,
-    retention: DEFAULT_RETENTION,
+    classes: undefined,
     readOnly: options.readOnly ?? false,
     token: options.token,
     logger,

@@ -2,11 +2,13 @@
  * The dashboard's pages over HTTP (plain fetch, a real server on a real
  * SQLite file): what each page shows, values escaped, keyset pages, the
  * lookup, and the clear pages for bad input (404, 400 naming the parameter)
- * and for an internal error (500, logged, no stack trace).
+ * and for an internal error (500, logged, no stack trace). Needs `npm run
+ * build` (the job page is compared with `leasehold show`).
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JOBS_PAGE_SIZE } from '../../src/dashboard/params.js';
+import { leasehold } from '../cli/helpers.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { logLines, MARKUP, seed, serve, Session, textOf } from './helpers.js';
@@ -15,9 +17,10 @@ const newDir = tempDir('leasehold-dashboard-');
 
 async function seededDashboard() {
   const dir = newDir();
-  const served = await serve(path.join(dir, 'queue.db'), dir);
+  const database = path.join(dir, 'queue.db');
+  const served = await serve(database, dir);
   const ids = await seed(served.queue);
-  return { ...served, ids, session: new Session(served.base) };
+  return { ...served, database, ids, session: new Session(served.base) };
 }
 
 /** No stack trace, no exception name: a page a person can read. */
@@ -72,7 +75,7 @@ describe('dashboard pages', () => {
   });
 
   it('job: every field, payload and result as formatted JSON, attempts, the timeline; markup escaped', async () => {
-    const { session, ids } = await seededDashboard();
+    const { session, ids, database } = await seededDashboard();
     const { status, body } = await session.get(`/jobs/${ids.succeeded}`);
     expect(status).toBe(200);
     expect(body).not.toContain(MARKUP);
@@ -81,8 +84,13 @@ describe('dashboard pages', () => {
     for (const label of ['class email', 'status SUCCEEDED', 'attempts 1 of at most', 'lease token', 'runtime', 'owner host/child-1']) expect(text).toContain(label);
     expect(body).toMatch(/<pre class="json"><code>\{\n {2}&quot;sent&quot;: true,\n {2}&quot;id&quot;: &quot;m-1&quot;\n\}<\/code><\/pre>/);
     expect(text).toMatch(/Attempts # status owner started took error 1 SUCCEEDED host\/child-1/);
-    // The timeline as `leasehold show` prints it: the claim comes out of the start that carries it.
-    expect([...text.matchAll(/\b(ENQUEUED|CLAIMED|STARTED|SUCCEEDED)\b(?= \S+ )/g)].map((m) => m[1]).slice(-4)).toEqual(['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']);
+    // The timeline as `leasehold show` prints it (the claim comes out of the event that carries it): the same story, actors and details.
+    const shown = await leasehold(['--db', database, 'show', String(ids.succeeded)]);
+    const showLines = shown.stdout.split('\n').slice(shown.stdout.split('\n').indexOf('timeline') + 2);
+    const fromShow = showLines.map((line) => line.split(/\s+/).slice(4, 6).join(' '));
+    const fromPage = [...body.matchAll(/<strong class="event-[a-z_]+">([A-Z_]+)<\/strong><\/td><td><small>([^<]*)<\/small>/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(fromPage).toEqual(['ENQUEUED test', 'CLAIMED host/child-1', 'SUCCEEDED worker']);
+    expect(fromPage).toEqual(fromShow);
   });
 
   it('workers: the page renders the registry (empty here)', async () => {

@@ -4,7 +4,7 @@ import { DashboardServer } from '../../dashboard/server.js';
 import { checkListenAddress, checkToken, TOKEN_ENV } from '../../dashboard/security.js';
 import { InvalidInputError } from '../../errors.js';
 import { closeLogger, createLogger } from '../../log.js';
-import { openContext, output, resolveTarget, retentionPolicy, defineCommand, type GlobalArgs } from '../context.js';
+import { defineCommand, openContext, output, resolveTarget, type GlobalArgs } from '../context.js';
 
 interface DashboardArgs extends GlobalArgs {
   port: number;
@@ -33,7 +33,7 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
     const target = await resolveTarget(args);
     const { store, database } = await openContext(target, args, { create: false });
     const logger = createLogger({ level: target.config?.log.level ?? 'info', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: true });
-    const server = new DashboardServer({ store, database, retention: retentionPolicy(target.config), readOnly: args.readOnly, token, logger, host: args.host, port: args.port });
+    const server = new DashboardServer({ store, database, classes: target.config?.classes, readOnly: args.readOnly, token, logger, host: args.host, port: args.port });
     try {
       const port = await server.start();
       const url = `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}/`;

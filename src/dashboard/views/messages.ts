@@ -1,5 +1,6 @@
 /** Pages that say one thing: an error, the login, and the bulk retry's confirmation and result. */
 import { html } from 'hono/html';
+import type { FailedFilter } from '../../store/types.js';
 import { jobsUrl } from '../params.js';
 import { actionForm, layout, type Frame, type Html } from './layout.js';
 
@@ -30,14 +31,14 @@ ${problem === undefined ? '' : html`<p class="bad" role="alert">${problem}</p>`}
 }
 
 /** Which FAILED jobs a bulk retry takes, in words. */
-function describeFilter(filter: { class?: string; errorCode?: string }): string {
+function describeFilter(filter: FailedFilter): string {
   const parts = ['FAILED job(s)'];
   if (filter.class !== undefined) parts.push(`of class ${filter.class}`);
   if (filter.errorCode !== undefined) parts.push(`with error ${filter.errorCode}`);
   return parts.join(' ');
 }
 
-export function confirmRetryPage(frame: Frame, filter: { class?: string; errorCode?: string }, count: number): Html {
+export function confirmRetryPage(frame: Frame, filter: FailedFilter, count: number): Html {
   const list = jobsUrl({ status: 'FAILED', class: filter.class, errorCode: filter.errorCode });
   const fields: Record<string, string> = {};
   if (filter.class !== undefined) fields.class = filter.class;
@@ -49,7 +50,7 @@ export function confirmRetryPage(frame: Frame, filter: { class?: string; errorCo
   return layout({ ...frame, title: 'Retry failed jobs' }, html`<article class="confirm"><header><strong>Retry failed jobs</strong></header>${body}<footer><a href="${list}">See them first</a> · <a href="/">Back to the overview</a></footer></article>`);
 }
 
-export function retryDonePage(frame: Frame, filter: { class?: string; errorCode?: string }, count: number): Html {
+export function retryDonePage(frame: Frame, filter: FailedFilter, count: number): Html {
   return layout(
     { ...frame, title: 'Retried' },
     html`<article class="alert notice" role="status"><p><strong class="count" data-count="${count}">${count}</strong> ${describeFilter(filter)} queued to run again.</p><footer><a href="${jobsUrl({ class: filter.class })}">See the jobs</a> · <a href="/">Back to the overview</a></footer></article>`,
