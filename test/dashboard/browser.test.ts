@@ -16,6 +16,7 @@ import { tempDir } from '../helpers/temp.js';
 import { holdsFor, waitFor } from '../helpers/wait.js';
 import { countLivePolls, launchBrowser, livePolls, screenshot, setVisibility } from './browser.js';
 import { seed, serve, TOKEN } from './helpers.js';
+import { seedHistory } from './history.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-dashboard-browser-');
@@ -138,6 +139,24 @@ describe('the dashboard in a browser', () => {
       expect((await fetch(`${base}/metrics`)).status).toBe(200);
       expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
     });
+  });
+
+  it('the overview of a busy hour: throughput minute by minute, a crash loop and a paused class called out first', async () => {
+    const dir = newDir();
+    const database = path.join(dir, 'queue.db');
+    const { succeeded, failed } = await seedHistory(database, Date.now());
+    const { base } = await serve(database, dir);
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    const legend = await page.locator('.legend').textContent();
+    expect(legend).toContain(`${succeeded} succeeded`);
+    expect(legend).toContain(`${failed} failed`);
+    expect(await page.locator('svg.chart .bar-ok').count()).toBeGreaterThanOrEqual(55);
+    expect(await page.locator('svg.chart .bar-failed').count()).toBeGreaterThanOrEqual(10);
+    expect(await page.locator('.alert.trouble').textContent()).toMatch(/thumbnail is in a crash loop: 2 children ended abnormally/);
+    expect(await page.locator('.alert.paused').textContent()).toMatch(/report is paused by cli/);
+    expect(await page.locator('tr', { hasText: 'UPSTREAM:TIMEOUT' }).count()).toBe(1);
+    await screenshot(page, 'overview-hour');
   });
 
   it('a read-only session shows no action buttons', async () => {

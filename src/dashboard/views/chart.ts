@@ -36,6 +36,7 @@ export function throughputChart(minutes: readonly ThroughputMinute[]): Html {
 <text class="tick" x="${LEFT - 4}" y="${TOP + 9}" text-anchor="end">${peak}</text>
 <text class="tick" x="${LEFT - 4}" y="${HEIGHT - BOTTOM}" text-anchor="end">0</text>
 <text class="tick" x="${LEFT}" y="${HEIGHT - 4}">${formatTime(first).slice(11, 16)}Z</text>
+<text class="tick" x="${(LEFT + WIDTH) / 2}" y="${HEIGHT - 4}" text-anchor="middle">${formatTime(minutes[Math.floor(minutes.length / 2)]!.minute).slice(11, 16)}Z</text>
 <text class="tick" x="${WIDTH}" y="${HEIGHT - 4}" text-anchor="end">${formatTime(last).slice(11, 16)}Z</text>
 ${bars}
 </svg>`;

@@ -30,7 +30,7 @@ ${actions(frame, job)}
 <section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td class="${label === 'error' && value !== null ? 'bad' : ''}">${value ?? '-'}</td></tr>`)}</tbody></table></section>
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
-<section><h2>Attempts</h2>${table(['#', 'status', 'owner', 'started', 'took', 'error'], attempts, 'Not run yet.')}</section>
+<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', 'error'], attempts, 'Not run yet.')}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`)}`);
 }
 

@@ -18,7 +18,7 @@ export function jobsPage(frame: Frame, query: JobsQuery, page: JobsPage, now: nu
       : '';
   return layout(frame, html`${filters(query)}
 ${live(firstPage ? jobsUrl(query) : undefined, now, html`<h2>${describe(query)}</h2>
-${table(['job', 'class', 'status', 'attempts', 'created', 'finished', 'error'], rows, 'No jobs match.')}`)}
+${table(['job', 'class', 'status', { numeric: 'attempts' }, 'created', 'finished', 'error'], rows, 'No jobs match.')}`)}
 <nav class="pager">${firstPage ? '' : html`<a href="${jobsUrl({ ...query, beforeId: undefined })}" role="button" class="outline">← Newest</a>`} ${next} ${bulk}</nav>`);
 }
 

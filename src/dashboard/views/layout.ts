@@ -88,8 +88,12 @@ export function actionForm(frame: Frame, action: { url: string; label: string; f
   return html`<form method="post" action="${action.url}" class="action" ${action.confirm === undefined ? '' : html`data-confirm="${action.confirm}"`}><input type="hidden" name="csrf" value="${frame.csrf}">${fields}<button type="submit" class="${action.danger === true ? 'secondary outline' : ''}">${action.label}</button></form>`;
 }
 
+/** A column heading; a numeric column's is aligned right, over its numbers. */
+export type Heading = string | { numeric: string };
+
 /** A table, or a line saying there is nothing to show. */
-export function table(headers: readonly string[], rows: readonly Html[], empty: string): Html {
+export function table(headers: readonly Heading[], rows: readonly Html[], empty: string): Html {
   if (rows.length === 0) return html`<p class="muted empty">${empty}</p>`;
-  return html`<div class="overflow-auto"><table class="striped"><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  const heading = (h: Heading) => (typeof h === 'string' ? html`<th scope="col">${h}</th>` : html`<th scope="col" class="num">${h.numeric}</th>`);
+  return html`<div class="overflow-auto"><table class="striped"><thead><tr>${headers.map(heading)}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }

@@ -35,10 +35,14 @@ function tiles(overview: Overview): Html {
 function byClass(frame: Frame, overview: Overview): Html {
   const cell = (jobClass: string, status: JobStatus, count: number) =>
     count === 0 ? html`<td class="num muted">0</td>` : html`<td class="num"><a href="${jobsUrl({ class: jobClass, status })}">${count}</a></td>`;
+  const paused = new Set(overview.paused.map((p) => p.class));
+  const troubled = new Map(overview.troubles.map((t) => [t.class, t.kind === 'crash_loop' ? 'crash loop' : 'disabled']));
+  const marks = (name: string) =>
+    html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}`;
   const rows = overview.counts.by_class.map(
-    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a></th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
+    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
   );
-  return table(['class', ...JOB_STATUSES, 'total', ''], rows, 'No jobs yet.');
+  return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, ''], rows, 'No jobs yet.');
 }
 
 function inFlight(overview: Overview): Html {
@@ -47,12 +51,12 @@ function inFlight(overview: Overview): Html {
       job.lease_left_ms === null ? html`-` : job.lease_left_ms >= 0 ? html`${formatDuration(job.lease_left_ms)}` : html`<span class="bad">expired ${formatDuration(-job.lease_left_ms)} ago</span>`;
     return html`<tr><td>${jobLink(job.id)}</td><td>${job.class}</td><td>${statusBadge(job.status)}${job.cancel_requested ? html` <small>cancel requested</small>` : ''}</td><td><small>${job.owner_id ?? '-'}</small></td><td class="num">${job.held_ms === null ? '-' : formatDuration(job.held_ms)}</td><td class="num">${job.heartbeat_age_ms === null ? '-' : formatDuration(job.heartbeat_age_ms)}</td><td class="num">${lease}</td></tr>`;
   });
-  return table(['job', 'class', 'status', 'owner', 'held', 'heartbeat age', 'lease left'], rows, 'Nothing in flight.');
+  return table(['job', 'class', 'status', 'owner', { numeric: 'held' }, { numeric: 'heartbeat age' }, { numeric: 'lease left' }], rows, 'Nothing in flight.');
 }
 
 function topErrors(frame: Frame, overview: Overview): Html {
   const rows = overview.top_errors.map(
     (e) => html`<tr><td><a href="${jobsUrl({ status: 'FAILED', errorCode: e.code })}"><code>${e.code}</code></a></td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${frame.readOnly ? '' : html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>`}</td></tr>`,
   );
-  return table(['code', 'attempts', 'last', ''], rows, 'No errors in the last hour.');
+  return table(['code', { numeric: 'attempts' }, 'last', ''], rows, 'No errors in the last hour.');
 }

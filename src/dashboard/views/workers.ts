@@ -3,9 +3,9 @@ import { html } from 'hono/html';
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { formatBytes, formatDuration, formatPercent } from '../../reports/format.js';
 import type { WorkerView } from '../../reports/workers.js';
-import { ago, jobLink, layout, live, table, type Frame, type Html } from './layout.js';
+import { ago, jobLink, layout, live, table, type Frame, type Heading, type Html } from './layout.js';
 
-const HEADERS = ['kind', 'id', 'pid', 'class', 'state', 'job', 'cpu', 'memory', 'restarts', 'uptime', 'heartbeat'];
+const HEADERS: Heading[] = ['kind', 'id', { numeric: 'pid' }, 'class', 'state', 'job', { numeric: 'cpu' }, { numeric: 'memory' }, { numeric: 'restarts' }, { numeric: 'uptime' }, 'heartbeat'];
 
 export function workersPage(frame: Frame, workers: readonly WorkerView[], now: number): Html {
   const running = workers.filter((w) => w.exited_at === null);
