@@ -8,7 +8,9 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JOBS_PAGE_SIZE } from '../../src/dashboard/params.js';
+import { openStore } from '../../src/store/open.js';
 import { leasehold } from '../cli/helpers.js';
+import { TestClock } from '../helpers/clock.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { logLines, MARKUP, seed, serve, Session, textOf } from './helpers.js';
@@ -93,13 +95,23 @@ describe('dashboard pages', () => {
     expect(fromPage).toEqual(fromShow);
   });
 
-  it('workers: the page renders the registry (empty here)', async () => {
-    const { session, queue } = await seededDashboard();
+  it('workers: each supervisor with its children; one that stopped refreshing the registry is flagged STALE, with its children', async () => {
+    const { session, queue, database } = await seededDashboard();
     await queue.store.workerRegister({ id: 'h:1:aa', kind: 'supervisor', host: 'h', supervisorId: null, pid: 4242, class: null, state: 'ready', restarts: 0 });
     await queue.store.workerRegister({ id: 'h:1:aa/email/1', kind: 'child', host: 'h', supervisorId: 'h:1:aa', pid: 4343, class: 'email', state: 'busy', restarts: 2 });
+    // A supervisor last heard of a minute ago, written with that minute's clock.
+    const past = await openStore(database, { clock: new TestClock(Date.now() - 60_000) });
+    await past.workerRegister({ id: 'g:2:bb', kind: 'supervisor', host: 'g', supervisorId: null, pid: 5252, class: null, state: 'ready', restarts: 0 });
+    await past.workerRegister({ id: 'g:2:bb/report/1', kind: 'child', host: 'g', supervisorId: 'g:2:bb', pid: 5353, class: 'report', state: 'ready', restarts: 0 });
+    await past.close();
     const { status, body } = await session.get('/workers');
     expect(status).toBe(200);
-    expect(textOf(body)).toMatch(/supervisor h:1:aa 4242 .*ready.* child h:1:aa\/email\/1 4343 email busy/);
+    const text = textOf(body);
+    expect(text).toMatch(/2 worker\(s\) STALE: their supervisor has not refreshed the registry/);
+    expect(text).toMatch(/supervisor h:1:aa 4242 ready .* child h:1:aa\/email\/1 4343 email busy .* 2 /);
+    expect(text).toMatch(/supervisor g:2:bb 5252 STALE ready .* child g:2:bb\/report\/1 5353 report STALE ready/);
+    expect(body).toMatch(/<tr class="supervisor stale" data-worker="g:2:bb">/);
+    expect(body).toMatch(/<tr class="supervisor" data-worker="h:1:aa">/);
   });
 
   it('lookup by id or idempotency key goes to the job; an unknown one is a 404 page', async () => {
