@@ -10,6 +10,7 @@ import { describeExit } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
+import { recordDisabled } from './disabled-record.js';
 
 /** A job that has taken down its child this many times in a row is failed as poison. */
 export const POISON_THRESHOLD = 3;
@@ -90,7 +91,7 @@ export class ClassPool {
       this.configVersion += 1;
       if (this.disabled !== undefined) {
         this.logger.info(`class ${next.name} enabled again: its config changed`, { event: 'CLASS_ENABLED', was: this.disabled });
-        this.disabled = undefined;
+        this.setDisabled(undefined);
         this.accepting = true;
       }
     }
@@ -107,6 +108,7 @@ export class ClassPool {
   /** The class left the config: drain and stop every child, and restart none. */
   retire(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
     this.stopRestarting();
+    if (this.disabled !== undefined) this.setDisabled(undefined);
     this.logger.info(`class ${this.config.name} left the config: draining its ${this.children.length} children`, { event: 'CHILD_DRAINING', pids: this.children.map((c) => c.pid) });
     this.track(retireChildren(this.children, { ...retire, logger: this.logger, reason: 'reload' }));
     return this.settled();
@@ -300,8 +302,7 @@ export class ClassPool {
     if (slot >= this.config.processes) return; // scaled away by a reload
     if (child.retiring === 'reload' && child.startupError === undefined) return this.spawn(slot);
     if (child.startupError !== undefined) {
-      this.disabled = child.startupError;
-      this.stopRestarting();
+      this.setDisabled(child.startupError);
       this.logger.error(`class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`, {
         event: 'CLASS_DISABLED',
         pid: child.pid,
@@ -314,8 +315,7 @@ export class ClassPool {
       this.fruitlessCrashes[slot] = fruitless;
       const decision = this.restartPolicy.onCrash(Date.now(), fruitless);
       if (!decision.restart) {
-        this.disabled = `crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`;
-        this.stopRestarting();
+        this.setDisabled(`crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`);
         this.logger.error(
           `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
           { event: 'CRASH_LOOP', pid: child.pid },
@@ -331,6 +331,13 @@ export class ClassPool {
       slot,
       setTimeout(() => this.spawn(slot), delayMs),
     );
+  }
+
+  /** Disabled for `reason` (no more children until a reload changes its config), or enabled again (undefined); recorded in the database. */
+  private setDisabled(reason: string | undefined): void {
+    this.disabled = reason;
+    if (reason !== undefined) this.stopRestarting();
+    recordDisabled(this.deps.store, { supervisorId: this.deps.supervisorId, class: this.config.name }, reason, this.logger);
   }
 
   /**

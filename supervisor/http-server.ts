@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { RequestListener } from '../src/dashboard/server.js';
 import type { Logger } from '../src/log.js';
 
 /** Why /healthz says 503: the failing dependency, and what is wrong with it. */
@@ -17,9 +18,11 @@ export interface HttpServerOptions {
   /** Why the supervisor is not healthy, or undefined when it is. */
   unhealthy: () => Promise<Unhealthy | undefined>;
   logger: Logger;
+  /** The web dashboard (`http.dashboard: true`): every other path is its. */
+  dashboard?: RequestListener;
 }
 
-/** `/metrics` (Prometheus text) and `/healthz` (200 or 503), only when the config has `http`. */
+/** `/metrics` (Prometheus text) and `/healthz` (200 or 503), only when the config has `http`; the dashboard on the other paths when it is on. */
 export class HttpServer {
   private server: Server | undefined;
   private stopping: Promise<void> | undefined;
@@ -69,6 +72,11 @@ export class HttpServer {
 
   private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0];
+    const { dashboard } = this.options;
+    if (dashboard !== undefined && path !== '/metrics' && path !== '/healthz') {
+      dashboard(request, response);
+      return;
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
       return;

@@ -6,7 +6,9 @@ import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
 import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
-import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { dashboardListener } from '../src/dashboard/server.js';
+import { checkListenAddress, TOKEN_ENV } from '../src/dashboard/security.js';
 import { logRecovery } from './recovery-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
@@ -26,7 +28,8 @@ const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
-  store: SupervisorStore & MaintenanceStore & SchedulerStore;
+  /** The operator's role is for the dashboard (`http.dashboard`). */
+  store: SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
   logger: Logger;
   supervisorId: string;
   host: string;
@@ -59,7 +62,7 @@ export class Supervisor {
   private reloads: Promise<void> = Promise.resolve();
   private readonly force = new AbortController();
   /** The store every part uses: each database fault is counted, and logged once per outage. */
-  private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore;
+  private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
   private readonly availability: DbAvailability;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -76,7 +79,7 @@ export class Supervisor {
     this.http =
       config.http === null || metrics === undefined
         ? undefined
-        : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy() });
+        : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy(), dashboard: this.dashboard(config) });
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
@@ -84,6 +87,14 @@ export class Supervisor {
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
     this.scheduler = this.newScheduler();
     this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
+  }
+
+  /** The dashboard's pages on the HTTP port, when `http.dashboard` is on (a token from the environment; none: loopback only). */
+  private dashboard(config: LeaseholdConfig) {
+    if (config.http?.dashboard !== true) return undefined;
+    const token = process.env[TOKEN_ENV] || undefined;
+    checkListenAddress(config.http.host, token);
+    return dashboardListener({ store: this.store, database: config.database, classes: config.classes, readOnly: false, token, logger: this.options.logger });
   }
 
   private newPool(classConfig: ClassConfig): ClassPool {
@@ -131,7 +142,8 @@ export class Supervisor {
     // First, so a port that is taken stops start-up before any child is spawned.
     const httpPort = await this.http?.start();
     if (httpPort !== undefined) {
-      logger.info(`serving /metrics and /healthz on http://${config.http?.host}:${httpPort}`, { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host });
+      const dashboard = config.http?.dashboard === true;
+      logger.info(`serving /metrics and /healthz${dashboard ? ' and the dashboard' : ''} on http://${config.http?.host}:${httpPort}`, { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host, dashboard });
     }
     await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
     await this.checkClock();
@@ -213,6 +225,8 @@ export class Supervisor {
         for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
         this.wakeFor(recovered);
         this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
+      } else {
+        await store.classDisabledClear({ supervisorId: worker.id });
       }
       await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
     }
@@ -254,6 +268,7 @@ export class Supervisor {
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));
     clearInterval(this.heartbeatTimer);
+    await store.classDisabledClear({ supervisorId });
     await store.workerExit({ id: supervisorId, state: 'exited', exitCode: 0, exitSignal: null });
     await this.http?.stop();
     logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });

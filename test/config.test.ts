@@ -35,7 +35,7 @@ describe('loadConfig', () => {
     expect(config.file).toBe(path.join(repoRoot, 'config.example.yaml'));
     expect(config.database).toBe(path.join(repoRoot, 'data/queue.db'));
     expect(config.log.file).toBe(path.join(repoRoot, 'logs/supervisor.log'));
-    expect(config.http).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(config.http).toEqual({ port: 9464, host: '127.0.0.1', dashboard: false });
     expect(config.classes.map((cls) => cls.name)).toEqual(['email', 'flaky', 'report']);
     for (const cls of config.classes) {
       expect(path.isAbsolute(cls.handler)).toBe(true);
@@ -103,7 +103,7 @@ classes:
       'queue.yaml',
     );
     expect(config.database).toBe('postgres://u@db.example/queue');
-    expect(config.http).toEqual({ port: 0, host: '127.0.0.1' });
+    expect(config.http).toEqual({ port: 0, host: '127.0.0.1', dashboard: false });
     expect(config.sweeper).toEqual({ interval_seconds: 0.5, batch_size: 100 });
     expect(config.classes[0]?.handler).toBe('/opt/h.js');
     expect(config.classes[0]?.backoff).toEqual({ base_seconds: 0.1, max_seconds: 300, jitter: true });
@@ -193,6 +193,11 @@ classes:
     expect(problemsOf(`${MINIMAL}http: { port: 70000 }\n`).message).toBe(
       'queue.yaml: http.port: expected an integer from 0 to 65535, got 70000',
     );
+  });
+
+  it('takes http.dashboard as true or false', () => {
+    expect(parseConfig(`${MINIMAL}http: { port: 0, dashboard: true }\n`, 'queue.yaml').http).toEqual({ port: 0, host: '127.0.0.1', dashboard: true });
+    expect(problemsOf(`${MINIMAL}http: { port: 0, dashboard: yes please }\n`).message).toBe('queue.yaml: http.dashboard: expected true or false, got "yes please"');
   });
 
   it('reports a YAML syntax error with file, line and column', () => {

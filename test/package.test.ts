@@ -1,8 +1,9 @@
 /**
  * The package as a user gets it: `npm pack` the built project, install the
  * tarball into a fresh folder, and there run both binaries, import the
- * library, typecheck against its types, and have the installed supervisor run
- * a job. Needs `npm run build` first (`npm test` does it).
+ * library, typecheck against its types, have the installed supervisor run
+ * a job, and the installed dashboard serve its pages and assets. Needs
+ * `npm run build` first (`npm test` does it).
  */
 import { execa, type Options } from 'execa';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -148,6 +149,31 @@ describe('the installed package', () => {
       ...['--typeRoots', path.join(ROOT, 'node_modules/@types'), '--types', 'node', 'consumer.ts'],
     ]);
     expect(result.exitCode, String(result.stdout)).toBe(0);
+  });
+
+  it('its `leasehold dashboard` serves the pages with every asset from the installed packages, and stops on SIGTERM', async () => {
+    expect((await inApp('npx', ['leasehold', '--db', 'dashboard.db', 'migrate'])).exitCode).toBe(0);
+    const dashboard = execa(path.join(app, 'node_modules/.bin/leasehold'), ['--db', 'dashboard.db', 'dashboard', '--port', '0', '--json'], {
+      cwd: app,
+      reject: false,
+      stdin: 'ignore',
+      buffer: false,
+      timeout: 60_000,
+    });
+    trackProcess(dashboard.pid as number, 'installed leasehold dashboard');
+    let printed = '';
+    dashboard.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    try {
+      const { url } = await waitFor('the dashboard to print its URL', () => (printed.includes('}') ? (JSON.parse(printed) as { url: string }) : undefined));
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      const linked = [...(await page.text()).matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+      expect(linked.sort()).toEqual(['/assets/app.css', '/assets/app.js', '/assets/htmx.min.js', '/assets/pico.min.css']);
+      for (const asset of linked) expect((await fetch(new URL(asset, url))).status, asset).toBe(200);
+    } finally {
+      dashboard.kill('SIGTERM');
+    }
+    expect((await dashboard).exitCode).toBe(0);
   });
 
   it('its supervisor runs a job enqueued with its `leasehold`, then drains on SIGTERM', async () => {

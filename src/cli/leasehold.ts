@@ -23,6 +23,7 @@ const COMMANDS: Record<string, LoadCommand> = {
   sweep: async () => (await import('./commands/sweep.js')).sweepCommand,
   migrate: async () => (await import('./commands/migrate.js')).migrateCommand,
   reload: async () => (await import('./commands/reload.js')).reloadCommand,
+  dashboard: async () => (await import('./commands/dashboard.js')).dashboardCommand,
 };
 
 /** The command the arguments name, when their first word is one. */

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
 import { serialisePayload } from '../queue/enqueue.js';
-import { DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
+import { DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RESTART, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
@@ -65,6 +65,8 @@ const httpSchema = mapping({
     .min(0, { error: 'expected an integer from 0 to 65535' })
     .max(65535, { error: 'expected an integer from 0 to 65535' }),
   host: nonEmptyString('a host name or address').default('127.0.0.1'),
+  /** Also serve the web dashboard on this port (on a non-loopback host only with LEASEHOLD_DASHBOARD_TOKEN set). */
+  dashboard: flag().default(false),
 });
 
 const backoffSchema = mapping({
@@ -75,8 +77,8 @@ const backoffSchema = mapping({
 
 const restartSchema = mapping({
   /** 0: never restart a crashed child. */
-  max_restarts: nonNegativeCount().default(5),
-  within_seconds: seconds().default(60),
+  max_restarts: nonNegativeCount().default(DEFAULT_RESTART.max_restarts),
+  within_seconds: seconds().default(DEFAULT_RESTART.within_seconds),
 });
 
 /** Part of each occurrence's idempotency key, which is at most 255 characters. */

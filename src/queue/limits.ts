@@ -9,6 +9,9 @@ export const MAX_PRIORITY = 1_000_000;
 
 export const DEFAULT_BACKOFF = Object.freeze({ base_seconds: 1, max_seconds: 300, jitter: true });
 
+/** A class's crash-loop limit: more than max_restarts crashes within within_seconds. */
+export const DEFAULT_RESTART = Object.freeze({ max_restarts: 5, within_seconds: 60 });
+
 /** What retention keeps, and how it deletes; also the policy of a `leasehold --db` run that has no config. */
 export const DEFAULT_RETENTION = Object.freeze({
   succeeded_days: 30,

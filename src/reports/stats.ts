@@ -5,7 +5,7 @@
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
-import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ErrorCount, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../store/types.js';
+import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../store/types.js';
 
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
@@ -56,11 +56,17 @@ export interface RateLimitView {
   next_start_in_ms: number | null;
 }
 
+/** Jobs by class and status (each class by name), and their total. */
+export interface JobCounts {
+  by_class: ({ class: string } & StatusCounts)[];
+  total: StatusCounts;
+}
+
 export interface StatsReport {
   now: number;
   /** The window of `retries` and `errors`. */
   window_ms: number;
-  jobs: { by_class: ({ class: string } & StatusCounts)[]; total: StatusCounts };
+  jobs: JobCounts;
   /** Classes that claim nothing until resumed. */
   paused: ClassPause[];
   rate_limits: RateLimitView[];
@@ -88,16 +94,6 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
   const since = now - windowMs;
 
-  const total = emptyCounts();
-  const byClass = new Map<string, StatusCounts>();
-  for (const row of await store.statsCounts()) {
-    const counts = byClass.get(row.class) ?? emptyCounts();
-    byClass.set(row.class, counts);
-    counts[row.status] += row.count;
-    counts.total += row.count;
-    total[row.status] += row.count;
-    total.total += row.count;
-  }
 
   const rateLimits: RateLimitView[] = [];
   for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes ?? [])) {
@@ -121,30 +117,11 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
   return {
     now,
     window_ms: windowMs,
-    jobs: {
-      by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })),
-      total,
-    },
+    jobs: jobCounts(await store.statsCounts()),
     paused: await pausedClasses(store),
     rate_limits: rateLimits,
     throughput: { last_minute: await throughput(store, now, 60_000), last_hour: await throughput(store, now, 3_600_000) },
-    in_flight: (await store.statsInFlight({ limit })).map((job) => ({
-      id: job.id,
-      class: job.class,
-      status: job.status,
-      owner_id: job.owner_id,
-      pid: job.pid,
-      attempt: job.attempts,
-      claimed_at: job.claimed_at,
-      started_at: job.started_at,
-      heartbeat_at: job.heartbeat_at,
-      lease_expires_at: job.lease_expires_at,
-      cancel_requested: job.cancel_requested_at !== null,
-      held_ms: since0(now, job.claimed_at),
-      runtime_ms: since0(now, job.started_at),
-      heartbeat_age_ms: since0(now, job.heartbeat_at),
-      lease_left_ms: job.lease_expires_at === null ? null : job.lease_expires_at - now,
-    })),
+    in_flight: (await store.statsInFlight({ limit })).map((job) => inFlightView(job, now)),
     retries: {
       since,
       buckets,
@@ -166,6 +143,42 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
       total: wouldDelete.reduce((n, line) => n + line.count, 0),
     },
     database: { bytes: size.bytes, page_count: size.pageCount, page_size: size.pageSize, free_pages: size.freePages },
+  };
+}
+
+/** statsCounts' rows summed by class and overall. */
+export function jobCounts(rows: readonly ClassStatusCount[]): JobCounts {
+  const total = emptyCounts();
+  const byClass = new Map<string, StatusCounts>();
+  for (const row of rows) {
+    const counts = byClass.get(row.class) ?? emptyCounts();
+    byClass.set(row.class, counts);
+    counts[row.status] += row.count;
+    counts.total += row.count;
+    total[row.status] += row.count;
+    total.total += row.count;
+  }
+  return { by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })), total };
+}
+
+/** A held job and its ages at `now`. */
+export function inFlightView(job: InFlightJob, now: number): InFlightView {
+  return {
+    id: job.id,
+    class: job.class,
+    status: job.status,
+    owner_id: job.owner_id,
+    pid: job.pid,
+    attempt: job.attempts,
+    claimed_at: job.claimed_at,
+    started_at: job.started_at,
+    heartbeat_at: job.heartbeat_at,
+    lease_expires_at: job.lease_expires_at,
+    cancel_requested: job.cancel_requested_at !== null,
+    held_ms: since0(now, job.claimed_at),
+    runtime_ms: since0(now, job.started_at),
+    heartbeat_age_ms: since0(now, job.heartbeat_at),
+    lease_left_ms: job.lease_expires_at === null ? null : job.lease_expires_at - now,
   };
 }
 

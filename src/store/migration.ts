@@ -64,3 +64,25 @@ export const schedulesTable = (time: string) => `
     PRIMARY KEY (class, name)
   );
 `;
+
+/**
+ * Both drivers' migration 7 (the dashboard; `time` is each driver's epoch-ms
+ * integer type). jobs_failed: the dead letter by class and error code, for
+ * the jobs page's error-code filter, the bulk retry and its count; only
+ * FAILED rows live in it, so a claim, a heartbeat or a success never writes
+ * to it. workers_exited: children's recent exits (the crash-loop rule).
+ * disabled_classes: a class a supervisor stopped spawning (a handler that
+ * cannot start, a crash loop), until a reload enables it or that supervisor
+ * exits; a dashboard on another host reads it.
+ */
+export const dashboardMigration = (time: string) => `
+  CREATE INDEX jobs_failed ON jobs (class, error_code, id) WHERE status = 'FAILED';
+  CREATE INDEX workers_exited ON workers (exited_at) WHERE kind = 'child';
+  CREATE TABLE disabled_classes (
+    supervisor_id TEXT   NOT NULL,
+    class         TEXT   NOT NULL,
+    reason        TEXT   NOT NULL,
+    disabled_at   ${time} NOT NULL,
+    PRIMARY KEY (supervisor_id, class)
+  );
+`;

@@ -77,3 +77,29 @@ export interface DatabaseSize {
   /** Pages free for reuse (deleted rows) inside the file. */
   freePages: number;
 }
+
+/** Jobs that reached SUCCEEDED or FAILED within one minute (`minute`: its start, epoch ms). */
+export interface FinishedMinute {
+  minute: number;
+  status: 'SUCCEEDED' | 'FAILED';
+  count: number;
+}
+
+/** A class a live supervisor has stopped spawning children for, and why (its host from the workers registry). */
+export interface DisabledClass {
+  class: string;
+  supervisor_id: string;
+  host: string;
+  reason: string;
+  disabled_at: number;
+}
+
+/** A child of a live supervisor that ended abnormally: a non-zero exit code or a signal (a crash, or a kill by its supervisor). */
+export interface ChildCrash {
+  id: string;
+  class: string;
+  supervisor_id: string;
+  exited_at: number;
+  exit_code: number | null;
+  exit_signal: string | null;
+}

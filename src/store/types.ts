@@ -1,7 +1,9 @@
 /** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts; the operator's reads: read-rows.ts). */
 import type { SchedulerStore } from './schedules.js';
 import type { ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+import type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
 export type { ClassPause, ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+export type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -212,7 +214,17 @@ export type RetryOutcome = 'queued' | 'not_failed' | 'not_found';
 export interface JobListFilter {
   status?: JobStatus;
   class?: string;
+  /** FAILED jobs that ended with this error code (with another `status`, nothing matches). */
+  errorCode?: string;
+  /** Keyset pagination: only jobs with a smaller id. */
+  beforeId?: number;
   limit: number;
+}
+
+/** Which FAILED jobs a bulk retry takes (and its count counts): all, or those of a class, of an error code, or both. */
+export interface FailedFilter {
+  class?: string;
+  errorCode?: string;
 }
 
 export interface WorkerRegistration {
@@ -302,6 +314,10 @@ export interface SupervisorStore extends Connection {
   classControlList(): Promise<ClassControl[]>;
   /** Where a rate-limited class stands in its window now. */
   classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
+  /** This supervisor spawns no more children of the class (replaces its earlier record of that class). */
+  classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void>;
+  /** The class is enabled again (a reload), or with no class every class (the supervisor exits). */
+  classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void>;
   /** A trivial query: throws when the database does not answer. */
   ping(): Promise<void>;
   /** PostgreSQL only: the database server's clock minus this process's, in ms (see README, PostgreSQL, Time). */
@@ -327,7 +343,11 @@ export interface OperatorStore extends ProducerStore {
   migrate(): Promise<void>;
   jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
   jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
-  jobRetryFailed(params: { class?: string; actor: string }): Promise<number>;
+  jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number>;
+  /** How many FAILED jobs `jobRetryFailed` with this filter would queue now. */
+  jobCountFailed(params: FailedFilter): Promise<number>;
+  /** Jobs enqueued with this idempotency key (unique within a class: one per class at most), newest first. */
+  jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   /** Claims of the class stop on every host until it is resumed (jobs running go on); recorded with the actor. */
   classPause(params: { class: string; actor: string }): Promise<PauseOutcome>;
@@ -345,6 +365,12 @@ export interface OperatorStore extends ProducerStore {
   statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]>;
   /** Jobs that reached each terminal status at or after `since` (throughput). */
   statsFinishedSince(params: { since: number }): Promise<StatusCount[]>;
+  /** SUCCEEDED and FAILED jobs per minute that finished in [since, until); minutes with none are absent. */
+  statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]>;
+  /** Classes disabled by supervisors still alive (registry heartbeat at or after `liveSince`, not exited). */
+  classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]>;
+  /** Children of supervisors still alive that ended abnormally at or after `since`, newest first. */
+  workerCrashList(params: { since: number; liveSince: number; limit: number }): Promise<ChildCrash[]>;
   databaseSize(): Promise<DatabaseSize>;
   /** The highest schema migration applied. */
   schemaVersion(): Promise<number>;

@@ -51,7 +51,7 @@ const inDir = (name: string) => join(dir, name);
 
 const CASES: [string, Args, RegExp, string?][] = [
   ['unknown command', withConfig('frobnicate'), /^leasehold: Unknown command: frobnicate$/],
-  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, pause, resume, prune, sweep, migrate or reload$/],
+  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, pause, resume, prune, sweep, migrate, reload or dashboard$/],
   ['unknown flag', withConfig('list', '--colour', 'red'), /^leasehold: Unknown argument: colour$/],
   ['unknown flag on enqueue (a typo)', withConfig('enqueue', 'ok', '--paylod', '{}'), /^leasehold: Unknown argument: paylod$/],
   ['payload that is not JSON', withConfig('enqueue', 'ok', '--payload', '{"to":'), /^leasehold: payload is not JSON: .+$/],
@@ -80,7 +80,9 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['id that does not exist: show', withConfig('show', '9999'), /^leasehold: job 9999 not found$/],
   ['id that does not exist: cancel', withConfig('cancel', '9999'), /^leasehold: job 9999 not found$/],
   ['id that does not exist: retry', withConfig('retry', '9999'), /^leasehold: job 9999 not found$/],
-  ['retry with neither an id nor --status', withConfig('retry'), /^leasehold: give a job id, or --status FAILED \[--class C\]$/],
+  ['retry with neither an id nor --status', withConfig('retry'), /^leasehold: give a job id, or --status FAILED \[--class C\] \[--error-code E\]$/],
+  ['retry with an id and --error-code', withConfig('retry', '1', '--error-code', 'X:Y'), /^leasehold: give a job id, or --status FAILED \[--class C\] \[--error-code E\], not both$/],
+  ['retry with an empty --error-code', withConfig('retry', '--status', 'FAILED', '--error-code', ''), /^leasehold: --error-code must not be empty$/],
   ['list with an unknown status', withConfig('list', '--status', 'DONE'), /^leasehold: --status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/],
   ['list with --limit 0', withConfig('list', '--limit', '0'), /^leasehold: --limit must be a whole number from 1 to 10000, got "0"$/],
   ['config that does not exist', (db) => ['--config', inDir('missing.yaml'), '--db', db, 'list'], /^leasehold: .*missing\.yaml: cannot read the config file: no such file$/],

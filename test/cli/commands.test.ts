@@ -407,8 +407,10 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(fingerprint(db)).toEqual(before);
 
     expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--class', 'ok'])).toEqual({ count: 0 });
-    const text = await leasehold([...args, 'retry', '--status', 'FAILED', '--class', 'fail']);
-    expect(text.stdout.trim()).toBe('1 FAILED job(s) of class fail queued to run again');
+    expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--error-code', 'OTHER:CODE'])).toEqual({ count: 0 });
+    expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--class', 'ok', '--error-code', 'UPSTREAM:DOWN'])).toEqual({ count: 0 });
+    const text = await leasehold([...args, 'retry', '--status', 'FAILED', '--class', 'fail', '--error-code', 'UPSTREAM:DOWN']);
+    expect(text.stdout.trim()).toBe('1 FAILED job(s) of class fail with error code UPSTREAM:DOWN queued to run again');
     expect((await leaseholdJson<ShowJson>([...args, 'show', String(second)])).job.status).toBe('QUEUED');
   });
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { GLOBAL_OPTIONS, STDIN_TOKEN, type Command } from '../../src/cli/context.js';
 import { fastArgs } from '../../src/cli/fast-args.js';
 import { cancelCommand } from '../../src/cli/commands/cancel.js';
+import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import { enqueueCommand } from '../../src/cli/commands/enqueue.js';
 import { listCommand } from '../../src/cli/commands/list.js';
 import { migrateCommand } from '../../src/cli/commands/migrate.js';
@@ -23,6 +24,7 @@ import { workersCommand } from '../../src/cli/commands/workers.js';
 
 const COMMANDS: Command[] = [
   cancelCommand,
+  dashboardCommand,
   enqueueCommand,
   listCommand,
   migrateCommand,

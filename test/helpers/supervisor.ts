@@ -67,8 +67,8 @@ export interface StartOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
   /** Deadline for the children to be ready. */
   readyTimeoutMs?: number;
-  /** The config's `http:` (port 0: any free port, logged as HTTP_LISTENING); none by default. */
-  http?: { port: number; host?: string };
+  /** The config's `http:` (port 0: any free port, logged as HTTP_LISTENING; `dashboard`: the web dashboard on it too); none by default. */
+  http?: { port: number; host?: string; dashboard?: boolean };
 }
 
 export interface LogRecord {

@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/types.js';
 import type { TestClock } from '../helpers/clock.js';
 import { classSuites, type OpenSame } from './conformance/classes.js';
 import { conformanceContext } from './conformance/context.js';
+import { dashboardSuites } from './conformance/dashboard.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { operatorSuites } from './conformance/operators.js';
@@ -30,5 +31,6 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     operatorSuites(c);
     scheduleSuites(c);
     classSuites(c, openSame, countStarts);
+    dashboardSuites(c);
   });
 }

@@ -2,7 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
+import { CLASS_SQL } from '../../src/store/postgres/sql/classes.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
+import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
@@ -13,7 +15,7 @@ import { claimJobs } from '../helpers/fenced-writes.js';
 const schemas = schemaPool('lh_plans');
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
-const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus]);
+const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode]);
 
 /**
  * The plan of a statement as it runs: generic (what a named statement ends
@@ -27,7 +29,7 @@ async function plans(client: pg.Client, sql: { text: string }, values: unknown[]
     await client.query(`SET plan_cache_mode = force_generic_plan`);
     // EXECUTE takes no bind parameters: the test's own values, as quoted literals
     const literal = (value: unknown) => pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
-    const generic = await client.query(`EXPLAIN EXECUTE q(${values.map(literal).join(', ')})`);
+    const generic = await client.query(`EXPLAIN EXECUTE q${values.length === 0 ? '' : `(${values.map(literal).join(', ')})`}`);
     return [custom, generic].map((result) => result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n'));
   } finally {
     await client.query('RESET plan_cache_mode');
@@ -44,12 +46,6 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     const clock = new TestClock();
     store = await PostgresStore.open({ database: pgUrl(schema), clock });
     await seedDeepQueue(store, clock);
-    // a registry with history: many exited workers, a few live ones
-    for (let n = 0; n < 300; n++) {
-      const id = `h${n % 30}/child-${n}`;
-      await store.workerRegister({ id, kind: 'child', host: `h${n % 30}`, supervisorId: null, pid: n, class: 'email', state: 'ready', restarts: 0 });
-      if (n % 10 !== 0) await store.workerExit({ id, state: 'exited', exitCode: 0, exitSignal: null });
-    }
     client = await adminClient(schema);
     await client.query('ANALYZE');
   });
@@ -78,12 +74,27 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
-    ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20], 'jobs_class_status', true],
-    ['list by class', JOB_SQL.listByClass, ['sms', 20], 'jobs_class_status', true],
+    ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20, 40_000], 'jobs_class_status', true],
+    ['list by class', JOB_SQL.listByClass, ['sms', 20, 40_000], 'jobs_class_status', true],
     // a common pair may walk the primary key backwards instead, stopping after `limit` rows
-    ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20], null, false],
+    ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20, 40_000], null, false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, ['h1'], 'workers_live', false],
+    // the dashboard
+    ['list by error code', JOB_SQL.listFailedByCode, ['E:1', 20, 40_000], 'jobs_failed', true],
+    ['list by class and error code', JOB_SQL.listFailedByClassCode, ['email', 'E:1', 20, 40_000], 'jobs_failed', false],
+    ['jobs by idempotency key', JOB_SQL.listByKey, ['key-100'], 'jobs_idempotency', true],
+    ['job by class and idempotency key', JOB_SQL.listByClassKey, ['email', 'key-100'], 'jobs_idempotency', false],
+    ['FAILED jobs counted', JOB_SQL.countFailed, [], 'jobs_failed', false],
+    ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, ['email'], null, false],
+    ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, ['E:1'], 'jobs_failed', false],
+    ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, ['email', 'E:1'], 'jobs_failed', false],
+    ['retry of an error code', JOB_SQL.retryCodeFailed, [now, 'E:1'], 'jobs_failed', false],
+    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [now, 'email', 'E:1'], 'jobs_failed', false],
+    ['throughput per minute', STATS_SQL.finishedByMinute, [now - 60_000, now], 'jobs_finished', true],
+    ['children that crashed lately', WORKER_SQL.crashes, [now - 60_000, now - 6_000, 100], 'workers_exited', true],
+    // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
+    ['disabled classes', CLASS_SQL.disabledList, [now - 6_000], 'workers_pkey', true],
   ];
 
   it.each(cases)('%s walks an index, custom and generic plan alike', async (_name, sql, values, index, sortAllowed) => {

@@ -1,7 +1,9 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
+import { CLASS_SQL } from '../../src/store/sqlite/sql/classes.js';
 import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
+import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
@@ -39,17 +41,49 @@ describe('query plans with a deep queue', () => {
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, [{ ownerId: 'w1' }], 'jobs_owner', false],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
-    ['list by status', JOB_SQL.listByStatus, [{ status: 'QUEUED', limit: 20 }], 'jobs_class_status', true],
-    ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20 }], 'jobs_class_status', true],
-    ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20 }], 'jobs_class_status', false],
+    ['list by status', JOB_SQL.listByStatus, [{ status: 'QUEUED', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
+    ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
+    ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20, beforeId: 40_000 }], 'jobs_class_status', false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live', false],
+    // the dashboard: a job by its key in any class (one seek per class present, a sort of what they found)
+    ['jobs by idempotency key', JOB_SQL.listByKey, [{ key: 'key-100' }], 'jobs_idempotency', true],
+    ['job by class and idempotency key', JOB_SQL.listByClassKey, [{ class: 'email', key: 'key-100' }], 'jobs_idempotency', false],
+    ['FAILED jobs counted', JOB_SQL.countFailed, [{}], 'jobs_failed', false],
+    ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, [{ class: 'email' }], 'jobs_class_status (class=? AND status=?)', false],
+    ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, [{ errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
+    ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, [{ class: 'email', errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
+    ['retry of an error code', JOB_SQL.retryCodeFailed, [{ errorCode: 'E:1', now }], 'jobs_failed', false],
+    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [{ class: 'email', errorCode: 'E:1', now }], 'jobs_failed (class=? AND error_code=?)', false],
+    // grouped by minute: a sort of the window's rows (the dashboard asks for the current minute)
+    ['throughput per minute', STATS_SQL.finishedByMinute, [{ since: now - 60_000, until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
+    ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],
+    // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
+    ['disabled classes', CLASS_SQL.disabledList, [{ liveSince: now - 6_000 }], 'sqlite_autoindex_workers_1 (id=?)', true],
   ];
 
   it.each(mustUseIndex)('%s uses its index and sorts nothing it did not pick by index', (_name, sql, bind, index, sortAllowed) => {
     const detail = plan(store, sql, bind).join('\n');
     expect(detail).toContain(index);
     if (!sortAllowed) expect(detail).not.toMatch(/TEMP B-TREE/);
+    expect(detail).not.toMatch(/^SCAN jobs$/m);
+  });
+
+  // [what, statement, values, the index its rows come from]: pages of the dashboard's jobs list, below a cursor
+  const keysetLists: [string, string, Record<string, unknown>, string][] = [
+    ['newest', JOB_SQL.listAll, {}, 'INTEGER PRIMARY KEY (rowid<?)'],
+    ['by status', JOB_SQL.listByStatus, { status: 'FAILED' }, 'jobs_class_status (class=? AND status=? AND id>? AND id<?)'],
+    ['by class', JOB_SQL.listByClass, { class: 'email' }, 'jobs_class_status (class=? AND status=? AND id>? AND id<?)'],
+    ['by class and status', JOB_SQL.listByClassStatus, { class: 'sms', status: 'QUEUED' }, 'jobs_class_status (class=? AND status=? AND id<?)'],
+    ['by error code', JOB_SQL.listFailedByCode, { errorCode: 'E:1' }, 'jobs_failed (class=? AND error_code=? AND id>? AND id<?)'],
+    ['by class and error code', JOB_SQL.listFailedByClassCode, { class: 'email', errorCode: 'E:1' }, 'jobs_failed (class=? AND error_code=? AND id<?)'],
+  ];
+
+  it.each(keysetLists)('the jobs page %s starts below its cursor in its index (keyset, no OFFSET, no walk of other rows)', (_name, sql, bind, index) => {
+    const detail = plan(store, sql, [{ ...bind, beforeId: 40_000, limit: 50 }]).join('\n');
+    expect(detail).toContain(index);
+    expect(sql).not.toMatch(/OFFSET @beforeId/);
+    expect(detail).not.toMatch(/SEARCH j USING INTEGER PRIMARY KEY/);
     expect(detail).not.toMatch(/^SCAN jobs$/m);
   });
 

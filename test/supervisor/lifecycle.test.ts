@@ -4,6 +4,7 @@
  * and hands back what does not finish in time, crash loops, classes whose
  * handler cannot be loaded, and config checking.
  */
+import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,16 @@ import { claimJobs } from '../helpers/fenced-writes.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-lifecycle-');
+
+/** Every row of disabled_classes, whoever wrote it (the store's own read shows live supervisors' rows only). */
+function disabledRows(database: string): unknown[] {
+  const db = new Database(database, { readonly: true });
+  try {
+    return db.prepare('SELECT supervisor_id, class, reason FROM disabled_classes').all();
+  } finally {
+    db.close();
+  }
+}
 
 describe('a child SIGKILLed mid-job', () => {
   it('its job is taken back at once and re-run by another child', async () => {
@@ -282,7 +293,11 @@ describe('crash loops and broken classes', () => {
     expect(sup.events('CHILD_EXITED', { class: 'crashy' }).length).toBe(3);
     expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
     expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
+    // the database says so while the supervisor runs (a dashboard may be elsewhere), and forgets it when it exits
+    const recorded = await waitFor('the crash loop recorded', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0]);
+    expect(recorded).toEqual({ class: 'crashy', supervisor_id: await sup.supervisorId(), host: expect.any(String), reason: 'crash loop: 3 crashes within 60s', disabled_at: expect.any(Number) });
     await sup.stop();
+    expect(disabledRows(sup.database)).toEqual([]);
   });
 
   it('a class whose handler file is missing is reported (CLASS_DISABLED) and consumes no jobs; the other class works', async () => {
@@ -308,7 +323,21 @@ describe('crash loops and broken classes', () => {
     expect(untouched?.job.attempts).toBe(0);
     expect(await sup.children('ghost')).toEqual([]);
     expect(sup.events('CRASH_LOOP', { class: 'ghost' })).toEqual([]);
+    const recorded = await waitFor('the class recorded as disabled', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0]);
+    expect(recorded).toMatchObject({ class: 'ghost', supervisor_id: await sup.supervisorId() });
+    expect(recorded.reason).toContain('no-such-handler.mjs');
     await sup.stop();
+  });
+
+  it('the record of a class disabled by a supervisor that was SIGKILLed goes when the next supervisor starts on its host', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({ dir, classes: [{ name: 'ghost', handler: path.join(dir, 'no-such-handler.mjs'), waitReady: false }] });
+    await waitFor('the class recorded as disabled', async () => disabledRows(sup.database).length === 1);
+    sup.kill('SIGKILL');
+    expect(await sup.waitForExit(5_000)).not.toBeNull();
+    const next = await startSupervisor({ dir, classes: [{ name: 'ok', handler: 'succeed' }] });
+    expect(disabledRows(next.database)).toEqual([]);
+    expect(await next.stop()).toBe(0);
   });
 });
 

@@ -174,11 +174,14 @@ describe('reload: a class disabled by its config', () => {
     const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: path.join(dir, 'missing.mjs'), waitReady: false }] });
     await sup.waitForEvent('CLASS_DISABLED');
     const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
+    await waitFor('the class recorded as disabled', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 })).length === 1);
 
     editConfig(sup, (config) => void (classOf(config, 'work').handler = fixture('succeed')));
     expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED' });
     await sup.waitForEvent('CLASS_ENABLED', { class: 'work' });
     await sup.waitForJob(id, 'SUCCEEDED');
+    // enabled again: the record is gone while the supervisor still runs
+    expect(await sup.queue.store.classDisabledList({ liveSince: 0 })).toEqual([]);
     expect(await sup.stop()).toBe(0);
   });
 });

@@ -1,8 +1,10 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
-import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
+import { countFailed } from './failed-jobs.js';
 import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
@@ -15,6 +17,16 @@ import { SCHEDULE_SQL } from './sql/schedules.js';
 import { STATS_SQL } from './sql/stats.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { listenForJobs } from './subscription.js';
+
+/** Each list statement's values, in its parameters' order. */
+const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: number) => unknown[]> = {
+  listAll: (f, beforeId) => [f.limit, beforeId],
+  listByStatus: (f, beforeId) => [f.status, f.limit, beforeId],
+  listByClass: (f, beforeId) => [f.class, f.limit, beforeId],
+  listByClassStatus: (f, beforeId) => [f.class, f.status, f.limit, beforeId],
+  listFailedByCode: (f, beforeId) => [f.errorCode, f.limit, beforeId],
+  listFailedByClassCode: (f, beforeId) => [f.class, f.errorCode, f.limit, beforeId],
+};
 
 /** Round trips clockOffsetMs() makes, keeping the shortest. */
 const CLOCK_SAMPLES = 3;
@@ -35,12 +47,20 @@ export abstract class PostgresReads {
   }
 
   async jobList(params: JobListFilter): Promise<JobRow[]> {
-    const { status, limit } = params;
-    const jobClass = params.class;
-    if (status !== undefined && jobClass !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByClassStatus, [jobClass, status, limit]);
-    if (status !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByStatus, [status, limit]);
-    if (jobClass !== undefined) return readPlannedWithValues<JobRow>(this.pool, JOB_SQL.listByClass, [jobClass, limit]);
-    return rows<JobRow>(this.pool, JOB_SQL.listAll, [limit]);
+    const statement = jobListStatement(params);
+    if (statement === undefined) return [];
+    const values = LIST_VALUES[statement](params, params.beforeId ?? FIRST_PAGE);
+    return statement === 'listAll' ? rows<JobRow>(this.pool, JOB_SQL.listAll, values) : readPlannedWithValues<JobRow>(this.pool, JOB_SQL[statement], values);
+  }
+
+  async jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]> {
+    if (params.class === undefined) return rows<JobRow>(this.pool, JOB_SQL.listByKey, [params.key]);
+    return rows<JobRow>(this.pool, JOB_SQL.listByClassKey, [params.class, params.key]);
+  }
+
+  async jobCountFailed(params: FailedFilter): Promise<number> {
+    const { statement, values } = countFailed(params);
+    return (await first<{ count: number }>(this.pool, statement, values))?.count ?? 0;
   }
 
   async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
@@ -85,6 +105,18 @@ export abstract class PostgresReads {
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
     return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, [params.since]);
+  }
+
+  async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
+    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [params.since, params.until]);
+  }
+
+  async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {
+    return rows<DisabledClass>(this.pool, CLASS_SQL.disabledList, [params.liveSince]);
+  }
+
+  async workerCrashList(params: { since: number; liveSince: number; limit: number }): Promise<ChildCrash[]> {
+    return rows<ChildCrash>(this.pool, WORKER_SQL.crashes, [params.since, params.liveSince, params.limit]);
   }
 
   async statsZombieWrites(): Promise<number> {

@@ -4,10 +4,11 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { rateLimitedClass } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { FailedFilter, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { rateAllowance, recordStarts } from './rate-limited-claims.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import { retryFailed } from './failed-jobs.js';
 import { insertJobs } from './inserts.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
@@ -153,12 +154,10 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
-  async jobRetryFailed(params: { class?: string; actor: string }): Promise<number> {
+  async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
+    const { statement, values } = retryFailed(params);
     return this.write(async (db, now) => {
-      const retried =
-        params.class === undefined
-          ? await rows<{ id: number; class: string }>(db, JOB_SQL.retryAllFailed, [now])
-          : await rows<{ id: number; class: string }>(db, JOB_SQL.retryClassFailed, [now, params.class]);
+      const retried = await rows<{ id: number; class: string }>(db, statement, [now, ...values]);
       await this.requeuedByOperator(db, retried, now, params.actor);
       return retried.length;
     });
@@ -180,6 +179,15 @@ export class PostgresStore extends PostgresReads implements Store {
       await this.notify(db, [params.class]);
       return 'resumed';
     });
+  }
+
+  async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
+    await this.write((db, now) => changes(db, CLASS_SQL.disable, [params.supervisorId, params.class, params.reason, now]));
+  }
+
+  async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
+    const [statement, values] = params.class === undefined ? [CLASS_SQL.enableAll, [params.supervisorId]] : [CLASS_SQL.enable, [params.supervisorId, params.class]];
+    await this.write((db) => changes(db, statement, values));
   }
 
   // workers
@@ -370,17 +378,9 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   async workerHeartbeat(params: WorkerHeartbeat): Promise<void> {
-    await this.write((db, now) =>
-      changes(db, WORKER_SQL.heartbeat, [
-        params.id,
-        now,
-        params.state ?? null,
-        params.cpuPercent ?? null,
-        params.memoryBytes ?? null,
-        params.jobId !== undefined,
-        params.jobId ?? null,
-      ]),
-    );
+    const { id, state, cpuPercent, memoryBytes, jobId } = params;
+    const values = (now: number) => [id, now, state ?? null, cpuPercent ?? null, memoryBytes ?? null, jobId !== undefined, jobId ?? null];
+    await this.write((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
   }
 
   async workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void> {

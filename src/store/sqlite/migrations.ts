@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { classControlsMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -117,6 +117,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: 'schedules: how far each cron schedule is enqueued',
     sql: schedulesTable('INTEGER'),
   },
+  {
+    version: 7,
+    name: 'dashboard: the dead letter by error code, recent child exits, disabled classes',
+    sql: dashboardMigration('INTEGER'),
+  },
 ];
 
 /**
@@ -146,10 +151,11 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
   return applied;
 }
 
-/** Every version this build knows is recorded (versions are numbered from 1 without gaps). */
+/** Every version this build knows is recorded (counted by number: versions need not be consecutive). */
 function isCurrent(db: SqliteDb): boolean {
   const ledger = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
   if (ledger === undefined) return false;
-  const recorded = db.prepare('SELECT count(*) FROM schema_migrations WHERE version <= ?').pluck().get(SQLITE_MIGRATIONS.length);
+  const versions = JSON.stringify(SQLITE_MIGRATIONS.map((migration) => migration.version));
+  const recorded = db.prepare('SELECT count(*) FROM schema_migrations WHERE version IN (SELECT value FROM json_each(?))').pluck().get(versions);
   return recorded === SQLITE_MIGRATIONS.length;
 }

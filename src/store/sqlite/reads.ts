@@ -1,7 +1,8 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
-import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import { failedScope, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
@@ -48,17 +49,25 @@ export abstract class SqliteReads {
   }
 
   async jobList(params: JobListFilter): Promise<JobRow[]> {
-    const { status, limit } = params;
-    const jobClass = params.class;
-    const statement =
-      status !== undefined && jobClass !== undefined
-        ? this.jobs.listByClassStatus
-        : status !== undefined
-          ? this.jobs.listByStatus
-          : jobClass !== undefined
-            ? this.jobs.listByClass
-            : this.jobs.listAll;
-    return statement.all({ status, class: jobClass, limit }) as JobRow[];
+    const statement = jobListStatement(params);
+    if (statement === undefined) return [];
+    const { status, errorCode, limit } = params;
+    return this.jobs[statement].all({ status, class: params.class, errorCode, limit, beforeId: params.beforeId ?? FIRST_PAGE }) as JobRow[];
+  }
+
+  async jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]> {
+    const statement = params.class === undefined ? this.jobs.listByKey : this.jobs.listByClassKey;
+    return statement.all(params) as JobRow[];
+  }
+
+  async jobCountFailed(params: FailedFilter): Promise<number> {
+    const statement = {
+      all: this.jobs.countFailed,
+      class: this.jobs.countFailedOfClass,
+      code: this.jobs.countFailedWithCode,
+      classCode: this.jobs.countFailedOfClassWithCode,
+    }[failedScope(params)];
+    return (statement.get({ class: params.class, errorCode: params.errorCode }) as { count: number }).count;
   }
 
   async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
@@ -104,6 +113,18 @@ export abstract class SqliteReads {
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
     return this.stats.finishedSince.all(params) as StatusCount[];
+  }
+
+  async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
+    return this.stats.finishedByMinute.all(params) as FinishedMinute[];
+  }
+
+  async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {
+    return this.classes.disabledList.all(params) as DisabledClass[];
+  }
+
+  async workerCrashList(params: { since: number; liveSince: number; limit: number }): Promise<ChildCrash[]> {
+    return this.workers.crashes.all(params) as ChildCrash[];
   }
 
   async statsZombieWrites(): Promise<number> {

@@ -3,7 +3,8 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import type { RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import { failedScope } from '../job-filters.js';
+import type { FailedFilter, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
@@ -150,11 +151,15 @@ export class SqliteStore extends SqliteReads implements Store {
     });
   }
 
-  async jobRetryFailed(params: { class?: string; actor: string }): Promise<number> {
+  async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
+    const statement = {
+      all: this.jobs.retryAllFailed,
+      class: this.jobs.retryClassFailed,
+      code: this.jobs.retryCodeFailed,
+      classCode: this.jobs.retryClassCodeFailed,
+    }[failedScope(params)];
     return this.write((now) => {
-      const rows = (
-        params.class === undefined ? this.jobs.retryAllFailed.all({ now }) : this.jobs.retryClassFailed.all({ now, class: params.class })
-      ) as { id: number }[];
+      const rows = statement.all({ now, class: params.class, errorCode: params.errorCode }) as { id: number }[];
       for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
       return rows.length;
     });
@@ -166,6 +171,14 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
     return this.write((now) => (this.classes.resume.run({ ...params, now }).changes === 1 ? 'resumed' : 'not_paused'));
+  }
+
+  async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
+    await this.write((now) => this.classes.disable.run({ ...params, now }));
+  }
+
+  async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
+    await this.write(() => (params.class === undefined ? this.classes.enableAll.run(params) : this.classes.enable.run(params)));
   }
 
   // workers

@@ -25,6 +25,20 @@ export const CLASS_SQL = nameAll('classes', {
   startsAdd: `INSERT INTO class_starts (class, claimed_at) SELECT $1, $2 FROM generate_series(1, $3::int)`,
   /** (class, before, limit) deletes up to `limit` starts stamped at or before `before`. */
   startsPrune: `DELETE FROM class_starts WHERE id = ANY (ARRAY (SELECT id FROM class_starts WHERE class = $1 AND claimed_at <= $2 LIMIT $3))`,
+  /** (supervisorId, class, reason, now) the supervisor has disabled the class (replacing its earlier record of it). */
+  disable: `INSERT INTO disabled_classes (supervisor_id, class, reason, disabled_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (supervisor_id, class) DO UPDATE SET reason = excluded.reason, disabled_at = excluded.disabled_at`,
+  /** (supervisorId, class) the class is enabled again; no row changed: it was not disabled there. */
+  enable: `DELETE FROM disabled_classes WHERE supervisor_id = $1 AND class = $2`,
+  /** (supervisorId) every class of the supervisor (it exits), by the primary key's prefix. */
+  enableAll: `DELETE FROM disabled_classes WHERE supervisor_id = $1`,
+  /**
+   * (liveSince) -> the classes disabled by supervisors alive (not exited, heartbeat since liveSince), by class.
+   * The table holds a row per class per supervisor that disabled it, so it is read whole; each supervisor by key.
+   */
+  disabledList: `SELECT d.class, d.supervisor_id, s.host, d.reason, d.disabled_at
+    FROM disabled_classes AS d JOIN workers AS s ON s.id = d.supervisor_id
+    WHERE s.exited_at IS NULL AND s.heartbeat_at >= $1 ORDER BY d.class, d.supervisor_id`,
   /** (class, now) -> due: true when a queued job of the class may run now, through jobs_claim. */
   due: `SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'QUEUED' AND class = $1 AND run_at <= $2) AS due`,
 });

@@ -8,6 +8,22 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
 
+/** A recursive CTE `classes(class)`: every class present, in order, by one seek each in jobs_class_status (NULL ends it). */
+const CLASSES_PRESENT = `classes(class) AS (
+      (SELECT class FROM jobs ORDER BY class LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.class FROM jobs AS j WHERE j.class > c.class ORDER BY j.class LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)`;
+
+/**
+ * The newest jobs below `beforeId` that match `filter`, `limit` at most: every
+ * class present gives its newest matches through an index led by class (a
+ * LATERAL seek each); the sort is over those few rows only.
+ */
+const newestOfEachClass = (filter: string, limit: string, beforeId: string) => `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT newest.* FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
+      SELECT ${JOB_COLUMNS} FROM jobs WHERE class = present.class AND ${filter} AND id < ${beforeId} ORDER BY id DESC LIMIT ${limit}) AS newest
+    ORDER BY newest.id DESC LIMIT ${limit}`;
+
 /** Producer and operator statements on `jobs`. */
 export const JOB_SQL = nameAll('jobs', {
   /**
@@ -28,30 +44,41 @@ export const JOB_SQL = nameAll('jobs', {
   findByKey: `SELECT id FROM jobs WHERE class = $1 AND idempotency_key = $2`,
   /** (id) -> the row or nothing. */
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
-  /** (limit) newest first. */
-  listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT $1`,
+  /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
+  listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < $2 ORDER BY id DESC LIMIT $1`,
+  /** (status, limit, beforeId) each class's newest through jobs_class_status (a loose scan of it finds the classes). */
+  listByStatus: newestOfEachClass('status = $1', '$2', '$3'),
   /**
-   * (status, limit) newest first: every class present (a loose scan of
-   * jobs_class_status, one seek each) gives its newest `limit` through the
-   * same index; the sort is over those few rows only.
-   */
-  listByStatus: `WITH RECURSIVE classes(class) AS (
-      (SELECT class FROM jobs ORDER BY class LIMIT 1)
-      UNION ALL
-      SELECT (SELECT j.class FROM jobs AS j WHERE j.class > c.class ORDER BY j.class LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)
-    SELECT newest.* FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
-      SELECT ${JOB_COLUMNS} FROM jobs WHERE class = present.class AND status = $1 ORDER BY id DESC LIMIT $2) AS newest
-    ORDER BY newest.id DESC LIMIT $2`,
-  /**
-   * (class, limit) newest first: the same through jobs_class_status, one arm
+   * (class, limit, beforeId) the same through jobs_class_status, one arm
    * per status, each written out so the planner knows which status is rare.
    */
   listByClass: `SELECT * FROM (${JOB_STATUSES.map(
-    (status) => `(SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = '${status}' ORDER BY id DESC LIMIT $2)`,
+    (status) => `(SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = '${status}' AND id < $3 ORDER BY id DESC LIMIT $2)`,
   ).join(' UNION ALL ')}) AS newest
     ORDER BY id DESC LIMIT $2`,
-  /** (class, status, limit) newest first, through jobs_class_status. */
-  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = $2 ORDER BY id DESC LIMIT $3`,
+  /** (class, status, limit, beforeId) through jobs_class_status. */
+  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = $2 AND id < $4 ORDER BY id DESC LIMIT $3`,
+  /** (errorCode, limit, beforeId) FAILED jobs of an error code: each class's newest through jobs_failed. */
+  listFailedByCode: newestOfEachClass(`status = 'FAILED' AND error_code = $1`, '$2', '$3'),
+  /** (class, errorCode, limit, beforeId) through jobs_failed. */
+  listFailedByClassCode: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = 'FAILED' AND error_code = $2 AND id < $4 ORDER BY id DESC LIMIT $3`,
+  /** (key) -> the jobs holding that idempotency key, newest first: one seek in jobs_idempotency per class present. */
+  listByKey: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT keyed.* FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
+      SELECT ${JOB_COLUMNS} FROM jobs WHERE class = present.class AND idempotency_key = $1) AS keyed
+    ORDER BY keyed.id DESC`,
+  /** (class, key) -> the job holding that idempotency key in that class, through jobs_idempotency. */
+  listByClassKey: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND idempotency_key = $2`,
+  /** () -> FAILED jobs, counted in jobs_failed. */
+  countFailed: `SELECT count(*) AS count FROM jobs WHERE status = 'FAILED'`,
+  /** (class) -> a class's FAILED jobs, in jobs_failed. */
+  countFailedOfClass: `SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = 'FAILED'`,
+  /** (errorCode) -> FAILED jobs of an error code: one range of jobs_failed per class present. */
+  countFailedWithCode: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT coalesce(sum(failed.count), 0)::bigint AS count FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
+      SELECT count(*) AS count FROM jobs WHERE class = present.class AND status = 'FAILED' AND error_code = $1) AS failed`,
+  /** (class, errorCode) -> one range of jobs_failed. */
+  countFailedOfClassWithCode: `SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = 'FAILED' AND error_code = $2`,
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
   lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
@@ -66,6 +93,10 @@ export const JOB_SQL = nameAll('jobs', {
   retryAllFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' RETURNING id, class`,
   /** (now, class) every FAILED job of a class runs once more; returns their ids. */
   retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 RETURNING id, class`,
+  /** (now, errorCode) every FAILED job of an error code; returns their ids. */
+  retryCodeFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND error_code = $2 RETURNING id, class`,
+  /** (now, class, errorCode) every FAILED job of a class and an error code; returns their ids. */
+  retryClassCodeFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 AND error_code = $3 RETURNING id, class`,
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
   /** (id) -> a row when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,

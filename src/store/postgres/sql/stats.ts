@@ -30,6 +30,10 @@ export const STATS_SQL = nameAll('stats', {
     WHERE rank <= $2 ORDER BY class, count DESC, code`,
   /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= $1 GROUP BY status ORDER BY status`,
+  /** (since, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in [since, until), through jobs_finished. */
+  finishedByMinute: `SELECT finished_at / 60000 * 60000 AS minute, status, count(*) AS count FROM jobs
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= $1 AND finished_at < $2
+    GROUP BY 1, 2 ORDER BY 1, 2`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
   /**

@@ -19,6 +19,15 @@ export const WORKER_SQL = nameAll('workers', {
   listAll: `SELECT ${WORKER_COLUMNS} FROM workers ORDER BY started_at DESC LIMIT $1`,
   /** (limit) workers not known to have exited. */
   listLive: `SELECT ${WORKER_COLUMNS} FROM workers WHERE exited_at IS NULL ORDER BY started_at DESC LIMIT $1`,
+  /**
+   * (since, liveSince, limit) -> children that ended abnormally (a non-zero code or a signal) since then, newest
+   * first, through workers_exited; only those of supervisors alive (not exited, heartbeat since liveSince), by key.
+   */
+  crashes: `SELECT c.id, c.class, c.supervisor_id, c.exited_at, c.exit_code, c.exit_signal
+    FROM workers AS c JOIN workers AS s ON s.id = c.supervisor_id
+    WHERE c.kind = 'child' AND c.exited_at >= $1 AND (c.exit_code IS NULL OR c.exit_code <> 0)
+      AND s.exited_at IS NULL AND s.heartbeat_at >= $2
+    ORDER BY c.exited_at DESC LIMIT $3`,
   /** (host) workers recorded alive on a host, through workers_live. */
   liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = $1 AND exited_at IS NULL`,
 });

@@ -15,7 +15,33 @@ const CLASSES_PRESENT = `classes(class) AS (
       UNION ALL
       SELECT (SELECT class FROM jobs WHERE class > classes.class ORDER BY class LIMIT 1) FROM classes WHERE class IS NOT NULL)`;
 
-/** Producer and operator statements on `jobs`. */
+/** A condition on jobs' columns, each named with `alias` ('' or 'j.'). */
+type JobFilter = (alias: string) => string;
+const statusIs: JobFilter = (alias) => `${alias}status = @status`;
+/** The FAILED jobs of an error code (jobs_failed). */
+const failedWithCode: JobFilter = (alias) => `${alias}status = 'FAILED' AND ${alias}error_code = @errorCode`;
+
+/**
+ * The newest `limit` jobs below @beforeId that match `filter`, by a loose
+ * scan: for every class present, one seek for its floor (the id of its
+ * limit-th newest match) in `index` (led by class, ending in id), then its
+ * matches from the floor up; the sort is over those few rows per class only.
+ * The index is named: with both bounds on id the planner would rather walk
+ * the primary key between them, which holds every class's rows.
+ */
+const newestOfEachClass = (filter: JobFilter, index: string) => `WITH RECURSIVE ${CLASSES_PRESENT},
+    floors(class, floor) AS (
+      SELECT class, coalesce((SELECT id FROM jobs WHERE class = classes.class AND ${filter('')} AND id < @beforeId
+        ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
+      FROM classes WHERE class IS NOT NULL)
+    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j INDEXED BY ${index}
+    WHERE j.class = floors.class AND ${filter('j.')} AND j.id >= floors.floor AND j.id < @beforeId
+    ORDER BY j.id DESC LIMIT @limit`;
+
+/** A FAILED job runs once more, now, with one more run granted if its retries are spent. */
+const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, attempts - releases)`;
+
+/** Producer and operator statements on `jobs`; the lists are newest first, below @beforeId (keyset pagination). */
 export const JOB_SQL = {
   /** (class, payload, priority, runAt, maxRetries, key, now) -> the new id. */
   insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key)
@@ -24,30 +50,39 @@ export const JOB_SQL = {
   findByKey: `SELECT id FROM jobs WHERE class = ? AND idempotency_key = ?`,
   /** (id) -> the row or nothing. */
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`,
-  /** (limit) newest first. */
-  listAll: `SELECT ${JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT @limit`,
-  /**
-   * (status, limit) newest first. Every class present (a loose scan of
-   * jobs_class_status: one seek each) gives its own newest `limit`, found from
-   * the id of its limit-th newest; the sort is over those few rows only.
-   */
-  listByStatus: `WITH RECURSIVE ${CLASSES_PRESENT},
-    floors(class, floor) AS (
-      SELECT class, coalesce((SELECT id FROM jobs WHERE class = classes.class AND status = @status ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
-      FROM classes WHERE class IS NOT NULL)
-    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j
-    WHERE j.class = floors.class AND j.status = @status AND j.id >= floors.floor
-    ORDER BY j.id DESC LIMIT @limit`,
-  /** (class, limit) newest first: the same through jobs_class_status, one seek per status. */
+  /** (beforeId, limit) by the primary key. */
+  listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < @beforeId ORDER BY id DESC LIMIT @limit`,
+  /** (status, beforeId, limit) each class's newest through jobs_class_status (a loose scan of it finds the classes). */
+  listByStatus: newestOfEachClass(statusIs, 'jobs_class_status'),
+  /** (class, beforeId, limit) the same through jobs_class_status, one seek per status (named, as above). */
   listByClass: `WITH statuses(status) AS (VALUES ${JOB_STATUSES.map((status) => `('${status}')`).join(', ')}),
     floors(status, floor) AS (
-      SELECT status, coalesce((SELECT id FROM jobs WHERE class = @class AND status = statuses.status ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
+      SELECT status, coalesce((SELECT id FROM jobs WHERE class = @class AND status = statuses.status AND id < @beforeId
+        ORDER BY id DESC LIMIT 1 OFFSET @limit - 1), 0)
       FROM statuses)
-    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j
-    WHERE j.class = @class AND j.status = floors.status AND j.id >= floors.floor
+    SELECT ${columnsOf('j')} FROM floors CROSS JOIN jobs AS j INDEXED BY jobs_class_status
+    WHERE j.class = @class AND j.status = floors.status AND j.id >= floors.floor AND j.id < @beforeId
     ORDER BY j.id DESC LIMIT @limit`,
-  /** (class, status, limit) newest first, through jobs_class_status. */
-  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class AND status = @status ORDER BY id DESC LIMIT @limit`,
+  /** (class, status, beforeId, limit) through jobs_class_status (named, as above). */
+  listByClassStatus: `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_class_status WHERE class = @class AND status = @status AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+  /** (errorCode, beforeId, limit) each class's newest through jobs_failed. */
+  listFailedByCode: newestOfEachClass(failedWithCode, 'jobs_failed'),
+  /** (class, errorCode, beforeId, limit) through jobs_failed (named, as above). */
+  listFailedByClassCode: `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_failed WHERE class = @class AND ${failedWithCode('')} AND id < @beforeId ORDER BY id DESC LIMIT @limit`,
+  /** (key) -> the jobs holding that idempotency key, newest first: one seek in jobs_idempotency per class present. */
+  listByKey: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT ${columnsOf('j')} FROM classes CROSS JOIN jobs AS j WHERE j.class = classes.class AND j.idempotency_key = @key ORDER BY j.id DESC`,
+  /** (class, key) -> the job holding that idempotency key in that class, through jobs_idempotency. */
+  listByClassKey: `SELECT ${JOB_COLUMNS} FROM jobs WHERE class = @class AND idempotency_key = @key`,
+  /** () -> FAILED jobs, counted in jobs_failed. */
+  countFailed: `SELECT count(*) AS count FROM jobs WHERE status = 'FAILED'`,
+  /** (class) -> a class's FAILED jobs, in jobs_failed. */
+  countFailedOfClass: `SELECT count(*) AS count FROM jobs WHERE class = @class AND status = 'FAILED'`,
+  /** (errorCode) -> FAILED jobs of an error code: one range of jobs_failed per class present. */
+  countFailedWithCode: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT count(*) AS count FROM classes CROSS JOIN jobs AS j WHERE j.class = classes.class AND ${failedWithCode('j.')}`,
+  /** (class, errorCode) -> one range of jobs_failed. */
+  countFailedOfClassWithCode: `SELECT count(*) AS count FROM jobs WHERE class = @class AND ${failedWithCode('')}`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
   cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now
     WHERE id = @id AND status = 'QUEUED'`,
@@ -55,17 +90,15 @@ export const JOB_SQL = {
   requestCancel: `UPDATE jobs SET cancel_requested_at = @now
     WHERE id = @id AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
   /** (id, now) a FAILED job runs once more, now; no row changed: it was not FAILED. */
-  retryFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
-    max_retries = max(max_retries, attempts - releases)
-    WHERE id = @id AND status = 'FAILED'`,
+  retryFailed: `UPDATE jobs SET ${RETRY} WHERE id = @id AND status = 'FAILED'`,
   /** (now) every FAILED job runs once more; returns their ids. */
-  retryAllFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
-    max_retries = max(max_retries, attempts - releases)
-    WHERE status = 'FAILED' RETURNING id`,
-  /** (class, now) every FAILED job of a class runs once more; returns their ids. */
-  retryClassFailed: `UPDATE jobs SET status = 'QUEUED', run_at = @now, finished_at = NULL,
-    max_retries = max(max_retries, attempts - releases)
-    WHERE status = 'FAILED' AND class = @class RETURNING id`,
+  retryAllFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' RETURNING id`,
+  /** (class, now) every FAILED job of a class; returns their ids. */
+  retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = @class RETURNING id`,
+  /** (errorCode, now) every FAILED job of an error code; returns their ids. */
+  retryCodeFailed: `UPDATE jobs SET ${RETRY} WHERE ${failedWithCode('')} RETURNING id`,
+  /** (class, errorCode, now) every FAILED job of a class and an error code; returns their ids. */
+  retryClassCodeFailed: `UPDATE jobs SET ${RETRY} WHERE class = @class AND ${failedWithCode('')} RETURNING id`,
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
   /** (id) -> 1 when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = ?`,

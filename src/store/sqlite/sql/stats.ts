@@ -44,6 +44,13 @@ export const STATS_SQL = {
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
   /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
+  /**
+   * (since, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in [since, until),
+   * two ranges of jobs_finished (pinned, as retryDistribution).
+   */
+  finishedByMinute: `SELECT finished_at / 60000 * 60000 AS minute, status, count(*) AS count FROM jobs INDEXED BY jobs_finished
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since AND finished_at < @until
+    GROUP BY minute, status ORDER BY minute, status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
   /** () -> the file's size in pages, and the pages free for reuse. */

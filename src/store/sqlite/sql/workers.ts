@@ -19,6 +19,15 @@ export const WORKER_SQL = {
   listAll: `SELECT ${WORKER_COLUMNS} FROM workers ORDER BY started_at DESC LIMIT @limit`,
   /** (limit) workers not known to have exited. */
   listLive: `SELECT ${WORKER_COLUMNS} FROM workers WHERE exited_at IS NULL ORDER BY started_at DESC LIMIT @limit`,
+  /**
+   * (since, liveSince, limit) -> children that ended abnormally (a non-zero code or a signal) since then, newest
+   * first, through workers_exited; only those of supervisors alive (not exited, heartbeat since liveSince), by key.
+   */
+  crashes: `SELECT c.id, c.class, c.supervisor_id, c.exited_at, c.exit_code, c.exit_signal
+    FROM workers AS c JOIN workers AS s ON s.id = c.supervisor_id
+    WHERE c.kind = 'child' AND c.exited_at >= @since AND (c.exit_code IS NULL OR c.exit_code <> 0)
+      AND s.exited_at IS NULL AND s.heartbeat_at >= @liveSince
+    ORDER BY c.exited_at DESC LIMIT @limit`,
   /** (host) workers recorded alive on a host, through workers_live. */
   liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = @host AND exited_at IS NULL`,
 };

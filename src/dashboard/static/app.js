@@ -1,0 +1,23 @@
+// leasehold dashboard: the little the pages need from the browser.
+// Live regions (#live, data-live) are polled by htmx every 2 s; no request
+// goes out while the tab is hidden, and one goes at once when it shows again.
+document.addEventListener('htmx:beforeRequest', (event) => {
+  if (document.visibilityState === 'hidden' && event.detail.elt.hasAttribute('data-live')) event.preventDefault();
+});
+
+document.addEventListener('visibilitychange', () => {
+  const region = document.getElementById('live');
+  if (document.visibilityState === 'visible' && region !== null && region.hasAttribute('data-live')) window.htmx.trigger(region, 'refresh');
+});
+
+// Say so when the server stops answering, and stop saying it when it answers again.
+document.addEventListener('htmx:sendError', () => document.body.classList.add('offline'));
+document.addEventListener('htmx:afterRequest', (event) => {
+  if (event.detail.successful) document.body.classList.remove('offline');
+});
+
+// Forms with data-confirm ask first (cancelling a job, say).
+document.addEventListener('submit', (event) => {
+  const message = event.target.getAttribute('data-confirm');
+  if (message !== null && !window.confirm(message)) event.preventDefault();
+});

@@ -1,0 +1,71 @@
+/**
+ * Classes in trouble, read from the database alone (the dashboard may run
+ * on another host than the supervisors): classes a live supervisor disabled
+ * (it recorded them in disabled_classes), and classes whose children keep
+ * ending abnormally without being disabled (yet).
+ */
+import type { ClassConfig } from '../config/schema.js';
+import { DEFAULT_RESTART } from '../queue/limits.js';
+import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
+import type { ChildCrash, OperatorStore } from '../store/types.js';
+
+/** A class that is not consuming jobs as configured: disabled by a supervisor, or crashing again and again. */
+export interface ClassTrouble {
+  class: string;
+  kind: 'disabled' | 'crash_loop';
+  /** Which supervisor saw it (worker id), or null when read from the children's exits. */
+  supervisor_id: string | null;
+  /** That supervisor's host; null with supervisor_id. */
+  host: string | null;
+  reason: string;
+  since: number;
+}
+
+/**
+ * The crash-loop rule: at least this many children of a class ended
+ * abnormally (a non-zero exit code or a signal: a crash, or a kill by their
+ * supervisor for runtime, memory or silence) within the class's restart
+ * window (`restart.within_seconds`; the default for a class the dashboard's
+ * config does not name), all of live supervisors.
+ */
+export const CRASH_LOOP_EXITS = 2;
+/** Exits read at most: a loop this busy shows whatever the rest say. */
+const CRASHES_READ = 500;
+
+export type TroubleStore = Pick<OperatorStore, 'classDisabledList' | 'workerCrashList'>;
+
+export async function classTroubles(store: TroubleStore, now: number, classes: readonly ClassConfig[] = []): Promise<ClassTrouble[]> {
+  const liveSince = now - STALE_SUPERVISOR_MS;
+  const windows = new Map(classes.map((cls) => [cls.name, cls.restart.within_seconds * 1000]));
+  const windowOf = (name: string) => windows.get(name) ?? DEFAULT_RESTART.within_seconds * 1000;
+  const widest = Math.max(DEFAULT_RESTART.within_seconds * 1000, ...windows.values());
+
+  const troubles: ClassTrouble[] = (await store.classDisabledList({ liveSince })).map((row) => ({
+    class: row.class,
+    kind: 'disabled',
+    supervisor_id: row.supervisor_id,
+    host: row.host,
+    reason: row.reason,
+    since: row.disabled_at,
+  }));
+  const disabled = new Set(troubles.map((trouble) => trouble.class));
+  const byClass = new Map<string, ChildCrash[]>();
+  for (const crash of await store.workerCrashList({ since: now - widest, liveSince, limit: CRASHES_READ })) {
+    if (disabled.has(crash.class) || crash.exited_at < now - windowOf(crash.class)) continue;
+    byClass.set(crash.class, [...(byClass.get(crash.class) ?? []), crash]);
+  }
+  for (const [name, crashes] of [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    if (crashes.length < CRASH_LOOP_EXITS) continue;
+    const [last] = crashes; // newest first
+    const how = last!.exit_signal === null ? `exit code ${last!.exit_code ?? 'unknown'}` : `signal ${last!.exit_signal}`;
+    troubles.push({
+      class: name,
+      kind: 'crash_loop',
+      supervisor_id: null,
+      host: null,
+      reason: `${crashes.length} children ended abnormally within ${windowOf(name) / 1000}s (the last by ${how})`,
+      since: crashes.at(-1)!.exited_at,
+    });
+  }
+  return troubles;
+}

@@ -1,0 +1,48 @@
+/** One job: every field, payload, result and progress as formatted JSON, its attempts, its timeline (as `leasehold show` prints them), and its actions. */
+import { html } from 'hono/html';
+import { attemptLines, jobFields, parseStored, timelineLines } from '../../reports/job-view.js';
+import type { JobRow } from '../../store/types.js';
+import type { JobDetail } from '../data.js';
+import { jobsUrl } from '../params.js';
+import { actionForm, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
+
+/** What an action did, shown once above the job after it (the `done` parameter of the redirect). */
+export const DONE_NOTICES = {
+  retried: 'Queued to run again.',
+  cancelled: 'Cancelled.',
+  cancel_requested: 'Cancel requested: its worker aborts it at the next heartbeat.',
+  already_requested: 'Cancel was already requested.',
+} as const;
+export type DoneNotice = keyof typeof DONE_NOTICES;
+
+export function jobPage(frame: Frame, detail: JobDetail, now: number, done: DoneNotice | undefined): Html {
+  const { job } = detail;
+  const notice = done === undefined ? '' : html`<article class="alert notice" role="status">${DONE_NOTICES[done]}</article>`;
+  const attempts = attemptLines(detail.attempts, now).map(
+    (a) => html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td>${a.error ?? ''}</td></tr>`,
+  );
+  const timeline = timelineLines(job, detail.events, now).map(
+    (e) => html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
+  );
+  return layout(frame, html`${notice}${live(`/jobs/${job.id}`, now, html`<hgroup class="job-title"><h1>Job #${job.id} ${statusBadge(job.status)}</h1><p>class <a href="${jobsUrl({ class: job.class })}">${job.class}</a></p></hgroup>
+${actions(frame, job)}
+<div class="grid panels">
+<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td class="${label === 'error' && value !== null ? 'bad' : ''}">${value ?? '-'}</td></tr>`)}</tbody></table></section>
+<section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
+</div>
+<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', 'error'], attempts, 'Not run yet.')}</section>
+<section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`)}`);
+}
+
+function json(title: string, stored: string | null): Html {
+  if (stored === null) return html`<h3>${title}</h3><p class="muted">none</p>`;
+  const value = parseStored(stored);
+  return html`<h3>${title}</h3><pre class="json"><code>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</code></pre>`;
+}
+
+function actions(frame: Frame, job: JobRow): Html {
+  const retry = job.status === 'FAILED' ? actionForm(frame, { url: `/jobs/${job.id}/retry`, label: 'Retry' }) : '';
+  const cancellable = job.status === 'QUEUED' || ((job.status === 'CLAIMED' || job.status === 'RUNNING') && job.cancel_requested_at === null);
+  const cancel = cancellable ? actionForm(frame, { url: `/jobs/${job.id}/cancel`, label: 'Cancel', confirm: `Cancel job ${job.id}?`, danger: true }) : '';
+  return retry === '' && cancel === '' ? html`` : html`<div class="actions">${retry}${cancel}</div>`;
+}

@@ -1,0 +1,62 @@
+/** The overview: what an on-call engineer reads first. Counts by class and status, throughput, the oldest jobs in flight, top errors, and classes in trouble. */
+import { html } from 'hono/html';
+import { formatDuration } from '../../reports/format.js';
+import { JOB_STATUSES, type JobStatus } from '../../store/types.js';
+import type { Overview } from '../data.js';
+import { jobsUrl, retryFailedUrl } from '../params.js';
+import { throughputChart } from './chart.js';
+import { ago, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
+
+export function overviewPage(frame: Frame, overview: Overview): Html {
+  return layout(frame, live('/', overview.now, html`${alerts(overview)}${tiles(overview)}
+<section><h2>Jobs by class</h2>${byClass(frame, overview)}</section>
+<div class="grid panels">
+<section><h2>Throughput</h2>${throughputChart(overview.throughput)}</section>
+<section><h2>Top errors <small class="muted">last hour</small></h2>${topErrors(frame, overview)}</section>
+</div>
+<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>`));
+}
+
+/** Classes in a crash loop, disabled or paused: said first, in a colour that stands out. */
+function alerts(overview: Overview): Html {
+  const troubles = overview.troubles.map(
+    (t) => html`<li><strong>${t.class}</strong> ${t.kind === 'crash_loop' ? 'is in a crash loop' : 'is disabled'}${t.supervisor_id === null ? '' : html` on ${t.supervisor_id}`}: ${t.reason} <small class="muted">(since ${ago(t.since, overview.now)})</small></li>`,
+  );
+  const paused = overview.paused.map((p) => html`<li><strong>${p.class}</strong> is paused by ${p.paused_by ?? '-'} <small class="muted">(${ago(p.paused_at, overview.now)})</small>: its jobs wait until it is resumed</li>`);
+  return html`${troubles.length === 0 ? '' : html`<article class="alert trouble"><ul>${troubles}</ul></article>`}${paused.length === 0 ? '' : html`<article class="alert paused"><ul>${paused}</ul></article>`}`;
+}
+
+function tiles(overview: Overview): Html {
+  const { total } = overview.counts;
+  const tile = (status: JobStatus) => html`<a class="tile status-${status.toLowerCase()}${total[status] === 0 ? ' zero' : ''}" href="${jobsUrl({ status })}"><span class="count" data-status="${status}">${total[status]}</span><span class="label">${status}</span></a>`;
+  return html`<div class="tiles">${JOB_STATUSES.map(tile)}<a class="tile" href="/jobs"><span class="count" data-status="total">${total.total}</span><span class="label">ALL JOBS</span></a></div>`;
+}
+
+function byClass(frame: Frame, overview: Overview): Html {
+  const cell = (jobClass: string, status: JobStatus, count: number) =>
+    count === 0 ? html`<td class="num muted">0</td>` : html`<td class="num"><a href="${jobsUrl({ class: jobClass, status })}">${count}</a></td>`;
+  const paused = new Set(overview.paused.map((p) => p.class));
+  const troubled = new Map(overview.troubles.map((t) => [t.class, t.kind === 'crash_loop' ? 'crash loop' : 'disabled']));
+  const marks = (name: string) =>
+    html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}`;
+  const rows = overview.counts.by_class.map(
+    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
+  );
+  return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, ''], rows, 'No jobs yet.');
+}
+
+function inFlight(overview: Overview): Html {
+  const rows = overview.in_flight.map((job) => {
+    const lease =
+      job.lease_left_ms === null ? html`-` : job.lease_left_ms >= 0 ? html`${formatDuration(job.lease_left_ms)}` : html`<span class="bad">expired ${formatDuration(-job.lease_left_ms)} ago</span>`;
+    return html`<tr><td>${jobLink(job.id)}</td><td>${job.class}</td><td>${statusBadge(job.status)}${job.cancel_requested ? html` <small>cancel requested</small>` : ''}</td><td><small>${job.owner_id ?? '-'}</small></td><td class="num">${job.held_ms === null ? '-' : formatDuration(job.held_ms)}</td><td class="num">${job.heartbeat_age_ms === null ? '-' : formatDuration(job.heartbeat_age_ms)}</td><td class="num">${lease}</td></tr>`;
+  });
+  return table(['job', 'class', 'status', 'owner', { numeric: 'held' }, { numeric: 'heartbeat age' }, { numeric: 'lease left' }], rows, 'Nothing in flight.');
+}
+
+function topErrors(frame: Frame, overview: Overview): Html {
+  const rows = overview.top_errors.map(
+    (e) => html`<tr><td><a href="${jobsUrl({ status: 'FAILED', errorCode: e.code })}"><code>${e.code}</code></a></td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${frame.readOnly ? '' : html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>`}</td></tr>`,
+  );
+  return table(['code', { numeric: 'attempts' }, 'last', ''], rows, 'No errors in the last hour.');
+}

@@ -1,0 +1,108 @@
+/**
+ * One job in words, as `leasehold show` prints it and the dashboard's job
+ * page shows it: its fields, its attempts and its event timeline. Each caller
+ * lays the lines out its own way (aligned text, HTML tables); `textLimit`
+ * clips long text to one line where a terminal needs it.
+ */
+import type { AttemptRow, EventRow, JobRow } from '../store/types.js';
+import { clip, formatAgo, formatDuration, formatTime, formatWhen } from './format.js';
+
+export type FieldValue = string | number | null;
+
+/** A stored JSON column (payload, result, progress, an event's detail) parsed, or the text itself when it is not JSON. */
+export function parseStored(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The row with its JSON columns (payload, result, progress) parsed. */
+export function jobJson(job: JobRow): Record<string, unknown> {
+  return { ...job, payload: parseStored(job.payload), result: parseStored(job.result), progress: parseStored(job.progress) };
+}
+
+function limited(text: string | null, textLimit: number | undefined): string | null {
+  if (text === null) return null;
+  return textLimit === undefined ? text : clip(text, textLimit);
+}
+
+/** The row's fields as (label, value), in the order an operator reads them; the JSON columns (payload, result, progress) are left to the caller. */
+export function jobFields(job: JobRow, now: number, textLimit?: number): [string, FieldValue][] {
+  const runtime = job.started_at === null ? null : (job.finished_at ?? now) - job.started_at;
+  return [
+    ['job', job.id],
+    ['class', job.class],
+    ['status', job.status + (job.cancel_requested_at !== null && job.status !== 'CANCELLED' ? ' (cancel requested)' : '')],
+    ['priority', job.priority],
+    ['attempts', `${job.attempts} of at most ${job.max_retries + 1}${job.releases > 0 ? ` (${job.releases} handed back, not counted)` : ''}`],
+    ['created', formatWhen(job.created_at, now)],
+    ['run at', formatWhen(job.run_at, now)],
+    ['claimed', formatWhen(job.claimed_at, now)],
+    ['started', formatWhen(job.started_at, now)],
+    ['heartbeat', formatWhen(job.heartbeat_at, now)],
+    ['lease expires', formatWhen(job.lease_expires_at, now)],
+    ['finished', formatWhen(job.finished_at, now)],
+    ['runtime', runtime === null ? '-' : formatDuration(runtime)],
+    ['owner', job.owner_id],
+    ['lease token', job.lease_token],
+    ['key', job.idempotency_key],
+    ['error', job.error_code === null ? null : `${job.error_code}: ${limited(job.error_detail, textLimit) ?? '-'}`],
+  ];
+}
+
+/** An attempt as a row of the attempts table. */
+export interface AttemptLine {
+  attempt: number;
+  status: AttemptRow['status'];
+  owner: string;
+  started: string;
+  took: string;
+  error: string | null;
+}
+
+export function attemptLines(attempts: readonly AttemptRow[], now: number, textLimit?: number): AttemptLine[] {
+  return attempts.map((a) => ({
+    attempt: a.attempt,
+    status: a.status,
+    owner: a.owner_id,
+    started: formatAgo(a.started_at, now),
+    took: formatDuration((a.finished_at ?? now) - a.started_at) + (a.finished_at === null ? ' so far' : ''),
+    error: a.error_code === null ? null : `${a.error_code}: ${limited(a.error_detail, textLimit) ?? '-'}`,
+  }));
+}
+
+/** A line of the timeline, as read. */
+export interface TimelineLine {
+  when: string;
+  ago: string;
+  event: string;
+  actor: string | null;
+  detail: string | null;
+}
+
+type TimelineEvent = Pick<EventRow, 'ts' | 'event' | 'actor' | 'detail'>;
+
+/**
+ * The stored events as a story: a claim writes no event of its own (the
+ * start that follows carries it), so each start shows as the claim, then the
+ * start; a job held now whose start is not written yet shows its claim from
+ * the row.
+ */
+export function timelineLines(job: JobRow, events: readonly EventRow[], now: number, textLimit?: number): TimelineLine[] {
+  const story = events.flatMap((e): TimelineEvent[] => {
+    const detail = e.event === 'STARTED' ? (parseStored(e.detail) as { attempt?: number; owner_id?: string; claimed_at?: number } | null) : null;
+    if (detail?.claimed_at === undefined || detail.owner_id === undefined) return [e];
+    const attempt = JSON.stringify({ attempt: detail.attempt });
+    return [
+      { ts: detail.claimed_at, event: 'CLAIMED', actor: detail.owner_id, detail: attempt },
+      { ts: e.ts, event: e.event, actor: e.actor, detail: attempt },
+    ];
+  });
+  if (job.status === 'CLAIMED' && job.claimed_at !== null && job.owner_id !== null) {
+    story.push({ ts: job.claimed_at, event: 'CLAIMED', actor: job.owner_id, detail: JSON.stringify({ attempt: job.attempts, held: true }) });
+  }
+  return story.map((e) => ({ when: formatTime(e.ts), ago: formatAgo(e.ts, now), event: e.event, actor: e.actor, detail: limited(e.detail, textLimit) }));
+}

@@ -1,0 +1,196 @@
+/**
+ * The dashboard in a real browser (headless Chromium): a real supervisor
+ * serves it on its HTTP port (`http.dashboard: true`, a token in
+ * LEASEHOLD_DASHBOARD_TOKEN); jobs run, some fail. The operator logs in,
+ * reads the counts, opens a failed job and its timeline, retries it and
+ * watches it succeed, cancels a running job and watches it stop; a
+ * read-only session has no action buttons; live updates stop while the tab
+ * is hidden. Each page is screenshotted into artifacts/screenshots/.
+ */
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useProcessGuard } from '../helpers/processes.js';
+import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
+import { tempDir } from '../helpers/temp.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
+import { countLivePolls, launchBrowser, livePolls, screenshot, setVisibility } from './browser.js';
+import { seed, serve, TOKEN } from './helpers.js';
+import { seedHistory } from './history.js';
+
+useProcessGuard();
+const newDir = tempDir('leasehold-dashboard-browser-');
+const DEADLINE = 20_000;
+
+let browser: Browser;
+let context: BrowserContext | undefined;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await context?.close();
+  context = undefined;
+});
+
+async function newPage(): Promise<Page> {
+  context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(DEADLINE);
+  page.on('dialog', (dialog) => void dialog.accept()); // the cancel button asks first
+  return page;
+}
+
+/** The big number of a status on the overview. */
+async function tile(page: Page, status: string): Promise<number> {
+  return Number(await page.locator(`.tile [data-status="${status}"]`).textContent());
+}
+
+async function withSupervisor(work: (sup: SupervisorHandle, base: string) => Promise<void>): Promise<void> {
+  const sup = await startSupervisor({
+    dir: newDir(),
+    env: { LEASEHOLD_DASHBOARD_TOKEN: TOKEN },
+    http: { port: 0, dashboard: true },
+    classes: [
+      { name: 'ok', handler: 'succeed' },
+      { name: 'flaky', handler: path.resolve('test/fixtures/handlers/fail-first.mjs') },
+      { name: 'long', handler: 'respects-signal', max_runtime_seconds: 120 },
+    ],
+  });
+  try {
+    const listening = await sup.waitForEvent('HTTP_LISTENING');
+    expect(listening).toMatchObject({ dashboard: true });
+    await work(sup, `http://127.0.0.1:${listening.port as number}`);
+  } finally {
+    await sup.stop();
+  }
+}
+
+describe('the dashboard in a browser', () => {
+  it('log in, read the counts, open a failed job, retry it and watch it succeed, cancel a running job', async () => {
+    await withSupervisor(async (sup, base) => {
+      const ok = await Promise.all([1, 2, 3].map((n) => sup.queue.enqueue({ class: 'ok', payload: { n } })));
+      const flaky = await Promise.all([1, 2].map((n) => sup.queue.enqueue({ class: 'flaky', payload: { to: `user${n}@example.com` }, maxRetries: 0 })));
+      const long = await sup.queue.enqueue({ class: 'long', payload: { ms: 300_000 } });
+      for (const { id } of ok) await sup.waitForJob(id, 'SUCCEEDED');
+      for (const { id } of flaky) await sup.waitForJob(id, 'FAILED');
+      await sup.waitForJob(long.id, 'RUNNING');
+
+      const page = await newPage();
+      // No token yet: the login page, and a POST is refused.
+      const first = await page.goto(`${base}/`);
+      expect(first?.status()).toBe(401);
+      await page.getByText('This dashboard needs its token').waitFor();
+      expect((await page.request.post(`${base}/jobs/${flaky[0]!.id}/retry`, { maxRedirects: 0 })).status()).toBe(401);
+      expect((await sup.queue.get(flaky[0]!.id))?.job.status).toBe('FAILED');
+
+      // ?token= once: the session cookie, and the overview without the token in the URL.
+      await page.goto(`${base}/?token=${TOKEN}`);
+      expect(new URL(page.url()).search).toBe('');
+      await page.locator('.tile').first().waitFor();
+      expect(await tile(page, 'SUCCEEDED')).toBe(3);
+      expect(await tile(page, 'FAILED')).toBe(2);
+      expect(await tile(page, 'RUNNING')).toBe(1);
+      await page.getByRole('row', { name: /flaky/ }).waitFor();
+      await screenshot(page, 'overview');
+
+      // The failed jobs, then one of them: its timeline says why.
+      await page.locator('.tile.status-failed').click();
+      await page.waitForURL(/\/jobs\?status=FAILED$/);
+      await page.locator(`tr[data-job="${flaky[0]!.id}"]`).waitFor();
+      await screenshot(page, 'jobs');
+      await page.locator(`tr[data-job="${flaky[0]!.id}"] a`, { hasText: `#${flaky[0]!.id}` }).click();
+      await page.waitForURL(new RegExp(`/jobs/${flaky[0]!.id}$`));
+      const timeline = page.locator('section', { has: page.getByRole('heading', { name: 'Timeline' }) });
+      await timeline.getByText('FAILED', { exact: true }).waitFor();
+      expect(await timeline.textContent()).toMatch(/ENQUEUED.*CLAIMED.*STARTED.*FAILED/s);
+      expect(await page.locator('table.fields').textContent()).toContain('UPSTREAM:DOWN: upstream is down');
+      await screenshot(page, 'job-failed');
+
+      // Retry, then watch the page update itself until the job has succeeded.
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByText('Queued to run again.').waitFor();
+      await page.locator('h1 .badge', { hasText: 'SUCCEEDED' }).waitFor();
+      await page.locator('pre.json', { hasText: '"step": "sent"' }).waitFor();
+      const retried = await sup.queue.get(flaky[0]!.id);
+      expect(retried?.job.status).toBe('SUCCEEDED');
+      expect(retried?.events.find((e) => e.event === 'RETRY_SCHEDULED')?.actor).toBe('dashboard@127.0.0.1');
+      await screenshot(page, 'job-retried');
+
+      // Cancel the running job: its worker aborts it, and the page shows it.
+      await page.goto(`${base}/jobs/${long.id}`);
+      await page.locator('h1 .badge', { hasText: 'RUNNING' }).waitFor();
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await page.locator('h1 .badge', { hasText: 'CANCELLED' }).waitFor();
+      const cancelled = await sup.queue.get(long.id);
+      expect(cancelled?.job.status).toBe('CANCELLED');
+      expect(cancelled?.events.find((e) => e.event === 'CANCELLED' && e.actor === 'dashboard@127.0.0.1')?.detail).toContain('"stage":"requested"');
+      await screenshot(page, 'job-cancelled');
+
+      // The workers: this supervisor and its three children.
+      await page.getByRole('link', { name: 'Workers' }).click();
+      await page.locator('tr.supervisor').waitFor();
+      expect(await page.locator('tr.child').count()).toBe(3);
+      await screenshot(page, 'workers');
+
+      // /metrics and /healthz stay as they were, without the token.
+      expect((await fetch(`${base}/metrics`)).status).toBe(200);
+      expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    });
+  });
+
+  it('the overview of a busy hour: throughput minute by minute, a crash loop and a paused class called out first', async () => {
+    const dir = newDir();
+    const database = path.join(dir, 'queue.db');
+    const { succeeded, failed } = await seedHistory(database, Date.now());
+    const { base } = await serve(database, dir);
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    const legend = await page.locator('.legend').textContent();
+    expect(legend).toContain(`${succeeded} succeeded`);
+    expect(legend).toContain(`${failed} failed`);
+    expect(await page.locator('svg.chart .bar-ok').count()).toBeGreaterThanOrEqual(55);
+    expect(await page.locator('svg.chart .bar-failed').count()).toBeGreaterThanOrEqual(10);
+    expect(await page.locator('.alert.trouble').textContent()).toMatch(/thumbnail is in a crash loop: 2 children ended abnormally/);
+    expect(await page.locator('.alert.paused').textContent()).toMatch(/report is paused by cli/);
+    expect(await page.locator('tr', { hasText: 'UPSTREAM:TIMEOUT' }).count()).toBe(1);
+    await screenshot(page, 'overview-hour');
+  });
+
+  it('a read-only session shows no action buttons', async () => {
+    const dir = newDir();
+    const { base, queue } = await serve(path.join(dir, 'queue.db'), dir, { readOnly: true });
+    const ids = await seed(queue);
+    const page = await newPage();
+    for (const url of ['/', `/jobs/${ids.failedEmail}`, `/jobs/${ids.queued}`, '/jobs?status=FAILED']) {
+      await page.goto(`${base}${url}`);
+      await page.locator('#live').waitFor();
+      expect(await page.locator('form[method="post"], button[type="submit"]:text-matches("Retry|Cancel")').count(), url).toBe(0);
+      expect(await page.getByRole('link', { name: /retry/i }).count(), url).toBe(0);
+    }
+    await page.getByText('read-only', { exact: true }).waitFor();
+    await screenshot(page, 'read-only');
+  });
+
+  it('live updates poll about every 2 s while the tab is visible, none while hidden', async () => {
+    const dir = newDir();
+    const { base, queue } = await serve(path.join(dir, 'queue.db'), dir);
+    await seed(queue);
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await countLivePolls(page);
+    await waitFor('two live updates', async () => (await livePolls(page)) >= 2, { timeoutMs: DEADLINE, intervalMs: 100 });
+
+    // A job enqueued now shows up without a reload.
+    await queue.enqueue({ class: 'late', payload: {} });
+    await page.locator('tr[data-class="late"]').waitFor();
+
+    const hiddenAt = await setVisibility(page, 'hidden');
+    await holdsFor('no live update while hidden', async () => (await livePolls(page)) === hiddenAt, { forMs: 5_000, intervalMs: 250 });
+    const shownAt = await setVisibility(page, 'visible');
+    expect(shownAt).toBe(hiddenAt);
+    await waitFor('a live update once visible again', async () => (await livePolls(page)) > shownAt, { timeoutMs: DEADLINE, intervalMs: 50 });
+  });
+});
