@@ -96,19 +96,19 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   return {
+    // The parts at once: on PostgreSQL each is a round trip on a connection of its own.
     async overview() {
       const now = options.now();
-      const counted = await counts.get();
-      return {
-        now,
-        counts: counted.value,
-        counts_at: counted.at,
-        throughput: await throughput.minutes(now),
-        in_flight: (await store.statsInFlight({ limit: IN_FLIGHT_LIMIT })).map((job) => inFlightView(job, now)),
-        top_errors: await store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
-        paused: await pausedClasses(store),
-        troubles: await classTroubles(store, now, options.classes),
-      };
+      const [counted, chart, inFlight, topErrors, paused, troubles] = await Promise.all([
+        counts.get(),
+        throughput.minutes(now),
+        store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
+        store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
+        pausedClasses(store),
+        classTroubles(store, now, options.classes),
+      ]);
+      const in_flight = inFlight.map((job) => inFlightView(job, now));
+      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles };
     },
     async jobs(query) {
       const jobs = await store.jobList({ ...query, limit: query.limit + 1 });
