@@ -95,7 +95,7 @@ export function checkTargets(report: BenchReport): Target[] {
   const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
   add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
-  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestPage(s.dashboard), (v) => v <= DASHBOARD_TARGET_MS);
+  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestPage(s.dashboard), (v) => v <= DASHBOARD_TARGET_MS);
   add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
   return targets;
 }
@@ -282,7 +282,8 @@ export function renderTable(report: BenchReport): string {
       const read = x.reads.find((r) => r.read === name);
       return [stat(read?.ms), read === undefined ? '' : fmt(read.first_ms)];
     });
-    out.push(table(['page data', ...columns], names.map((name) => [name, ...cells(name)])));
+    const label = (name: string) => (d.drivers[0]?.reads.find((r) => r.read === name)?.cold === true ? `${name} (cold: not in the target)` : name);
+    out.push(table(['page data', ...columns], names.map((name) => [label(name), ...cells(name)])));
     out.push(`  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`, '');
   }
   if (report.targets.length > 0) {
