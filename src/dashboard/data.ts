@@ -7,7 +7,6 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
-import type { RetentionPolicy } from '../queue/retention.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
@@ -79,8 +78,6 @@ export interface DashboardData {
 
 export interface DashboardDataOptions {
   now: () => number;
-  /** @deprecated Not read: the pages show no retention figures. Kept so that callers written against the first version compile. */
-  retention?: RetentionPolicy;
   /** The config's classes, when the dashboard has one: their restart windows (the crash-loop rule). */
   classes?: readonly ClassConfig[];
 }
