@@ -7,7 +7,7 @@
  * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
  * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
  * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12),
- * reads (13), cli (14);
+ * reads (13), cli (14), dashboard (15);
  * see scripts/bench/. Sections 1-3 run
  * interleaved in rounds so their ratios are taken within a round. Every
  * process started is stopped at the end, and every PostgreSQL schema made
@@ -19,6 +19,7 @@ import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
 import { runComparison } from './bench/compare.js';
 import { runCli } from './bench/cli.js';
+import { runDashboard } from './bench/dashboard.js';
 import { runConcurrency } from './bench/concurrency.js';
 import type { BenchContext } from './bench/context.js';
 import { FULL, QUICK } from './bench/context.js';
@@ -147,6 +148,7 @@ try {
   if (wanted.has('concurrency')) await section('concurrency', async () => void (report.sections.concurrency = await runConcurrency(ctx)));
   if (wanted.has('reads')) await section('reads', async () => void (report.sections.reads = await runReads(ctx, ['sqlite', 'postgres'])));
   if (wanted.has('cli')) await section('cli', async () => void (report.sections.cli = runCli(ctx)));
+  if (wanted.has('dashboard')) await section('dashboard', async () => void (report.sections.dashboard = await runDashboard(ctx, ['sqlite', 'postgres'])));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();

@@ -92,7 +92,7 @@ describe('npm run bench -- --quick', () => {
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
     }
-    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '12-pg', '12-scale', '13-reads', '14-cli', '5-p50', '5-p99', '6-p50', '7-depth']);
+    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '12-pg', '12-scale', '13-reads', '14-cli', '15-dashboard', '5-p50', '5-p99', '6-p50', '7-depth']);
     for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
 
     expect(processesMentioning(dir)).toEqual([]);

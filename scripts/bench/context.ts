@@ -34,8 +34,10 @@ export interface Sizes {
    * those at `levels[i]` (a slot runs at most 1000 / sleepMs jobs a second).
    */
   concurrency: { levels: number[]; sleepMs: number; sleepJobs: number[] };
-  /** Jobs in the store whose operator reads are timed (section 13). */
+  /** Jobs in the store whose operator reads are timed (sections 13 and 15). */
   readsJobs: number;
+  /** Exited children in the registry whose dashboard pages are timed (section 15). */
+  dashboardWorkerHistory: number;
   /** Runs of each `leasehold` command timed (section 14). */
   cliRuns: number;
 }
@@ -64,6 +66,7 @@ export const FULL: Sizes = {
   headOfLine: { jobs: 2_000, fastMs: 1, slowEvery: 250, slowMs: 3_000 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
   readsJobs: 1_000_000,
+  dashboardWorkerHistory: 2_000,
   cliRuns: 20,
 };
 
@@ -86,6 +89,7 @@ export const QUICK: Sizes = {
   headOfLine: { jobs: 200, fastMs: 1, slowEvery: 50, slowMs: 500 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
   readsJobs: 3_000,
+  dashboardWorkerHistory: 100,
   cliRuns: 10,
 };
 

@@ -1,25 +1,21 @@
 /**
- * Section 13: what an operator's reads cost on a big store. `readsJobs`
- * jobs of three classes are enqueued (enqueueMany), then finished in bulk
- * by statements of this benchmark's own (98% SUCCEEDED, 1% FAILED with one
- * of five error codes, 1% left QUEUED; an attempt row each), their ends
- * spread evenly over the last 30 days (the default retention of SUCCEEDED
- * jobs): the store of a queue that has run steadily for a month, vacuumed
- * (PostgreSQL) as autovacuum would have. Each read is the store call
- * `leasehold list` or `stats` makes (in this process: the CLI's start-up is
- * not in the figure), timed `runs` + 2 times after one warm-up.
+ * Section 13: what an operator's reads cost on a big store (./big-store.ts):
+ * `readsJobs` jobs of three classes, 98% SUCCEEDED, 1% FAILED with one of
+ * five error codes, 1% left QUEUED, an attempt row each, their ends spread
+ * evenly over the last 30 days (the default retention of SUCCEEDED jobs):
+ * the store of a queue that has run steadily for a month. Each read is the
+ * store call `leasehold list` or `stats` makes (in this process: the CLI's
+ * start-up is not in the figure), timed `runs` + 2 times after one warm-up.
  */
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { collectStats } from '../../src/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
-import { round, summarize, type Stat } from './common.js';
+import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { benchDatabase, type BenchDatabase, type Driver } from './database.js';
-import { FILL_CHUNK, openBenchQueue } from './leasehold.js';
+import type { Driver } from './database.js';
+import { fillBigStore, timeRead, type BigStoreMix } from './big-store.js';
 
 const CLASSES = ['reads-a', 'reads-b', 'reads-c'];
 /** Every read must answer within this (issue 12). */
@@ -31,44 +27,7 @@ export interface ReadsSection {
   drivers: { driver: Driver; setup_seconds: number; reads: { read: string; ms: Stat }[] }[];
 }
 
-const SPREAD_MS = 30 * 24 * 3_600_000;
-
-/** Ends every job but 1 in 100 (left QUEUED), as a month of running would have: status, times, owner, attempt row. */
-function finishSql(now: number, jobs: number): string[] {
-  const finishedAt = `${now} - (${jobs} - id) * ${Math.floor(SPREAD_MS / jobs)}`;
-  const status = `CASE WHEN id % 100 = 0 THEN 'FAILED' ELSE 'SUCCEEDED' END`;
-  const code = `CASE WHEN id % 100 = 0 THEN 'E:' || (id / 100 % 5) END`;
-  return [
-    `UPDATE jobs SET status = ${status}, attempts = 1, owner_id = 'bench', lease_token = 'bench', claimed_at = ${finishedAt} - 10,
-       started_at = ${finishedAt} - 10, finished_at = ${finishedAt}, error_code = ${code} WHERE id % 100 <> 1`,
-    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code)
-       SELECT id, 1, owner_id, lease_token, started_at, finished_at, status, error_code FROM jobs WHERE finished_at IS NOT NULL`,
-  ];
-}
-
-/** Statements of this benchmark's own, in one transaction, on the measurement's database. */
-async function runStatements(ctx: BenchContext, database: BenchDatabase, statements: string[]): Promise<void> {
-  if (database.driver === 'sqlite') {
-    const db = new Database(database.url);
-    try {
-      db.transaction(() => statements.forEach((sql) => db.exec(sql)))();
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const schema = new URL(database.url).searchParams.get('schema') ?? 'public';
-  const client = new pg.Client({ connectionString: ctx.pgUrl, options: `-c search_path=${schema}` });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
-    for (const sql of statements) await client.query(sql);
-    await client.query('COMMIT');
-    await client.query('VACUUM ANALYZE');
-  } finally {
-    await client.end();
-  }
-}
+const mixOf = (jobs: number): BigStoreMix => ({ jobs, classes: CLASSES, spreadMs: 30 * 24 * 3_600_000, queuedEvery: 100, timeline: false, keyEvery: 0 });
 
 /** The reads, each as `leasehold` makes it. */
 function reads(store: Store): [string, () => Promise<unknown>][] {
@@ -85,33 +44,12 @@ function reads(store: Store): [string, () => Promise<unknown>][] {
 }
 
 async function measureDriver(ctx: BenchContext, driver: Driver): Promise<ReadsSection['drivers'][number]> {
-  const dir = ctx.dirs.make(`reads-${driver}`);
-  const database = benchDatabase(ctx, dir, driver);
+  const { database, setupSeconds } = await fillBigStore(ctx, 'reads', driver, mixOf(ctx.sizes.readsJobs));
   try {
-    const started = performance.now();
-    const queue = await openBenchQueue(database.url);
-    const jobs = ctx.sizes.readsJobs;
-    for (let done = 0; done < jobs; done += FILL_CHUNK) {
-      const size = Math.min(FILL_CHUNK, jobs - done);
-      await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: CLASSES[(done + i) % CLASSES.length]!, payload: { n: done + i } })));
-    }
-    await queue.close();
-    await runStatements(ctx, database, finishSql(systemClock.now(), jobs));
-    const setupSeconds = round((performance.now() - started) / 1000, 1);
-    ctx.progress(`reads on ${driver}: ${jobs} jobs set up in ${setupSeconds} s`);
     const store = await openStore(database.url);
     try {
       const results: { read: string; ms: Stat }[] = [];
-      for (const [read, run] of reads(store)) {
-        await run();
-        const times: number[] = [];
-        for (let i = 0; i < ctx.sizes.runs + 2; i++) {
-          const t = performance.now();
-          await run();
-          times.push(performance.now() - t);
-        }
-        results.push({ read, ms: summarize(times, 1) });
-      }
+      for (const [read, run] of reads(store)) results.push({ read, ms: (await timeRead(run, ctx.sizes.runs + 2)).ms });
       return { driver, setup_seconds: setupSeconds, reads: results };
     } finally {
       await store.close();

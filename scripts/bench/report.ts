@@ -13,6 +13,7 @@ import type { PgLatencySection } from './postgres.js';
 import type { ThroughputRow, ThroughputSection } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
 import { READ_TARGET_MS, slowestRead, type ReadsSection } from './reads.js';
+import { DASHBOARD_TARGET_MS, slowestPage, type DashboardSection } from './dashboard.js';
 
 export const SECTIONS = [
   'throughput',
@@ -29,6 +30,7 @@ export const SECTIONS = [
   'concurrency',
   'reads',
   'cli',
+  'dashboard',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -55,6 +57,7 @@ export interface BenchReport {
     concurrency?: ConcurrencySection;
     reads?: ReadsSection;
     cli?: CliSection;
+    dashboard?: DashboardSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -92,6 +95,7 @@ export function checkTargets(report: BenchReport): Target[] {
   const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
   add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
+  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestPage(s.dashboard), (v) => v <= DASHBOARD_TARGET_MS);
   add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
   return targets;
 }
@@ -265,6 +269,22 @@ export function renderTable(report: BenchReport): string {
   if (s.cli !== undefined) {
     out.push(`14. \`leasehold --db queue.db <command>\` on a small SQLite file: wall time of a process, spawn to exit, ${s.cli.runs} runs each (ms)`);
     out.push(table(['command', 'median', 'min', 'max'], s.cli.commands.map((c) => [c.command, fmt(c.wall_ms.median), fmt(c.wall_ms.min), fmt(c.wall_ms.max)])), '');
+  }
+  if (s.dashboard !== undefined) {
+    const d = s.dashboard;
+    out.push(
+      `15. dashboard page data (src/dashboard/data.ts) with ${fmt(d.jobs)} jobs in the store (finished over 7 days, 1% FAILED, every 250th QUEUED, 32 in flight, ` +
+        `${fmt(d.worker_history)} exited children): ${d.runs} runs each after a first call (ms; target ${DASHBOARD_TARGET_MS})`,
+    );
+    const names = d.drivers[0]?.reads.map((x) => x.read) ?? [];
+    const columns = d.drivers.flatMap((x) => [x.driver, `${x.driver} first`]);
+    const cells = (name: string) => d.drivers.flatMap((x) => {
+      const read = x.reads.find((r) => r.read === name);
+      return [stat(read?.ms), read === undefined ? '' : fmt(read.first_ms)];
+    });
+    const label = (name: string) => (d.drivers[0]?.reads.find((r) => r.read === name)?.cold === true ? `${name} (cold: not in the target)` : name);
+    out.push(table(['page data', ...columns], names.map((name) => [label(name), ...cells(name)])));
+    out.push(`  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`, '');
   }
   if (report.targets.length > 0) {
     out.push('targets (issues 6, 11 and 12)');

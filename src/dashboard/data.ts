@@ -9,7 +9,7 @@ import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
-import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobRow, JobStatus, MaintenanceStore, OperatorStore } from '../store/types.js';
+import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
 import { Recent } from './recent.js';
 import { ThroughputChart, type ThroughputMinute } from './throughput.js';
 import { classTroubles, type ClassTrouble } from './troubles.js';
@@ -17,7 +17,7 @@ import { classTroubles, type ClassTrouble } from './troubles.js';
 export type { ThroughputMinute } from './throughput.js';
 export type { ClassTrouble } from './troubles.js';
 
-export type DashboardStore = OperatorStore & MaintenanceStore;
+export type DashboardStore = OperatorStore;
 
 export interface Overview {
   now: number;
@@ -70,7 +70,7 @@ export interface DashboardData {
    * holding it.
    */
   jobByKey(key: string, jobClass?: string): Promise<JobRow | undefined>;
-  /** Supervisors and children, newest first (WORKERS_SHOWN at most), stale ones flagged. */
+  /** Supervisors and children, newest first: every one not known to have exited, and the newest WORKERS_SHOWN; stale ones flagged. */
   workers(): Promise<WorkerView[]>;
   /** How many FAILED jobs a bulk retry with this filter would queue (what the confirmation shows). */
   failedCount(filter: FailedFilter): Promise<number>;
@@ -88,24 +88,26 @@ const HOUR_MS = 3_600_000;
 const IN_FLIGHT_LIMIT = 10;
 const TOP_ERRORS_LIMIT = 10;
 export const WORKERS_SHOWN = 200;
+/** Workers not known to have exited, read at most: a few per class per host. */
+const LIVE_WORKERS_READ = 5_000;
 
 export function dashboardData(store: DashboardStore, options: DashboardDataOptions): DashboardData {
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   return {
+    // The parts at once: on PostgreSQL each is a round trip on a connection of its own.
     async overview() {
       const now = options.now();
-      const counted = await counts.get();
-      return {
-        now,
-        counts: counted.value,
-        counts_at: counted.at,
-        throughput: await throughput.minutes(now),
-        in_flight: (await store.statsInFlight({ limit: IN_FLIGHT_LIMIT })).map((job) => inFlightView(job, now)),
-        top_errors: await store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
-        paused: await pausedClasses(store),
-        troubles: await classTroubles(store, now, options.classes),
-      };
+      const [counted, chart, inFlight, topErrors, paused, troubles] = await Promise.all([
+        counts.get(),
+        throughput.minutes(now),
+        store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
+        store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
+        pausedClasses(store),
+        classTroubles(store, now, options.classes),
+      ]);
+      const in_flight = inFlight.map((job) => inFlightView(job, now));
+      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles };
     },
     async jobs(query) {
       const jobs = await store.jobList({ ...query, limit: query.limit + 1 });
@@ -120,8 +122,15 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     async jobByKey(key, jobClass) {
       return (await store.jobListByKey({ key, class: jobClass }))[0];
     },
+    // The live rows apart: after a long crash loop, a supervisor that started long ago is not among the newest rows,
+    // and without its row its children could not be flagged stale.
     async workers() {
-      return describeWorkers(await store.workerList({ includeExited: true, limit: WORKERS_SHOWN }), options.now());
+      const [live, newest] = await Promise.all([
+        store.workerList({ includeExited: false, limit: LIVE_WORKERS_READ }),
+        store.workerList({ includeExited: true, limit: WORKERS_SHOWN }),
+      ]);
+      const rows = new Map<string, WorkerRow>([...newest, ...live].map((row) => [row.id, row]));
+      return describeWorkers([...rows.values()].sort((a, b) => b.started_at - a.started_at), options.now());
     },
     async failedCount(filter) {
       return store.jobCountFailed(filter);

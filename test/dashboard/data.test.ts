@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClassConfig } from '../../src/config/schema.js';
-import { COUNTS_MAX_AGE_MS, dashboardData, type DashboardData } from '../../src/dashboard/data.js';
+import { COUNTS_MAX_AGE_MS, dashboardData, WORKERS_SHOWN, type DashboardData } from '../../src/dashboard/data.js';
 import { Recent } from '../../src/dashboard/recent.js';
 import { CHART_MINUTES, MINUTE_MS, SETTLE_MS } from '../../src/dashboard/throughput.js';
 import { STALE_SUPERVISOR_MS } from '../../src/queue/registry.js';
@@ -232,6 +232,20 @@ describe.each(DRIVERS)('DashboardData on %s', (_driver, openStore) => {
       ['sup-1', true],
     ]);
     expect(workers[1]).toMatchObject({ class: 'a', supervisor_id: 'sup-1', uptime_ms: STALE_SUPERVISOR_MS + 1 });
+  });
+
+  it('workers: a supervisor older than the newest WORKERS_SHOWN rows is still shown, so its children are flagged', async () => {
+    await registerSupervisor('sup-old');
+    await registerChild('sup-old/live', 'sup-old', 'a');
+    for (let n = 0; n < WORKERS_SHOWN; n++) {
+      clock.advance(1);
+      await registerChild(`sup-old/gone.${n}`, 'sup-old', 'a');
+      await store.workerExit({ id: `sup-old/gone.${n}`, state: 'exited', exitCode: 1, exitSignal: null });
+    }
+    clock.advance(STALE_SUPERVISOR_MS + 1);
+    const workers = await data.workers();
+    expect(workers).toHaveLength(WORKERS_SHOWN + 2);
+    expect(workers.filter((worker) => worker.stale).map((worker) => worker.id).sort()).toEqual(['sup-old', 'sup-old/live']);
   });
 });
 

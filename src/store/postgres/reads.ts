@@ -83,8 +83,11 @@ export abstract class PostgresReads {
     return rows<WorkerRow>(this.pool, WORKER_SQL.liveOnHost, [params.host]);
   }
 
+  /** Each class is counted at once on a connection of its own: counting 1e6 jobs is CPU work, and the server has more than one core. */
   async statsCounts(): Promise<ClassStatusCount[]> {
-    return rows<ClassStatusCount>(this.pool, STATS_SQL.countsByClassStatus);
+    const classes = await rows<{ class: string }>(this.pool, STATS_SQL.classesPresent);
+    const counts = await Promise.all(classes.map((row) => rows<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])));
+    return classes.flatMap((row, i) => counts[i]!.map((count) => ({ class: row.class, ...count })));
   }
 
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {

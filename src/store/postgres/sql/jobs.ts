@@ -9,7 +9,7 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
 
 /** A recursive CTE `classes(class)`: every class present, in order, by one seek each in jobs_class_status (NULL ends it). */
-const CLASSES_PRESENT = `classes(class) AS (
+export const CLASSES_PRESENT = `classes(class) AS (
       (SELECT class FROM jobs ORDER BY class LIMIT 1)
       UNION ALL
       SELECT (SELECT j.class FROM jobs AS j WHERE j.class > c.class ORDER BY j.class LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)`;

@@ -1,12 +1,21 @@
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
+import { JOB_STATUSES } from '../../types.js';
+import { CLASSES_PRESENT } from './jobs.js';
 
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 
 /** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */
 export const STATS_SQL = nameAll('stats', {
-  /** () -> (class, status, count) for every pair present, in that order, through jobs_class_status. */
-  countsByClassStatus: `SELECT class, status, count(*) AS count FROM jobs GROUP BY class, status ORDER BY class, status`,
+  /** () -> the classes present, in order: a loose scan of jobs_class_status, one seek each. */
+  classesPresent: `WITH RECURSIVE ${CLASSES_PRESENT} SELECT class FROM classes WHERE class IS NOT NULL`,
+  /**
+   * (class) -> (status, count) for each status present in the class, in order: one range count each in
+   * jobs_class_status (a GROUP BY over the whole table was a parallel scan of every row, twice as long at 1e6 jobs).
+   */
+  countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES].sort().map((status) => `('${status}')`).join(', ')}) AS s(status)
+    CROSS JOIN LATERAL (SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = s.status) AS n
+    WHERE n.count > 0 ORDER BY s.status`,
   /** (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes. */
   inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
       j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at

@@ -10,7 +10,7 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
 const columnsOf = (alias: string) => JOB_COLUMNS.split(',').map((column) => `${alias}.${column.trim()}`).join(', ');
 
 /** A recursive CTE `classes(class)`: every class present, in order, by one index seek each (NULL ends it). */
-const CLASSES_PRESENT = `classes(class) AS (
+export const CLASSES_PRESENT = `classes(class) AS (
       SELECT (SELECT class FROM jobs ORDER BY class LIMIT 1)
       UNION ALL
       SELECT (SELECT class FROM jobs WHERE class > classes.class ORDER BY class LIMIT 1) FROM classes WHERE class IS NOT NULL)`;

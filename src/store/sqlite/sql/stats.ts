@@ -1,5 +1,7 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
+import { JOB_STATUSES } from '../../types.js';
+import { CLASSES_PRESENT } from './jobs.js';
 
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
@@ -10,8 +12,17 @@ const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
  * walks an index; test/store/stats-plans.test.ts holds them to it.
  */
 export const STATS_SQL = {
-  /** () -> (class, status, count) for every pair present, through the covering jobs_class_status. */
-  countsByClassStatus: `SELECT class, status, count(*) AS count FROM jobs GROUP BY class, status`,
+  /**
+   * () -> (class, status, count) for every pair present, by class and status: for each class present (a loose
+   * scan of jobs_class_status) and each status, one range count in that covering index. A GROUP BY over the
+   * whole index compares each entry's key with the one before: at 1e6 jobs it took twice as long.
+   */
+  countsByClassStatus: `WITH RECURSIVE ${CLASSES_PRESENT},
+    statuses(status) AS (VALUES ${[...JOB_STATUSES].sort().map((status) => `('${status}')`).join(', ')}),
+    pairs(class, status, count) AS MATERIALIZED (
+      SELECT c.class, s.status, (SELECT count(*) FROM jobs WHERE class = c.class AND status = s.status)
+      FROM classes AS c CROSS JOIN statuses AS s WHERE c.class IS NOT NULL)
+    SELECT class, status, count FROM pairs WHERE count > 0 ORDER BY class, status`,
   /**
    * (limit) -> in-flight jobs, held longest first, with their owner's pid. Only
    * held rows live in the partial jobs_lease_expiry (a few per worker), so the

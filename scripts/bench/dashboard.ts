@@ -1,0 +1,141 @@
+/**
+ * Section 15: the dashboard's page data (src/dashboard/data.ts) on a big
+ * store (./big-store.ts): `readsJobs` jobs of three classes, finished over
+ * the last 7 days (about 100 a minute), 1% FAILED with one of five error
+ * codes, every 250th left QUEUED, with the timeline a worker leaves and an
+ * idempotency key on every 10th; then, through the store as a supervisor
+ * and its children write them: a live supervisor whose 4 children hold 8
+ * jobs each (claimed and started), a registry history of exited children
+ * (every 10th by a crash, the last ones within a minute) and a class it
+ * disabled. Each page's data is timed in this process, `runs` + 4 times
+ * after a first call shown on its own (the database's pages are warm: the
+ * fill wrote them).
+ */
+import { dashboardData, type DashboardData } from '../../src/dashboard/data.js';
+import { SUPERVISOR_HEARTBEAT_MS } from '../../src/queue/registry.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/types.js';
+import type { Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import type { Driver } from './database.js';
+import { fillBigStore, timeRead } from './big-store.js';
+
+const CLASSES = ['dash-a', 'dash-b', 'dash-c'];
+const SUPERVISOR = 'bench-supervisor';
+const CHILDREN = 4;
+const HELD_PER_CHILD = 8;
+/** Every page's data must answer within this (issue 13). */
+export const DASHBOARD_TARGET_MS = 100;
+const PAGE = 50;
+
+export interface DashboardSection {
+  jobs: number;
+  runs: number;
+  /** Exited children in the registry. */
+  worker_history: number;
+  drivers: { driver: Driver; setup_seconds: number; reads: PageRead[] }[];
+}
+
+/** One page's data timed; `cold`: with the dashboard's own caches empty every run (shown, but not held to the target). */
+export interface PageRead {
+  read: string;
+  cold: boolean;
+  first_ms: number;
+  ms: Stat;
+}
+
+/** The registry a running deployment has: a live supervisor, its busy children, the children before them, a disabled class. */
+async function writeRegistry(store: Store, history: number): Promise<void> {
+  const register = (id: string, kind: 'supervisor' | 'child', cls: string | null) =>
+    store.workerRegister({ id, kind, host: 'bench-host', supervisorId: kind === 'child' ? SUPERVISOR : null, pid: 1, class: cls, state: 'ready', restarts: 0 });
+  await register(SUPERVISOR, 'supervisor', null);
+  for (let n = 0; n < history; n++) {
+    const id = `${SUPERVISOR}/old.${n}`;
+    await register(id, 'child', CLASSES[n % CLASSES.length]!);
+    await store.workerExit({ id, state: 'exited', exitCode: n % 10 === 0 ? 1 : 0, exitSignal: null });
+  }
+  for (let n = 0; n < CHILDREN; n++) {
+    const id = `${SUPERVISOR}/live.${n}`;
+    const cls = CLASSES[n % 2]!;
+    await register(id, 'child', cls);
+    const { claimed } = await store.jobsSettle({ settlements: [], claim: { classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 } });
+    for (const job of claimed) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000 });
+    await store.workerHeartbeat({ id, state: 'busy', jobId: claimed[0]?.id ?? null, cpuPercent: 12.5, memoryBytes: 80_000_000 });
+  }
+  await store.classDisabledRecord({ supervisorId: SUPERVISOR, class: CLASSES[2]!, reason: 'crash loop: 6 crashes within 60s' });
+}
+
+/** Each page's data, as the web layer asks for it; `deep` is an id halfway down the store. */
+function pageReads(jobs: number): [string, (data: DashboardData) => Promise<unknown>][] {
+  const deep = Math.floor(jobs / 2);
+  return [
+    ['jobs: newest', (d) => d.jobs({ limit: PAGE })],
+    ['jobs: status FAILED', (d) => d.jobs({ status: 'FAILED', limit: PAGE })],
+    ['jobs: status SUCCEEDED', (d) => d.jobs({ status: 'SUCCEEDED', limit: PAGE })],
+    ['jobs: status QUEUED', (d) => d.jobs({ status: 'QUEUED', limit: PAGE })],
+    ['jobs: status RUNNING', (d) => d.jobs({ status: 'RUNNING', limit: PAGE })],
+    ['jobs: class', (d) => d.jobs({ class: 'dash-b', limit: PAGE })],
+    ['jobs: class + status FAILED', (d) => d.jobs({ class: 'dash-b', status: 'FAILED', limit: PAGE })],
+    ['jobs: error code', (d) => d.jobs({ errorCode: 'E:3', limit: PAGE })],
+    ['jobs: class + error code', (d) => d.jobs({ class: 'dash-b', errorCode: 'E:3', limit: PAGE })],
+    [`jobs: page below id ${deep}`, (d) => d.jobs({ beforeId: deep, limit: PAGE })],
+    [`jobs: page below id ${deep}, status SUCCEEDED`, (d) => d.jobs({ status: 'SUCCEEDED', beforeId: deep, limit: PAGE })],
+    [`jobs: page below id ${deep}, class`, (d) => d.jobs({ class: 'dash-b', beforeId: deep, limit: PAGE })],
+    [`jobs: page below id ${deep}, error code`, (d) => d.jobs({ errorCode: 'E:3', beforeId: deep, limit: PAGE })],
+    ['job (a FAILED one: row, attempts, timeline)', (d) => d.job(deep - (deep % 100))],
+    ['jobByKey (any class)', (d) => d.jobByKey(`key-${deep - (deep % 10)}`)],
+    ['workers', (d) => d.workers()],
+    ['failedCount: all', (d) => d.failedCount({})],
+    ['failedCount: class', (d) => d.failedCount({ class: 'dash-b' })],
+    ['failedCount: error code', (d) => d.failedCount({ errorCode: 'E:3' })],
+    ['failedCount: class + error code', (d) => d.failedCount({ class: 'dash-b', errorCode: 'E:3' })],
+  ];
+}
+
+async function measureDriver(ctx: BenchContext, driver: Driver): Promise<DashboardSection['drivers'][number]> {
+  const jobs = ctx.sizes.readsJobs;
+  const mix = { jobs, classes: CLASSES, spreadMs: 7 * 24 * 3_600_000, queuedEvery: 250, timeline: true, keyEvery: 10 };
+  const { database, setupSeconds } = await fillBigStore(ctx, 'dashboard', driver, mix);
+  try {
+    const store = await openStore(database.url);
+    // The supervisor stays live (its classes' troubles are read) while the pages are timed.
+    const heartbeat = setInterval(() => void store.workerHeartbeat({ id: SUPERVISOR }).catch(() => undefined), SUPERVISOR_HEARTBEAT_MS);
+    try {
+      const started = performance.now();
+      await writeRegistry(store, ctx.sizes.dashboardWorkerHistory);
+      ctx.progress(`dashboard on ${driver}: registry and ${CHILDREN * HELD_PER_CHILD} jobs in flight written in ${Math.round(performance.now() - started)} ms`);
+      const runs = ctx.sizes.runs + 4;
+      const results: PageRead[] = [];
+      const time = async (read: string, run: () => Promise<unknown>, cold = false) => void results.push({ read, cold, ...(await timeRead(run, runs)) });
+      // The overview three ways: a first view (nothing kept), polled every 2 s (counts read
+      // again, the chart's ended minutes kept), and within a second (counts kept too).
+      await time('overview: first view (nothing kept)', () => dashboardData(store, { now: Date.now }).overview(), true);
+      let offset = 0;
+      const polled = dashboardData(store, { now: () => Date.now() + offset });
+      await time('overview: polled every 2 s', () => polled.overview().finally(() => (offset += 2_000)));
+      const frozen = Date.now();
+      const withinSecond = dashboardData(store, { now: () => frozen });
+      await time('overview: again within the second', () => withinSecond.overview());
+      const data = dashboardData(store, { now: Date.now });
+      for (const [read, call] of pageReads(jobs)) await time(read, () => call(data));
+      return { driver, setup_seconds: setupSeconds, reads: results };
+    } finally {
+      clearInterval(heartbeat);
+      await store.close();
+    }
+  } finally {
+    await database.dispose();
+  }
+}
+
+export async function runDashboard(ctx: BenchContext, drivers: Driver[]): Promise<DashboardSection> {
+  const results: DashboardSection['drivers'] = [];
+  for (const driver of drivers) results.push(await measureDriver(ctx, driver));
+  return { jobs: ctx.sizes.readsJobs, runs: ctx.sizes.runs + 4, worker_history: ctx.sizes.dashboardWorkerHistory, drivers: results };
+}
+
+/** The slowest median but the cold ones', over every driver measured. */
+export function slowestPage(section: DashboardSection | undefined): number | undefined {
+  const medians = section?.drivers.flatMap((d) => d.reads.filter((r) => !r.cold).map((r) => r.ms.median)) ?? [];
+  return medians.length === 0 ? undefined : Math.max(...medians);
+}
