@@ -64,3 +64,17 @@ export const schedulesTable = (time: string) => `
     PRIMARY KEY (class, name)
   );
 `;
+
+/**
+ * Both drivers' migration 6 (`real` and `integer` are the driver's types):
+ * what each attempt cost its child (AttemptCost), written by the statement
+ * that ends the attempt. The cost rankings read the attempts that ended in a
+ * window through job_attempts_cost, which holds measured attempts only: a
+ * claim's insert (cost still NULL) writes no entry, and the end of an
+ * attempt adds one at the index's right edge (finished_at is about now).
+ */
+export const attemptCostMigration = (real: string, integer: string) => `
+  ALTER TABLE job_attempts ADD COLUMN cpu_ms ${real};
+  ALTER TABLE job_attempts ADD COLUMN peak_rss_bytes ${integer};
+  CREATE INDEX job_attempts_cost ON job_attempts (finished_at) WHERE cpu_ms IS NOT NULL;
+`;

@@ -1,7 +1,8 @@
 /** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts; the operator's reads: read-rows.ts). */
 import type { SchedulerStore } from './schedules.js';
-import type { ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+import type { ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize, CostRanking } from './read-rows.js';
 export type { ClassPause, ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+export type { ClassCost, AttemptCostRow, CostRanking } from './read-rows.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -61,6 +62,20 @@ export interface AttemptRow {
   status: AttemptStatus;
   error_code: string | null;
   error_detail: string | null;
+  /** What the attempt cost its child (AttemptCost); null when nobody measured it. */
+  cpu_ms: number | null;
+  peak_rss_bytes: number | null;
+}
+
+/**
+ * What one attempt cost the child process that ran it: CPU time (user +
+ * system, ms) from the handler's start to its end, and the highest resident
+ * set size seen meanwhile. The figures are the process's: with `concurrency`
+ * above 1 they include what the jobs running beside it used.
+ */
+export interface AttemptCost {
+  cpuMs: number;
+  peakRssBytes: number;
 }
 
 export interface EventRow {
@@ -152,6 +167,8 @@ export interface Settlement extends LeaseRef {
    */
   startedAt: number | null;
   verdict: Verdict;
+  /** What the attempt cost, as its child measured it; written with the outcome (none: a job handed back before it began). */
+  cost?: AttemptCost;
 }
 
 export type SettleResult =
@@ -201,6 +218,13 @@ export interface RecoverParams {
   retryDelay: RetryDelay;
   /** False fails the job for good whatever its retries (a poison job). Default true. */
   retryable?: boolean;
+}
+
+/** A take-back of everything one owner holds (see SupervisorStore.leasesRecoverByOwner). */
+export interface OwnerRecovery extends RecoverParams {
+  ownerId: string;
+  culpritJobId?: number;
+  culpritCost?: AttemptCost;
 }
 
 export type PauseOutcome = 'paused' | 'already_paused';
@@ -283,9 +307,10 @@ export interface SupervisorStore extends Connection {
   /**
    * Take back every job an owner holds (each spends a retry: see planRecovery).
    * `culpritJobId`: the job the owner was killed for; its other jobs go back
-   * without spending a retry.
+   * without spending a retry. `culpritCost`: what the culprit's attempt cost,
+   * as the supervisor sampled its child, written on that attempt alone.
    */
-  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]>;
+  leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]>;
   /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   workerRegister(params: WorkerRegistration): Promise<void>;
@@ -343,6 +368,12 @@ export interface OperatorStore extends ProducerStore {
   statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]>;
   /** The same, the top `limit` within each class. */
   statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]>;
+  /**
+   * What the attempts that ended at or after `since` cost, of those measured:
+   * per class (most CPU first), and the `limit` attempts that used the most
+   * CPU and the most memory.
+   */
+  statsCost(params: { since: number; limit: number }): Promise<CostRanking>;
   /** Jobs that reached each terminal status at or after `since` (throughput). */
   statsFinishedSince(params: { since: number }): Promise<StatusCount[]>;
   databaseSize(): Promise<DatabaseSize>;

@@ -2,7 +2,7 @@
 import { NotFoundError } from '../../errors.js';
 import type { AttemptRow, EventRow, JobRow } from '../../store/types.js';
 import { defineJobCommand, output } from '../context.js';
-import { clip, fields, formatAgo, formatDuration, formatWhen, table } from '../format.js';
+import { clip, fields, formatAgo, formatBytes, formatCpu, formatDuration, formatWhen, table } from '../format.js';
 
 export const showCommand = defineJobCommand({
   command: 'show <id>',
@@ -62,13 +62,15 @@ function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], now: 
     '',
     'attempts',
     table(
-      ['#', 'status', 'owner', 'started', 'took', 'error'],
+      ['#', 'status', 'owner', 'started', 'took', 'cpu', 'peak rss', 'error'],
       attempts.map((a) => [
         a.attempt,
         a.status,
         a.owner_id,
         formatAgo(a.started_at, now),
         formatDuration((a.finished_at ?? now) - a.started_at) + (a.finished_at === null ? ' so far' : ''),
+        formatCpu(a.cpu_ms),
+        formatBytes(a.peak_rss_bytes),
         a.error_code === null ? null : `${a.error_code}: ${clip(a.error_detail, 60)}`,
       ]),
     ),

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
@@ -81,6 +81,15 @@ export abstract class PostgresReads {
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
     return readPlannedWithValues<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
+  }
+
+  /** Three reads, each planned for its window (a wide one is read whole); a commit between them only moves the lists by its attempts. */
+  async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
+    return {
+      by_class: await readPlannedWithValues<ClassCost>(this.pool, STATS_SQL.costByClass, [params.since]),
+      top_cpu: await readPlannedWithValues<AttemptCostRow>(this.pool, STATS_SQL.costTopCpu, [params.since, params.limit]),
+      top_rss: await readPlannedWithValues<AttemptCostRow>(this.pool, STATS_SQL.costTopRss, [params.since, params.limit]),
+    };
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
@@ -100,6 +100,18 @@ export abstract class SqliteReads {
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
     return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
+  }
+
+  /** Three reads in one transaction, so the rankings agree with the totals. */
+  async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
+    const read = this.db.transaction(
+      (): CostRanking => ({
+        by_class: this.stats.costByClass.all({ since: params.since }) as ClassCost[],
+        top_cpu: this.stats.costTopCpu.all(params) as AttemptCostRow[],
+        top_rss: this.stats.costTopRss.all(params) as AttemptCostRow[],
+      }),
+    );
+    return read.deferred();
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {

@@ -2,6 +2,12 @@ import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+/** Attempts whose cost was measured and that ended in the window: exactly the partial job_attempts_cost's rows, by its key. */
+const MEASURED_SINCE = `a.cpu_ms IS NOT NULL AND a.finished_at >= $1`;
+/** (since, limit) -> the measured attempts that ended since then with the most of `column`, through job_attempts_cost. */
+const costTop = (column: string) => `SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+    FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id WHERE ${MEASURED_SINCE}
+    ORDER BY ${column} DESC, a.job_id, a.attempt LIMIT $2`;
 
 /** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */
 export const STATS_SQL = nameAll('stats', {
@@ -28,6 +34,18 @@ export const STATS_SQL = nameAll('stats', {
       WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= $1
       GROUP BY j.class, a.error_code) AS ranked
     WHERE rank <= $2 ORDER BY class, count DESC, code`,
+  /**
+   * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
+   * and the highest peak RSS; most CPU first. Through job_attempts_cost, class by the jobs key.
+   */
+  costByClass: `SELECT j.class AS class, count(*) AS attempts, sum(a.cpu_ms) AS cpu_ms, avg(a.cpu_ms) AS mean_cpu_ms,
+      max(a.peak_rss_bytes) AS max_peak_rss_bytes
+    FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id WHERE ${MEASURED_SINCE}
+    GROUP BY j.class ORDER BY sum(a.cpu_ms) DESC, j.class`,
+  /** (since, limit) -> the measured attempts that ended since then that used the most CPU. */
+  costTopCpu: costTop('a.cpu_ms'),
+  /** (since, limit) -> the same, by peak resident memory. */
+  costTopRss: costTop('a.peak_rss_bytes'),
   /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= $1 GROUP BY status ORDER BY status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */

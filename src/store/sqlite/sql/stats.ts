@@ -4,6 +4,12 @@ import { IN_FLIGHT } from '../../migration.js';
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
 const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
+/** Attempts whose cost was measured and that ended in the window: exactly the partial job_attempts_cost's rows, by its key. */
+const MEASURED_SINCE = `a.cpu_ms IS NOT NULL AND a.finished_at >= @since`;
+/** (since, limit) -> the measured attempts that ended since then with the most of `column`, through job_attempts_cost. */
+const costTop = (column: string) => `SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+    FROM job_attempts AS a INDEXED BY job_attempts_cost JOIN jobs AS j ON j.id = a.job_id WHERE ${MEASURED_SINCE}
+    ORDER BY ${column} DESC, a.job_id, a.attempt LIMIT @limit`;
 
 /**
  * The operator's questions (`leasehold stats`, /metrics), read-only. Each one
@@ -42,6 +48,19 @@ export const STATS_SQL = {
       WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= @since
       GROUP BY j.class, a.error_code)
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
+  /**
+   * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
+   * and the highest peak RSS; most CPU first. Through job_attempts_cost (pinned: it holds measured attempts
+   * only, where a plan from jobs would read every attempt of every class), class by the jobs key.
+   */
+  costByClass: `SELECT j.class AS class, count(*) AS attempts, sum(a.cpu_ms) AS cpu_ms, avg(a.cpu_ms) AS mean_cpu_ms,
+      max(a.peak_rss_bytes) AS max_peak_rss_bytes
+    FROM job_attempts AS a INDEXED BY job_attempts_cost JOIN jobs AS j ON j.id = a.job_id WHERE ${MEASURED_SINCE}
+    GROUP BY j.class ORDER BY sum(a.cpu_ms) DESC, j.class`,
+  /** (since, limit) -> the measured attempts that ended since then that used the most CPU. */
+  costTopCpu: costTop('a.cpu_ms'),
+  /** (since, limit) -> the same, by peak resident memory. */
+  costTopRss: costTop('a.peak_rss_bytes'),
   /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
