@@ -3,17 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
+import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
-import { seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_plans');
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
-const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus]);
+const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, STATS_SQL.costByClass, STATS_SQL.costTopCpu, STATS_SQL.costTopRss]);
 
 /**
  * The plan of a statement as it runs: generic (what a named statement ends
@@ -21,7 +22,7 @@ const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, 
  */
 async function plans(client: pg.Client, sql: { text: string }, values: unknown[]): Promise<string[]> {
   const custom = await client.query(`EXPLAIN ${sql.text}`, values);
-  if (PLANNED_WITH_VALUES.has(sql as (typeof JOB_SQL)['listAll'])) return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
+  if (PLANNED_WITH_VALUES.has(sql)) return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
   await client.query(`PREPARE q AS ${sql.text}`);
   try {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
@@ -72,7 +73,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     [
       'settle: the successes of a batch',
       LEASE_SQL.completeMany,
-      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], now],
+      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now],
       null,
       true,
     ],
@@ -84,6 +85,10 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20], null, false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, ['h1'], 'workers_live', false],
+    // the measured attempts of the last hour, then a sort of those
+    ['stats: cost by class', STATS_SQL.costByClass, [LAST_HOUR_SINCE], 'job_attempts_cost', true],
+    ['stats: attempts by CPU', STATS_SQL.costTopCpu, [LAST_HOUR_SINCE, 10], 'job_attempts_cost', true],
+    ['stats: attempts by peak memory', STATS_SQL.costTopRss, [LAST_HOUR_SINCE, 10], 'job_attempts_cost', true],
   ];
 
   it.each(cases)('%s walks an index, custom and generic plan alike', async (_name, sql, values, index, sortAllowed) => {

@@ -2,11 +2,12 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
 import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
+import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
-import { seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir();
@@ -44,6 +45,10 @@ describe('query plans with a deep queue', () => {
     ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20 }], 'jobs_class_status', false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live', false],
+    // the measured attempts of the window, then a sort of those
+    ['stats: cost by class', STATS_SQL.costByClass, [{ since: LAST_HOUR_SINCE }], 'job_attempts_cost (finished_at>?)', true],
+    ['stats: attempts by CPU', STATS_SQL.costTopCpu, [{ since: LAST_HOUR_SINCE, limit: 10 }], 'job_attempts_cost (finished_at>?)', true],
+    ['stats: attempts by peak memory', STATS_SQL.costTopRss, [{ since: LAST_HOUR_SINCE, limit: 10 }], 'job_attempts_cost (finished_at>?)', true],
   ];
 
   it.each(mustUseIndex)('%s uses its index and sorts nothing it did not pick by index', (_name, sql, bind, index, sortAllowed) => {

@@ -50,8 +50,8 @@ export const STATS_SQL = {
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
   /**
    * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
-   * and the highest peak RSS; most CPU first. Through job_attempts_cost (pinned: it holds measured attempts
-   * only, where a plan from jobs would read every attempt of every class), class by the jobs key.
+   * and the highest peak RSS; most CPU first. Through job_attempts_cost, class by the jobs key; pinned, as are
+   * the lists: for the GROUP BY's order the planner walks all of jobs_class_status, and every job's attempts.
    */
   costByClass: `SELECT j.class AS class, count(*) AS attempts, sum(a.cpu_ms) AS cpu_ms, avg(a.cpu_ms) AS mean_cpu_ms,
       max(a.peak_rss_bytes) AS max_peak_rss_bytes
