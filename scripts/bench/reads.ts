@@ -2,7 +2,8 @@
  * Section 13: what an operator's reads cost on a big store. `readsJobs`
  * jobs of three classes are enqueued (enqueueMany), then finished in bulk
  * by statements of this benchmark's own (98% SUCCEEDED, 1% FAILED with one
- * of five error codes, 1% left QUEUED; an attempt row each), their ends
+ * of five error codes, 1% left QUEUED; an attempt row each, with its
+ * cost: CPU and peak memory), their ends
  * spread evenly over the last 30 days (the default retention of SUCCEEDED
  * jobs): the store of a queue that has run steadily for a month, vacuumed
  * (PostgreSQL) as autovacuum would have. Each read is the store call
@@ -11,7 +12,8 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { collectStats } from '../../src/cli/reports/stats.js';
+import { COST_WINDOW_MS } from '../../src/cli/reports/cost.js';
+import { collectStats, DEFAULT_STATS_LIMIT } from '../../src/cli/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openStore } from '../../src/store/open.js';
@@ -33,7 +35,7 @@ export interface ReadsSection {
 
 const SPREAD_MS = 30 * 24 * 3_600_000;
 
-/** Ends every job but 1 in 100 (left QUEUED), as a month of running would have: status, times, owner, attempt row. */
+/** Ends every job but 1 in 100 (left QUEUED), as a month of running would have: status, times, owner, attempt row with its cost. */
 function finishSql(now: number, jobs: number): string[] {
   const finishedAt = `${now} - (${jobs} - id) * ${Math.floor(SPREAD_MS / jobs)}`;
   const status = `CASE WHEN id % 100 = 0 THEN 'FAILED' ELSE 'SUCCEEDED' END`;
@@ -41,8 +43,9 @@ function finishSql(now: number, jobs: number): string[] {
   return [
     `UPDATE jobs SET status = ${status}, attempts = 1, owner_id = 'bench', lease_token = 'bench', claimed_at = ${finishedAt} - 10,
        started_at = ${finishedAt} - 10, finished_at = ${finishedAt}, error_code = ${code} WHERE id % 100 <> 1`,
-    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code)
-       SELECT id, 1, owner_id, lease_token, started_at, finished_at, status, error_code FROM jobs WHERE finished_at IS NOT NULL`,
+    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, cpu_ms, peak_rss_bytes)
+       SELECT id, 1, owner_id, lease_token, started_at, finished_at, status, error_code, (id % 997) * 0.25, (60 + id % 200) * 1048576
+       FROM jobs WHERE finished_at IS NOT NULL`,
   ];
 }
 
@@ -80,6 +83,7 @@ function reads(store: Store): [string, () => Promise<unknown>][] {
     ['list --status QUEUED', () => store.jobList({ status: 'QUEUED', limit: 50 })],
     ['list --class reads-b', () => store.jobList({ class: 'reads-b', limit: 50 })],
     ['list --class reads-b --status FAILED', () => store.jobList({ class: 'reads-b', status: 'FAILED', limit: 50 })],
+    ['stats: cost, last hour (its part of the report)', () => store.statsCost({ since: systemClock.now() - COST_WINDOW_MS, limit: DEFAULT_STATS_LIMIT })],
     ['stats (the whole report)', stats],
   ];
 }

@@ -4,7 +4,7 @@ import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type { AttemptCostRow, AttemptRow, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, ErrorCount, EventRow, InFlightJob, RateLimit } from '../types.js';
 import type { JobListFilter, JobRow, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import type { ScheduleRow } from '../schedules.js';
-import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
+import { clientConfig, first, readPlannedWithValues, readWindowPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
@@ -83,13 +83,13 @@ export abstract class PostgresReads {
     return readPlannedWithValues<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
   }
 
-  /** Three reads, each planned for its window (a wide one is read whole); a commit between them only moves the lists by its attempts. */
+  /** Three reads in one snapshot, so the rankings agree with the totals. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    return {
-      by_class: await readPlannedWithValues<ClassCost>(this.pool, STATS_SQL.costByClass, [params.since]),
-      top_cpu: await readPlannedWithValues<AttemptCostRow>(this.pool, STATS_SQL.costTopCpu, [params.since, params.limit]),
-      top_rss: await readPlannedWithValues<AttemptCostRow>(this.pool, STATS_SQL.costTopRss, [params.since, params.limit]),
-    };
+    return readWindowPlannedWithValues(this.pool, async (db) => ({
+      by_class: await rows<ClassCost>(db, STATS_SQL.costByClass, [params.since]),
+      top_cpu: await rows<AttemptCostRow>(db, STATS_SQL.costTopCpu, [params.since, params.limit]),
+      top_rss: await rows<AttemptCostRow>(db, STATS_SQL.costTopRss, [params.since, params.limit]),
+    }));
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {

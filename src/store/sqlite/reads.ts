@@ -102,7 +102,7 @@ export abstract class SqliteReads {
     return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
   }
 
-  /** Three reads in one transaction, so the rankings agree with the totals. */
+  /** Three reads in one snapshot, so the rankings agree with the totals. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
     const read = this.db.transaction(
       (): CostRanking => ({
