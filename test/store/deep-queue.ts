@@ -6,7 +6,7 @@ import { claimJobs } from '../helpers/fenced-writes.js';
 /** Rows in the query-plan suites' queue: enough for a planner to prefer an index to a scan. */
 const DEPTH = 50_000;
 
-/** Video jobs run and measured (their cost written), COST_ROUNDS rounds of COST_ROUND_JOBS an hour apart: a window of the last hour holds one round. */
+/** Video jobs run and measured (their cost written), COST_ROUNDS rounds of COST_ROUND_JOBS an hour apart, one in ten failed: a window of the last hour holds one round. */
 const COST_ROUNDS = 20;
 const COST_ROUND_JOBS = 200;
 const HOUR = 3_600_000;
@@ -16,8 +16,8 @@ export const LAST_HOUR_SINCE = new TestClock().now() + (COST_ROUNDS - 1) * HOUR;
 /**
  * The query-plan suites' queue, the same on both drivers: DEPTH jobs over four
  * classes, priorities and delays mixed; 500 email jobs held by owner `w1`, 250
- * of them finished; 4,000 video jobs finished with their cost, over the 20
- * hours before the clock's time after seeding.
+ * of them finished; 4,000 video jobs ended with their cost (one in ten
+ * FAILED), over the 20 hours before the clock's time after seeding.
  */
 export async function seedDeepQueue(store: Store, clock: TestClock): Promise<void> {
   const queue = new Queue(store, { clock });
@@ -38,7 +38,7 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
         id: job.id,
         leaseToken: job.leaseToken,
         startedAt: null,
-        verdict: { type: 'complete', result: null },
+        verdict: n % 10 === 0 ? { type: 'fail', error: { code: 'SEED:FAILED', detail: 'seeded', retryable: false }, retryDelayMs: 0 } : { type: 'complete', result: null },
         cost: { cpuMs: n, peakRssBytes: (60 + n) * 1024 * 1024 },
       })),
     });

@@ -6,6 +6,8 @@ import { fixedDelay, HOUR, LEASE_MS, OWNER_A, OWNER_B, SWEEP, type Conformance }
 const MIB = 1024 * 1024;
 /** Figures exact in binary, so both drivers' sums and means compare equal. */
 const cost = (cpuMs: number, peakMib: number): AttemptCost => ({ cpuMs, peakRssBytes: peakMib * MIB });
+/** A take-back of a child killed for its memory. */
+const kill = { errorCode: 'RESOURCE:MEMORY', errorDetail: 'over max_memory_mb', event: 'KILLED' as const, actor: 'supervisor', retryDelay: fixedDelay(0) };
 const costColumns = (attempt: { cpu_ms: number | null; peak_rss_bytes: number | null }) => [attempt.cpu_ms, attempt.peak_rss_bytes];
 
 /** What each attempt cost: written by the write that ends it, fenced like it, and ranked for operators. */
@@ -59,19 +61,19 @@ export function costSuites(c: Conformance): void {
       const victim = await enqueue();
       const held = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
       for (const job of held) await c.store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
-      const kill = { errorCode: 'RESOURCE:MEMORY', errorDetail: 'over max_memory_mb', event: 'KILLED' as const, actor: 'supervisor', retryDelay: fixedDelay(0) };
       await c.store.leasesRecoverByOwner({ ...kill, ownerId: OWNER_A, culpritJobId: culprit, culpritCost: cost(750, 600) });
       expect((await c.store.attemptList({ jobId: culprit })).map((a) => [a.status, a.error_code, ...costColumns(a)])).toEqual([['FAILED', 'RESOURCE:MEMORY', 750, 600 * MIB]]);
       expect((await c.store.attemptList({ jobId: victim })).map((a) => [a.status, a.error_code, ...costColumns(a)])).toEqual([['CANCELLED', 'LEASE:RELEASED', null, null]]);
     });
 
-    it('ranks the classes and attempts measured in the window by CPU and by peak memory', async () => {
+    it('ranks the classes and attempts measured in the window by CPU and by peak memory, whatever their outcome', async () => {
       const settle = async (jobClass: string, spent: AttemptCost | undefined) => {
         const [job] = await claimJobs(c.store, { classes: [jobClass], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
         await c.store.jobsSettle({ settlements: [{ id: job!.id, leaseToken: job!.leaseToken, startedAt: null, verdict: { type: 'complete', result: null }, cost: spent }] });
         return job!.id;
       };
       for (const jobClass of ['burn', 'burn', 'burn', 'hungry', 'hungry', 'noop', 'noop', 'old']) await enqueue({ class: jobClass });
+      const hog = await enqueue({ class: 'hog', maxRetries: 1 });
       await settle('old', cost(5000, 4000)); // outside the window
       c.clock.advance(2 * HOUR);
       const since = c.clock.now() - HOUR;
@@ -80,25 +82,31 @@ export function costSuites(c: Conformance): void {
       const hungry = [await settle('hungry', cost(20, 300)), await settle('hungry', cost(30, 500))];
       await settle('noop', cost(0.5, 60));
       await settle('noop', cost(0.25, 61));
+      // a child killed for its memory: the culprit's attempt FAILED (the job queued for a retry), then a retry that succeeds
+      await claimJobs(c.store, { classes: ['hog'], ownerId: OWNER_B, limit: 1, leaseMs: LEASE_MS });
+      expect(await c.store.leasesRecoverByOwner({ ...kill, ownerId: OWNER_B, culpritJobId: hog, culpritCost: cost(250, 900) })).toMatchObject([{ id: hog, status: 'QUEUED' }]);
+      expect(await settle('hog', cost(1, 65))).toBe(hog);
       const now = c.clock.now();
 
       const ranking = await c.store.statsCost({ since, limit: 2 });
       expect(ranking.by_class).toEqual([
         { class: 'burn', attempts: 2, cpu_ms: 1000, mean_cpu_ms: 500, max_peak_rss_bytes: 72 * MIB },
+        { class: 'hog', attempts: 2, cpu_ms: 251, mean_cpu_ms: 125.5, max_peak_rss_bytes: 900 * MIB },
         { class: 'hungry', attempts: 2, cpu_ms: 50, mean_cpu_ms: 25, max_peak_rss_bytes: 500 * MIB },
         { class: 'noop', attempts: 2, cpu_ms: 0.75, mean_cpu_ms: 0.375, max_peak_rss_bytes: 61 * MIB },
       ]);
-      const row = (jobId: number, jobClass: string, spent: AttemptCost) => ({
+      const row = (jobId: number, jobClass: string, spent: AttemptCost, attempt = 1, status = 'SUCCEEDED') => ({
         job_id: jobId,
-        attempt: 1,
+        attempt,
         class: jobClass,
-        status: 'SUCCEEDED',
+        status,
         cpu_ms: spent.cpuMs,
         peak_rss_bytes: spent.peakRssBytes,
         finished_at: now,
       });
       expect(ranking.top_cpu).toEqual([row(burn[1]!, 'burn', cost(600, 72)), row(burn[0]!, 'burn', cost(400, 70))]);
-      expect(ranking.top_rss).toEqual([row(hungry[1]!, 'hungry', cost(30, 500)), row(hungry[0]!, 'hungry', cost(20, 300))]);
+      expect(ranking.top_rss).toEqual([row(hog, 'hog', cost(250, 900), 1, 'FAILED'), row(hungry[1]!, 'hungry', cost(30, 500))]);
+      expect((await c.store.statsCost({ since, limit: 10 })).top_cpu.map((r) => [r.job_id, r.attempt])).toContainEqual([hog, 2]);
       expect(await c.store.statsCost({ since: now + 1, limit: 2 })).toEqual({ by_class: [], top_cpu: [], top_rss: [] });
     });
   });
