@@ -10,7 +10,8 @@ const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
  * success ends its job, so the successes are the jobs that ended SUCCEEDED in the window (through
  * jobs_finished) and their last attempt (its number is the job's attempts, its end the job's);
  * every other end carries an error code (FAILED, CANCELLED, LEASE:RELEASED), so the rest are in
- * job_attempts_error, which the top error codes read too.
+ * job_attempts_error, which the top error codes read too: its entries are filtered by their own
+ * finished_at first (w), since a row of job_attempts (WITHOUT ROWID) costs a seek per entry read.
  */
 const MEASURED = `WITH measured AS (
     SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
@@ -18,8 +19,9 @@ const MEASURED = `WITH measured AS (
       WHERE j.status = 'SUCCEEDED' AND j.finished_at >= @since AND a.cpu_ms IS NOT NULL
     UNION ALL
     SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
-      FROM job_attempts AS a INDEXED BY job_attempts_error JOIN jobs AS j ON j.id = a.job_id
-      WHERE a.error_code IS NOT NULL AND a.finished_at >= @since AND a.cpu_ms IS NOT NULL)`;
+      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND finished_at >= @since) AS w
+      JOIN job_attempts AS a ON a.job_id = w.job_id AND a.attempt = w.attempt JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.cpu_ms IS NOT NULL)`;
 /** (since, limit) -> the measured attempts that ended since then with the most of `column`. */
 const costTop = (column: string) => `${MEASURED}
   SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
