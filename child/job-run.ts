@@ -3,7 +3,8 @@ import { coerceError, LeaseholdError, LeaseLostError, truncate, type ErrorSummar
 import type { LogLevel } from '../src/config/schema.js';
 import { retryDelayMs } from '../src/backoff.js';
 import { dbFaultOf } from '../src/store/faults.js';
-import type { ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
+import type { AttemptCost, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
+import type { AttemptMeter, CostMeter } from './attempt-meter.js';
 import type { Handler, HandlerContext, HandlerLog } from './handler.js';
 
 /**
@@ -30,6 +31,8 @@ export interface JobRunDeps {
   log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /** Renew the leases now (ctx.heartbeat); the loop renews them every heartbeat_seconds anyway. */
   heartbeat: () => Promise<void>;
+  /** The child's readings of CPU and memory, which each run's cost is measured with. */
+  costs: CostMeter;
 }
 
 /** A run's verdict, with what the supervisor is told about it. */
@@ -38,6 +41,8 @@ export interface RunVerdict {
   /** Set when the start was not written yet: stamped with the outcome. */
   startedAt: number | null;
   error?: ErrorSummary;
+  /** What the run cost up to its verdict; none for a job whose handler never began. */
+  cost?: AttemptCost;
 }
 
 /**
@@ -54,6 +59,7 @@ export class JobRun {
   private startWritten = false;
   private startWrite: Promise<void> | undefined;
   private lost = false;
+  private meter: AttemptMeter | undefined;
   readonly startedAt = Date.now();
 
   constructor(
@@ -81,6 +87,7 @@ export class JobRun {
     const { config } = this.deps;
     this.runtimeTimer = setTimeout(() => this.abort(ABORT.timeout(config.max_runtime_seconds)), config.max_runtime_seconds * 1000);
     this.startTimer = setTimeout(() => (this.startWrite = this.writeStart()), START_WRITE_DELAY_MS);
+    const meter = (this.meter = this.deps.costs.start());
     let verdict: RunVerdict;
     try {
       const payload: unknown = JSON.parse(this.job.payload);
@@ -92,6 +99,7 @@ export class JobRun {
       clearTimeout(this.runtimeTimer);
       clearTimeout(this.startTimer);
     }
+    verdict = { ...verdict, cost: meter.read() };
     // A start write in flight must land before the outcome, or the outcome would stamp the start twice.
     if (this.startWrite !== undefined) {
       await this.startWrite;
@@ -109,8 +117,14 @@ export class JobRun {
     await this.startWrite;
     if (this.lost) return null;
     const reason = this.controller.signal.reason as unknown;
-    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return this.failure(reason);
-    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart };
+    const cost = this.meter?.read();
+    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return { ...this.failure(reason), cost };
+    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart, cost };
+  }
+
+  /** A resident-set reading taken while the handler runs (the run loop's periodic tick). */
+  observeRss(rssBytes: number): void {
+    this.meter?.observe(rssBytes);
   }
 
   private get unwrittenStart(): number | null {

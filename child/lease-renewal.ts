@@ -18,6 +18,8 @@ export interface LeaseRenewalDeps {
   onExpired: (jobId: number) => void;
   /** An operator asked to cancel the job. */
   onCancelRequested: (jobId: number) => void;
+  /** Runs at every tick of the heartbeat timer, before its renewal: the child's periodic tick. */
+  onTick: () => void;
 }
 
 /**
@@ -40,7 +42,10 @@ export class LeaseRenewal {
   constructor(private readonly deps: LeaseRenewalDeps) {}
 
   start(): void {
-    this.timer ??= setInterval(() => void this.beat(), this.deps.intervalMs);
+    this.timer ??= setInterval(() => {
+      this.deps.onTick();
+      void this.beat();
+    }, this.deps.intervalMs);
   }
 
   stop(): void {

@@ -4,6 +4,7 @@ import { classRateLimit } from '../src/queue/class-controls.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
+import { CostMeter } from './attempt-meter.js';
 import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
 import { LeaseRenewal } from './lease-renewal.js';
@@ -12,7 +13,7 @@ import { FLUSH_AFTER_MS, OutcomeWriter, type PendingOutcome } from './outcome-wr
 /** A job that ran at least this long ends the prefetch: claims then bring only what the free slots start at once. */
 export const FAST_JOB_MS = 5;
 
-export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat'> {
+export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs'> {
   ownerId: string;
   send: (message: ChildToSupervisor) => void;
 }
@@ -52,6 +53,7 @@ export class RunLoop {
   private readonly writer: OutcomeWriter;
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
+  private readonly costs = new CostMeter();
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
   private prefetch = 0;
@@ -78,6 +80,7 @@ export class RunLoop {
       onLost: (jobId) => this.onLeaseLost(jobId),
       onExpired: (jobId) => this.onLeaseLost(jobId, ABORT.leaseExpired()),
       onCancelRequested: (jobId) => this.onCancelRequested(jobId),
+      onTick: () => this.sampleMemory(),
     });
   }
 
@@ -218,7 +221,7 @@ export class RunLoop {
   }
 
   private begin(job: ClaimedJob): void {
-    const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat() }, job);
+    const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat(), costs: this.costs }, job);
     // Told before the handler runs: a handler that blocks the event loop at once must not hide its start from the supervisor.
     this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
     const entry: Running = { run, ended: Promise.resolve() };
@@ -236,6 +239,13 @@ export class RunLoop {
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
     this.pump();
+  }
+
+  /** One resident-set reading for every running job's peak: a job that grows and shrinks between its start and end is seen. */
+  private sampleMemory(): void {
+    if (this.running.size === 0) return;
+    const rssBytes = this.costs.rssBytes();
+    for (const { run } of this.running.values()) run.observeRss(rssBytes);
   }
 
   /** Hand back (in one write, at once) the waiting jobs that began to wait at or before `waitedSince`. */
@@ -304,7 +314,7 @@ export class RunLoop {
       if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail') this.idle.wakeAt(result.runAt);
       if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
       const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
-      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}) });
+      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...run.cost });
     }
     if (finished.length > 0) this.deps.send({ type: 'jobs-finished', jobs: finished });
   }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { JobUsage, type UsageSample } from './job-usage.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
@@ -24,6 +25,8 @@ export interface RunningJob {
   startedAt: number;
   /** When the health watch first saw the job no longer held by this child, while the child still says it runs it. */
   missingSince?: number;
+  /** What the health watch's samples of the child showed while it ran the job. */
+  usage: JobUsage;
 }
 
 export interface ChildEvents {
@@ -56,6 +59,8 @@ export class ChildHandle {
   private unansweredSince: number | undefined;
   /** The database outage it reports, while it lasts. */
   dbOutage: DbOutage | undefined;
+  /** The health watch's last sample of it. */
+  private lastUsage: UsageSample | undefined;
   readonly exited: Promise<ChildExit>;
   /** Resolves when it reports ready, or exits without ever being ready. */
   readonly ready: Promise<void>;
@@ -125,6 +130,19 @@ export class ChildHandle {
 
   send(message: SupervisorToChild): void {
     if (this.process.connected) this.process.send(message, () => undefined);
+  }
+
+  /** It says it started a job: the job it runs now (with one slot, the one to blame for what the child does). */
+  jobStarted(job: Pick<RunningJob, 'jobId' | 'attempt' | 'leaseToken'>): void {
+    this.job = { jobId: job.jobId, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: Date.now(), usage: new JobUsage(this.lastUsage) };
+    this.started.set(job.jobId, this.job);
+    if (this.state === 'ready') this.state = 'busy';
+  }
+
+  /** A health-watch sample: the latest, and part of what each job it runs now used. */
+  recordUsage(sample: UsageSample): void {
+    this.lastUsage = sample;
+    for (const job of this.started.values()) job.usage.observe(sample);
   }
 
   markReady(): void {

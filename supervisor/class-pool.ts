@@ -223,10 +223,8 @@ export class ClassPool {
         this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
         return;
       case 'job-started':
-        child.job = { jobId: message.jobId, attempt: message.attempt, leaseToken: message.leaseToken, startedAt: Date.now() };
+        child.jobStarted(message);
         this.metrics.jobStarted(this.config.name);
-        child.started.set(message.jobId, child.job);
-        if (child.state === 'ready') child.state = 'busy';
         return;
       case 'jobs-finished':
         for (const job of message.jobs) this.onJobFinished(child, job);
@@ -254,6 +252,7 @@ export class ClassPool {
     }
     this.deaths.delete(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
+    if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
     const fields = { pid: child.pid, job_id: message.jobId, attempt: message.attempt, duration_ms: message.durationMs, err: message.error };
     const code = message.error?.code;
     switch (message.outcome) {
@@ -376,7 +375,9 @@ export class ClassPool {
         });
       }
     }
-    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId });
+    const culpritCost = culprit?.usage.cost();
+    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId, culpritCost });
+    if (culpritCost !== undefined) this.metrics.jobCost(this.config.name, culpritCost);
     const logger = this.logger.child({ pid: child.pid });
     for (const job of recovered) logRecovery(logger, job, params.errorCode, culprit?.jobId);
     this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');

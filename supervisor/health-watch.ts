@@ -76,7 +76,11 @@ export class HealthWatch {
     const refreshRegistry = this.ticks % REGISTRY_EVERY_TICKS === 0;
     for (const child of children) {
       const sample = usage[child.pid];
-      if (sample !== undefined) this.checkMemory(child, sample.memory);
+      if (sample !== undefined) {
+        // Recorded first: the sample that kills a child for memory is part of its culprit's cost.
+        child.recordUsage({ ctimeMs: sample.ctime, rssBytes: sample.memory });
+        this.checkMemory(child, sample.memory);
+      }
       await this.checkLeases(child).catch(unlessDbFault((error) => this.options.logger.error('health check failed', { err: error, pid: child.pid })));
       if (refreshRegistry && child.alive) {
         await this.options.store
@@ -163,7 +167,7 @@ export class HealthWatch {
   }
 }
 
-async function sampleUsage(pids: number[]): Promise<Record<number, { cpu: number; memory: number } | undefined>> {
+async function sampleUsage(pids: number[]): Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>> {
   try {
     return await pidusage(pids);
   } catch {

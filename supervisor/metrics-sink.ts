@@ -6,7 +6,7 @@
  */
 import type { JobOutcome } from '../src/ipc/protocol.js';
 import type { DbFaultKind } from '../src/store/faults.js';
-import type { RecoveredJob, TerminalStatus } from '../src/store/types.js';
+import type { AttemptCost, RecoveredJob, TerminalStatus } from '../src/store/types.js';
 
 /** Where a take-back happened: a child's exit, the sweeper, or a new supervisor cleaning up after an old one. */
 export type RecoverySource = 'child_exit' | 'sweeper' | 'startup';
@@ -16,6 +16,8 @@ export interface MetricsSink {
   jobStarted(jobClass: string): void;
   /** A job left a child's hands. */
   jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void;
+  /** What an attempt of the class cost: as its child measured it, or as our samples showed for one it could not report (killed, crashed). */
+  jobCost(jobClass: string, cost: AttemptCost): void;
   /** Jobs taken back from a dead or silent worker (or handed back at shutdown), under one error code. */
   jobsRecovered(jobs: readonly RecoveredJob[], code: string, source: RecoverySource): void;
   /** A child of the class was replaced. */
@@ -31,6 +33,7 @@ const ignore = (): void => undefined;
 export const NO_METRICS: MetricsSink = Object.freeze({
   jobStarted: ignore,
   jobFinished: ignore,
+  jobCost: ignore,
   jobsRecovered: ignore,
   childRestarted: ignore,
   jobsPruned: ignore,

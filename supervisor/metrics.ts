@@ -10,7 +10,7 @@ import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
-import { JOB_STATUSES, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
+import { JOB_STATUSES, type AttemptCost, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
   store: SupervisorStore;
@@ -20,6 +20,9 @@ export interface SupervisorMetricsOptions {
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+const MIB = 1024 * 1024;
+/** A Node child starts at about 50-80 MiB resident; max_memory_mb defaults to 512. */
+const PEAK_RSS_BUCKETS = [64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096].map((mib) => mib * MIB);
 
 export class SupervisorMetrics implements MetricsSink {
   readonly registry = new Registry();
@@ -31,6 +34,8 @@ export class SupervisorMetrics implements MetricsSink {
   private readonly recovered: Counter<'class' | 'code' | 'source'>;
   private readonly leaseRecoveries: Counter<'class'>;
   private readonly duration: Histogram<'class' | 'outcome'>;
+  private readonly cpuSeconds: Counter<'class'>;
+  private readonly peakRss: Histogram<'class'>;
   private readonly restarts: Counter<'class'>;
   private readonly pruned: Counter<'status'>;
   private readonly dbErrors: Counter<'kind'>;
@@ -97,9 +102,19 @@ export class SupervisorMetrics implements MetricsSink {
       buckets: DURATION_BUCKETS,
       registers,
     });
+    this.cpuSeconds = counter('leasehold_job_cpu_seconds_total', "CPU time (user + system) of this supervisor's children while they ran jobs, attributed to each job's class", ['class']);
+    // A histogram, not a gauge of the last minute's maximum: each attempt is one observation, kept between scrapes,
+    // so any window's distribution, quantiles and count over a size come from the query (as for request sizes).
+    this.peakRss = new Histogram({
+      name: 'leasehold_job_peak_rss_bytes',
+      help: "The highest resident memory of a child while it ran one job (its whole process: shared with the jobs beside it when concurrency > 1)",
+      labelNames: ['class'] as const,
+      buckets: PEAK_RSS_BUCKETS,
+      registers,
+    });
     // Series at zero from the start, so rates work from the first scrape.
     for (const name of classes()) {
-      for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts]) metric.inc({ class: name }, 0);
+      for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts, this.cpuSeconds]) metric.inc({ class: name }, 0);
     }
     for (const kind of DB_FAULT_KINDS) this.dbErrors.inc({ kind }, 0);
   }
@@ -115,6 +130,11 @@ export class SupervisorMetrics implements MetricsSink {
     if (outcome === 'FAILED') this.deadLettered.inc(labels);
     if (outcome === 'LEASE_LOST') this.leasesLost.inc(labels);
     this.duration.observe({ class: jobClass, outcome }, durationMs / 1000);
+  }
+
+  jobCost(jobClass: string, cost: AttemptCost): void {
+    this.cpuSeconds.inc({ class: jobClass }, cost.cpuMs / 1000);
+    this.peakRss.observe({ class: jobClass }, cost.peakRssBytes);
   }
 
   jobsRecovered(jobs: readonly RecoveredJob[], code: string, source: RecoverySource): void {

@@ -4,7 +4,8 @@
  * does), then ended in bulk by statements of the benchmark's own: every
  * 100th job FAILED with one of five error codes, every `queuedEvery`-th
  * (id % queuedEvery = 1) left QUEUED, the rest SUCCEEDED, one attempt row
- * each, their ends spread evenly over `spreadMs` up to now; PostgreSQL
+ * each with a made-up cost (CPU, peak memory), their ends spread evenly
+ * over `spreadMs` up to now; PostgreSQL
  * vacuumed as autovacuum would have. With `timeline`, each finished job
  * also gets the events a worker writes (STARTED carrying its claim, then
  * SUCCEEDED or FAILED); with `keyEvery`, every keyEvery-th job an
@@ -38,8 +39,9 @@ function finishSql(now: number, mix: BigStoreMix): string[] {
   const statements = [
     `UPDATE jobs SET status = ${status}, attempts = 1, owner_id = 'bench', lease_token = 'bench', claimed_at = ${finishedAt} - 10,
        started_at = ${finishedAt} - 10, finished_at = ${finishedAt}, error_code = ${code} WHERE id % ${mix.queuedEvery} <> 1`,
-    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code)
-       SELECT id, 1, owner_id, lease_token, started_at, finished_at, status, error_code FROM jobs WHERE finished_at IS NOT NULL`,
+    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, cpu_ms, peak_rss_bytes)
+       SELECT id, 1, owner_id, lease_token, started_at, finished_at, status, error_code, (id % 997) * 0.25, (60 + id % 200) * 1048576
+       FROM jobs WHERE finished_at IS NOT NULL`,
   ];
   if (mix.timeline) {
     statements.push(

@@ -7,7 +7,8 @@
  * store call `leasehold list` or `stats` makes (in this process: the CLI's
  * start-up is not in the figure), timed `runs` + 2 times after one warm-up.
  */
-import { collectStats } from '../../src/reports/stats.js';
+import { COST_WINDOW_MS } from '../../src/reports/cost.js';
+import { collectStats, DEFAULT_STATS_LIMIT } from '../../src/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
 import { openStore } from '../../src/store/open.js';
@@ -39,6 +40,7 @@ function reads(store: Store): [string, () => Promise<unknown>][] {
     ['list --status QUEUED', () => store.jobList({ status: 'QUEUED', limit: 50 })],
     ['list --class reads-b', () => store.jobList({ class: 'reads-b', limit: 50 })],
     ['list --class reads-b --status FAILED', () => store.jobList({ class: 'reads-b', status: 'FAILED', limit: 50 })],
+    ['stats: cost, last hour (its part of the report)', () => store.statsCost({ since: systemClock.now() - COST_WINDOW_MS, limit: DEFAULT_STATS_LIMIT })],
     ['stats (the whole report)', stats],
   ];
 }

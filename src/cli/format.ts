@@ -1,6 +1,6 @@
 /** Human output of the `leasehold` commands: aligned tables (the values in them: ../reports/format.ts). */
 
-export { clip, formatAgo, formatBytes, formatDuration, formatPercent, formatTime, formatWhen } from '../reports/format.js';
+export { clip, formatAgo, formatBytes, formatCpu, formatDuration, formatPercent, formatTime, formatWhen } from '../reports/format.js';
 
 export type Cell = string | number | null | undefined;
 

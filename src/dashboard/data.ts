@@ -7,6 +7,7 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
+import { collectCost, type CostReport } from '../reports/cost.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
@@ -32,6 +33,8 @@ export interface Overview {
   top_errors: ErrorCount[];
   paused: ClassPause[];
   troubles: ClassTrouble[];
+  /** What the last hour's attempts cost: classes by CPU and by memory, the slowest and hungriest attempts. */
+  cost: CostReport;
 }
 
 /**
@@ -87,6 +90,7 @@ export const COUNTS_MAX_AGE_MS = 1_000;
 const HOUR_MS = 3_600_000;
 const IN_FLIGHT_LIMIT = 10;
 const TOP_ERRORS_LIMIT = 10;
+const COST_LIMIT = 5;
 export const WORKERS_SHOWN = 200;
 /** Workers not known to have exited, read at most: a few per class per host. */
 const LIVE_WORKERS_READ = 5_000;
@@ -98,16 +102,17 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     // The parts at once: on PostgreSQL each is a round trip on a connection of its own.
     async overview() {
       const now = options.now();
-      const [counted, chart, inFlight, topErrors, paused, troubles] = await Promise.all([
+      const [counted, chart, inFlight, topErrors, paused, troubles, cost] = await Promise.all([
         counts.get(),
         throughput.minutes(now),
         store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
         store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
         pausedClasses(store),
         classTroubles(store, now, options.classes),
+        collectCost(store, now, COST_LIMIT),
       ]);
       const in_flight = inFlight.map((job) => inFlightView(job, now));
-      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles };
+      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles, cost };
     },
     async jobs(query) {
       const jobs = await store.jobList({ ...query, limit: query.limit + 1 });

@@ -6,6 +6,7 @@
 import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
+import type { AttemptCost } from '../store/types.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -34,7 +35,8 @@ export type SupervisorToChild =
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
 
-export interface FinishedJob {
+/** A job that left a child's hands; with the attempt's cost (cpuMs, peakRssBytes) when its handler ran and its outcome was written. */
+export interface FinishedJob extends Partial<AttemptCost> {
   jobId: number;
   attempt: number;
   outcome: JobOutcome;

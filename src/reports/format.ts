@@ -17,6 +17,14 @@ export function formatDuration(ms: number): string {
   return `${sign}${Math.floor(abs / DAY)}d${pad(Math.floor((abs % DAY) / HOUR))}h`;
 }
 
+/** CPU time: 0.120ms, 45.3ms, 1.52s, 12.4s, then as a duration (2m05s); "-" for none. */
+export function formatCpu(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '-';
+  if (ms < SECOND) return `${Number(ms.toPrecision(3))}ms`;
+  if (ms < MINUTE) return `${(ms / SECOND).toFixed(ms < 10 * SECOND ? 2 : 1)}s`;
+  return formatDuration(ms);
+}
+
 /** "3m12s ago", "in 12s", or "-" for no time. */
 export function formatAgo(at: number | null | undefined, now: number): string {
   if (at === null || at === undefined) return '-';

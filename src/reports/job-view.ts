@@ -5,7 +5,7 @@
  * clips long text to one line where a terminal needs it.
  */
 import type { AttemptRow, EventRow, JobRow } from '../store/types.js';
-import { clip, formatAgo, formatDuration, formatTime, formatWhen } from './format.js';
+import { clip, formatAgo, formatBytes, formatCpu, formatDuration, formatTime, formatWhen } from './format.js';
 
 export type FieldValue = string | number | null;
 
@@ -60,6 +60,9 @@ export interface AttemptLine {
   owner: string;
   started: string;
   took: string;
+  /** The child's CPU and peak resident memory while the attempt ran (shared with the jobs beside it when concurrency > 1). */
+  cpu: string;
+  peak_rss: string;
   error: string | null;
 }
 
@@ -70,6 +73,8 @@ export function attemptLines(attempts: readonly AttemptRow[], now: number, textL
     owner: a.owner_id,
     started: formatAgo(a.started_at, now),
     took: formatDuration((a.finished_at ?? now) - a.started_at) + (a.finished_at === null ? ' so far' : ''),
+    cpu: formatCpu(a.cpu_ms),
+    peak_rss: formatBytes(a.peak_rss_bytes),
     error: a.error_code === null ? null : `${a.error_code}: ${limited(a.error_detail, textLimit) ?? '-'}`,
   }));
 }

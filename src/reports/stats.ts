@@ -5,6 +5,7 @@
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
+import { collectCost, type CostReport } from './cost.js';
 import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../store/types.js';
 
 
@@ -74,6 +75,8 @@ export interface StatsReport {
   in_flight: InFlightView[];
   retries: { since: number; buckets: RetryBucket[]; finished: number; retried: number };
   errors: { since: number; top: ErrorCount[]; by_class: ClassErrorCount[] };
+  /** What jobs cost in the last hour: classes and attempts by CPU and by peak memory (`limit` attempts each). */
+  cost: CostReport;
   retention: { policy: { succeeded_days: number; failed_days: number; cancelled_days: number }; would_delete: PruneLine[]; total: number };
   database: { bytes: number; page_count: number; page_size: number; free_pages: number };
 }
@@ -133,6 +136,7 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
       top: await store.statsTopErrors({ since, limit }),
       by_class: await store.statsTopErrorsByClass({ since, limit }),
     },
+    cost: await collectCost(store, now, limit),
     retention: {
       policy: {
         succeeded_days: options.retention.succeeded_days,

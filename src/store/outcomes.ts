@@ -8,12 +8,14 @@
 import { LeaseLostError } from '../errors.js';
 import { eventDetail, statusAfterFailure } from './policy.js';
 import type {
+  AttemptCost,
   AttemptStatus,
   ClaimedJob,
   FailureInput,
   JobEventName,
   LeaseRef,
   NewJob,
+  OwnerRecovery,
   RecoveredJob,
   RecoverParams,
   Settlement,
@@ -75,13 +77,26 @@ export type JobWrite =
   | { type: 'finishBadly'; status: 'FAILED' | 'CANCELLED'; code: string; detail: string }
   | { type: 'release' };
 
+/** How an outcome ends the claim's attempt row; the cost is null when nobody measured it. */
+export interface AttemptEnd {
+  status: AttemptStatus;
+  code: string | null;
+  detail: string | null;
+  cpuMs: number | null;
+  peakRssBytes: number | null;
+}
+
+function attemptEnd(status: AttemptStatus, code: string | null, detail: string | null, cost: AttemptCost | undefined): AttemptEnd {
+  return { status, code, detail, cpuMs: cost?.cpuMs ?? null, peakRssBytes: cost?.peakRssBytes ?? null };
+}
+
 /** Everything one outcome writes about a held job, in the order a driver runs it: job, attempt, events. */
 export interface OutcomePlan extends LeaseRef {
   attempt: number;
   /** The lazily written start (stamped only where the row has none yet), or null. */
   startedAt: number | null;
   job: JobWrite;
-  attemptEnd: { status: AttemptStatus; code: string | null; detail: string | null };
+  attemptEnd: AttemptEnd;
   events: PlannedEvent[];
   /** Where the job went, and when it may run again when QUEUED. */
   status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
@@ -146,7 +161,7 @@ function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
 type FailureFactsRow = Pick<HeldFacts, 'id' | 'lease_token' | 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'>;
 
 /** An attempt that ended badly: requeued after `runAt`, or FAILED / CANCELLED for good (events are the caller's). */
-function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: FailureInput, runAt: number): OutcomePlan {
+function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: FailureInput, runAt: number, cost: AttemptCost | undefined): OutcomePlan {
   const status = statusAfterFailure(
     { attempts: facts.attempts, releases: facts.releases, maxRetries: facts.max_retries, cancelRequested: facts.cancel_requested_at !== null },
     error,
@@ -161,7 +176,7 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
     attempt: facts.attempts,
     startedAt,
     job,
-    attemptEnd: { status: status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', code: error.code, detail: error.detail },
+    attemptEnd: attemptEnd(status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail, cost),
     events: [],
     status,
     runAt: status === 'QUEUED' ? runAt : null,
@@ -184,17 +199,17 @@ function withClaimTrail(plan: OutcomePlan, facts: HeldFacts): OutcomePlan {
 
 /** A held job handed back to the queue without spending a retry (shutdown, or claimed but never started). */
 export function planRelease(facts: HeldFacts, now: number, actor: string, reason: string): OutcomePlan {
-  return withClaimTrail(releasePlan(facts, now, actor, reason, null), facts);
+  return withClaimTrail(releasePlan(facts, now, actor, reason, null, undefined), facts);
 }
 
-function releasePlan(facts: HeldFacts, now: number, actor: string, reason: string, startedAt: number | null): OutcomePlan {
+function releasePlan(facts: HeldFacts, now: number, actor: string, reason: string, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
   return {
     id: facts.id,
     leaseToken: facts.lease_token,
     attempt: facts.attempts,
     startedAt,
     job: { type: 'release' },
-    attemptEnd: { status: 'CANCELLED', code: 'LEASE:RELEASED', detail: reason },
+    attemptEnd: attemptEnd('CANCELLED', 'LEASE:RELEASED', reason, cost),
     events: [event(facts.id, now, 'RELEASED', actor, { attempt: facts.attempts, reason })],
     status: 'QUEUED',
     runAt: now,
@@ -208,10 +223,10 @@ function releasePlan(facts: HeldFacts, now: number, actor: string, reason: strin
  */
 export function planSettlement(settlement: Settlement, facts: HeldFacts, now: number): OutcomePlan {
   const lazyStart = facts.status === 'CLAIMED' ? settlement.startedAt : null;
-  return withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart), facts);
+  return withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart, settlement.cost), facts);
 }
 
-function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null): OutcomePlan {
+function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
   switch (verdict.type) {
     case 'complete':
       return {
@@ -220,20 +235,20 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
         attempt: facts.attempts,
         startedAt,
         job: { type: 'complete', result: verdict.result },
-        attemptEnd: { status: 'SUCCEEDED', code: null, detail: null },
+        attemptEnd: attemptEnd('SUCCEEDED', null, null, cost),
         events: [event(facts.id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts })],
         status: 'SUCCEEDED',
         runAt: null,
       };
     case 'fail': {
       const runAt = now + verdict.retryDelayMs;
-      const plan = failurePlan(facts, startedAt, verdict.error, runAt);
+      const plan = failurePlan(facts, startedAt, verdict.error, runAt, cost);
       const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
       const detail = { attempt: facts.attempts, code: verdict.error.code, detail: verdict.error.detail, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
       return { ...plan, events: [event(facts.id, now, outcomeEvent(outcome), 'worker', detail)] };
     }
     case 'release':
-      return releasePlan(facts, now, 'worker', verdict.reason, startedAt);
+      return releasePlan(facts, now, 'worker', verdict.reason, startedAt, cost);
   }
 }
 
@@ -243,11 +258,12 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
  * committed, and nobody but that worker can prove it did not, so the attempt
  * ends FAILED with the given code and follows the retry policy, whoever takes
  * the job back. Only the holder's own handback (`planRelease`) is free.
+ * `cost`: what the attempt cost, when whoever takes it back measured that.
  */
-export function planRecovery(row: HeldFacts, params: RecoverParams, now: number): OutcomePlan {
+export function planRecovery(row: HeldFacts, params: RecoverParams, now: number, cost?: AttemptCost): OutcomePlan {
   const runAt = now + params.retryDelay(row.class, row.attempts);
   const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
-  const plan = failurePlan(row, null, error, runAt);
+  const plan = failurePlan(row, null, error, runAt, cost);
   const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
   const taken = { attempt: row.attempts, owner_id: row.owner_id, code: params.errorCode, detail: params.errorDetail };
   const next = { attempt: row.attempts, code: params.errorCode, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
@@ -257,11 +273,13 @@ export function planRecovery(row: HeldFacts, params: RecoverParams, now: number)
 
 /**
  * Takes back what a killed or crashed worker held. With a culprit named, only
- * the culprit spends a retry; the worker's other jobs were stopped because of
- * it and go back free, as victims.
+ * the culprit spends a retry, and only its attempt gets the cost its child's
+ * samples showed; the worker's other jobs were stopped because of it and go
+ * back free, as victims.
  */
-export function planOwnerRecovery(row: HeldFacts, params: RecoverParams & { culpritJobId?: number }, now: number): OutcomePlan {
-  if (params.culpritJobId === undefined || params.culpritJobId === row.id) return planRecovery(row, params, now);
+export function planOwnerRecovery(row: HeldFacts, params: OwnerRecovery, now: number): OutcomePlan {
+  if (params.culpritJobId === undefined) return planRecovery(row, params, now);
+  if (params.culpritJobId === row.id) return planRecovery(row, params, now, params.culpritCost);
   return planRelease(row, now, params.actor, `victim of job ${params.culpritJobId} (${params.errorCode})`);
 }
 

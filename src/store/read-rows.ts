@@ -1,5 +1,5 @@
 /** What the operator's reads return (the OperatorStore's and SupervisorStore's answers). */
-import type { JobStatus } from './types.js';
+import type { AttemptStatus, JobStatus } from './types.js';
 
 /** A paused class as the reports show it. */
 export interface ClassPause {
@@ -76,6 +76,33 @@ export interface DatabaseSize {
   pageSize: number;
   /** Pages free for reuse (deleted rows) inside the file. */
   freePages: number;
+}
+
+/** What a class's measured attempts in a window cost: how many, their CPU (total and mean), and the highest peak RSS among them. */
+export interface ClassCost {
+  class: string;
+  attempts: number;
+  cpu_ms: number;
+  mean_cpu_ms: number;
+  max_peak_rss_bytes: number;
+}
+
+/** One measured attempt, as the cost rankings list it. */
+export interface AttemptCostRow {
+  job_id: number;
+  attempt: number;
+  class: string;
+  status: AttemptStatus;
+  cpu_ms: number;
+  peak_rss_bytes: number;
+  finished_at: number;
+}
+
+/** statsCost's answer: classes by CPU spent, and the attempts that used the most CPU and the most memory. */
+export interface CostRanking {
+  by_class: ClassCost[];
+  top_cpu: AttemptCostRow[];
+  top_rss: AttemptCostRow[];
 }
 
 /** Jobs that reached SUCCEEDED or FAILED within one minute (`minute`: its start, epoch ms). */

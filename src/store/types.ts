@@ -1,9 +1,11 @@
-/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts; the operator's reads: read-rows.ts). */
+/** The Store's roles (one interface each) and the rows and values they exchange (the schedules' role: ./schedules.ts; the operator's: ./operator-store.ts, and its reads: read-rows.ts). */
 import type { SchedulerStore } from './schedules.js';
-import type { ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
-import type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
+import type { OperatorStore } from './operator-store.js';
+import type { ClassControl, ClassStatusCount, RateWindow } from './read-rows.js';
+export type { OperatorStore } from './operator-store.js';
 export type { ClassPause, ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
 export type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
+export type { ClassCost, AttemptCostRow, CostRanking } from './read-rows.js';
 
 export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -63,6 +65,20 @@ export interface AttemptRow {
   status: AttemptStatus;
   error_code: string | null;
   error_detail: string | null;
+  /** What the attempt cost its child (AttemptCost); null when nobody measured it. */
+  cpu_ms: number | null;
+  peak_rss_bytes: number | null;
+}
+
+/**
+ * What one attempt cost the child process that ran it: CPU time (user +
+ * system, ms) from the handler's start to its end, and the highest resident
+ * set size seen meanwhile. The figures are the process's: with `concurrency`
+ * above 1 they include what the jobs running beside it used.
+ */
+export interface AttemptCost {
+  cpuMs: number;
+  peakRssBytes: number;
 }
 
 export interface EventRow {
@@ -154,6 +170,8 @@ export interface Settlement extends LeaseRef {
    */
   startedAt: number | null;
   verdict: Verdict;
+  /** What the attempt cost, as its child measured it; written with the outcome (none: a job handed back before it began). */
+  cost?: AttemptCost;
 }
 
 export type SettleResult =
@@ -203,6 +221,13 @@ export interface RecoverParams {
   retryDelay: RetryDelay;
   /** False fails the job for good whatever its retries (a poison job). Default true. */
   retryable?: boolean;
+}
+
+/** A take-back of everything one owner holds (see SupervisorStore.leasesRecoverByOwner). */
+export interface OwnerRecovery extends RecoverParams {
+  ownerId: string;
+  culpritJobId?: number;
+  culpritCost?: AttemptCost;
 }
 
 export type PauseOutcome = 'paused' | 'already_paused';
@@ -295,9 +320,10 @@ export interface SupervisorStore extends Connection {
   /**
    * Take back every job an owner holds (each spends a retry: see planRecovery).
    * `culpritJobId`: the job the owner was killed for; its other jobs go back
-   * without spending a retry.
+   * without spending a retry. `culpritCost`: what the culprit's attempt cost,
+   * as the supervisor sampled its child, written on that attempt alone.
    */
-  leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]>;
+  leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]>;
   /** Hand every job an owner holds back to the queue without spending a retry (shutdown). */
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   workerRegister(params: WorkerRegistration): Promise<void>;
@@ -335,45 +361,6 @@ export interface MaintenanceStore extends Connection {
   jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
   /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
   integrityCheck(): Promise<string[]>;
-}
-
-/** The operator's commands and reports. */
-export interface OperatorStore extends ProducerStore {
-  /** Create or upgrade the schema. Safe when several processes run it at once. */
-  migrate(): Promise<void>;
-  jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
-  jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
-  jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number>;
-  /** How many FAILED jobs `jobRetryFailed` with this filter would queue now. */
-  jobCountFailed(params: FailedFilter): Promise<number>;
-  /** Jobs enqueued with this idempotency key (unique within a class: one per class at most), newest first. */
-  jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]>;
-  workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
-  /** Claims of the class stop on every host until it is resumed (jobs running go on); recorded with the actor. */
-  classPause(params: { class: string; actor: string }): Promise<PauseOutcome>;
-  classResume(params: { class: string; actor: string }): Promise<ResumeOutcome>;
-  classControlList(): Promise<ClassControl[]>;
-  classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
-  statsCounts(): Promise<ClassStatusCount[]>;
-  /** Held jobs, held longest first, with their owner's pid from the worker registry. */
-  statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
-  /** Jobs that ended SUCCEEDED or FAILED at or after `since`, by class, status and attempts spent. */
-  statsRetries(params: { since: number }): Promise<RetryBucket[]>;
-  /** Error codes of attempts that ended at or after `since`, most frequent first (LEASE:RELEASED is not an error). */
-  statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]>;
-  /** The same, the top `limit` within each class. */
-  statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]>;
-  /** Jobs that reached each terminal status at or after `since` (throughput). */
-  statsFinishedSince(params: { since: number }): Promise<StatusCount[]>;
-  /** SUCCEEDED and FAILED jobs per minute that finished in [since, until); minutes with none are absent. */
-  statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]>;
-  /** Classes disabled by supervisors still alive (registry heartbeat at or after `liveSince`, not exited). */
-  classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]>;
-  /** Children of supervisors still alive that ended abnormally at or after `since`, newest first. */
-  workerCrashList(params: { since: number; liveSince: number; limit: number }): Promise<ChildCrash[]>;
-  databaseSize(): Promise<DatabaseSize>;
-  /** The highest schema migration applied. */
-  schemaVersion(): Promise<number>;
 }
 
 /**

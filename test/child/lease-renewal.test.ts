@@ -26,6 +26,7 @@ function renewal(extend: (leases: LeaseRef[]) => Promise<LeaseStatus[]>) {
     onLost: () => undefined,
     onExpired: (jobId) => expired.push(jobId),
     onCancelRequested: () => undefined,
+    onTick: () => undefined,
   });
   const take = (id: number) => {
     held.push({ id, leaseToken: `t${id}` });

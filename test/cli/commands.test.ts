@@ -228,7 +228,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(text.stdout).toMatch(/^status: +SUCCEEDED$/m);
     expect(text.stdout).toMatch(/^created: +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(.+ ago\)$/m);
     expect(text.stdout).toMatch(/^payload: +\{"from":"stdin"\}$/m);
-    expect(text.stdout).toMatch(/^#\s+STATUS\s+OWNER\s+STARTED\s+TOOK\s+ERROR$/m);
+    expect(text.stdout).toMatch(/^#\s+STATUS\s+OWNER\s+STARTED\s+TOOK\s+CPU\s+PEAK RSS\s+ERROR$/m);
     expect(text.stdout).toMatch(/^WHEN\s+AGO\s+EVENT\s+ACTOR\s+DETAIL$/m);
     for (const event of ['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']) expect(text.stdout).toMatch(new RegExp(`${AGO.source}\\s+${event}\\s`));
     // who claimed it, from the start's detail
@@ -293,7 +293,7 @@ describe('leasehold against a database from a real supervisor run', () => {
 
   it('stats after the run: retries, top error codes (overall and per class), throughput, retention and the database size', async () => {
     const stats = await leaseholdJson<StatsJson>([...C(), 'stats']);
-    expect(Object.keys(stats)).toEqual(['now', 'window_ms', 'jobs', 'paused', 'rate_limits', 'throughput', 'in_flight', 'retries', 'errors', 'retention', 'database']);
+    expect(Object.keys(stats)).toEqual(['now', 'window_ms', 'jobs', 'paused', 'rate_limits', 'throughput', 'in_flight', 'retries', 'errors', 'cost', 'retention', 'database']);
     expect(stats.window_ms).toBe(24 * 3_600_000);
     // The hang job was handed back at shutdown: nothing in flight, the release is not an error.
     expect(stats.in_flight).toEqual([]);

@@ -14,39 +14,13 @@ import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig, type ClassSpec } from './helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
+import { metricValue, parseMetrics } from '../helpers/metrics.js';
 
 const newDir = tempDir('leasehold-http-');
 
 afterEach(async () => {
   expect(await killLeftovers()).toEqual([]);
 });
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The Prometheus text format, sample lines only. */
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match === null) throw new Error(`not a sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The value of the one sample with this name and (at least) these labels. */
-function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
-  return found[0]?.value;
-}
 
 async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
   const response = await fetch(url);
@@ -124,10 +98,10 @@ describe('the supervisor over HTTP', () => {
         const samples = parseMetrics(response.body);
         const sampled = samples.filter((s) => s.name === 'leasehold_child_memory_bytes' && s.value > 0).length;
         const caughtUp =
-          value(samples, 'leasehold_lease_recoveries_total', { class: 'orphan' }) === 1 &&
-          value(samples, 'leasehold_jobs_succeeded_total', { class: 'ok' }) === 3 &&
-          value(samples, 'leasehold_jobs_succeeded_total', { class: 'crash' }) === 1 &&
-          value(samples, 'leasehold_jobs_dead_lettered_total', { class: 'fail' }) === 1;
+          metricValue(samples, 'leasehold_lease_recoveries_total', { class: 'orphan' }) === 1 &&
+          metricValue(samples, 'leasehold_jobs_succeeded_total', { class: 'ok' }) === 3 &&
+          metricValue(samples, 'leasehold_jobs_succeeded_total', { class: 'crash' }) === 1 &&
+          metricValue(samples, 'leasehold_jobs_dead_lettered_total', { class: 'fail' }) === 1;
         return caughtUp && sampled === 4 ? { response, samples } : undefined;
       },
       { timeoutMs: 15_000, intervalMs: 250 },
@@ -136,36 +110,36 @@ describe('the supervisor over HTTP', () => {
     expect(scrape.response.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = scrape.samples;
     // jobs by class and status, read from the database at scrape time
-    expect(value(m, 'leasehold_jobs', { class: 'ok', status: 'SUCCEEDED' })).toBe(3);
-    expect(value(m, 'leasehold_jobs', { class: 'fail', status: 'FAILED' })).toBe(1);
-    expect(value(m, 'leasehold_jobs', { class: 'hang', status: 'QUEUED' })).toBe(0);
-    expect(value(m, 'leasehold_jobs', { class: 'orphan', status: 'QUEUED' })).toBe(1);
+    expect(metricValue(m, 'leasehold_jobs', { class: 'ok', status: 'SUCCEEDED' })).toBe(3);
+    expect(metricValue(m, 'leasehold_jobs', { class: 'fail', status: 'FAILED' })).toBe(1);
+    expect(metricValue(m, 'leasehold_jobs', { class: 'hang', status: 'QUEUED' })).toBe(0);
+    expect(metricValue(m, 'leasehold_jobs', { class: 'orphan', status: 'QUEUED' })).toBe(1);
     // counters, from what the children told the supervisor
-    expect(value(m, 'leasehold_jobs_claimed_total', { class: 'ok' })).toBe(3);
-    expect(value(m, 'leasehold_jobs_succeeded_total', { class: 'ok' })).toBe(3);
-    expect(value(m, 'leasehold_jobs_claimed_total', { class: 'fail' })).toBe(2);
-    expect(value(m, 'leasehold_jobs_failed_total', { class: 'fail' })).toBe(2);
-    expect(value(m, 'leasehold_jobs_dead_lettered_total', { class: 'fail' })).toBe(1);
-    expect(value(m, 'leasehold_jobs_succeeded_total', { class: 'crash' })).toBe(1);
-    expect(value(m, 'leasehold_job_duration_seconds_count', { class: 'ok', outcome: 'SUCCEEDED' })).toBe(3);
-    expect(value(m, 'leasehold_job_duration_seconds_bucket', { class: 'ok', outcome: 'SUCCEEDED', le: '+Inf' })).toBe(3);
-    expect(value(m, 'leasehold_job_duration_seconds_count', { class: 'fail', outcome: 'FAILED' })).toBe(1);
+    expect(metricValue(m, 'leasehold_jobs_claimed_total', { class: 'ok' })).toBe(3);
+    expect(metricValue(m, 'leasehold_jobs_succeeded_total', { class: 'ok' })).toBe(3);
+    expect(metricValue(m, 'leasehold_jobs_claimed_total', { class: 'fail' })).toBe(2);
+    expect(metricValue(m, 'leasehold_jobs_failed_total', { class: 'fail' })).toBe(2);
+    expect(metricValue(m, 'leasehold_jobs_dead_lettered_total', { class: 'fail' })).toBe(1);
+    expect(metricValue(m, 'leasehold_jobs_succeeded_total', { class: 'crash' })).toBe(1);
+    expect(metricValue(m, 'leasehold_job_duration_seconds_count', { class: 'ok', outcome: 'SUCCEEDED' })).toBe(3);
+    expect(metricValue(m, 'leasehold_job_duration_seconds_bucket', { class: 'ok', outcome: 'SUCCEEDED', le: '+Inf' })).toBe(3);
+    expect(metricValue(m, 'leasehold_job_duration_seconds_count', { class: 'fail', outcome: 'FAILED' })).toBe(1);
     // the crash: a restart and a take-back
-    expect(value(m, 'leasehold_child_restarts_total', { class: 'crash' })).toBe(1);
-    expect(value(m, 'leasehold_child_restarts_total', { class: 'ok' })).toBe(0);
-    expect(value(m, 'leasehold_jobs_recovered_total', { class: 'crash', code: 'WORKER:CRASHED', source: 'child_exit' })).toBe(1);
+    expect(metricValue(m, 'leasehold_child_restarts_total', { class: 'crash' })).toBe(1);
+    expect(metricValue(m, 'leasehold_child_restarts_total', { class: 'ok' })).toBe(0);
+    expect(metricValue(m, 'leasehold_jobs_recovered_total', { class: 'crash', code: 'WORKER:CRASHED', source: 'child_exit' })).toBe(1);
     // the sweeper's recovery of the expired lease
-    expect(value(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' })).toBe(1);
+    expect(metricValue(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' })).toBe(1);
     // the zombie write, counted from the timeline
-    expect(value(m, 'leasehold_zombie_writes_rejected')).toBe(1);
-    for (const kind of ['connection', 'locked', 'disk_full', 'io']) expect(value(m, 'leasehold_db_errors_total', { kind })).toBe(0);
+    expect(metricValue(m, 'leasehold_zombie_writes_rejected')).toBe(1);
+    for (const kind of ['connection', 'locked', 'disk_full', 'io']) expect(metricValue(m, 'leasehold_db_errors_total', { kind })).toBe(0);
     // children's CPU and memory, one series per live child
     const live = m.filter((s) => s.name === 'leasehold_child_memory_bytes');
     expect(live.map((s) => s.labels.class).sort()).toEqual(['crash', 'fail', 'hang', 'ok']);
     expect(live.every((s) => childPids.includes(Number(s.labels.pid)))).toBe(true);
     expect(m.filter((s) => s.name === 'leasehold_child_cpu_percent')).toHaveLength(4);
     // prom-client's process metrics, in the supervisor's own registry
-    expect(value(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(metricValue(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
     // Shutting down: unhealthy while it drains, metrics still served, then gone.
     const hang = await enqueue(C, 'hang');
@@ -200,17 +174,17 @@ describe('the supervisor over HTTP', () => {
     const samples = async () => parseMetrics((await get(`${base}/metrics`)).body);
     const scrape = await waitFor('the first limited job done and the class waiting', async () => {
       const now = await samples();
-      return value(now, 'leasehold_class_rate_limited', { class: 'limited' }) === 1 ? now : undefined;
+      return metricValue(now, 'leasehold_class_rate_limited', { class: 'limited' }) === 1 ? now : undefined;
     });
     const statuses = (await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list', '--class', 'limited'])).jobs.map((job) => job.status).sort();
     expect(statuses).toEqual(['QUEUED', 'SUCCEEDED']);
-    expect(value(scrape, 'leasehold_class_paused', { class: 'ok' })).toBe(1);
-    expect(value(scrape, 'leasehold_class_paused', { class: 'limited' })).toBe(0);
-    expect(value(scrape, 'leasehold_class_rate_window_starts', { class: 'limited' })).toBe(1);
-    expect(value(scrape, 'leasehold_class_rate_limited', { class: 'ok' })).toBeUndefined();
+    expect(metricValue(scrape, 'leasehold_class_paused', { class: 'ok' })).toBe(1);
+    expect(metricValue(scrape, 'leasehold_class_paused', { class: 'limited' })).toBe(0);
+    expect(metricValue(scrape, 'leasehold_class_rate_window_starts', { class: 'limited' })).toBe(1);
+    expect(metricValue(scrape, 'leasehold_class_rate_limited', { class: 'ok' })).toBeUndefined();
 
     expect((await leasehold([...C, 'resume', 'ok'])).exitCode).toBe(0);
-    expect(value(await samples(), 'leasehold_class_paused', { class: 'ok' })).toBe(0);
+    expect(metricValue(await samples(), 'leasehold_class_paused', { class: 'ok' })).toBe(0);
     expect(await sup.stop()).toBe(0);
   });
 

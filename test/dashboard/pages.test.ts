@@ -12,6 +12,7 @@ import { openStore } from '../../src/store/open.js';
 import { leasehold } from '../cli/helpers.js';
 import { TestClock } from '../helpers/clock.js';
 import { tempDir } from '../helpers/temp.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 import { waitFor } from '../helpers/wait.js';
 import { logLines, MARKUP, seed, serve, Session, textOf } from './helpers.js';
 
@@ -44,6 +45,28 @@ describe('dashboard pages', () => {
     expect(body).toContain(`href="/jobs/${ids.claimed}"`);
     expect(text).toMatch(/UPSTREAM:DOWN 2 .*SMTP:REJECTED 1/);
     expect(body).toContain('href="/jobs?status=FAILED&amp;error_code=UPSTREAM%3ADOWN"');
+  });
+
+  it('overview and job: what the attempts cost, classes ranked by CPU, the slowest and hungriest attempts', async () => {
+    const { session, queue } = await seededDashboard();
+    const { store } = queue;
+    const ran: Record<string, number> = {};
+    for (const [cls, cpuMs, rssMb] of [['resize', 1500, 90], ['resize', 900, 80], ['export', 40, 700]] as const) {
+      const { id } = await queue.enqueue({ class: cls, payload: {} });
+      const [job] = await claimJobs(store, { classes: [cls], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
+      await store.jobsSettle({
+        settlements: [{ id, leaseToken: job!.leaseToken, startedAt: null, verdict: { type: 'complete', result: null }, cost: { cpuMs, peakRssBytes: rssMb * 1048576 } }],
+      });
+      ran[`${cls}-${cpuMs}`] = id;
+    }
+    const text = textOf((await session.get('/')).body);
+    const section = text.slice(text.indexOf('What jobs cost'));
+    // classes by CPU: resize (2.4 s over 2 attempts) before export; each with its highest peak
+    expect(section).toMatch(/resize 2 2\.40s 1\.20s 90\.0 MiB export 1 40ms 40ms 700\.0 MiB/);
+    expect(section).toMatch(new RegExp(`Slowest \\(CPU\\).*?#${ran['resize-1500']} #1 resize 1\\.50s`));
+    expect(section).toMatch(new RegExp(`Hungriest \\(memory\\).*?#${ran['export-40']} #1 export 40ms 700\\.0 MiB`));
+    const job = textOf((await session.get(`/jobs/${ran['export-40']}`)).body);
+    expect(job).toMatch(/Attempts .*1 SUCCEEDED host\/child-2 .* 40ms 700\.0 MiB/);
   });
 
   it('jobs: newest first, filtered by class, status and error code', async () => {
@@ -85,7 +108,7 @@ describe('dashboard pages', () => {
     const text = textOf(body);
     for (const label of ['class email', 'status SUCCEEDED', 'attempts 1 of at most', 'lease token', 'runtime', 'owner host/child-1']) expect(text).toContain(label);
     expect(body).toMatch(/<pre class="json"><code>\{\n {2}&quot;sent&quot;: true,\n {2}&quot;id&quot;: &quot;m-1&quot;\n\}<\/code><\/pre>/);
-    expect(text).toMatch(/Attempts # status owner started took error 1 SUCCEEDED host\/child-1/);
+    expect(text).toMatch(/Attempts # status owner started took CPU peak RSS error 1 SUCCEEDED host\/child-1/);
     // The timeline as `leasehold show` prints it (the claim comes out of the event that carries it): the same story, actors and details.
     const shown = await leasehold(['--db', database, 'show', String(ids.succeeded)]);
     const showLines = shown.stdout.split('\n').slice(shown.stdout.split('\n').indexOf('timeline') + 2);

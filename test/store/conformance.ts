@@ -9,6 +9,7 @@ import type { TestClock } from '../helpers/clock.js';
 import { classSuites, type OpenSame } from './conformance/classes.js';
 import { conformanceContext } from './conformance/context.js';
 import { dashboardSuites } from './conformance/dashboard.js';
+import { costSuites } from './conformance/cost.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { operatorSuites } from './conformance/operators.js';
@@ -29,6 +30,7 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     jobSuites(c);
     leaseSuites(c);
     operatorSuites(c);
+    costSuites(c);
     scheduleSuites(c);
     classSuites(c, openSame, countStarts);
     dashboardSuites(c);

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import { TestClock } from '../helpers/clock.js';
 import { Queue } from '../../src/queue/queue.js';
 import type { Store } from '../../src/store/types.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
@@ -8,15 +8,24 @@ const DEPTH = 50_000;
 /** Children in the registry's history (it keeps every child that ran): the same. */
 const CHILDREN = 1_500;
 
+/** Video jobs run and measured (their cost written), COST_ROUNDS rounds of COST_ROUND_JOBS an hour apart, one in ten failed: a window of the last hour holds one round. */
+const COST_ROUNDS = 20;
+const COST_ROUND_JOBS = 200;
+const HOUR = 3_600_000;
+/** The start of a window of the last hour, at the clock's time after seeding (a TestClock from its default start): it holds one round. */
+export const LAST_HOUR_SINCE = new TestClock().now() + (COST_ROUNDS - 1) * HOUR;
+
 /**
  * The query-plan suites' queue, the same on both drivers: DEPTH jobs over four
  * classes, priorities and delays mixed, every 100th with an idempotency key;
  * 500 email jobs held by owner `w1`, 250 of them finished and 100 failed for
- * good with one of three error codes. A registry with history: CHILDREN children
- * of 30 hosts' supervisors, most exited (some by a crash), and a class two
- * of those supervisors disabled.
+ * good with one of three error codes; 4,000 video jobs ended with their cost
+ * (one in ten FAILED), over the 20 hours before the clock's time after
+ * seeding. A registry with history: CHILDREN children of 30 hosts'
+ * supervisors, most exited (some by a crash), and a class two of those
+ * supervisors disabled.
  */
-export async function seedDeepQueue(store: Store, clock: Clock): Promise<void> {
+export async function seedDeepQueue(store: Store, clock: TestClock): Promise<void> {
   const queue = new Queue(store, { clock });
   const classes = ['email', 'sms', 'report', 'video'];
   for (let start = 0; start < DEPTH; start += 10_000) {
@@ -51,4 +60,17 @@ export async function seedDeepQueue(store: Store, clock: Clock): Promise<void> {
   }
   await store.classDisabledRecord({ supervisorId: 'h1', class: 'video', reason: 'crash loop' });
   await store.classDisabledRecord({ supervisorId: 'h2', class: 'video', reason: 'crash loop' });
+  for (let round = 0; round < COST_ROUNDS; round++) {
+    const ran = await claimJobs(store, { classes: ['video'], ownerId: 'w2', limit: COST_ROUND_JOBS, leaseMs: 30_000 });
+    await store.jobsSettle({
+      settlements: ran.map((job, n) => ({
+        id: job.id,
+        leaseToken: job.leaseToken,
+        startedAt: null,
+        verdict: n % 10 === 0 ? { type: 'fail', error: { code: 'SEED:FAILED', detail: 'seeded', retryable: false }, retryDelayMs: 0 } : { type: 'complete', result: null },
+        cost: { cpuMs: n, peakRssBytes: (60 + n) * 1024 * 1024 },
+      })),
+    });
+    clock.advance(HOUR);
+  }
 }

@@ -60,6 +60,7 @@ describe('SQLite schema and migrations', () => {
     ]));
     expect(columns('job_attempts')).toEqual(expect.arrayContaining([
       'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
+      'cpu_ms', 'peak_rss_bytes',
     ]));
     expect(columns('job_events')).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
     expect(columns('workers')).toEqual(expect.arrayContaining([

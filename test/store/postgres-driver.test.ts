@@ -61,6 +61,7 @@ describe('PostgreSQL schema and migrations', () => {
       expect([jobs.id, jobs.payload, jobs.result]).toEqual(['bigint', 'text', 'text']);
       expect(Object.keys(await columns('job_attempts'))).toEqual(expect.arrayContaining([
         'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
+        'cpu_ms', 'peak_rss_bytes',
       ]));
       expect(Object.keys(await columns('job_events'))).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
       expect(Object.keys(await columns('workers'))).toEqual(expect.arrayContaining([

@@ -9,13 +9,13 @@ import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
-import { seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_plans');
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
-const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode]);
+const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode, STATS_SQL.costByClass, STATS_SQL.costTopCpu, STATS_SQL.costTopRss]);
 
 /**
  * The plan of a statement as it runs: generic (what a named statement ends
@@ -23,7 +23,7 @@ const PLANNED_WITH_VALUES = new Set([JOB_SQL.listByStatus, JOB_SQL.listByClass, 
  */
 async function plans(client: pg.Client, sql: { text: string }, values: unknown[]): Promise<string[]> {
   const custom = await client.query(`EXPLAIN ${sql.text}`, values);
-  if (PLANNED_WITH_VALUES.has(sql as (typeof JOB_SQL)['listAll'])) return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
+  if (PLANNED_WITH_VALUES.has(sql)) return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
   await client.query(`PREPARE q AS ${sql.text}`);
   try {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
@@ -68,7 +68,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     [
       'settle: the successes of a batch',
       LEASE_SQL.completeMany,
-      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], now],
+      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now],
       null,
       true,
     ],
@@ -104,6 +104,21 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
       expect(plan).toMatch(index === null ? /Index (Only )?Scan/ : new RegExp(`(using|Index Scan on) ${index}\\b`));
       expect(plan).not.toMatch(/Seq Scan on (jobs|job_attempts|workers|job_events)/);
       if (!sortAllowed) expect(plan).not.toMatch(/\bSort\b/);
+    }
+  });
+
+  // [what, statement, values]: the last hour's measured attempts, then a sort of those
+  const costReads: [string, { text: string }, unknown[]][] = [
+    ['cost by class', STATS_SQL.costByClass, [LAST_HOUR_SINCE]],
+    ['attempts by CPU', STATS_SQL.costTopCpu, [LAST_HOUR_SINCE, 10]],
+    ['attempts by peak memory', STATS_SQL.costTopRss, [LAST_HOUR_SINCE, 10]],
+  ];
+
+  it.each(costReads)('stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table', async (_name, sql, values) => {
+    for (const plan of await plans(client, sql, values)) {
+      expect(plan).toMatch(/using jobs_finished\b/);
+      expect(plan).toMatch(/using job_attempts_error\b/);
+      expect(plan).not.toMatch(/Seq Scan on (jobs|job_attempts)/);
     }
   });
 

@@ -8,7 +8,7 @@ import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
-import { seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir();
@@ -85,6 +85,22 @@ describe('query plans with a deep queue', () => {
     expect(sql).not.toMatch(/OFFSET @beforeId/);
     expect(detail).not.toMatch(/SEARCH j USING INTEGER PRIMARY KEY/);
     expect(detail).not.toMatch(/^SCAN jobs$/m);
+  });
+
+  // [what, statement, values]: a window's measured attempts, then a sort of those
+  const costReads: [string, string, Record<string, number>][] = [
+    ['cost by class', STATS_SQL.costByClass, { since: LAST_HOUR_SINCE }],
+    ['attempts by CPU', STATS_SQL.costTopCpu, { since: LAST_HOUR_SINCE, limit: 10 }],
+    ['attempts by peak memory', STATS_SQL.costTopRss, { since: LAST_HOUR_SINCE, limit: 10 }],
+  ];
+
+  it.each(costReads)('stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table', (_name, sql, bind) => {
+    const detail = plan(store, sql, [bind]).join('\n');
+    expect(detail).toContain('SEARCH j USING INDEX jobs_finished (status=? AND finished_at>?)');
+    expect(detail).toContain('SEARCH a USING PRIMARY KEY (job_id=? AND attempt=?)');
+    // covering: a row of job_attempts read for each of the index's entries would cost a seek each
+    expect(detail).toContain('SEARCH job_attempts USING COVERING INDEX job_attempts_error');
+    expect(detail).not.toMatch(/^SCAN (jobs|j|job_attempts|a)$/m);
   });
 
   it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {

@@ -32,8 +32,8 @@ function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], now: 
     '',
     'attempts',
     table(
-      ['#', 'status', 'owner', 'started', 'took', 'error'],
-      attemptLines(attempts, now, 60).map((a) => [a.attempt, a.status, a.owner, a.started, a.took, a.error]),
+      ['#', 'status', 'owner', 'started', 'took', 'cpu', 'peak rss', 'error'],
+      attemptLines(attempts, now, 60).map((a) => [a.attempt, a.status, a.owner, a.started, a.took, a.cpu, a.peak_rss, a.error]),
     ),
     '',
     'timeline',

@@ -1,9 +1,11 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
 import { InvalidInputError } from '../../errors.js';
 import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../../reports/stats.js';
+import type { CostReport } from '../../reports/cost.js';
+import type { AttemptCostRow, ClassCost } from '../../store/types.js';
 import { JOB_STATUSES } from '../../store/types.js';
 import { defineCommand, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
-import { formatAgo, formatBytes, formatDuration, formatTime, formatWhen, table } from '../format.js';
+import { formatAgo, formatBytes, formatCpu, formatDuration, formatTime, formatWhen, table } from '../format.js';
 
 interface StatsArgs extends GlobalArgs {
   hours: number;
@@ -12,10 +14,10 @@ interface StatsArgs extends GlobalArgs {
 
 export const statsCommand = defineCommand<StatsArgs>({
   command: 'stats',
-  describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what retention would delete',
+  describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what jobs cost, what retention would delete',
   options: {
     hours: { type: 'number', default: 24, describe: 'window of the retry distribution and the error codes' },
-    limit: { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs and of error codes' },
+    limit: { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' },
   },
   run: async (args) => {
     if (!Number.isFinite(args.hours) || args.hours <= 0) throw new InvalidInputError('USAGE', `--hours must be a number > 0, got ${JSON.stringify(String(args.hours))}`);
@@ -48,6 +50,33 @@ function rateLimitText(limit: RateLimitView): string {
   const rule = `${limit.max} per ${seconds(limit.per_seconds * 1000)}`;
   if (limit.waiting && limit.next_start_in_ms !== null) return `rate limited: ${rule}, next start in ${seconds(limit.next_start_in_ms)}`;
   return `rate limit ${rule}: ${limit.started} started in the window`;
+}
+
+/** Classes by CPU and by memory, and the jobs that used the most of each. */
+function costText(cost: CostReport, now: number): string[] {
+  const classes = (rows: ClassCost[]) =>
+    table(
+      ['class', 'attempts', 'cpu', 'mean cpu', 'peak rss'],
+      rows.map((row) => [row.class, row.attempts, formatCpu(row.cpu_ms), formatCpu(row.mean_cpu_ms), formatBytes(row.max_peak_rss_bytes)]),
+    );
+  const attempts = (rows: AttemptCostRow[]) =>
+    table(
+      ['id', 'attempt', 'class', 'status', 'cpu', 'peak rss', 'finished'],
+      rows.map((row) => [row.job_id, row.attempt, row.class, row.status, formatCpu(row.cpu_ms), formatBytes(row.peak_rss_bytes), formatAgo(row.finished_at, now)]),
+    );
+  const window = formatDuration(cost.window_ms);
+  return [
+    '',
+    `what jobs cost in the last ${window} (their child's CPU and resident memory; shared by the jobs a child runs at once)`,
+    'classes by CPU',
+    classes(cost.by_cpu),
+    'classes by peak memory',
+    classes(cost.by_memory),
+    'jobs that used the most CPU',
+    attempts(cost.slowest),
+    'jobs that used the most memory',
+    attempts(cost.hungriest),
+  ];
 }
 
 /** 0.4s, 1s, 12s: a rate limit's times read better in seconds than as 400ms. */
@@ -112,6 +141,7 @@ function statsText(report: StatsReport): string {
       ['class', 'code', 'count', 'last'],
       report.errors.by_class.map((e) => [e.class, e.code, e.count, formatAgo(e.last_at, now)]),
     ),
+    ...costText(report.cost, now),
     '',
     `retention would delete ${report.retention.total} job(s) now`,
     table(

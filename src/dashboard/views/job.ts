@@ -19,7 +19,7 @@ export function jobPage(frame: Frame, detail: JobDetail, now: number, done: Done
   const { job } = detail;
   const notice = done === undefined ? '' : html`<article class="alert notice" role="status">${DONE_NOTICES[done]}</article>`;
   const attempts = attemptLines(detail.attempts, now).map(
-    (a) => html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td>${a.error ?? ''}</td></tr>`,
+    (a) => html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td class="num">${a.cpu}</td><td class="num">${a.peak_rss}</td><td>${a.error ?? ''}</td></tr>`,
   );
   const timeline = timelineLines(job, detail.events, now).map(
     (e) => html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
@@ -30,7 +30,7 @@ ${actions(frame, job)}
 <section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td class="${label === 'error' && value !== null ? 'bad' : ''}">${value ?? '-'}</td></tr>`)}</tbody></table></section>
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
-<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', 'error'], attempts, 'Not run yet.')}</section>
+<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`)}`);
 }
 

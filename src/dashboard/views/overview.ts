@@ -1,6 +1,7 @@
-/** The overview: what an on-call engineer reads first. Counts by class and status, throughput, the oldest jobs in flight, top errors, and classes in trouble. */
+/** The overview: what an on-call engineer reads first. Counts by class and status, throughput, the oldest jobs in flight, top errors, classes in trouble, and what jobs cost. */
 import { html } from 'hono/html';
-import { formatDuration } from '../../reports/format.js';
+import { formatBytes, formatCpu, formatDuration } from '../../reports/format.js';
+import type { AttemptCostRow } from '../../store/types.js';
 import { JOB_STATUSES, type JobStatus } from '../../store/types.js';
 import type { Overview } from '../data.js';
 import { jobsUrl, retryFailedUrl } from '../params.js';
@@ -14,7 +15,8 @@ export function overviewPage(frame: Frame, overview: Overview): Html {
 <section><h2>Throughput</h2>${throughputChart(overview.throughput)}</section>
 <section><h2>Top errors <small class="muted">last hour</small></h2>${topErrors(frame, overview)}</section>
 </div>
-<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>`));
+<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>
+${cost(overview)}`));
 }
 
 /** Classes in a crash loop, disabled or paused: said first, in a colour that stands out. */
@@ -59,4 +61,21 @@ function topErrors(frame: Frame, overview: Overview): Html {
     (e) => html`<tr><td><a href="${jobsUrl({ status: 'FAILED', errorCode: e.code })}"><code>${e.code}</code></a></td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${frame.readOnly ? '' : html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>`}</td></tr>`,
   );
   return table(['code', { numeric: 'attempts' }, 'last', ''], rows, 'No errors in the last hour.');
+}
+
+/** "Which job class is eating this host?": classes by CPU (and their peak memory), then the attempts that used the most of each. */
+function cost(overview: Overview): Html {
+  const { by_cpu, slowest, hungriest } = overview.cost;
+  const classes = by_cpu.map(
+    (c) => html`<tr><th scope="row"><a href="${jobsUrl({ class: c.class })}">${c.class}</a></th><td class="num">${c.attempts}</td><td class="num">${formatCpu(c.cpu_ms)}</td><td class="num">${formatCpu(c.mean_cpu_ms)}</td><td class="num">${formatBytes(c.max_peak_rss_bytes)}</td></tr>`,
+  );
+  const attempts = (rows: AttemptCostRow[]) =>
+    table(
+      ['job', 'class', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'ended'],
+      rows.map((a) => html`<tr><td>${jobLink(a.job_id)} <small class="muted">#${a.attempt}</small></td><td>${a.class}</td><td class="num">${formatCpu(a.cpu_ms)}</td><td class="num">${formatBytes(a.peak_rss_bytes)}</td><td>${statusBadge(a.status)} ${ago(a.finished_at, overview.now)}</td></tr>`),
+      'Nothing measured in the last hour.',
+    );
+  return html`<section class="cost"><h2>What jobs cost <small class="muted">last hour; a child's CPU and peak memory while the attempt ran, shared by the jobs it ran at once when concurrency is above 1</small></h2>
+${table(['class', { numeric: 'attempts' }, { numeric: 'CPU' }, { numeric: 'mean CPU' }, { numeric: 'peak RSS' }], classes, 'Nothing measured in the last hour.')}
+<div class="grid panels"><section><h3>Slowest (CPU)</h3>${attempts(slowest)}</section><section><h3>Hungriest (memory)</h3>${attempts(hungriest)}</section></div></section>`;
 }

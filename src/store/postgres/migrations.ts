@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -121,6 +121,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'schedules: how far each cron schedule is enqueued',
     sql: schedulesTable('BIGINT'),
+  },
+  {
+    version: 6,
+    name: 'what each attempt cost: CPU and peak memory',
+    sql: attemptCostMigration('DOUBLE PRECISION', 'BIGINT'),
   },
   {
     version: 7,

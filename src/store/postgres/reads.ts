@@ -1,12 +1,12 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import { countFailed } from './failed-jobs.js';
 import type { ScheduleRow } from '../schedules.js';
-import { clientConfig, first, readPlannedWithValues, rows, type PostgresTarget } from './connection.js';
+import { clientConfig, first, readPlannedWithValues, readWindowPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
@@ -104,6 +104,15 @@ export abstract class PostgresReads {
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
     return readPlannedWithValues<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
+  }
+
+  /** Three reads in one snapshot, so the rankings agree with the totals. */
+  async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
+    return readWindowPlannedWithValues(this.pool, async (db) => ({
+      by_class: await rows<ClassCost>(db, STATS_SQL.costByClass, [params.since]),
+      top_cpu: await rows<AttemptCostRow>(db, STATS_SQL.costTopCpu, [params.since, params.limit]),
+      top_rss: await rows<AttemptCostRow>(db, STATS_SQL.costTopRss, [params.since, params.limit]),
+    }));
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {

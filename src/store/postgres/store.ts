@@ -4,7 +4,7 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { rateLimitedClass } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import type { FailedFilter, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { rateAllowance, recordStarts } from './rate-limited-claims.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
@@ -316,12 +316,14 @@ export class PostgresStore extends PostgresReads implements Store {
         column((p) => p.attemptEnd.code),
         column((p) => p.attemptEnd.detail),
         successes.map(({ result }) => result),
+        column((p) => p.attemptEnd.cpuMs),
+        column((p) => p.attemptEnd.peakRssBytes),
         now,
       ]);
     }
     for (const plan of plans) {
-      const { status, code, detail } = plan.attemptEnd;
-      const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail];
+      const { status, code, detail, cpuMs, peakRssBytes } = plan.attemptEnd;
+      const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes];
       const job = plan.job;
       switch (job.type) {
         case 'complete':
@@ -349,7 +351,7 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
-  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]> {
+  async leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
       const held = await rows<HeldFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
       return this.recoverRows(db, held, (row) => planOwnerRecovery(row, params, now), now);

@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -116,6 +116,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'schedules: how far each cron schedule is enqueued',
     sql: schedulesTable('INTEGER'),
+  },
+  {
+    version: 6,
+    name: 'what each attempt cost: CPU and peak memory',
+    sql: attemptCostMigration('REAL', 'INTEGER'),
   },
   {
     version: 7,

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { failedScope, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -109,6 +109,18 @@ export abstract class SqliteReads {
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
     return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
+  }
+
+  /** Three reads in one snapshot, so the rankings agree with the totals. */
+  async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
+    const read = this.db.transaction(
+      (): CostRanking => ({
+        by_class: this.stats.costByClass.all({ since: params.since }) as ClassCost[],
+        top_cpu: this.stats.costTopCpu.all(params) as AttemptCostRow[],
+        top_rss: this.stats.costTopRss.all(params) as AttemptCostRow[],
+      }),
+    );
+    return read.deferred();
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {

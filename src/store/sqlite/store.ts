@@ -4,7 +4,7 @@ import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, Plan
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import { failedScope } from '../job-filters.js';
-import type { FailedFilter, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
@@ -294,7 +294,7 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], (row) => planRecovery(row, params, now), now));
   }
 
-  async leasesRecoverByOwner(params: RecoverParams & { ownerId: string; culpritJobId?: number }): Promise<RecoveredJob[]> {
+  async leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]> {
     return this.write((now) =>
       this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planOwnerRecovery(row, params, now), now),
     );

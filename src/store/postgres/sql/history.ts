@@ -10,7 +10,8 @@ export const HISTORY_SQL = nameAll('history', {
     FROM unnest($1::bigint[], $2::text[]) AS t(job_id, lease_token)
     JOIN job_attempts a ON a.job_id = t.job_id AND a.lease_token = t.lease_token JOIN jobs j ON j.id = a.job_id`,
   /** (jobId) oldest first. */
-  attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail
+  attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail,
+      cpu_ms, peak_rss_bytes
     FROM job_attempts WHERE job_id = $1 ORDER BY attempt`,
   /** (jobIds[], ts[], events[], actors[], details[]) appends to the timeline in array order. */
   eventInsertMany: `INSERT INTO job_events (job_id, ts, event, actor, detail)

@@ -37,34 +37,37 @@ function claimSql(classFilter: string, notPaused: string): string {
 }
 
 /**
- * An outcome's write to `jobs`, fenced, and the end of that claim's attempt,
- * in one statement (the attempt ends only if the job row was written).
- * Parameters shared by the three: (id, leaseToken, startedAt, now, attempt,
- * attemptStatus, code, detail); `set` may use $9.
+ * An outcome's write to `jobs`, fenced, and the end of that claim's attempt
+ * with its cost, in one statement (the attempt ends only if the job row was
+ * written). Parameters shared by the three: (id, leaseToken, startedAt, now,
+ * attempt, attemptStatus, code, detail, cpuMs, peakRssBytes); `set` may use $11.
  */
 function outcomeSql(set: string): string {
   return `WITH job AS (
       UPDATE jobs SET ${set}, lease_expires_at = NULL, started_at = coalesce(started_at, $3)
       WHERE ${FENCE} RETURNING id)
-    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8
+    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8, cpu_ms = $9, peak_rss_bytes = $10
     WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
 }
 
 /**
  * Successes of a whole batch in one statement (a round trip per job is what
  * a batch would otherwise cost): the fenced writes of `complete` and the
- * ends of their attempts. Parameters: parallel arrays (ids, leaseTokens,
- * startedAts, attempts, attemptStatuses, codes, details, results), then now.
+ * ends of their attempts, with their cost. Parameters: parallel arrays (ids,
+ * leaseTokens, startedAts, attempts, attemptStatuses, codes, details,
+ * results, cpuMs, peakRssBytes), then now.
  */
 const COMPLETE_MANY = `WITH batch AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, result)),
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
+          $9::float8[], $10::bigint[])
+        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, result, cpu_ms, peak_rss_bytes)),
     job AS (
-      UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $9, error_code = NULL, error_detail = NULL,
+      UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $11, error_code = NULL, error_detail = NULL,
         lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
       FROM batch AS b WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.${IN_FLIGHT}
       RETURNING j.id, j.lease_token)
-    UPDATE job_attempts AS a SET status = b.attempt_status, finished_at = $9, error_code = b.code, error_detail = b.detail
+    UPDATE job_attempts AS a SET status = b.attempt_status, finished_at = $11, error_code = b.code, error_detail = b.detail,
+      cpu_ms = b.cpu_ms, peak_rss_bytes = b.peak_rss_bytes
     FROM job JOIN batch AS b USING (id, lease_token)
     WHERE a.job_id = job.id AND a.attempt = b.attempt AND a.lease_token = b.lease_token AND a.status = 'RUNNING'`;
 
@@ -100,9 +103,9 @@ export const LEASE_SQL = nameAll('leases', {
   /** (the outcome parameters and results as parallel arrays, now) the one terminal write of every success in a batch. */
   completeMany: COMPLETE_MANY,
   /** (outcome parameters, runAt) back to the queue for another try. */
-  requeue: outcomeSql(`status = 'QUEUED', run_at = $9, error_code = $7, error_detail = $8`),
+  requeue: outcomeSql(`status = 'QUEUED', run_at = $11, error_code = $7, error_detail = $8`),
   /** (outcome parameters, status FAILED|CANCELLED) terminal. */
-  finishBadly: outcomeSql(`status = $9, finished_at = $4, error_code = $7, error_detail = $8`),
+  finishBadly: outcomeSql(`status = $11, finished_at = $4, error_code = $7, error_detail = $8`),
   /** (outcome parameters) back to the queue without spending a retry, in the place it had (it was due). */
   release: outcomeSql(`status = 'QUEUED', run_at = LEAST(run_at, $4), releases = releases + 1`),
   /**

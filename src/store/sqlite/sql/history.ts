@@ -3,15 +3,17 @@ import type { MultiRowInsert } from '../multi-row.js';
 
 /** Statements on the two history tables: attempts (one row per claim) and events (the timeline). */
 export const HISTORY_SQL = {
-  /** (jobId, attempt, leaseToken, status, code, detail, now) ends the attempt; no row: not that claim's attempt. */
-  attemptFinish: `UPDATE job_attempts SET status = @status, finished_at = @now, error_code = @code, error_detail = @detail
+  /** (jobId, attempt, leaseToken, status, code, detail, cpuMs, peakRssBytes, now) ends the attempt with its cost; no row: not that claim's attempt. */
+  attemptFinish: `UPDATE job_attempts SET status = @status, finished_at = @now, error_code = @code, error_detail = @detail,
+      cpu_ms = @cpuMs, peak_rss_bytes = @peakRssBytes
     WHERE job_id = @jobId AND attempt = @attempt AND lease_token = @leaseToken AND status = 'RUNNING'`,
   /** (jobId, leaseToken) -> that claim's attempt and its job's state now (EndedAttempt); no row: not a claim of this job. */
   attemptByToken: `SELECT a.job_id, a.lease_token, a.attempt, a.status, a.error_code, a.error_detail,
       j.status AS job_status, j.attempts AS job_attempts, j.run_at, j.result
     FROM job_attempts a JOIN jobs j ON j.id = a.job_id WHERE a.job_id = @jobId AND a.lease_token = @leaseToken`,
   /** (jobId) oldest first. */
-  attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail
+  attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail,
+      cpu_ms, peak_rss_bytes
     FROM job_attempts WHERE job_id = ? ORDER BY attempt`,
   /** (jobId) oldest first. */
   eventList: `SELECT id, job_id, ts, event, actor, detail FROM job_events WHERE job_id = ? ORDER BY id`,

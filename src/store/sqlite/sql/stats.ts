@@ -6,6 +6,28 @@ import { CLASSES_PRESENT } from './jobs.js';
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
 const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
+/**
+ * The attempts that ended at or after @since and whose cost was measured, with their class. They have
+ * no index of their own (it would take one more entry at every attempt's end, on the hot path): a
+ * success ends its job, so the successes are the jobs that ended SUCCEEDED in the window (through
+ * jobs_finished) and their last attempt (its number is the job's attempts, its end the job's);
+ * every other end carries an error code (FAILED, CANCELLED, LEASE:RELEASED), so the rest are in
+ * job_attempts_error, which the top error codes read too: its entries are filtered by their own
+ * finished_at first (w), since a row of job_attempts (WITHOUT ROWID) costs a seek per entry read.
+ */
+const MEASURED = `WITH measured AS (
+    SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+      FROM jobs AS j INDEXED BY jobs_finished JOIN job_attempts AS a ON a.job_id = j.id AND a.attempt = j.attempts
+      WHERE j.status = 'SUCCEEDED' AND j.finished_at >= @since AND a.cpu_ms IS NOT NULL
+    UNION ALL
+    SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND finished_at >= @since) AS w
+      JOIN job_attempts AS a ON a.job_id = w.job_id AND a.attempt = w.attempt JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.cpu_ms IS NOT NULL)`;
+/** (since, limit) -> the measured attempts that ended since then with the most of `column`. */
+const costTop = (column: string) => `${MEASURED}
+  SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
+  ORDER BY ${column} DESC, job_id, attempt LIMIT @limit`;
 
 /**
  * The operator's questions (`leasehold stats`, /metrics), read-only. Each one
@@ -53,6 +75,17 @@ export const STATS_SQL = {
       WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= @since
       GROUP BY j.class, a.error_code)
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
+  /**
+   * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
+   * and the highest peak RSS; most CPU first. Both halves pinned to their index, as retryDistribution is.
+   */
+  costByClass: `${MEASURED}
+    SELECT class, count(*) AS attempts, sum(cpu_ms) AS cpu_ms, avg(cpu_ms) AS mean_cpu_ms, max(peak_rss_bytes) AS max_peak_rss_bytes
+    FROM measured GROUP BY class ORDER BY sum(cpu_ms) DESC, class`,
+  /** (since, limit) -> the measured attempts that ended since then that used the most CPU. */
+  costTopCpu: costTop('cpu_ms'),
+  /** (since, limit) -> the same, by peak resident memory. */
+  costTopRss: costTop('peak_rss_bytes'),
   /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
   finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
   /**
