@@ -1,7 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { RequestListener } from '../src/dashboard/server.js';
+import { ListeningServer, type RequestListener } from '../src/listening-server.js';
 import type { Logger } from '../src/log.js';
 
 /** Why /healthz says 503: the failing dependency, and what is wrong with it. */
@@ -24,8 +23,7 @@ export interface HttpServerOptions {
 
 /** `/metrics` (Prometheus text) and `/healthz` (200 or 503), only when the config has `http`; the dashboard on the other paths when it is on. */
 export class HttpServer {
-  private server: Server | undefined;
-  private stopping: Promise<void> | undefined;
+  private listening: Promise<ListeningServer> | undefined;
   private boundPort: number | undefined;
 
   constructor(private readonly options: HttpServerOptions) {}
@@ -37,37 +35,25 @@ export class HttpServer {
 
   /** Listen; rejects (naming host and port) when it cannot, e.g. the port is taken. */
   async start(): Promise<number> {
-    if (this.server !== undefined) return this.boundPort as number;
-    const server = createServer((request, response) => {
-      void this.route(request, response).catch((error: unknown) => {
-        this.options.logger.warn('http request failed', { err: error, path: request.url });
-        if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
-        response.end('internal error\n');
-      });
-    });
-    this.server = server;
-    const { host, port } = this.options;
-    await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(new Error(`http: cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve();
-      });
-    });
-    this.boundPort = (server.address() as AddressInfo).port;
+    this.listening ??= ListeningServer.listen(
+      (request, response) => {
+        void this.route(request, response).catch((error: unknown) => {
+          this.options.logger.warn('http request failed', { err: error, path: request.url });
+          if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
+          response.end('internal error\n');
+        });
+      },
+      this.options.host,
+      this.options.port,
+      'http',
+    );
+    this.boundPort = (await this.listening).port;
     return this.boundPort;
   }
 
   /** Stop listening and drop open connections; safe twice, or before start. */
   stop(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return Promise.resolve();
-    this.stopping ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    return this.stopping;
+    return this.listening?.then((server) => server.stop(), () => undefined) ?? Promise.resolve();
   }
 
   private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -4,16 +4,13 @@
  * `leasehold dashboard`, which serves it alone (DashboardServer).
  */
 import { getRequestListener } from '@hono/node-server';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { ListeningServer, type RequestListener } from '../listening-server.js';
 import type { Logger } from '../log.js';
 import type { ClassConfig } from '../config/schema.js';
 import { redactDatabase } from '../store/database-url.js';
 import { dashboardApp } from './app.js';
 import { dashboardData, type DashboardStore } from './data.js';
 import { checkListenAddress, checkToken } from './security.js';
-
-export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 export interface DashboardSettings {
   store: DashboardStore;
@@ -45,8 +42,7 @@ export function dashboardListener(settings: DashboardSettings): RequestListener 
 
 /** The dashboard served alone (`leasehold dashboard`): start, then stop (safe twice, or before start). */
 export class DashboardServer {
-  private server: Server | undefined;
-  private stopping: Promise<void> | undefined;
+  private listening: Promise<ListeningServer> | undefined;
 
   constructor(private readonly settings: DashboardSettings & { host: string; port: number }) {}
 
@@ -54,22 +50,11 @@ export class DashboardServer {
   async start(): Promise<number> {
     const { host, port } = this.settings;
     checkListenAddress(host, checkToken(this.settings.token));
-    const server = createServer(dashboardListener(this.settings));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) => reject(new Error(`dashboard: cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
-      server.listen(port, host, () => resolve());
-    });
-    return (server.address() as AddressInfo).port;
+    this.listening ??= ListeningServer.listen(dashboardListener(this.settings), host, port, 'dashboard');
+    return (await this.listening).port;
   }
 
   stop(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return Promise.resolve();
-    this.stopping ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    return this.stopping;
+    return this.listening?.then((server) => server.stop(), () => undefined) ?? Promise.resolve();
   }
 }
