@@ -93,7 +93,7 @@ describe('the dashboard in a browser', () => {
       expect(await tile(page, 'SUCCEEDED')).toBe(3);
       expect(await tile(page, 'FAILED')).toBe(2);
       expect(await tile(page, 'RUNNING')).toBe(1);
-      await page.getByRole('row', { name: /flaky/ }).waitFor();
+      await page.locator('tr[data-class="flaky"]').waitFor();
       await screenshot(page, 'overview');
 
       // The failed jobs, then one of them: its timeline says why.
@@ -141,7 +141,7 @@ describe('the dashboard in a browser', () => {
     });
   });
 
-  it('the overview of a busy hour: throughput minute by minute, a crash loop and a paused class called out first', async () => {
+  it('the overview of a busy hour: throughput minute by minute, a crash loop and a paused class called out first, what jobs cost', async () => {
     const dir = newDir();
     const database = path.join(dir, 'queue.db');
     const { succeeded, failed } = await seedHistory(database, Date.now());
@@ -156,6 +156,9 @@ describe('the dashboard in a browser', () => {
     expect(await page.locator('.alert.trouble').textContent()).toMatch(/thumbnail is in a crash loop: 2 children ended abnormally/);
     expect(await page.locator('.alert.paused').textContent()).toMatch(/report is paused by cli/);
     expect(await page.locator('tr', { hasText: 'UPSTREAM:TIMEOUT' }).count()).toBe(1);
+    // What jobs cost: the report class (PDFs) first by CPU, and the hungriest attempt is one of its
+    expect(await page.locator('section.cost table').first().locator('tbody tr').first().textContent()).toMatch(/^report/);
+    expect(await page.locator('section.cost section', { hasText: 'Hungriest' }).locator('tbody tr').first().textContent()).toContain('report');
     await screenshot(page, 'overview-hour');
   });
 

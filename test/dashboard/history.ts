@@ -1,7 +1,7 @@
 /**
  * An hour of a queue's life, written as its workers would have written it
  * (a clock moved through the hour): jobs that succeeded and failed minute by
- * minute, a class whose children keep crashing, a paused class. What the
+ * minute with what each cost, a class whose children keep crashing, a paused class. What the
  * overview's chart and alerts show, and the README's screenshot.
  */
 import { openQueue } from '../../src/queue/queue.js';
@@ -28,12 +28,14 @@ export async function seedHistory(database: string, now: number): Promise<{ succ
         const { id } = await queue.enqueue({ class: cls, payload: { minute, n }, maxRetries: 0 });
         const [job] = await claimJobs(store, { classes: [cls], ownerId: OWNER, limit: 1, leaseMs: 60_000 });
         clock.advance(400);
+        // reports render PDFs: more CPU and memory than an email
+        const cost = cls === 'report' ? { cpuMs: 300 + ((minute * 37 + n * 11) % 900), peakRssBytes: (180 + ((minute + n) % 60)) * 1048576 } : { cpuMs: 2 + ((minute + n) % 9), peakRssBytes: (70 + (n % 5)) * 1048576 };
         if (n < failing) {
           const code = minute >= 38 && minute < 46 ? 'UPSTREAM:TIMEOUT' : 'SMTP:REJECTED';
-          await failIfHeld(store, { id, leaseToken: job!.leaseToken, error: { code, detail: `${code} (seeded)`, retryable: false }, retryDelayMs: 0 });
+          await failIfHeld(store, { id, leaseToken: job!.leaseToken, error: { code, detail: `${code} (seeded)`, retryable: false }, retryDelayMs: 0, cost });
           failed += 1;
         } else {
-          await completeIfHeld(store, { id, leaseToken: job!.leaseToken, result: JSON.stringify({ ok: true }) });
+          await completeIfHeld(store, { id, leaseToken: job!.leaseToken, result: JSON.stringify({ ok: true }), cost });
           succeeded += 1;
         }
       }

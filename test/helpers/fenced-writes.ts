@@ -4,7 +4,7 @@
  * LeaseLostError (as a worker's own writes do) instead of being reported.
  */
 import { LeaseLostError } from '../../src/errors.js';
-import type { ClaimedJob, ClaimRequest, FailureInput, LeaseRef, Settlement, SettleResult, WorkerStore } from '../../src/store/types.js';
+import type { AttemptCost, ClaimedJob, ClaimRequest, FailureInput, LeaseRef, Settlement, SettleResult, WorkerStore } from '../../src/store/types.js';
 
 export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
 
@@ -19,13 +19,13 @@ export async function extendLease(store: WorkerStore, params: LeaseRef & { lease
   return { leaseExpiresAt: status.leaseExpiresAt, cancelRequested: status.cancelRequested };
 }
 
-export async function completeIfHeld(store: WorkerStore, params: LeaseRef & { result: string | null }): Promise<void> {
-  await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result } });
+export async function completeIfHeld(store: WorkerStore, params: LeaseRef & { result: string | null; cost?: AttemptCost }): Promise<void> {
+  await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result }, cost: params.cost });
 }
 
-export async function failIfHeld(store: WorkerStore, params: LeaseRef & { error: FailureInput; retryDelayMs: number }): Promise<FailOutcome> {
+export async function failIfHeld(store: WorkerStore, params: LeaseRef & { error: FailureInput; retryDelayMs: number; cost?: AttemptCost }): Promise<FailOutcome> {
   const verdict = { type: 'fail' as const, error: params.error, retryDelayMs: params.retryDelayMs };
-  const settled = await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict });
+  const settled = await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict, cost: params.cost });
   if (settled.status === 'QUEUED') return { status: 'QUEUED', runAt: settled.runAt ?? 0 };
   return { status: settled.status === 'CANCELLED' ? 'CANCELLED' : 'FAILED' };
 }
