@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import { countFailed } from './failed-jobs.js';
@@ -108,11 +108,8 @@ export abstract class PostgresReads {
 
   /** Three reads in one snapshot, so the rankings agree with the totals. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    return readWindowPlannedWithValues(this.pool, async (db) => ({
-      by_class: await rows<ClassCost>(db, STATS_SQL.costByClass, [params.since]),
-      top_cpu: await rows<AttemptCostRow>(db, STATS_SQL.costTopCpu, [params.since, params.limit]),
-      top_rss: await rows<AttemptCostRow>(db, STATS_SQL.costTopRss, [params.since, params.limit]),
-    }));
+    const [ranking] = await readWindowPlannedWithValues(this.pool, (db) => rows<CostRanking>(db, STATS_SQL.costRanking, [params.since, params.limit]));
+    return ranking!;
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
