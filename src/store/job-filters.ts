@@ -18,9 +18,25 @@ export function jobListStatement(filter: JobListFilter): JobListStatement | unde
 }
 
 /** Which FAILED jobs a filter takes: every one, a class's, an error code's, or both given. */
-export type FailedScope = 'all' | 'class' | 'code' | 'classCode';
+type FailedScope = 'all' | 'class' | 'code' | 'classCode';
 
-export function failedScope(filter: FailedFilter): FailedScope {
+function failedScope(filter: FailedFilter): FailedScope {
   if (filter.errorCode === undefined) return filter.class === undefined ? 'all' : 'class';
   return filter.class === undefined ? 'code' : 'classCode';
+}
+
+/** The statements over a filter's FAILED jobs, by what they do and the filter's scope (each driver's JOB_SQL has one of each name). */
+const FAILED_STATEMENTS = {
+  count: { all: 'countFailed', class: 'countFailedOfClass', code: 'countFailedWithCode', classCode: 'countFailedOfClassWithCode' },
+  retry: { all: 'retryAllFailed', class: 'retryClassFailed', code: 'retryCodeFailed', classCode: 'retryClassCodeFailed' },
+} as const;
+
+/** The statement that counts (`count`) or queues again (`retry`) the FAILED jobs of a filter. */
+export function failedStatement(use: keyof typeof FAILED_STATEMENTS, filter: FailedFilter): (typeof FAILED_STATEMENTS)[typeof use][FailedScope] {
+  return FAILED_STATEMENTS[use][failedScope(filter)];
+}
+
+/** The filter's values in the order those statements take them: the class, then the error code (each when given). */
+export function failedValues(filter: FailedFilter): string[] {
+  return [filter.class, filter.errorCode].filter((value) => value !== undefined);
 }

@@ -203,17 +203,16 @@ export async function readPlannedWithValues<T>(pool: pg.Pool, statement: Stateme
 const PLAN_WITH_VALUES = 'SET LOCAL plan_cache_mode = force_custom_plan';
 
 /**
- * Reads of a window's rows (a few thousand), planned with their values, in
- * one read-only snapshot (REPEATABLE READ) and without parallel workers: at
- * 1e6 jobs the planner handed the last hour's 1,400 attempts to workers, and
- * a cost read took 12-18 ms, where it takes 4-5 ms alone.
+ * A read of a window's rows (a few thousand), planned with its values and
+ * without parallel workers: at 1e6 jobs the planner handed the last hour's
+ * 1,400 attempts to workers, and a cost read took 12-18 ms, where it takes
+ * 4-5 ms alone.
  */
-export async function readWindowPlannedWithValues<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function readWindowPlannedWithValues<T>(pool: pg.Pool, statement: Statement, values: unknown[]): Promise<T[]> {
   return inTransaction(pool, async (db) => {
-    await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     await db.query(PLAN_WITH_VALUES);
     await db.query('SET LOCAL max_parallel_workers_per_gather = 0');
-    return work(db);
+    return rows<T>(db, statement, values);
   });
 }
 

@@ -3,8 +3,7 @@ import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
-import { FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
-import { countFailed } from './failed-jobs.js';
+import { failedStatement, failedValues, FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
 import { clientConfig, first, readPlannedWithValues, readWindowPlannedWithValues, rows, type PostgresTarget } from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
@@ -59,8 +58,7 @@ export abstract class PostgresReads {
   }
 
   async jobCountFailed(params: FailedFilter): Promise<number> {
-    const { statement, values } = countFailed(params);
-    return (await first<{ count: number }>(this.pool, statement, values))?.count ?? 0;
+    return (await first<{ count: number }>(this.pool, JOB_SQL[failedStatement('count', params)], failedValues(params)))?.count ?? 0;
   }
 
   async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
@@ -108,7 +106,7 @@ export abstract class PostgresReads {
 
   /** Three reads in one snapshot, so the rankings agree with the totals. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const [ranking] = await readWindowPlannedWithValues(this.pool, (db) => rows<CostRanking>(db, STATS_SQL.costRanking, [params.since, params.limit]));
+    const [ranking] = await readWindowPlannedWithValues<CostRanking>(this.pool, STATS_SQL.costRanking, [params.since, params.limit]);
     return ranking!;
   }
 

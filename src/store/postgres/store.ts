@@ -8,13 +8,13 @@ import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settleme
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { rateAllowance, recordStarts } from './rate-limited-claims.js';
 import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
-import { retryFailed } from './failed-jobs.js';
 import { insertJobs } from './inserts.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { JOB_SQL } from './sql/jobs.js';
+import { failedStatement, failedValues } from '../job-filters.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
@@ -155,9 +155,8 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
-    const { statement, values } = retryFailed(params);
     return this.write(async (db, now) => {
-      const retried = await rows<{ id: number; class: string }>(db, statement, [now, ...values]);
+      const retried = await rows<{ id: number; class: string }>(db, JOB_SQL[failedStatement('retry', params)], [now, ...failedValues(params)]);
       await this.requeuedByOperator(db, retried, now, params.actor);
       return retried.length;
     });

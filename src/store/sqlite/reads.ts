@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
-import { failedScope, FIRST_PAGE, jobListStatement } from '../job-filters.js';
+import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
@@ -61,12 +61,7 @@ export abstract class SqliteReads {
   }
 
   async jobCountFailed(params: FailedFilter): Promise<number> {
-    const statement = {
-      all: this.jobs.countFailed,
-      class: this.jobs.countFailedOfClass,
-      code: this.jobs.countFailedWithCode,
-      classCode: this.jobs.countFailedOfClassWithCode,
-    }[failedScope(params)];
+    const statement = this.jobs[failedStatement('count', params)];
     return (statement.get({ class: params.class, errorCode: params.errorCode }) as { count: number }).count;
   }
 

@@ -3,7 +3,7 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import { failedScope } from '../job-filters.js';
+import { failedStatement } from '../job-filters.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
@@ -152,12 +152,7 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
-    const statement = {
-      all: this.jobs.retryAllFailed,
-      class: this.jobs.retryClassFailed,
-      code: this.jobs.retryCodeFailed,
-      classCode: this.jobs.retryClassCodeFailed,
-    }[failedScope(params)];
+    const statement = this.jobs[failedStatement('retry', params)];
     return this.write((now) => {
       const rows = statement.all({ now, class: params.class, errorCode: params.errorCode }) as { id: number }[];
       for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
