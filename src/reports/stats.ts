@@ -6,7 +6,7 @@ import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
 import { collectCost, type CostReport } from './cost.js';
-import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RetryBucket } from '../store/types.js';
+import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RateLimit, type RetryBucket } from '../store/types.js';
 
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
@@ -91,52 +91,46 @@ export interface StatsOptions {
   classes?: readonly ClassConfig[];
 }
 
+/**
+ * The reads are independent, so they are all started at once: on PostgreSQL each takes a
+ * connection of the pool and the server runs them side by side (the counts alone take one per
+ * class); SQLite's calls answer one after another as before.
+ */
 export async function collectStats(store: OperatorStore & MaintenanceStore, options: StatsOptions): Promise<StatsReport> {
   const { now } = options;
   const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
   const since = now - windowMs;
-
-
-  const rateLimits: RateLimitView[] = [];
-  for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes ?? [])) {
-    const window = await store.classRateWindow({ class: jobClass, rateLimit });
-    const waiting = rateLimitWaiting(window);
-    const nextStartAt = waiting ? window.next_start_at : null;
-    rateLimits.push({
-      class: jobClass,
-      max: rateLimit.max,
-      per_seconds: rateLimit.perMs / 1000,
-      started: window.started,
-      waiting,
-      next_start_at: nextStartAt,
-      next_start_in_ms: nextStartAt === null ? null : Math.max(0, nextStartAt - now),
-    });
-  }
-
-  const buckets = await store.statsRetries({ since });
-  const wouldDelete = await retentionPlan(store, options.retention, now);
-  const size = await store.databaseSize();
+  const [counts, paused, rateLimits, lastMinute, lastHour, inFlight, buckets, topErrors, errorsByClass, cost, wouldDelete, size] = await Promise.all([
+    store.statsCounts(),
+    pausedClasses(store),
+    Promise.all([...rateLimitsByClass(options.classes ?? [])].map(([jobClass, rateLimit]) => rateLimitView(store, jobClass, rateLimit, now))),
+    throughput(store, now, 60_000),
+    throughput(store, now, 3_600_000),
+    store.statsInFlight({ limit }),
+    store.statsRetries({ since }),
+    store.statsTopErrors({ since, limit }),
+    store.statsTopErrorsByClass({ since, limit }),
+    collectCost(store, now, limit),
+    retentionPlan(store, options.retention, now),
+    store.databaseSize(),
+  ]);
   return {
     now,
     window_ms: windowMs,
-    jobs: jobCounts(await store.statsCounts()),
-    paused: await pausedClasses(store),
+    jobs: jobCounts(counts),
+    paused,
     rate_limits: rateLimits,
-    throughput: { last_minute: await throughput(store, now, 60_000), last_hour: await throughput(store, now, 3_600_000) },
-    in_flight: (await store.statsInFlight({ limit })).map((job) => inFlightView(job, now)),
+    throughput: { last_minute: lastMinute, last_hour: lastHour },
+    in_flight: inFlight.map((job) => inFlightView(job, now)),
     retries: {
       since,
       buckets,
       finished: buckets.reduce((n, b) => n + b.jobs, 0),
       retried: buckets.reduce((n, b) => n + (b.attempts > 1 ? b.jobs : 0), 0),
     },
-    errors: {
-      since,
-      top: await store.statsTopErrors({ since, limit }),
-      by_class: await store.statsTopErrorsByClass({ since, limit }),
-    },
-    cost: await collectCost(store, now, limit),
+    errors: { since, top: topErrors, by_class: errorsByClass },
+    cost,
     retention: {
       policy: {
         succeeded_days: options.retention.succeeded_days,
@@ -147,6 +141,22 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
       total: wouldDelete.reduce((n, line) => n + line.count, 0),
     },
     database: { bytes: size.bytes, page_count: size.pageCount, page_size: size.pageSize, free_pages: size.freePages },
+  };
+}
+
+/** A rate-limited class's window at `now`. */
+async function rateLimitView(store: OperatorStore, jobClass: string, rateLimit: RateLimit, now: number): Promise<RateLimitView> {
+  const window = await store.classRateWindow({ class: jobClass, rateLimit });
+  const waiting = rateLimitWaiting(window);
+  const nextStartAt = waiting ? window.next_start_at : null;
+  return {
+    class: jobClass,
+    max: rateLimit.max,
+    per_seconds: rateLimit.perMs / 1000,
+    started: window.started,
+    waiting,
+    next_start_at: nextStartAt,
+    next_start_in_ms: nextStartAt === null ? null : Math.max(0, nextStartAt - now),
   };
 }
 

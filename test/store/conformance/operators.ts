@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ClassConfig } from '../../../src/config/schema.js';
 import { LeaseLostError } from '../../../src/errors.js';
 import { collectStats } from '../../../src/reports/stats.js';
 import { claimJobs, completeIfHeld, extendLease, failIfHeld, releaseIfHeld } from '../../helpers/fenced-writes.js';
@@ -154,7 +155,17 @@ export function operatorSuites(c: Conformance): void {
         now: c.clock.now(),
         retention: { succeeded_days: 30, failed_days: 90, cancelled_days: 30, batch_size: 100, interval_seconds: 60 },
         windowMs: HOUR,
+        // Config order, not by name: each class's window is read at once with the rest of the report.
+        classes: [
+          { name: 'c', rate_limit: { max: 2, per_seconds: 60 } },
+          { name: 'b' },
+          { name: 'a', rate_limit: { max: 1, per_seconds: 3600 } },
+        ] as unknown as ClassConfig[],
       });
+      expect(report.rate_limits).toEqual([
+        { class: 'c', max: 2, per_seconds: 60, started: 0, waiting: false, next_start_at: null, next_start_in_ms: null },
+        { class: 'a', max: 1, per_seconds: 3600, started: 0, waiting: false, next_start_at: null, next_start_in_ms: null },
+      ]);
       expect(report.in_flight[0]).toMatchObject({ id: first.id, pid: 4242, attempt: 1, held_ms: 6_000, runtime_ms: 1_000, heartbeat_age_ms: 1_000, lease_left_ms: 29_000 });
       expect(report.in_flight[1]).toMatchObject({ runtime_ms: null, held_ms: 1_000 });
       expect(report.jobs.total).toMatchObject({ QUEUED: 0, CLAIMED: 1, RUNNING: 1, SUCCEEDED: 2, FAILED: 2, total: 6 });
