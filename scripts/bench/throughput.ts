@@ -5,6 +5,7 @@
  * until all are done.
  */
 import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, writtenBytes, type Stat } from './common.js';
+import type { RawSection } from './compare.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
@@ -159,6 +160,8 @@ export interface ThroughputSection {
   results: ThroughputRow[];
   /** SQLite: 4 children over 2 at the default claim_batch, within each round (more processes must not cost throughput). */
   four_over_two_children?: Stat;
+  /** PostgreSQL: the raw ceiling run in the same rounds, and leasehold over it within each round. */
+  raw?: RawSection;
 }
 
 /** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
