@@ -3,7 +3,16 @@ import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
-const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+export const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+/** Where a claim's values are in a statement's parameters: classes (one, or an array), ownerId, now, leaseExpiresAt, limit. */
+export interface ClaimParams {
+  classes: string;
+  owner: string;
+  now: string;
+  expires: string;
+  limit: string;
+}
+
 /** The fence of every write a holder makes: (id, lease_token) still held. */
 const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
 
@@ -19,22 +28,29 @@ const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
  * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
  * pick walks jobs_claim in ORDER BY order: no sort. A paused class claims
  * nothing: `notPaused` looks up its control row by key (with one class, once
- * per statement: the subquery does not depend on the row).
+ * per statement: the subquery does not depend on the row). Two CTEs,
+ * `claimed` (the rows, CLAIMED_COLUMNS) and `attempt_rows`, for a statement
+ * to end with its own SELECT; `p` names the parameters.
  */
-function claimSql(classFilter: string, notPaused: string): string {
-  return `WITH claimed AS (
-      UPDATE jobs AS j SET status = 'CLAIMED', owner_id = $2, lease_token = replace(gen_random_uuid()::text, '-', ''),
-        claimed_at = $3, started_at = NULL, heartbeat_at = $3, lease_expires_at = $4,
+export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
+  const classFilter = manyClasses ? `class = ANY(${p.classes}::text[])` : `class = ${p.classes}`;
+  const notPaused = manyClasses ? 'jobs.class' : p.classes;
+  return `claimed AS (
+      UPDATE jobs AS j SET status = 'CLAIMED', owner_id = ${p.owner}, lease_token = replace(gen_random_uuid()::text, '-', ''),
+        claimed_at = ${p.now}, started_at = NULL, heartbeat_at = ${p.now}, lease_expires_at = ${p.expires},
         finished_at = NULL, progress = NULL, attempts = j.attempts + 1
-      WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= $3
+      WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= ${p.now}
               AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
-            ORDER BY priority DESC, run_at, id LIMIT $5 FOR NO KEY UPDATE SKIP LOCKED))
+            ORDER BY priority DESC, run_at, id LIMIT ${p.limit} FOR NO KEY UPDATE SKIP LOCKED))
       RETURNING ${CLAIMED_COLUMNS}),
     attempt_rows AS (
       INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status)
-      SELECT id, attempts, $2, lease_token, $3, 'RUNNING' FROM claimed)
-    SELECT * FROM claimed`;
+      SELECT id, attempts, ${p.owner}, lease_token, ${p.now}, 'RUNNING' FROM claimed)`;
 }
+
+const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expires: '$4', limit: '$5' };
+const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
+    SELECT * FROM claimed`;
 
 /**
  * An outcome's write to `jobs`, fenced, and the end of that claim's attempt
@@ -74,9 +90,9 @@ const COMPLETE_MANY = `WITH batch AS (
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
   /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
-  claimOneClass: claimSql('class = $1', '$1'),
+  claimOneClass: claimSql(false),
   /** (classes[], ...) the same for several classes; this one sorts its candidates. */
-  claimManyClasses: claimSql('class = ANY($1::text[])', 'jobs.class'),
+  claimManyClasses: claimSql(true),
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
     WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
