@@ -14,11 +14,15 @@ const ATTEMPT_DETAIL = `'{"attempt":' || d.attempts || '}'`;
  * transaction) took six round trips. Parameters: parallel arrays (ids,
  * leaseTokens, startedAts, results, cpuMs, peakRssBytes), then now.
  *
- * `held` locks the rows still held by these tokens, in id order (as every
- * writer of several held rows locks them: no deadlock with a heartbeat, a
- * sweep or a supervisor's take-back), and only those whose lease has not run
- * out by `now` (liveFacts); a row another transaction changed meanwhile is
- * re-checked after the lock. What it found is written, with the same
+ * `held` locks the rows these tokens name, in id order (as every writer of
+ * several held rows locks them: no deadlock with a heartbeat, a sweep or a
+ * supervisor's take-back); a row another transaction changed meanwhile is
+ * re-checked after the lock. Of those, the ones still held (in flight) and
+ * whose lease has not run out by `now` (liveFacts) are written. Both tests
+ * are made there, not in the pick, which goes by primary key alone: offered
+ * `status IN (...)` or `lease_expires_at > now`, the planner read
+ * jobs_owner or jobs_lease_expiry whole, and between vacuums those hold an
+ * entry for every claim of the last lease_seconds. They are written with the same
  * statements' effects as planSettlement's plan for a success: the job
  * SUCCEEDED (fenced again), its attempt ended with its cost, and its
  * timeline: the claim trail of a job whose start was not written yet
@@ -30,14 +34,14 @@ const SETTLE_CTES = `batch AS (
       SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::float8[], $6::bigint[]) WITH ORDINALITY
         AS b(id, lease_token, started_at, result, cpu_ms, peak_rss_bytes, n)),
     held AS MATERIALIZED (
-      SELECT id, lease_token, status, attempts, owner_id, claimed_at FROM jobs
-      WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT} AND lease_expires_at > $7
+      SELECT id, lease_token, status, attempts, owner_id, claimed_at, lease_expires_at FROM jobs
+      WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[])
       ORDER BY id FOR NO KEY UPDATE),
     done AS (
       UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $7, error_code = NULL, error_detail = NULL,
         lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
       FROM held AS h JOIN batch AS b USING (id, lease_token)
-      WHERE j.id = h.id AND j.lease_token = h.lease_token AND j.${IN_FLIGHT}
+      WHERE j.id = h.id AND j.lease_token = h.lease_token AND h.${IN_FLIGHT} AND h.lease_expires_at > $7
       RETURNING j.id, j.lease_token, h.status, h.attempts, h.owner_id, h.claimed_at, b.started_at, b.cpu_ms, b.peak_rss_bytes, b.n),
     attempts_ended AS (
       UPDATE job_attempts AS a SET status = 'SUCCEEDED', finished_at = $7, error_code = NULL, error_detail = NULL,
