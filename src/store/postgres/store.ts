@@ -1,15 +1,15 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
-import type { ClaimedRow, ClaimFacts, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { ClaimedRow, HeldFacts, OutcomePlan } from '../outcomes.js';
 import { rateLimitedClass } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { rateAllowance, recordStarts } from './rate-limited-claims.js';
-import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
-import { apply, leaseKey, record, recordZombies, settleSuccessesAtOnce, settleThenClaim, successesOnly } from './settlement.js';
+import { apply, leaseKey, record, settleSuccessesAtOnce, settleThenClaim, successesOnly } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
@@ -77,9 +77,9 @@ export class PostgresStore extends PostgresReads implements Store {
     return inTransaction(this.pool, (db) => work(db, this.clock.now()));
   }
 
-  private async rejectZombie(db: Db, ref: LeaseRef, now: number, operation: string): Promise<typeof LOST> {
-    await recordZombies(db, [EVENTS.zombie(ref, now, operation)]);
-    return LOST;
+  /** A write that is one statement: no BEGIN and COMMIT round trips. */
+  private oneStatement<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
+    return inOneStatement(this.pool, (db) => work(db, this.clock.now()));
   }
 
   /** Inside the transaction: wake the idle workers of these classes when it commits. */
@@ -193,44 +193,37 @@ export class PostgresStore extends PostgresReads implements Store {
     return claimedJobs(claimed);
   }
 
+  /** The start and its STARTED event, or the zombie's record, in one statement. */
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
-    const outcome = await this.write(async (db, now) => {
-      const startedAt = params.startedAt ?? now;
-      const row = await first<ClaimFacts>(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs]);
-      if (row === undefined) return this.rejectZombie(db, params, now, 'start');
-      await record(db, [EVENTS.started(row, startedAt)]);
-      return undefined;
+    const started = await this.oneStatement((db, now) => {
+      const zombie = EVENTS.zombie(params, now, 'start').detail;
+      return rows(db, LEASE_SQL.start, [params.id, params.leaseToken, params.startedAt ?? now, now, now + params.leaseMs, zombie]);
     });
-    fenced(params, 'start', outcome);
+    fenced(params, 'start', started.length === 1 ? undefined : LOST);
   }
 
+  /** Every renewal, and the zombie's record of every lease lost, in one statement. */
   async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
     if (params.leases.length === 0) return [];
-    return this.write(async (db, now) => {
-      const bind = [params.leases.map((ref) => ref.id), params.leases.map((ref) => ref.leaseToken), now, now + params.leaseMs];
-      type Renewed = { id: number; lease_token: string; lease_expires_at: number; cancel_requested_at: number | null };
-      const renewed = new Map((await rows<Renewed>(db, LEASE_SQL.extendMany, bind)).map((row) => [leaseKey(row.id, row.lease_token), row]));
-      const lost: PlannedEvent[] = [];
-      const statuses = params.leases.map((ref): LeaseStatus => {
-        const row = renewed.get(leaseKey(ref.id, ref.leaseToken));
-        if (row === undefined) {
-          lost.push(EVENTS.zombie(ref, now, 'heartbeat'));
-          return { id: ref.id, held: false };
-        }
-        return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
-      });
-      await recordZombies(db, lost);
-      return statuses;
+    type Renewed = { id: number; lease_token: string; lease_expires_at: number; cancel_requested_at: number | null };
+    const found = await this.oneStatement((db, now) => {
+      const zombies = params.leases.map((ref) => EVENTS.zombie(ref, now, 'heartbeat').detail);
+      const bind = [params.leases.map((ref) => ref.id), params.leases.map((ref) => ref.leaseToken), now, now + params.leaseMs, zombies];
+      return rows<Renewed>(db, LEASE_SQL.extendMany, bind);
+    });
+    const renewed = new Map(found.map((row) => [leaseKey(row.id, row.lease_token), row]));
+    return params.leases.map((ref): LeaseStatus => {
+      const row = renewed.get(leaseKey(ref.id, ref.leaseToken));
+      if (row === undefined) return { id: ref.id, held: false };
+      return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
     });
   }
 
   async jobProgress(params: LeaseRef & { progress: string }): Promise<void> {
-    const outcome = await this.write(async (db, now) =>
-      (await changes(db, LEASE_SQL.progress, [params.id, params.leaseToken, params.progress])) === 1
-        ? undefined
-        : this.rejectZombie(db, params, now, 'progress'),
+    const written = await this.oneStatement((db, now) =>
+      rows(db, LEASE_SQL.progress, [params.id, params.leaseToken, params.progress, now, EVENTS.zombie(params, now, 'progress').detail]),
     );
-    fenced(params, 'progress', outcome);
+    fenced(params, 'progress', written.length === 1 ? undefined : LOST);
   }
 
   /** A batch of successes (the common case) and its claim in one statement; any other batch, or what that statement did not find held, the general way. */

@@ -1,10 +1,8 @@
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
-import { CLAIMED_COLUMNS, claimCtes, type ClaimParams } from './leases.js';
+import { CLAIMED_COLUMNS, claimCtes, STARTED_DETAIL, type ClaimParams } from './leases.js';
 
 /** JSON text built as the store's eventDetail (JSON.stringify) writes it: same keys, order and spacing. */
-const STARTED_DETAIL = `'{"attempt":' || d.attempts || ',"owner_id":' || coalesce(to_json(d.owner_id)::text, 'null')
-  || ',"claimed_at":' || coalesce(d.claimed_at::text, 'null') || '}'`;
 const ATTEMPT_DETAIL = `'{"attempt":' || d.attempts || '}'`;
 
 /**
