@@ -88,9 +88,9 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
   let writtenAtMark: ReturnType<typeof writtenNow> = Promise.resolve(0);
-  // The server's processes (backends come and go with the pool): one sum at each end.
-  const serverTicks = () => (driver === 'postgres' ? processesNamed('postgres').reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0) : 0);
-  let serverAtMark = 0;
+  // The server's processes, by pid (backends come and go): see ticksSince.
+  const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
+  let serverAtMark = new Map<number, number>();
   try {
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
       intervalMs: POLL_MS[driver],
@@ -124,13 +124,23 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(serverAtEnd - serverAtMark) } : {}),
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(ticksSince(serverAtMark, serverAtEnd)) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
     await counter.close();
     await supervisor.stop();
   }
+}
+
+/**
+ * CPU ticks between two readings by pid: a pid seen only at the end started
+ * after the mark (all its ticks count); one seen only at the mark ended
+ * before the end, its ticks since the mark unknown (left out, where a sum of
+ * every process at each end took its whole life off the total).
+ */
+function ticksSince(mark: Map<number, number>, end: Map<number, number>): number {
+  return [...end].reduce((sum, [pid, ticks]) => sum + ticks - (mark.get(pid) ?? 0), 0);
 }
 
 /** Bytes written between two readings: a server-wide count, or per-pid counts (a pid seen only at the end started after the mark). */

@@ -39,6 +39,9 @@ export interface PostgresStoreOptions {
  * serialization failure the server reports anyway reruns the whole
  * transaction. NO KEY UPDATE (not UPDATE) locks leave the key alone:
  * inserting an event or attempt that references a locked job never waits.
+ * A worker's hot writes (a batch of successes with the next claim, a start,
+ * a heartbeat, a progress) are each one statement of data-modifying CTEs,
+ * without BEGIN and COMMIT: a round trip each (settlement.ts, sql/settle.ts).
  * Times come from the writing host's clock, as on SQLite (why: README,
  * PostgreSQL, Time).
  */
