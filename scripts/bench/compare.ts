@@ -21,21 +21,59 @@ export interface Ratio {
   ratio: Stat;
 }
 
+/** The raw ceiling's runs and leasehold's ratios to it (section 3, and beside section 9). */
+export interface RawSection {
+  method: string;
+  jobs: number;
+  results: { processes: number; per_tx: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[];
+  ratios: Ratio[];
+}
+
 export interface ComparisonSections {
   throughput?: ThroughputSection;
   plainjob?: { package: string; method: string; jobs: number; results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
-  raw?: { method: string; jobs: number; results: { processes: number; per_tx: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
+  raw?: RawSection;
 }
 
 type Key = string;
-const lhKey = (p: number, b: number) => `lh:${p}:${b}`;
+/** Each round's drains by configuration. */
+export type Rounds = Map<Key, DrainRun>[];
+export const lhKey = (p: number, b: number) => `lh:${p}:${b}`;
 const pjKey = (p: number) => `pj:${p}`;
-const rawKey = (p: number, t: number) => `raw:${p}:${t}`;
+export const rawKey = (p: number, t: number) => `raw:${p}:${t}`;
+
+const stat = (rounds: Rounds, key: Key, field: keyof DrainRun) => summarize(rounds.map((r) => (r.get(key) as DrainRun)[field]));
+
+/** a's jobs/s over b's within each round, summarised; undefined unless every round ran both. */
+function ratio(rounds: Rounds, a: Key, b: Key): Stat | undefined {
+  if (!rounds.every((r) => r.has(a) && r.has(b))) return undefined;
+  return summarize(rounds.map((r) => (r.get(a) as DrainRun).jobsPerSec / (r.get(b) as DrainRun).jobsPerSec), 2);
+}
+
+/** The raw runs of every round, and each leasehold row (processes × batch) over the raw loop of as many processes at its largest per_tx. */
+export function rawSection(rounds: Rounds, shape: { method: string; jobs: number; processes: number[]; perTx: number[]; batches: number[] }): RawSection {
+  const ratios: Ratio[] = [];
+  const ceiling = Math.max(...shape.perTx);
+  for (const p of shape.processes) {
+    for (const b of shape.batches) {
+      const r = ratio(rounds, lhKey(p, b), rawKey(p, ceiling));
+      if (r !== undefined) ratios.push({ leasehold: { processes: p, claim_batch: b }, other: { processes: p, per_tx: ceiling }, ratio: r });
+    }
+  }
+  return {
+    method: shape.method,
+    jobs: shape.jobs,
+    results: shape.processes.flatMap((p) =>
+      shape.perTx.map((t) => ({ processes: p, per_tx: t, jobs_per_sec: stat(rounds, rawKey(p, t), 'jobsPerSec'), jobs_per_sec_from_start: stat(rounds, rawKey(p, t), 'jobsPerSecFromStart') })),
+    ),
+    ratios,
+  };
+}
 
 export async function runComparison(ctx: BenchContext, want: { throughput: boolean; plainjob: boolean; raw: boolean }, plainjobVersion: string): Promise<ComparisonSections> {
   const { sizes } = ctx;
   const batches = [...new Set([1, ctx.claimBatch])];
-  const rounds: Map<Key, DrainRun>[] = [];
+  const rounds: Rounds = [];
 
   for (let round = 0; round < sizes.runs; round++) {
     const results = new Map<Key, DrainRun>();
@@ -64,11 +102,6 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
     }
   }
 
-  const stat = (key: Key, field: keyof DrainRun) => summarize(rounds.map((r) => (r.get(key) as DrainRun)[field]));
-  const ratio = (a: Key, b: Key): Stat | undefined => {
-    if (!rounds.every((r) => r.has(a) && r.has(b))) return undefined;
-    return summarize(rounds.map((r) => (r.get(a) as DrainRun).jobsPerSec / (r.get(b) as DrainRun).jobsPerSec), 2);
-  };
   const sections: ComparisonSections = {};
   if (want.throughput) {
     sections.throughput = {
@@ -76,14 +109,14 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
       jobs: sizes.jobs,
       claim_batches: batches,
       results: throughputRows(sizes.processes, batches, (p, b) => rounds.map((r) => r.get(lhKey(p, b)) as LeaseholdDrainRun), 'sqlite'),
-      four_over_two_children: ratio(lhKey(4, ctx.claimBatch), lhKey(2, ctx.claimBatch)),
+      four_over_two_children: ratio(rounds, lhKey(4, ctx.claimBatch), lhKey(2, ctx.claimBatch)),
     };
   }
   if (want.plainjob) {
     const ratios: Ratio[] = [];
     for (const p of sizes.plainjobProcesses) {
       for (const b of batches) {
-        const r = ratio(lhKey(p, b), pjKey(p));
+        const r = ratio(rounds, lhKey(p, b), pjKey(p));
         if (r !== undefined) ratios.push({ leasehold: { processes: p, claim_batch: b }, other: { processes: p }, ratio: r });
       }
     }
@@ -91,27 +124,18 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
       package: `plainjob@${plainjobVersion}`,
       method: `${METHOD}; plainjob's own worker loop (defineWorker) with a no-op processor and a silent logger, one worker per process`,
       jobs: sizes.jobs,
-      results: sizes.plainjobProcesses.map((p) => ({ processes: p, jobs_per_sec: stat(pjKey(p), 'jobsPerSec'), jobs_per_sec_from_start: stat(pjKey(p), 'jobsPerSecFromStart') })),
+      results: sizes.plainjobProcesses.map((p) => ({ processes: p, jobs_per_sec: stat(rounds, pjKey(p), 'jobsPerSec'), jobs_per_sec_from_start: stat(rounds, pjKey(p), 'jobsPerSecFromStart') })),
       ratios,
     };
   }
   if (want.raw) {
-    const ratios: Ratio[] = [];
-    const ceiling = Math.max(...sizes.rawPerTx);
-    for (const p of sizes.rawProcesses) {
-      for (const b of batches) {
-        const r = ratio(lhKey(p, b), rawKey(p, ceiling));
-        if (r !== undefined) ratios.push({ leasehold: { processes: p, claim_batch: b }, other: { processes: p, per_tx: ceiling }, ratio: r });
-      }
-    }
-    sections.raw = {
+    sections.raw = rawSection(rounds, {
       method: `${METHOD}; bare better-sqlite3 loop: claim n in one transaction (UPDATE ... RETURNING, fresh token), complete n in one transaction (fenced on id, token, status); no attempts, no events, no IPC`,
       jobs: sizes.jobs,
-      results: sizes.rawProcesses.flatMap((p) =>
-        sizes.rawPerTx.map((t) => ({ processes: p, per_tx: t, jobs_per_sec: stat(rawKey(p, t), 'jobsPerSec'), jobs_per_sec_from_start: stat(rawKey(p, t), 'jobsPerSecFromStart') })),
-      ),
-      ratios,
-    };
+      processes: sizes.rawProcesses,
+      perTx: sizes.rawPerTx,
+      batches,
+    });
   }
   return sections;
 }

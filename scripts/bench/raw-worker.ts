@@ -1,44 +1,61 @@
 /**
- * The raw ceiling (section 3): `node dist/scripts/bench/raw-worker.js <database> <per-tx>`.
- * A bare better-sqlite3 loop doing only what a claim and a fenced complete
- * must: claim `per-tx` jobs in one transaction (UPDATE ... WHERE id IN
- * (SELECT ... ORDER BY priority DESC, run_at, id LIMIT n) RETURNING, a fresh
- * random token per row), then complete them in one transaction, each with
- * `WHERE id = ? AND lease_token = ? AND status = 'CLAIMED'`. No attempts, no
+ * The raw ceiling (sections 3 and 9): `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx>`.
+ * A bare loop doing only what a claim and a fenced complete must: claim
+ * `per-tx` jobs at once (UPDATE ... WHERE id IN (SELECT ... ORDER BY
+ * priority DESC, run_at, id LIMIT n) RETURNING, a fresh random token per
+ * row), then complete them at once, each fenced on (id, lease_token,
+ * status = 'CLAIMED'). SQLite: better-sqlite3, one IMMEDIATE transaction
+ * each. PostgreSQL: one `pg` client, one statement each (a single statement
+ * needs no explicit transaction), the pick FOR NO KEY UPDATE SKIP LOCKED,
+ * the session settings of leasehold's own connections. No attempts, no
  * events, no IPC. Exits when the queue is empty.
  */
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
 
-const [database, perTxText] = process.argv.slice(2);
-const perTx = Number(perTxText);
-if (database === undefined || !Number.isInteger(perTx) || perTx < 1) {
-  process.stderr.write('usage: raw-worker <database> <per-tx>\n');
-  process.exit(2);
+type Claimed = { id: number; lease_token: string; payload: string };
+
+/** The two writes of the loop, on one driver. */
+interface RawQueue {
+  claim(now: number): Promise<Claimed[]>;
+  /** Throws unless every row was still held by its token. */
+  complete(rows: Claimed[], now: number): Promise<void>;
+  close(): Promise<void>;
 }
-
-// The pragmas of leasehold's own connections (src/store/sqlite/connection.ts).
-const db = new Database(database, { timeout: 5_000 });
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
 
 const owner = `raw-${process.pid}`;
 const LEASE_MS = 30_000;
-const claim = db.prepare(`UPDATE jobs SET status = 'CLAIMED', owner_id = @owner, lease_token = lower(hex(randomblob(16))),
-    claimed_at = @now, lease_expires_at = @expires, attempts = attempts + 1
-  WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= @now
-               ORDER BY priority DESC, run_at, id LIMIT @limit)
-  RETURNING id, lease_token, payload`);
-const complete = db.prepare(`UPDATE jobs SET status = 'SUCCEEDED', finished_at = @now, lease_expires_at = NULL
-  WHERE id = @id AND lease_token = @token AND status = 'CLAIMED'`);
 
-type Claimed = { id: number; lease_token: string; payload: string };
-const claimTx = db.transaction((now: number) => claim.all({ owner, now, expires: now + LEASE_MS, limit: perTx }) as Claimed[]);
-const completeTx = db.transaction((rows: Claimed[], now: number) => {
-  for (const row of rows) {
-    if (complete.run({ id: row.id, token: row.lease_token, now }).changes !== 1) throw new Error(`lease lost on job ${row.id}`);
-  }
-});
+function lost(done: number, rows: Claimed[]): never {
+  throw new Error(`lease lost: ${rows.length - done} of ${rows.length} jobs were not completed`);
+}
+
+function sqliteQueue(database: string, perTx: number): RawQueue {
+  // The pragmas of leasehold's own connections (src/store/sqlite/connection.ts).
+  const db = new Database(database, { timeout: 5_000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const claim = db.prepare(`UPDATE jobs SET status = 'CLAIMED', owner_id = @owner, lease_token = lower(hex(randomblob(16))),
+      claimed_at = @now, lease_expires_at = @expires, attempts = attempts + 1
+    WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= @now
+                 ORDER BY priority DESC, run_at, id LIMIT @limit)
+    RETURNING id, lease_token, payload`);
+  const complete = db.prepare(`UPDATE jobs SET status = 'SUCCEEDED', finished_at = @now, lease_expires_at = NULL
+    WHERE id = @id AND lease_token = @token AND status = 'CLAIMED'`);
+  const claimTx = db.transaction((now: number) => claim.all({ owner, now, expires: now + LEASE_MS, limit: perTx }) as Claimed[]);
+  const completeTx = db.transaction((rows: Claimed[], now: number) => {
+    let done = 0;
+    for (const row of rows) done += complete.run({ id: row.id, token: row.lease_token, now }).changes;
+    if (done !== rows.length) lost(done, rows);
+  });
+  return {
+    claim: (now) => busyRetry(() => claimTx.immediate(now)),
+    complete: (rows, now) => busyRetry(() => completeTx.immediate(rows, now)),
+    close: async () => void db.close(),
+  };
+}
 
 /** SQLITE_BUSY past the busy timeout is rare (BEGIN IMMEDIATE waits); retry it like the store does. */
 async function busyRetry<T>(work: () => T): Promise<T> {
@@ -52,10 +69,45 @@ async function busyRetry<T>(work: () => T): Promise<T> {
   }
 }
 
+async function postgresQueue(database: string, perTx: number): Promise<RawQueue> {
+  const client = new pg.Client(clientConfig(parsePostgresUrl(database)));
+  await client.connect();
+  const claim = {
+    name: 'raw.claim',
+    text: `UPDATE jobs SET status = 'CLAIMED', owner_id = $1, lease_token = replace(gen_random_uuid()::text, '-', ''),
+        claimed_at = $2, lease_expires_at = $3, attempts = attempts + 1
+      WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= $2
+                             ORDER BY priority DESC, run_at, id LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED))
+      RETURNING id, lease_token, payload`,
+  };
+  const complete = {
+    name: 'raw.complete',
+    text: `UPDATE jobs AS j SET status = 'SUCCEEDED', finished_at = $3, lease_expires_at = NULL
+      FROM unnest($1::bigint[], $2::text[]) AS b(id, lease_token)
+      WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.status = 'CLAIMED'`,
+  };
+  return {
+    claim: async (now) => (await client.query<Claimed>({ ...claim, values: [owner, now, now + LEASE_MS, perTx] })).rows,
+    complete: async (rows, now) => {
+      const done = (await client.query({ ...complete, values: [rows.map((r) => r.id), rows.map((r) => r.lease_token), now] })).rowCount ?? 0;
+      if (done !== rows.length) lost(done, rows);
+    },
+    close: () => client.end(),
+  };
+}
+
+const [driver, database, perTxText] = process.argv.slice(2);
+const perTx = Number(perTxText);
+if ((driver !== 'sqlite' && driver !== 'postgres') || database === undefined || !Number.isInteger(perTx) || perTx < 1) {
+  process.stderr.write('usage: raw-worker <sqlite|postgres> <database> <per-tx>\n');
+  process.exit(2);
+}
+
+const queue = driver === 'sqlite' ? sqliteQueue(database, perTx) : await postgresQueue(database, perTx);
 for (;;) {
-  const rows = await busyRetry(() => claimTx.immediate(Date.now()));
+  const rows = await queue.claim(Date.now());
   if (rows.length === 0) break;
   for (const row of rows) JSON.parse(row.payload); // what a worker does with a payload before its handler
-  await busyRetry(() => completeTx.immediate(rows, Date.now()));
+  await queue.complete(rows, Date.now());
 }
-db.close();
+await queue.close();

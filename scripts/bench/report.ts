@@ -1,6 +1,6 @@
 /** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
-import type { ComparisonSections, Ratio } from './compare.js';
+import type { ComparisonSections, RawSection, Ratio } from './compare.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
@@ -148,14 +148,7 @@ export function renderTable(report: BenchReport): string {
     }
     out.push('');
   }
-  if (s.raw !== undefined) {
-    out.push('3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)');
-    out.push(table(['processes', 'jobs/tx', 'jobs/s (steady)', 'jobs/s (from spawn)'], s.raw.results.map((r) => [String(r.processes), String(r.per_tx), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])));
-    if (s.raw.ratios.length > 0) {
-      out.push(table(['leasehold / raw', 'ratio'], s.raw.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / raw ${r.other.processes} proc, ${r.other.per_tx}/tx`, stat(r.ratio)])));
-    }
-    out.push('');
-  }
+  if (s.raw !== undefined) out.push('3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)', ...rawTables(s.raw, 'tx'), '');
   if (s.enqueue !== undefined) {
     const e = s.enqueue;
     out.push('4. enqueue (jobs/s)');
@@ -225,7 +218,9 @@ export function renderTable(report: BenchReport): string {
   if (pgThroughput !== undefined) {
     out.push(`9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${pgThroughput.jobs} queued (jobs/s)`);
     out.push('  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks');
-    out.push(throughputTable(pgThroughput.results), '');
+    out.push(throughputTable(pgThroughput.results));
+    if (pgThroughput.raw !== undefined) out.push('  raw ceiling: bare `pg` claim + fenced complete, one statement each, no bookkeeping (jobs/s)', ...rawTables(pgThroughput.raw, 'statement'));
+    out.push('');
   }
   const pgLatency = s['pg-latency'];
   if (pgLatency !== undefined) {
@@ -292,6 +287,14 @@ export function renderTable(report: BenchReport): string {
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
   return `${out.join('\n')}\n`;
+}
+
+/** The raw loop's runs, and leasehold's ratios to it; `per`: what one batch of the loop is (a transaction, a statement). */
+function rawTables(raw: RawSection, per: string): string[] {
+  const runs = table(['processes', `jobs/${per}`, 'jobs/s (steady)', 'jobs/s (from spawn)'], raw.results.map((r) => [String(r.processes), String(r.per_tx), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)]));
+  if (raw.ratios.length === 0) return [runs];
+  const label = (r: Ratio) => `${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / raw ${r.other.processes} proc, ${r.other.per_tx}/${per}`;
+  return [runs, table(['leasehold / raw', 'ratio'], raw.ratios.map((r) => [label(r), stat(r.ratio)]))];
 }
 
 /** The columns that tell a row's configuration apart: header and cell. */

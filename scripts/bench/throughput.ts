@@ -5,6 +5,7 @@
  * until all are done.
  */
 import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, writtenBytes, type Stat } from './common.js';
+import type { RawSection } from './compare.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
@@ -87,9 +88,9 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
   let writtenAtMark: ReturnType<typeof writtenNow> = Promise.resolve(0);
-  // The server's processes (backends come and go with the pool): one sum at each end.
-  const serverTicks = () => (driver === 'postgres' ? processesNamed('postgres').reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0) : 0);
-  let serverAtMark = 0;
+  // The server's processes, by pid (backends come and go): see ticksSince.
+  const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
+  let serverAtMark = new Map<number, number>();
   try {
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
       intervalMs: POLL_MS[driver],
@@ -123,13 +124,23 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(serverAtEnd - serverAtMark) } : {}),
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(ticksSince(serverAtMark, serverAtEnd)) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
     await counter.close();
     await supervisor.stop();
   }
+}
+
+/**
+ * CPU ticks between two readings by pid: a pid seen only at the end started
+ * after the mark (all its ticks count); one seen only at the mark ended
+ * before the end, its ticks since the mark unknown (left out, where a sum of
+ * every process at each end took its whole life off the total).
+ */
+function ticksSince(mark: Map<number, number>, end: Map<number, number>): number {
+  return [...end].reduce((sum, [pid, ticks]) => sum + ticks - (mark.get(pid) ?? 0), 0);
 }
 
 /** Bytes written between two readings: a server-wide count, or per-pid counts (a pid seen only at the end started after the mark). */
@@ -159,6 +170,8 @@ export interface ThroughputSection {
   results: ThroughputRow[];
   /** SQLite: 4 children over 2 at the default claim_batch, within each round (more processes must not cost throughput). */
   four_over_two_children?: Stat;
+  /** PostgreSQL: the raw ceiling run in the same rounds, and leasehold over it within each round. */
+  raw?: RawSection;
 }
 
 /** One row per processes × claim_batch: every figure summarised over that configuration's runs. */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
 import { CLASS_SQL } from '../../src/store/postgres/sql/classes.js';
+import { SETTLE_SQL } from '../../src/store/postgres/sql/settle.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
 import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
@@ -63,13 +64,21 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
     ['health watch: full rows an owner holds', LEASE_SQL.heldRowsByOwner, ['w1'], 'jobs_owner', false],
     // by key; a generic plan may instead walk the small partial index of held rows (when that is as cheap)
-    ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000], null, true],
+    ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000, ['x', 'y', 'z']], null, true],
     ['settle: facts of several leases', LEASE_SQL.heldFactsMany, [[1, 2, 3], ['a', 'b', 'c']], null, true],
     [
       'settle: the successes of a batch',
       LEASE_SQL.completeMany,
       [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now],
       null,
+      true,
+    ],
+    // one statement: the held rows by key (sorted by id for the lock order), the events in batch order, the claim through jobs_claim
+    [
+      'settle: a batch of successes and the next claim, in one statement',
+      SETTLE_SQL.successesThenClaimOneClass,
+      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now, 'email', 'w9', now + 30_000, 10],
+      'jobs_claim',
       true,
     ],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],

@@ -216,6 +216,52 @@ export async function readWindowPlannedWithValues<T>(pool: pg.Pool, statement: S
   });
 }
 
+/**
+ * One statement on its own: no BEGIN and COMMIT round trips (a single
+ * statement is its own transaction). Run again, from the start with a fresh
+ * `now`, when the server rolled it back for a deadlock or a serialization
+ * failure, or when no connection could be had or the one given could not
+ * send it, so nothing of it ran. A connection that broke once the statement
+ * was sent leaves its outcome in doubt: that error reaches the caller, as a
+ * COMMIT's does in `inTransaction`.
+ */
+export async function inOneStatement<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 0, reconnects = 0; ; attempt++) {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      if (dbFaultOf(error) !== 'connection' || reconnects >= RECONNECT_RETRIES) throw error;
+      reconnects += 1;
+      await sleep(retryDelayMs(RECONNECT, reconnects));
+      continue;
+    }
+    let broken: Error | undefined;
+    try {
+      return await work(client);
+    } catch (error) {
+      if (dbFaultOf(error) === 'connection') broken = error as Error;
+      if (isRetryableError(error) && attempt < RETRIES) {
+        await sleep(retryDelayMs(TRY_AGAIN, attempt + 1));
+      } else if (isNeverSent(error) && reconnects < RECONNECT_RETRIES) {
+        reconnects += 1;
+        await sleep(retryDelayMs(RECONNECT, reconnects));
+      } else {
+        throw error;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** node-postgres refused to send on a client already broken: the server never saw the statement. */
+function isNeverSent(error: unknown): boolean {
+  return error instanceof Error && !('code' in error) && NOT_QUERYABLE.some((message) => error.message.startsWith(message));
+}
+
+const NOT_QUERYABLE = ['Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable'];
+
 async function onceInTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;

@@ -1,18 +1,18 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
+import type { ClaimedRow, HeldFacts, OutcomePlan } from '../outcomes.js';
 import { rateLimitedClass } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { rateAllowance, recordStarts } from './rate-limited-claims.js';
-import { changes, first, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
+import { apply, leaseKey, record, settleSuccessesAtOnce, settleThenClaim, successesOnly } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
-import { HISTORY_SQL } from './sql/history.js';
 import { JOB_SQL } from './sql/jobs.js';
 import { failedStatement, failedValues } from '../job-filters.js';
 import { LEASE_SQL } from './sql/leases.js';
@@ -27,7 +27,6 @@ export interface PostgresStoreOptions {
   clock: Clock;
 }
 
-const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
 
 /**
  * The PostgreSQL driver (its reads: reads.ts). READ COMMITTED transactions,
@@ -40,6 +39,9 @@ const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
  * serialization failure the server reports anyway reruns the whole
  * transaction. NO KEY UPDATE (not UPDATE) locks leave the key alone:
  * inserting an event or attempt that references a locked job never waits.
+ * A worker's hot writes (a batch of successes with the next claim, a start,
+ * a heartbeat, a progress) are each one statement of data-modifying CTEs,
+ * without BEGIN and COMMIT: a round trip each (settlement.ts, sql/settle.ts).
  * Times come from the writing host's clock, as on SQLite (why: README,
  * PostgreSQL, Time).
  */
@@ -78,21 +80,9 @@ export class PostgresStore extends PostgresReads implements Store {
     return inTransaction(this.pool, (db) => work(db, this.clock.now()));
   }
 
-  /** Append to the timeline, in order, in one statement. */
-  private async record(db: Db, events: PlannedEvent[], statement = HISTORY_SQL.eventInsertMany): Promise<void> {
-    if (events.length === 0) return;
-    const column = <K extends keyof PlannedEvent>(key: K) => events.map((event) => event[key]);
-    await changes(db, statement, [column('jobId'), column('ts'), column('event'), column('actor'), column('detail')]);
-  }
-
-  /** The other half of every fenced write: say in the timeline that stale holders were turned away (no event for a job that is gone). */
-  private async recordZombies(db: Db, events: PlannedEvent[]): Promise<void> {
-    await this.record(db, events, HISTORY_SQL.eventInsertIfJob);
-  }
-
-  private async rejectZombie(db: Db, ref: LeaseRef, now: number, operation: string): Promise<typeof LOST> {
-    await this.recordZombies(db, [EVENTS.zombie(ref, now, operation)]);
-    return LOST;
+  /** A write that is one statement: no BEGIN and COMMIT round trips. */
+  private oneStatement<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
+    return inOneStatement(this.pool, (db) => work(db, this.clock.now()));
   }
 
   /** Inside the transaction: wake the idle workers of these classes when it commits. */
@@ -111,7 +101,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private async insertAnnounced(db: Db, jobs: NewJob[], actor: string, now: number): Promise<InsertedJob[]> {
     const inserted = await insertJobs(db, jobs, now);
     const created = jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
-    await this.record(db, created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)));
+    await record(db, created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)));
     await this.notify(db, created.map(({ job }) => job.class));
     return inserted;
   }
@@ -135,12 +125,12 @@ export class PostgresStore extends PostgresReads implements Store {
       const job = await first<{ status: JobRow['status']; owner_id: string | null }>(db, JOB_SQL.lockForCancel, [params.id]);
       if (job === undefined) return 'not_found';
       if (job.status === 'QUEUED' && (await changes(db, JOB_SQL.cancelQueued, [params.id, now])) === 1) {
-        await this.record(db, [EVENTS.cancelledQueued(params.id, now, params.actor)]);
+        await record(db, [EVENTS.cancelledQueued(params.id, now, params.actor)]);
         return 'cancelled';
       }
       if (job.status !== 'CLAIMED' && job.status !== 'RUNNING') return 'terminal';
       if ((await changes(db, JOB_SQL.requestCancel, [params.id, now])) === 0) return 'already_requested';
-      await this.record(db, [EVENTS.cancelRequested(params.id, now, params.actor, job.owner_id)]);
+      await record(db, [EVENTS.cancelRequested(params.id, now, params.actor, job.owner_id)]);
       return 'cancel_requested';
     });
   }
@@ -163,7 +153,7 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   private async requeuedByOperator(db: Db, jobs: { id: number; class: string }[], now: number, actor: string): Promise<void> {
-    await this.record(db, jobs.map(({ id }) => EVENTS.manualRetry(id, now, actor)));
+    await record(db, jobs.map(({ id }) => EVENTS.manualRetry(id, now, actor)));
     await this.notify(db, jobs.map((job) => job.class));
   }
 
@@ -206,138 +196,50 @@ export class PostgresStore extends PostgresReads implements Store {
     return claimedJobs(claimed);
   }
 
+  /** The start and its STARTED event, or the zombie's record, in one statement. */
   async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
-    const outcome = await this.write(async (db, now) => {
-      const startedAt = params.startedAt ?? now;
-      const row = await first<ClaimFacts>(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs]);
-      if (row === undefined) return this.rejectZombie(db, params, now, 'start');
-      await this.record(db, [EVENTS.started(row, startedAt)]);
-      return undefined;
+    const started = await this.oneStatement((db, now) => {
+      const zombie = EVENTS.zombie(params, now, 'start').detail;
+      return rows(db, LEASE_SQL.start, [params.id, params.leaseToken, params.startedAt ?? now, now, now + params.leaseMs, zombie]);
     });
-    fenced(params, 'start', outcome);
+    fenced(params, 'start', started.length === 1 ? undefined : LOST);
   }
 
+  /** Every renewal, and the zombie's record of every lease lost, in one statement. */
   async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
     if (params.leases.length === 0) return [];
-    return this.write(async (db, now) => {
-      const bind = [params.leases.map((ref) => ref.id), params.leases.map((ref) => ref.leaseToken), now, now + params.leaseMs];
-      type Renewed = { id: number; lease_token: string; lease_expires_at: number; cancel_requested_at: number | null };
-      const renewed = new Map((await rows<Renewed>(db, LEASE_SQL.extendMany, bind)).map((row) => [leaseKey(row.id, row.lease_token), row]));
-      const lost: PlannedEvent[] = [];
-      const statuses = params.leases.map((ref): LeaseStatus => {
-        const row = renewed.get(leaseKey(ref.id, ref.leaseToken));
-        if (row === undefined) {
-          lost.push(EVENTS.zombie(ref, now, 'heartbeat'));
-          return { id: ref.id, held: false };
-        }
-        return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
-      });
-      await this.recordZombies(db, lost);
-      return statuses;
+    type Renewed = { id: number; lease_token: string; lease_expires_at: number; cancel_requested_at: number | null };
+    const found = await this.oneStatement((db, now) => {
+      const zombies = params.leases.map((ref) => EVENTS.zombie(ref, now, 'heartbeat').detail);
+      const bind = [params.leases.map((ref) => ref.id), params.leases.map((ref) => ref.leaseToken), now, now + params.leaseMs, zombies];
+      return rows<Renewed>(db, LEASE_SQL.extendMany, bind);
+    });
+    const renewed = new Map(found.map((row) => [leaseKey(row.id, row.lease_token), row]));
+    return params.leases.map((ref): LeaseStatus => {
+      const row = renewed.get(leaseKey(ref.id, ref.leaseToken));
+      if (row === undefined) return { id: ref.id, held: false };
+      return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
     });
   }
 
   async jobProgress(params: LeaseRef & { progress: string }): Promise<void> {
-    const outcome = await this.write(async (db, now) =>
-      (await changes(db, LEASE_SQL.progress, [params.id, params.leaseToken, params.progress])) === 1
-        ? undefined
-        : this.rejectZombie(db, params, now, 'progress'),
+    const written = await this.oneStatement((db, now) =>
+      rows(db, LEASE_SQL.progress, [params.id, params.leaseToken, params.progress, now, EVENTS.zombie(params, now, 'progress').detail]),
     );
-    fenced(params, 'progress', outcome);
+    fenced(params, 'progress', written.length === 1 ? undefined : LOST);
   }
 
+  /** A batch of successes (the common case) and its claim in one statement; any other batch, or what that statement did not find held, the general way. */
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
-    return this.write(async (db, now) => {
-      const settled = await this.settle(db, params.settlements, now);
-      const claimed = params.claim === undefined ? [] : await this.claim(db, params.claim, now);
-      await this.record(db, settled.events);
-      return { settled: settled.results, claimed };
-    });
-  }
-
-  /**
-   * Inside a transaction: write each verdict, fenced by its lease. The held
-   * rows are read and locked first, all at once in id order; a settlement
-   * whose lease is not among them (or that repeats one already settled in
-   * this batch) is a stale write: recorded, reported held: false.
-   */
-  private async settle(db: Db, settlements: Settlement[], now: number): Promise<{ results: SettleResult[]; events: PlannedEvent[] }> {
-    if (settlements.length === 0) return { results: [], events: [] };
-    const bind = [settlements.map((s) => s.id), settlements.map((s) => s.leaseToken)];
-    const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
-    const plans: OutcomePlan[] = [];
-    const stale: PlannedEvent[] = [];
-    for (const [key, facts] of held) if (liveFacts(facts, now) === undefined) held.delete(key);
-    const gone = settlements.filter((s) => !held.has(leaseKey(s.id, s.leaseToken)));
-    const ended = gone.length === 0 ? new Map<string, EndedAttempt>() : await this.endedAttempts(db, gone);
-    const results = settlements.map((settlement): SettleResult => {
-      const key = leaseKey(settlement.id, settlement.leaseToken);
-      const facts = held.get(key);
-      if (facts === undefined) {
-        const own = ownEarlierSettlement(settlement, ended.get(key));
-        if (own !== undefined) return own;
-        stale.push(EVENTS.zombie(settlement, now, settlement.verdict.type));
-        return { id: settlement.id, held: false };
-      }
-      held.delete(key);
-      const plan = planSettlement(settlement, facts, now);
-      plans.push(plan);
-      return settleResult(plan);
-    });
-    await this.writeOutcomes(db, plans, now);
-    await this.recordZombies(db, stale);
-    return { results, events: plans.flatMap((plan) => plan.events) };
-  }
-
-  /** The attempts these leases' tokens name, by lease: where a settlement sent again finds its own earlier write. */
-  private async endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, EndedAttempt>> {
-    const found = await rows<EndedAttempt>(db, HISTORY_SQL.attemptsByToken, [refs.map((ref) => ref.id), refs.map((ref) => ref.leaseToken)]);
-    return new Map(found.map((attempt) => [leaseKey(attempt.job_id, attempt.lease_token), attempt]));
-  }
-
-  /** Inside a transaction: run outcome plans and record their events; the caller read (and locked) their facts. */
-  private async apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
-    await this.writeOutcomes(db, plans, now);
-    await this.record(db, plans.flatMap((plan) => plan.events));
-  }
-
-  /** The fenced row writes of outcome plans: the successes in one statement, the rest one by one. */
-  private async writeOutcomes(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
-    const successes = plans.flatMap((plan) => (plan.job.type === 'complete' ? [{ plan, result: plan.job.result }] : []));
-    if (successes.length > 0) {
-      const column = <T>(pick: (plan: OutcomePlan) => T) => successes.map(({ plan }) => pick(plan));
-      await changes(db, LEASE_SQL.completeMany, [
-        column((p) => p.id),
-        column((p) => p.leaseToken),
-        column((p) => p.startedAt),
-        column((p) => p.attempt),
-        column((p) => p.attemptEnd.status),
-        column((p) => p.attemptEnd.code),
-        column((p) => p.attemptEnd.detail),
-        successes.map(({ result }) => result),
-        column((p) => p.attemptEnd.cpuMs),
-        column((p) => p.attemptEnd.peakRssBytes),
-        now,
-      ]);
+    if (!successesOnly(params)) {
+      const claim = params.claim;
+      return this.write((db, now) => settleThenClaim(db, params.settlements, (into) => (claim === undefined ? [] : this.claim(into, claim, now)), now));
     }
-    for (const plan of plans) {
-      const { status, code, detail, cpuMs, peakRssBytes } = plan.attemptEnd;
-      const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes];
-      const job = plan.job;
-      switch (job.type) {
-        case 'complete':
-          break; // written above
-        case 'requeue':
-          await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
-          break;
-        case 'finishBadly':
-          await changes(db, LEASE_SQL.finishBadly, [...shared, job.status]);
-          break;
-        case 'release':
-          await changes(db, LEASE_SQL.release, shared);
-          break;
-      }
-    }
+    const batch = await settleSuccessesAtOnce(this.pool, params.settlements, params.claim, () => this.clock.now());
+    const rest = params.settlements.filter((s) => !batch.written.has(leaseKey(s.id, s.leaseToken)));
+    const restResults = rest.length === 0 ? [] : (await this.write((db, now) => settleThenClaim(db, rest, () => [], now))).settled;
+    const results = new Map(rest.map((s, index) => [s, restResults[index]!]));
+    return { settled: params.settlements.map((s) => results.get(s) ?? { id: s.id, held: true, status: 'SUCCEEDED', runAt: null }), claimed: batch.claimed };
   }
 
   // the sweeper and the supervisor
@@ -367,7 +269,7 @@ export class PostgresStore extends PostgresReads implements Store {
   /** Inside a transaction: take back locked held rows, each as `plan` says. */
   private async recoverRows(db: Db, held: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): Promise<RecoveredJob[]> {
     const plans = held.map(plan);
-    await this.apply(db, plans, now);
+    await apply(db, plans, now);
     return held.map((row, index) => recoveredJob(row, plans[index]!));
   }
 

@@ -235,6 +235,49 @@ export function jobSuites(c: Conformance): void {
       }
     });
 
+    it('a batch of successes only, with its claim: live leases written with their timeline, a stale one turned away, the batch sent again counted as written', async () => {
+      const ids = [await enqueue(), await enqueue(), await enqueue(), await enqueue()];
+      const [live, running, stale] = (await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS })) as [ClaimedJob, ClaimedJob, ClaimedJob];
+      const claimedAt = c.clock.now();
+      c.clock.advance(3);
+      await c.store.jobStart({ id: running.id, leaseToken: running.leaseToken, leaseMs: LEASE_MS });
+      const startedAt = c.clock.now() + 1;
+      c.clock.advance(10);
+      const settlements = [
+        { id: live.id, leaseToken: live.leaseToken, startedAt, verdict: { type: 'complete' as const, result: '"a"' }, cost: { cpuMs: 1.5, peakRssBytes: 2048 } },
+        { id: running.id, leaseToken: running.leaseToken, startedAt: null, verdict: { type: 'complete' as const, result: null } },
+        { id: stale.id, leaseToken: 'f'.repeat(32), startedAt, verdict: { type: 'complete' as const, result: '"z"' } },
+      ];
+      const claim = { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS };
+      const first = await c.store.jobsSettle({ settlements, claim });
+      expect(first.settled).toEqual([
+        { id: live.id, held: true, status: 'SUCCEEDED', runAt: null },
+        { id: running.id, held: true, status: 'SUCCEEDED', runAt: null },
+        { id: stale.id, held: false },
+      ]);
+      expect(first.claimed.map((j) => [j.id, j.attempt])).toEqual([[ids[3], 1]]);
+      expect(await c.store.attemptList({ jobId: ids[3]! })).toMatchObject([{ attempt: 1, owner_id: OWNER_B, status: 'RUNNING' }]);
+      expect(await c.store.jobGet({ id: live.id })).toMatchObject({ status: 'SUCCEEDED', result: '"a"', started_at: startedAt, finished_at: c.clock.now(), lease_expires_at: null });
+      expect(await c.store.attemptList({ jobId: live.id })).toMatchObject([{ status: 'SUCCEEDED', finished_at: c.clock.now(), cpu_ms: 1.5, peak_rss_bytes: 2048 }]);
+      // The start carries the claim, its detail exactly as every writer of the timeline spells it.
+      const timeline = await c.store.eventList({ jobId: live.id });
+      expect(timeline.map((e) => [e.event, e.ts, e.actor, e.detail])).toEqual([
+        ['ENQUEUED', claimedAt, expect.any(String), expect.any(String)],
+        ['STARTED', startedAt, 'worker', JSON.stringify({ attempt: 1, owner_id: OWNER_A, claimed_at: claimedAt })],
+        ['SUCCEEDED', c.clock.now(), 'worker', JSON.stringify({ attempt: 1 })],
+      ]);
+      expect(await eventsOf(running.id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
+      expect(await eventsOf(stale.id)).toEqual(['ENQUEUED', 'ZOMBIE_WRITE_REJECTED']);
+      expect(await c.store.jobGet({ id: stale.id })).toMatchObject({ status: 'CLAIMED', lease_token: stale.leaseToken });
+
+      // Sent again (its answer lost with the connection): the same answers, nothing written twice, no zombie for a lease it settled.
+      c.clock.advance(5);
+      const again = await c.store.jobsSettle({ settlements: settlements.slice(0, 2) });
+      expect(again.settled).toEqual(first.settled.slice(0, 2));
+      expect(await eventsOf(live.id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
+      expect(await eventsOf(running.id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
+    });
+
     it('does not restamp a start that was already written', async () => {
       const id = await enqueue();
       const job = await claimOne();

@@ -3,7 +3,31 @@ import { JOB_COLUMNS } from './jobs.js';
 import { IN_FLIGHT } from '../../migration.js';
 
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
-const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+export const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+/** Where a claim's values are in a statement's parameters: classes (one, or an array), ownerId, now, leaseExpiresAt, limit. */
+export interface ClaimParams {
+  classes: string;
+  owner: string;
+  now: string;
+  expires: string;
+  limit: string;
+}
+
+/** A STARTED event's detail from the claim's row `d` (attempts, owner_id, claimed_at), as the store's eventDetail (JSON.stringify) spells it. */
+export const STARTED_DETAIL = `'{"attempt":' || d.attempts || ',"owner_id":' || coalesce(to_json(d.owner_id)::text, 'null')
+  || ',"claimed_at":' || coalesce(d.claimed_at::text, 'null') || '}'`;
+
+/**
+ * The other half of a fenced write made in one statement: when the CTE
+ * `wrote` wrote nothing, record that the holder was turned away (its
+ * detail from the caller), if the job still exists; the job's key is locked
+ * FOR KEY SHARE, as eventInsertIfJob does, so a job being deleted gets no event.
+ */
+const zombieUnless = (wrote: string, id: string, ts: string, detail: string) => `zombie AS (
+      INSERT INTO job_events (job_id, ts, event, actor, detail)
+      SELECT jobs.id, ${ts}, 'ZOMBIE_WRITE_REJECTED', 'worker', ${detail} FROM jobs
+      WHERE jobs.id = ${id} AND NOT EXISTS (SELECT 1 FROM ${wrote}) FOR KEY SHARE OF jobs)`;
+
 /** The fence of every write a holder makes: (id, lease_token) still held. */
 const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
 
@@ -19,22 +43,29 @@ const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
  * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
  * pick walks jobs_claim in ORDER BY order: no sort. A paused class claims
  * nothing: `notPaused` looks up its control row by key (with one class, once
- * per statement: the subquery does not depend on the row).
+ * per statement: the subquery does not depend on the row). Two CTEs,
+ * `claimed` (the rows, CLAIMED_COLUMNS) and `attempt_rows`, for a statement
+ * to end with its own SELECT; `p` names the parameters.
  */
-function claimSql(classFilter: string, notPaused: string): string {
-  return `WITH claimed AS (
-      UPDATE jobs AS j SET status = 'CLAIMED', owner_id = $2, lease_token = replace(gen_random_uuid()::text, '-', ''),
-        claimed_at = $3, started_at = NULL, heartbeat_at = $3, lease_expires_at = $4,
+export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
+  const classFilter = manyClasses ? `class = ANY(${p.classes}::text[])` : `class = ${p.classes}`;
+  const notPaused = manyClasses ? 'jobs.class' : p.classes;
+  return `claimed AS (
+      UPDATE jobs AS j SET status = 'CLAIMED', owner_id = ${p.owner}, lease_token = replace(gen_random_uuid()::text, '-', ''),
+        claimed_at = ${p.now}, started_at = NULL, heartbeat_at = ${p.now}, lease_expires_at = ${p.expires},
         finished_at = NULL, progress = NULL, attempts = j.attempts + 1
-      WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= $3
+      WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= ${p.now}
               AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
-            ORDER BY priority DESC, run_at, id LIMIT $5 FOR NO KEY UPDATE SKIP LOCKED))
+            ORDER BY priority DESC, run_at, id LIMIT ${p.limit} FOR NO KEY UPDATE SKIP LOCKED))
       RETURNING ${CLAIMED_COLUMNS}),
     attempt_rows AS (
       INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status)
-      SELECT id, attempts, $2, lease_token, $3, 'RUNNING' FROM claimed)
-    SELECT * FROM claimed`;
+      SELECT id, attempts, ${p.owner}, lease_token, ${p.now}, 'RUNNING' FROM claimed)`;
 }
+
+const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expires: '$4', limit: '$5' };
+const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
+    SELECT * FROM claimed`;
 
 /**
  * An outcome's write to `jobs`, fenced, and the end of that claim's attempt
@@ -74,25 +105,44 @@ const COMPLETE_MANY = `WITH batch AS (
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
   /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
-  claimOneClass: claimSql('class = $1', '$1'),
+  claimOneClass: claimSql(false),
   /** (classes[], ...) the same for several classes; this one sorts its candidates. */
-  claimManyClasses: claimSql('class = ANY($1::text[])', 'jobs.class'),
-  /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
-  start: `UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
-    WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
+  claimManyClasses: claimSql(true),
   /**
-   * (ids[], leaseTokens[], now, leaseExpiresAt) heartbeat for several leases: the rows are locked in id order
-   * (no deadlock with a supervisor taking them back), then renewed. A lease missing from the answer is lost,
-   * or ran out (its holder has given it up: guarantee 10).
+   * (id, leaseToken, startedAt, now, leaseExpiresAt, zombieDetail) CLAIMED -> RUNNING and its STARTED event
+   * (carrying the claim), in one statement; no row: lease lost, and recorded as a zombie's write.
+   */
+  start: `WITH started AS (
+      UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
+      WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at),
+    event AS (
+      INSERT INTO job_events (job_id, ts, event, actor, detail) SELECT d.id, $3, 'STARTED', 'worker', ${STARTED_DETAIL} FROM started AS d),
+    ${zombieUnless('started', '$1', '$4', '$6')}
+    SELECT id FROM started`,
+  /**
+   * (ids[], leaseTokens[], now, leaseExpiresAt, zombieDetails[]) heartbeat for several leases, in one statement:
+   * the rows are locked in id order (no deadlock with a supervisor taking them back), then renewed. A lease
+   * missing from the answer is lost, or ran out (its holder has given it up: guarantee 10), and is recorded
+   * as a zombie's write (with its detail from the caller) if its job still exists.
    * Tokens are random per claim, so the two ANY filters match exactly the (id, token) pairs asked for.
    */
-  extendMany: `UPDATE jobs SET heartbeat_at = $3, lease_expires_at = $4
-    WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
-                             AND lease_expires_at > $3
-                           ORDER BY id FOR NO KEY UPDATE))
-    RETURNING id, lease_token, lease_expires_at, cancel_requested_at`,
-  /** (id, leaseToken, progress) no row: lease lost. */
-  progress: `UPDATE jobs SET progress = $3 WHERE ${FENCE}`,
+  extendMany: `WITH renewed AS (
+      UPDATE jobs SET heartbeat_at = $3, lease_expires_at = $4
+      WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
+                               AND lease_expires_at > $3
+                             ORDER BY id FOR NO KEY UPDATE))
+      RETURNING id, lease_token, lease_expires_at, cancel_requested_at),
+    lost AS (
+      INSERT INTO job_events (job_id, ts, event, actor, detail)
+      SELECT t.id, $3, 'ZOMBIE_WRITE_REJECTED', 'worker', t.detail
+      FROM unnest($1::bigint[], $2::text[], $5::text[]) WITH ORDINALITY AS t(id, lease_token, detail, n) JOIN jobs ON jobs.id = t.id
+      WHERE NOT EXISTS (SELECT 1 FROM renewed AS r WHERE r.id = t.id AND r.lease_token = t.lease_token)
+      ORDER BY t.n FOR KEY SHARE OF jobs)
+    SELECT * FROM renewed`,
+  /** (id, leaseToken, progress, now, zombieDetail) in one statement; no row: lease lost, and recorded as a zombie's write. */
+  progress: `WITH written AS (UPDATE jobs SET progress = $3 WHERE ${FENCE} RETURNING id),
+    ${zombieUnless('written', '$1', '$4', '$5')}
+    SELECT id FROM written`,
   /**
    * (ids[], leaseTokens[]) -> what decides each outcome, the rows locked in id order until commit; a lease
    * missing from the answer is lost. The outcome statements below run after it in the same transaction, so
