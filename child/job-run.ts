@@ -52,7 +52,13 @@ export interface RunVerdict {
  * start and the handler's progress.
  */
 export class JobRun {
-  private readonly controller = new AbortController();
+  /** Why the run was aborted; the first reason given counts. */
+  private abortReason: LeaseholdError | undefined;
+  /**
+   * Made when the handler first reads ctx.signal: building an AbortController
+   * costs about as much as a no-op job's own work, and most handlers never look.
+   */
+  private controller: AbortController | undefined;
   private readonly ref: { id: number; leaseToken: string };
   private runtimeTimer: NodeJS.Timeout | undefined;
   private startTimer: NodeJS.Timeout | undefined;
@@ -71,7 +77,9 @@ export class JobRun {
 
   /** Abort the handler's signal; the first reason given is the one that counts. */
   abort(reason: LeaseholdError): void {
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    if (this.abortReason !== undefined) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 
   /** The lease is gone (taken back, or run out): abort, and never write about this job again. */
@@ -116,7 +124,7 @@ export class JobRun {
   async verdictNow(): Promise<RunVerdict | null> {
     await this.startWrite;
     if (this.lost) return null;
-    const reason = this.controller.signal.reason as unknown;
+    const reason = this.abortReason;
     const cost = this.meter?.read();
     if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return { ...this.failure(reason), cost };
     return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart, cost };
@@ -142,7 +150,7 @@ export class JobRun {
   }
 
   private failure(thrown: unknown): RunVerdict {
-    const reason = this.controller.signal.reason as unknown;
+    const reason = this.abortReason;
     const aborted = reason instanceof LeaseholdError;
     if (aborted && reason.code === 'SHUTDOWN:STOP') {
       return { verdict: { type: 'release', reason: 'shutdown' }, startedAt: this.unwrittenStart };
@@ -175,12 +183,23 @@ export class JobRun {
     else if (dbFaultOf(error) === undefined) this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
   }
 
+  private signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
   private context(): HandlerContext {
     const labels = { job_id: this.job.id, attempt: this.job.attempt };
     const log = (level: LogLevel) => (msg: string, fields: Record<string, unknown> = {}) => this.deps.log(level, msg, { ...fields, ...labels });
     const handlerLog: HandlerLog = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+    const run = this;
     return {
-      signal: this.controller.signal,
+      get signal() {
+        return run.signal();
+      },
       leaseToken: this.job.leaseToken,
       log: handlerLog,
       heartbeat: async () => {
