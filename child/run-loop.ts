@@ -21,6 +21,8 @@ export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs'> {
 interface Running {
   run: JobRun;
   ended: Promise<void>;
+  /** performance.now() when its handler began: the run time the prefetch goes by, finer than the millisecond stamps. */
+  began: number;
 }
 
 /** A verdict about a job whose handler never began: it goes back to the queue, keeping its place, no retry spent. */
@@ -58,6 +60,8 @@ export class RunLoop {
   private readonly rateLimit: RateLimit | undefined;
   private prefetch = 0;
   private allFast = true;
+  /** Recent handler run time in ms (a moving average). */
+  private meanJobMs = 0;
   private lastClaimed = 0;
   private claimScheduled = false;
   private claimRun: Promise<void> | undefined;
@@ -210,11 +214,14 @@ export class RunLoop {
 
   /**
    * Double the prefetch (0, 1, 3, 7, ...) after a claim whose jobs were all
-   * fast, up to claim_batch held at once; else none. None for a rate-limited
+   * fast, up to claim_batch held at once, and to what the slots start within
+   * half of FLUSH_AFTER_MS at the recent run time (a job waiting longer is
+   * handed back, a write for nothing); else none. None for a rate-limited
    * class: a claim is a start of its window, spent even if handed back.
    */
   private nextPrefetch(): number {
-    const most = this.rateLimit === undefined ? Math.max(0, this.deps.config.claim_batch - this.slots) : 0;
+    const startable = Math.floor((this.slots * FLUSH_AFTER_MS) / 2 / Math.max(this.meanJobMs, 0.01));
+    const most = this.rateLimit === undefined ? Math.max(0, Math.min(this.deps.config.claim_batch - this.slots, startable)) : 0;
     this.prefetch = this.allFast && this.lastClaimed > 0 ? Math.min(most, this.prefetch * 2 + 1) : 0;
     this.allFast = true;
     return this.prefetch;
@@ -224,7 +231,7 @@ export class RunLoop {
     const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat(), costs: this.costs }, job);
     // Told before the handler runs: a handler that blocks the event loop at once must not hide its start from the supervisor.
     this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
-    const entry: Running = { run, ended: Promise.resolve() };
+    const entry: Running = { run, ended: Promise.resolve(), began: performance.now() };
     this.running.set(job.id, entry);
     entry.ended = run.run().then((verdict) => this.onRunEnd(entry, verdict));
   }
@@ -235,6 +242,7 @@ export class RunLoop {
     if (this.running.get(job.id) !== entry) return;
     this.running.delete(job.id);
     const durationMs = Date.now() - entry.run.startedAt;
+    this.meanJobMs += (performance.now() - entry.began - this.meanJobMs) / 8;
     if (durationMs >= FAST_JOB_MS) this.allFast = false;
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });

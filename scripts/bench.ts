@@ -15,6 +15,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { defaultClaimBatch } from '../src/queue/limits.js';
 import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
 import { runComparison } from './bench/compare.js';
@@ -35,7 +36,7 @@ import { runReads } from './bench/reads.js';
 import { runRecovery } from './bench/recovery.js';
 import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
 
-const DEFAULT_CLAIM_BATCH = 16;
+const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 function usage(message: string): never {

@@ -70,12 +70,20 @@ describe('loadConfig', () => {
           backoff: { base_seconds: 1, max_seconds: 300, jitter: true },
           max_memory_mb: 512,
           restart: { max_restarts: 5, within_seconds: 60 },
-          claim_batch: 16,
+          claim_batch: 64,
           poll_seconds: 0.5,
           schedules: [],
         },
       ],
     });
+  });
+
+  it('holds 64 jobs a child by default with one slot, 16 with several, and what the config says when it says', () => {
+    const config = parseConfig(
+      'database: q.db\nclasses:\n  - { name: a, handler: a.js }\n  - { name: b, handler: b.js, concurrency: 4 }\n  - { name: c, handler: c.js, claim_batch: 3 }\n',
+      '/tmp/queue.yaml',
+    );
+    expect(config.classes.map((c) => c.claim_batch)).toEqual([64, 16, 3]);
   });
 
   it('derives the heartbeat from the lease when it is not given, and lets max_restarts be 0', () => {

@@ -6,6 +6,7 @@
  * round. Shown next to BullMQ's concurrency-50 figure on this machine type,
  * a constant measured elsewhere (BullMQ needs Redis): not run here.
  */
+import { defaultClaimBatch } from '../../src/queue/limits.js';
 import type { BenchContext } from './context.js';
 import { leaseholdDrain, POLL_MS, throughputRow, type LeaseholdDrainRun, type ThroughputRow, type Workload } from './throughput.js';
 
@@ -44,15 +45,15 @@ export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySect
   for (let round = 0; round < sizes.runs; round++) {
     for (const [i, workload] of workloads.entries()) {
       ctx.progress(`concurrency round ${round + 1}/${sizes.runs}: ${CHILDREN} child, concurrency ${workload.concurrency}, ${workload.jobs} jobs of ${workload.jobMs} ms`);
-      runs[i]?.push(await leaseholdDrain(ctx, CHILDREN, ctx.claimBatch, 'sqlite', workload));
+      runs[i]?.push(await leaseholdDrain(ctx, CHILDREN, defaultClaimBatch(workload.concurrency), 'sqlite', workload));
     }
   }
   return {
     method:
       `as section 1: jobs/s from the first job seen SUCCEEDED to the last (counted every ${POLL_MS.sqlite} ms), from_start from spawning the supervisor; ` +
-      `SQLite, ${CHILDREN} child, claim_batch ${ctx.claimBatch}, classes[].concurrency per row; job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
+      `SQLite, ${CHILDREN} child, classes[].concurrency per row with its default claim_batch (${defaultClaimBatch(1)} at 1, ${defaultClaimBatch(2)} above); job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
     children: CHILDREN,
-    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, ctx.claimBatch, runs[i] ?? [], 'sqlite') })),
+    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, defaultClaimBatch(w.concurrency), runs[i] ?? [], 'sqlite') })),
     reference: BULLMQ_REFERENCE,
   };
 }

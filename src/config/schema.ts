@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
 import { serialisePayload } from '../queue/enqueue.js';
-import { DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RESTART, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
+import { DEFAULT_BACKOFF, defaultClaimBatch, DEFAULT_MAX_RETRIES, DEFAULT_RESTART, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
@@ -130,8 +130,8 @@ const classSchema = mapping({
   backoff: backoffSchema.prefault({}),
   max_memory_mb: positiveNumber().default(512),
   restart: restartSchema.prefault({}),
-  /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. */
-  claim_batch: count().default(16),
+  /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. Default: defaultClaimBatch(concurrency). */
+  claim_batch: count().optional(),
   poll_seconds: seconds().default(0.5),
   /** Cron schedules: each occurrence enqueues one job of this class, once across every supervisor. */
   schedules: z.array(scheduleSchema, { error: 'expected a list of schedules' }).default([]),
@@ -159,7 +159,11 @@ const classSchema = mapping({
       message: `expected at least backoff.base_seconds = ${cls.backoff.base_seconds}, got ${cls.backoff.max_seconds}`,
     });
   }
-}).transform((cls) => ({ ...cls, heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3) }));
+}).transform((cls) => ({
+  ...cls,
+  heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3),
+  claim_batch: cls.claim_batch ?? defaultClaimBatch(cls.concurrency),
+}));
 
 /** A host identity: no whitespace, ":" or "/" (they separate the parts of supervisor and worker ids). */
 export const HOST_IDENTITY = /^[^\s:/]{1,255}$/;
