@@ -172,20 +172,32 @@ const RECONNECT = { baseSeconds: 0.05, maxSeconds: 1, jitter: true };
  * (a settlement finds its own earlier write, see `isOwnSettlement`).
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 0, reconnects = 0; ; attempt++) {
+  const afterFailure = tryAgainAfter();
+  for (;;) {
     try {
       return await onceInTransaction(pool, work);
     } catch (error) {
-      if (isRetryableError(error) && attempt < RETRIES) {
-        await sleep(retryDelayMs(TRY_AGAIN, attempt + 1));
-      } else if (isLostBeforeCommit(error) && reconnects < RECONNECT_RETRIES) {
-        reconnects += 1;
-        await sleep(retryDelayMs(RECONNECT, reconnects));
-      } else {
-        throw error;
-      }
+      await afterFailure(error, isLostBeforeCommit(error));
     }
   }
+}
+
+/**
+ * The waits between the tries of one write: after a deadlock or a
+ * serialization failure, up to RETRIES; after a connection lost before
+ * anything of the write ran (`nothingRan`), up to RECONNECT_RETRIES; any
+ * other failure, or one past its budget, is thrown.
+ */
+function tryAgainAfter(): (error: unknown, nothingRan: boolean) => Promise<void> {
+  let tries = 0;
+  let reconnects = 0;
+  return async (error, nothingRan) => {
+    tries += 1;
+    if (isRetryableError(error) && tries <= RETRIES) return sleep(retryDelayMs(TRY_AGAIN, tries));
+    if (!nothingRan || reconnects >= RECONNECT_RETRIES) throw error;
+    reconnects += 1;
+    await sleep(retryDelayMs(RECONNECT, reconnects));
+  };
 }
 
 /**
@@ -226,14 +238,13 @@ export async function readWindowPlannedWithValues<T>(pool: pg.Pool, statement: S
  * COMMIT's does in `inTransaction`.
  */
 export async function inOneStatement<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 0, reconnects = 0; ; attempt++) {
+  const afterFailure = tryAgainAfter();
+  for (;;) {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
     } catch (error) {
-      if (dbFaultOf(error) !== 'connection' || reconnects >= RECONNECT_RETRIES) throw error;
-      reconnects += 1;
-      await sleep(retryDelayMs(RECONNECT, reconnects));
+      await afterFailure(error, dbFaultOf(error) === 'connection');
       continue;
     }
     let broken: Error | undefined;
@@ -241,14 +252,7 @@ export async function inOneStatement<T>(pool: pg.Pool, work: (db: pg.PoolClient)
       return await work(client);
     } catch (error) {
       if (dbFaultOf(error) === 'connection') broken = error as Error;
-      if (isRetryableError(error) && attempt < RETRIES) {
-        await sleep(retryDelayMs(TRY_AGAIN, attempt + 1));
-      } else if (isNeverSent(error) && reconnects < RECONNECT_RETRIES) {
-        reconnects += 1;
-        await sleep(retryDelayMs(RECONNECT, reconnects));
-      } else {
-        throw error;
-      }
+      await afterFailure(error, isNeverSent(error));
     } finally {
       client.release(broken);
     }
