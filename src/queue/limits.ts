@@ -11,8 +11,8 @@ export const DEFAULT_BACKOFF = Object.freeze({ base_seconds: 1, max_seconds: 300
 
 /**
  * The most jobs a child holds at once, by default: with one slot, a crash
- * blames the one job running and hands the rest back without spending their
- * retries, so it can hold many (a transaction per 64 fast jobs, not per 16:
+ * during a job blames that job and hands the rest back without spending
+ * their retries, so it can hold many (a transaction per 64 fast jobs, not per 16:
  * about a third more jobs a second); with several, nobody can tell which of
  * them ran, a crash spends a retry of every job held, so it holds fewer.
  */
