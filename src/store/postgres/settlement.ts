@@ -3,11 +3,10 @@
  * (read and lock the facts, plan each outcome, write, record), the one
  * statement of a batch of successes, and the timeline appends they share.
  */
-import type pg from 'pg';
 import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planSettlement, settleResult } from '../outcomes.js';
 import type { ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { ClaimedJob, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
-import { changes, inOneStatement, rows, type Db } from './connection.js';
+import { changes, rows, type Db } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { SETTLE_SQL } from './sql/settle.js';
@@ -147,13 +146,11 @@ type BatchRow = ClaimedRow & { settled: boolean };
  * not held as the statement saw it, and is the caller's to look into.
  */
 export async function settleSuccessesAtOnce(
-  pool: pg.Pool,
+  oneStatement: (work: (db: Db, now: number) => Promise<BatchRow[]>) => Promise<BatchRow[]>,
   settlements: Settlement[],
   claim: ClaimRequest | undefined,
-  clock: () => number,
 ): Promise<{ written: Set<string>; claimed: ClaimedJob[] }> {
-  const found = await inOneStatement(pool, (db) => {
-    const now = clock();
+  const found = await oneStatement((db, now) => {
     const column = <T>(pick: (s: Settlement) => T) => settlements.map(pick);
     const values: unknown[] = [
       column((s) => s.id),

@@ -235,7 +235,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const claim = params.claim;
       return this.write((db, now) => settleThenClaim(db, params.settlements, (into) => (claim === undefined ? [] : this.claim(into, claim, now)), now));
     }
-    const batch = await settleSuccessesAtOnce(this.pool, params.settlements, params.claim, () => this.clock.now());
+    const batch = await settleSuccessesAtOnce((work) => this.oneStatement(work), params.settlements, params.claim);
     const rest = params.settlements.filter((s) => !batch.written.has(leaseKey(s.id, s.leaseToken)));
     const restResults = rest.length === 0 ? [] : (await this.write((db, now) => settleThenClaim(db, rest, () => [], now))).settled;
     const results = new Map(rest.map((s, index) => [s, restResults[index]!]));
