@@ -21,11 +21,17 @@ export class MultiRowInserter {
     private readonly insert: MultiRowInsert,
   ) {}
 
-  /** Each row's values in the order of `row`'s placeholders. */
-  run(rows: readonly unknown[][]): void {
+  /**
+   * Each row's values in the order of `row`'s placeholders, copied into one
+   * flat array by hand: `slice(...).flat()` took about 1 µs a row, as long as
+   * a no-op job's handler.
+   */
+  run(rows: readonly (readonly unknown[])[]): void {
     for (let start = 0; start < rows.length; start += MAX_ROWS) {
-      const chunk = rows.slice(start, start + MAX_ROWS);
-      this.statement(chunk.length).run(chunk.flat());
+      const end = Math.min(start + MAX_ROWS, rows.length);
+      const values: unknown[] = [];
+      for (let i = start; i < end; i++) for (const value of rows[i]!) values.push(value);
+      this.statement(end - start).run(values);
     }
   }
 
