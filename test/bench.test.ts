@@ -57,7 +57,7 @@ describe('npm run bench -- --quick', () => {
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 6, 11 and 12)');
+    expect(run.stderr).toContain('targets (issues 6, 11, 12, 13 and 14)');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       quick: boolean;

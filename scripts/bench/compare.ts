@@ -27,6 +27,23 @@ export interface RawSection {
   jobs: number;
   results: { processes: number; per_tx: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[];
   ratios: Ratio[];
+  /** Section 3 only. */
+  bookkeeping?: BookkeepingFloor;
+}
+
+/**
+ * The raw loop with the data model's bookkeeping (SQLite, raw-worker.ts):
+ * what a worker that writes an attempt row and two timeline rows per job,
+ * and nothing more, drains at leasehold's claim_batch. Leasehold over it is
+ * what its indexes, supervision and IPC cost; it over plainjob says whether
+ * the plainjob target can be met with full bookkeeping at all.
+ */
+export interface BookkeepingFloor {
+  method: string;
+  per_tx: number;
+  results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[];
+  leasehold_over_floor: Ratio[];
+  floor_over_plainjob: { processes: number; ratio: Stat }[];
 }
 
 export interface ComparisonSections {
@@ -41,6 +58,7 @@ export type Rounds = Map<Key, DrainRun>[];
 export const lhKey = (p: number, b: number) => `lh:${p}:${b}`;
 const pjKey = (p: number) => `pj:${p}`;
 export const rawKey = (p: number, t: number) => `raw:${p}:${t}`;
+const floorKey = (p: number) => `floor:${p}`;
 
 const stat = (rounds: Rounds, key: Key, field: keyof DrainRun) => summarize(rounds.map((r) => (r.get(key) as DrainRun)[field]));
 
@@ -98,6 +116,8 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
           ctx.progress(`round ${round + 1}/${sizes.runs}: raw loop ${p} processes, ${t} per transaction`);
           results.set(rawKey(p, t), await rawDrain(ctx, p, t));
         }
+        ctx.progress(`round ${round + 1}/${sizes.runs}: raw loop with bookkeeping, ${p} processes, ${ctx.claimBatch} per transaction`);
+        results.set(floorKey(p), await rawDrain(ctx, p, ctx.claimBatch, 'sqlite', true));
       }
     }
   }
@@ -129,13 +149,34 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
     };
   }
   if (want.raw) {
-    sections.raw = rawSection(rounds, {
-      method: `${METHOD}; bare better-sqlite3 loop: claim n in one transaction (UPDATE ... RETURNING, fresh token), complete n in one transaction (fenced on id, token, status); no attempts, no events, no IPC`,
-      jobs: sizes.jobs,
-      processes: sizes.rawProcesses,
-      perTx: sizes.rawPerTx,
-      batches,
-    });
+    sections.raw = {
+      ...rawSection(rounds, {
+        method: `${METHOD}; bare better-sqlite3 loop: claim n in one transaction (UPDATE ... RETURNING, fresh token), complete n in one transaction (fenced on id, token, status); no attempts, no events, no IPC`,
+        jobs: sizes.jobs,
+        processes: sizes.rawProcesses,
+        perTx: sizes.rawPerTx,
+        batches,
+      }),
+      bookkeeping: bookkeepingFloor(rounds, sizes.rawProcesses, ctx.claimBatch),
+    };
   }
   return sections;
+}
+
+function bookkeepingFloor(rounds: Rounds, processes: number[], perTx: number): BookkeepingFloor {
+  const leaseholdOver: Ratio[] = [];
+  const overPlainjob: BookkeepingFloor['floor_over_plainjob'] = [];
+  for (const p of processes) {
+    const lh = ratio(rounds, lhKey(p, perTx), floorKey(p));
+    if (lh !== undefined) leaseholdOver.push({ leasehold: { processes: p, claim_batch: perTx }, other: { processes: p, per_tx: perTx }, ratio: lh });
+    const pj = ratio(rounds, floorKey(p), pjKey(p));
+    if (pj !== undefined) overPlainjob.push({ processes: p, ratio: pj });
+  }
+  return {
+    method: `${METHOD}; the raw loop (section 3) at claim_batch jobs a transaction, with foreign keys on, and in the same transactions an attempt row per claim (ended with the complete) and two timeline rows per job (STARTED with the claim, SUCCEEDED), one statement a row; no other index, no IPC`,
+    per_tx: perTx,
+    results: processes.map((p) => ({ processes: p, jobs_per_sec: stat(rounds, floorKey(p), 'jobsPerSec'), jobs_per_sec_from_start: stat(rounds, floorKey(p), 'jobsPerSecFromStart') })),
+    leasehold_over_floor: leaseholdOver,
+    floor_over_plainjob: overPlainjob,
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * The raw ceiling (sections 3 and 9): `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx>`.
+ * The raw ceiling (sections 3 and 9): `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx> [bookkeeping]`.
  * A bare loop doing only what a claim and a fenced complete must: claim
  * `per-tx` jobs at once (UPDATE ... WHERE id IN (SELECT ... ORDER BY
  * priority DESC, run_at, id LIMIT n) RETURNING, a fresh random token per
@@ -9,13 +9,20 @@
  * needs no explicit transaction), the pick FOR NO KEY UPDATE SKIP LOCKED,
  * the session settings of leasehold's own connections. No attempts, no
  * events, no IPC. Exits when the queue is empty.
+ *
+ * With `bookkeeping` (SQLite): also the least the data model asks of a
+ * worker, in the same transactions: an attempt row per claim, ended with
+ * the complete, and two timeline rows per job (STARTED carrying the claim,
+ * SUCCEEDED), one statement a row. What leasehold writes beyond that
+ * (indexes for every operator query, the cost columns) and does beyond it
+ * (IPC, supervision) is the difference to section 1.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
 
-type Claimed = { id: number; lease_token: string; payload: string };
+type Claimed = { id: number; lease_token: string; payload: string; attempts: number; claimed_at: number };
 
 /** The two writes of the loop, on one driver. */
 interface RawQueue {
@@ -32,28 +39,52 @@ function lost(done: number, rows: Claimed[]): never {
   throw new Error(`lease lost: ${rows.length - done} of ${rows.length} jobs were not completed`);
 }
 
-function sqliteQueue(database: string, perTx: number): RawQueue {
+function sqliteQueue(database: string, perTx: number, bookkeeping: boolean): RawQueue {
   // The pragmas of leasehold's own connections (src/store/sqlite/connection.ts).
   const db = new Database(database, { timeout: 5_000 });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
   const claim = db.prepare(`UPDATE jobs SET status = 'CLAIMED', owner_id = @owner, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, lease_expires_at = @expires, attempts = attempts + 1
     WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= @now
                  ORDER BY priority DESC, run_at, id LIMIT @limit)
-    RETURNING id, lease_token, payload`);
+    RETURNING id, lease_token, payload, attempts, claimed_at`);
   const complete = db.prepare(`UPDATE jobs SET status = 'SUCCEEDED', finished_at = @now, lease_expires_at = NULL
     WHERE id = @id AND lease_token = @token AND status = 'CLAIMED'`);
-  const claimTx = db.transaction((now: number) => claim.all({ owner, now, expires: now + LEASE_MS, limit: perTx }) as Claimed[]);
+  const history = bookkeeping ? sqliteHistory(db) : undefined;
+  const claimTx = db.transaction((now: number) => {
+    const rows = claim.all({ owner, now, expires: now + LEASE_MS, limit: perTx }) as Claimed[];
+    for (const row of rows) history?.begin(row, now);
+    return rows;
+  });
   const completeTx = db.transaction((rows: Claimed[], now: number) => {
     let done = 0;
-    for (const row of rows) done += complete.run({ id: row.id, token: row.lease_token, now }).changes;
+    for (const row of rows) {
+      done += complete.run({ id: row.id, token: row.lease_token, now }).changes;
+      history?.end(row, now);
+    }
     if (done !== rows.length) lost(done, rows);
   });
   return {
     claim: (now) => busyRetry(() => claimTx.immediate(now)),
     complete: (rows, now) => busyRetry(() => completeTx.immediate(rows, now)),
     close: async () => void db.close(),
+  };
+}
+
+/** The bookkeeping writes of one job: its attempt when claimed; the attempt's end and the timeline when completed. */
+function sqliteHistory(db: Database.Database) {
+  const attemptBegin = db.prepare(`INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (?, ?, ?, ?, ?, 'RUNNING')`);
+  const attemptEnd = db.prepare(`UPDATE job_attempts SET status = 'SUCCEEDED', finished_at = ? WHERE job_id = ? AND attempt = ? AND lease_token = ?`);
+  const event = db.prepare(`INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (?, ?, ?, ?, ?)`);
+  return {
+    begin: (row: Claimed, now: number) => attemptBegin.run(row.id, row.attempts, owner, row.lease_token, now),
+    end: (row: Claimed, now: number) => {
+      attemptEnd.run(now, row.id, row.attempts, row.lease_token);
+      event.run(row.id, now, 'STARTED', 'worker', JSON.stringify({ attempt: row.attempts, owner_id: owner, claimed_at: row.claimed_at }));
+      event.run(row.id, now, 'SUCCEEDED', 'worker', JSON.stringify({ attempt: row.attempts }));
+    },
   };
 }
 
@@ -78,7 +109,7 @@ async function postgresQueue(database: string, perTx: number): Promise<RawQueue>
         claimed_at = $2, lease_expires_at = $3, attempts = attempts + 1
       WHERE id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= $2
                              ORDER BY priority DESC, run_at, id LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED))
-      RETURNING id, lease_token, payload`,
+      RETURNING id, lease_token, payload, attempts, claimed_at`,
   };
   const complete = {
     name: 'raw.complete',
@@ -96,14 +127,15 @@ async function postgresQueue(database: string, perTx: number): Promise<RawQueue>
   };
 }
 
-const [driver, database, perTxText] = process.argv.slice(2);
+const [driver, database, perTxText, mode] = process.argv.slice(2);
 const perTx = Number(perTxText);
-if ((driver !== 'sqlite' && driver !== 'postgres') || database === undefined || !Number.isInteger(perTx) || perTx < 1) {
-  process.stderr.write('usage: raw-worker <sqlite|postgres> <database> <per-tx>\n');
+const bookkeeping = mode === 'bookkeeping';
+if ((driver !== 'sqlite' && driver !== 'postgres') || database === undefined || !Number.isInteger(perTx) || perTx < 1 || (mode !== undefined && !(bookkeeping && driver === 'sqlite'))) {
+  process.stderr.write('usage: raw-worker <sqlite|postgres> <database> <per-tx> [bookkeeping (sqlite)]\n');
   process.exit(2);
 }
 
-const queue = driver === 'sqlite' ? sqliteQueue(database, perTx) : await postgresQueue(database, perTx);
+const queue = driver === 'sqlite' ? sqliteQueue(database, perTx, bookkeeping) : await postgresQueue(database, perTx);
 for (;;) {
   const rows = await queue.claim(Date.now());
   if (rows.length === 0) break;

@@ -3,7 +3,9 @@
  * A minimal jobs table with leasehold's claim index shape (`jobs_claim ON
  * jobs (class, priority DESC, run_at, id) WHERE status = 'QUEUED'`, as both
  * drivers' migrations make it), filled with the same number of jobs, drained
- * by N bare loops (raw-worker.ts).
+ * by N bare loops (raw-worker.ts). With bookkeeping (SQLite), the attempts
+ * and timeline tables as the data model has them, with their keys, foreign
+ * keys and the timeline's index, and nothing else.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -42,10 +44,34 @@ function schema(driver: Driver): string {
   `;
 }
 
-function fillSqlite(file: string, jobs: number, now: number): void {
+/** The history tables of the bookkeeping loop (SQLite), keyed as leasehold's: one attempt row per claim, the timeline by job. */
+const SQLITE_HISTORY = `
+  CREATE TABLE job_attempts (
+    job_id      INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    attempt     INTEGER NOT NULL,
+    owner_id    TEXT    NOT NULL,
+    lease_token TEXT    NOT NULL,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    status      TEXT    NOT NULL,
+    PRIMARY KEY (job_id, attempt)
+  ) WITHOUT ROWID;
+  CREATE TABLE job_events (
+    id     INTEGER PRIMARY KEY,
+    job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    ts     INTEGER NOT NULL,
+    event  TEXT    NOT NULL,
+    actor  TEXT,
+    detail TEXT
+  );
+  CREATE INDEX job_events_job ON job_events (job_id, id);
+`;
+
+function fillSqlite(file: string, jobs: number, now: number, bookkeeping: boolean): void {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.exec(schema('sqlite'));
+  if (bookkeeping) db.exec(SQLITE_HISTORY);
   const insert = db.prepare(`INSERT INTO jobs (class, status, payload, created_at, run_at) VALUES ('bench', 'QUEUED', ?, ?, ?)`);
   db.transaction(() => {
     for (let i = 0; i < jobs; i++) insert.run(JSON.stringify({ n: i }), now, now);
@@ -65,18 +91,19 @@ async function fillPostgres(url: string, jobs: number, now: number): Promise<voi
   }
 }
 
-export async function rawDrain(ctx: BenchContext, processes: number, perTx: number, driver: Driver = 'sqlite'): Promise<DrainRun> {
+/** Drain the raw table with `processes` loops of `perTx` jobs a transaction; `bookkeeping` (SQLite): with attempts and the timeline. */
+export async function rawDrain(ctx: BenchContext, processes: number, perTx: number, driver: Driver = 'sqlite', bookkeeping = false): Promise<DrainRun> {
   const jobs = ctx.sizes.jobs;
-  const dir = ctx.dirs.make(`raw-${driver}-p${processes}-t${perTx}`);
+  const dir = ctx.dirs.make(`raw-${driver}-p${processes}-t${perTx}${bookkeeping ? '-bookkeeping' : ''}`);
   const database = benchDatabase(ctx, dir, driver);
   try {
-    if (driver === 'sqlite') fillSqlite(database.url, jobs, Date.now());
+    if (driver === 'sqlite') fillSqlite(database.url, jobs, Date.now(), bookkeeping);
     else await fillPostgres(database.url, jobs, Date.now());
     const counter = await database.counter();
     const started = performance.now();
     const workers: Managed[] = [];
     try {
-      for (let i = 0; i < processes; i++) workers.push(ctx.processes.startNode(`raw-${i}`, WORKER, [driver, database.url, String(perTx)], { output: join(dir, `worker-${i}.out`) }));
+      for (let i = 0; i < processes; i++) workers.push(ctx.processes.startNode(`raw-${i}`, WORKER, [driver, database.url, String(perTx), ...(bookkeeping ? ['bookkeeping'] : [])], { output: join(dir, `worker-${i}.out`) }));
       const timing = await pollDrain(counter.count(`SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`), jobs, {
         intervalMs: POLL_MS[driver],
         timeoutMs: ctx.sizes.drainTimeoutMs,

@@ -1,6 +1,6 @@
 /** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
-import type { ComparisonSections, RawSection, Ratio } from './compare.js';
+import type { BookkeepingFloor, ComparisonSections, RawSection, Ratio } from './compare.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
@@ -149,6 +149,7 @@ export function renderTable(report: BenchReport): string {
     out.push('');
   }
   if (s.raw !== undefined) out.push('3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)', ...rawTables(s.raw, 'tx'), '');
+  if (s.raw?.bookkeeping !== undefined) out.push(...floorTables(s.raw.bookkeeping), '');
   if (s.enqueue !== undefined) {
     const e = s.enqueue;
     out.push('4. enqueue (jobs/s)');
@@ -282,7 +283,7 @@ export function renderTable(report: BenchReport): string {
     out.push(`  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`, '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 6, 11 and 12)');
+    out.push('targets (issues 6, 11, 12, 13 and 14)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
@@ -295,6 +296,21 @@ function rawTables(raw: RawSection, per: string): string[] {
   if (raw.ratios.length === 0) return [runs];
   const label = (r: Ratio) => `${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / raw ${r.other.processes} proc, ${r.other.per_tx}/${per}`;
   return [runs, table(['leasehold / raw', 'ratio'], raw.ratios.map((r) => [label(r), stat(r.ratio)]))];
+}
+
+/** The raw loop with the data model's bookkeeping: its runs, leasehold over it, it over plainjob. */
+function floorTables(floor: BookkeepingFloor): string[] {
+  return [
+    `3b. the raw loop with the data model's bookkeeping (an attempt row, two timeline rows a job), ${floor.per_tx} jobs a transaction (jobs/s)`,
+    table(['processes', 'jobs/s (steady)', 'jobs/s (from spawn)'], floor.results.map((r) => [String(r.processes), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])),
+    table(
+      ['within a round', 'ratio'],
+      [
+        ...floor.leasehold_over_floor.map((r) => [`leasehold ${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / this loop, ${r.other.processes} processes`, stat(r.ratio)]),
+        ...floor.floor_over_plainjob.map((r) => [`this loop, ${r.processes} processes / plainjob ${r.processes} processes`, stat(r.ratio)]),
+      ],
+    ),
+  ];
 }
 
 /** The columns that tell a row's configuration apart: header and cell. */
