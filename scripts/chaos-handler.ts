@@ -1,6 +1,6 @@
 /**
  * The chaos classes' handler: waits (abortably) for a while, in-process or
- * in a subprocess, and records what it did in a separate effects database
+ * in a subprocess, and records what it did in a separate effects log
  * (its pid, its subprocesses' pids, each fenced write and what the store
  * answered), so that the chaos program can check the queue against the
  * handlers' own account. Some jobs misbehave on their first attempt.
@@ -18,7 +18,7 @@ export interface ChaosPayload {
   ms: number;
   /** What goes wrong on the first attempt. */
   trouble: 'none' | 'throw' | 'hang' | 'busy';
-  /** Path of the effects database. */
+  /** Path of the effects log. */
   effects: string;
   /** Wait in a subprocess (`sleep`), as a handler that shells out does: it must not outlive the child. */
   subprocess?: boolean;
@@ -31,7 +31,7 @@ export interface ChaosPayload {
 }
 
 /**
- * One recorder per effects database: a child may run jobs of several chaos
+ * One recorder per effects log: a child may run jobs of several chaos
  * runs (an earlier run's jobs left in a reused PostgreSQL schema), and each
  * job's effects belong in its own run's file.
  */

@@ -67,7 +67,7 @@ mkdirSync(dir, { recursive: true });
 const configFile = values.config === undefined ? writeChaosConfig(dir, { handler: HANDLER, concurrency: Number(values.concurrency) }) : resolve(values.config);
 const config = loadConfig(configFile);
 checkChaosClasses(config, configFile);
-const effects = new EffectsLog(join(dir, 'effects.db'));
+const effects = new EffectsLog(join(dir, 'effects.jsonl'));
 const store = await openStore(DB_FAULTS ? observerDatabase(config.database) : config.database);
 const queue = new Queue(store, { actor: 'chaos' });
 const ledger = new ProcessLedger();
@@ -215,7 +215,6 @@ try {
   console.error(`chaos: the run broke off: ${(error as Error).stack ?? String(error)}`);
   abandon();
 } finally {
-  effects.close();
   await store.close();
 }
 process.exit(passed ? 0 : 1);

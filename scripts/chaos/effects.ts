@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 
 /**
  * What a chaos handler did, in its own words:
@@ -29,52 +29,44 @@ export interface Effect {
   ts: number;
 }
 
-const SCHEMA = `CREATE TABLE IF NOT EXISTS effects (
-  job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, lease_token TEXT NOT NULL,
-  pid INTEGER NOT NULL, proc_start INTEGER, kind TEXT NOT NULL, outcome TEXT, ts INTEGER NOT NULL)`;
-
 /**
- * The effects database is a log, not a store of record: synchronous=OFF
- * keeps a record to a few microseconds (jobs of a few ms write two), and a
- * SIGKILLed handler's records survive anyway (they are in the OS's cache;
- * only a host crash would lose them).
+ * The effects log is a file of JSON lines, each appended by one write(2) on
+ * a descriptor opened with O_APPEND: concurrent appends do not interleave,
+ * and a SIGKILLed handler's lines survive (they are in the OS's cache). No
+ * lock is held between two records. (A SQLite log did hold one: a child
+ * SIGSTOPped in the middle of an insert left every other child waiting in
+ * the busy handler, its event loop blocked, until the supervisor killed it
+ * as unresponsive.)
  */
-function open(path: string): Database.Database {
-  const db = new Database(path, { timeout: 10_000 });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  return db;
-}
-
-/** The chaos program's side: creates the effects database and reads it back. */
 export class EffectsLog {
-  private readonly db: Database.Database;
-
   constructor(readonly path: string) {
-    this.db = open(path);
-    this.db.exec(SCHEMA);
+    writeFileSync(path, '');
   }
 
+  /** Every record, oldest first; a torn last line (a writer killed mid-write) is left out. */
   all(): Effect[] {
-    return this.db.prepare('SELECT job_id, attempt, lease_token, pid, proc_start, kind, outcome, ts FROM effects ORDER BY ts').all() as Effect[];
-  }
-
-  close(): void {
-    this.db.close();
+    const effects: Effect[] = [];
+    for (const line of readFileSync(this.path, 'utf8').split('\n')) {
+      if (line === '') continue;
+      try {
+        effects.push(JSON.parse(line) as Effect);
+      } catch {
+        // torn: its writer died mid-write, and it recorded nothing whole
+      }
+    }
+    return effects.sort((a, b) => a.ts - b.ts);
   }
 }
 
-/** A handler's side: appends its records to the effects database the chaos program created. */
+/** A handler's side: appends its records to the log the chaos program created. */
 export class EffectsRecorder {
-  private readonly insert: Database.Statement;
+  private readonly fd: number;
 
   constructor(path: string) {
-    this.insert = open(path).prepare(
-      'INSERT INTO effects (job_id, attempt, lease_token, pid, proc_start, kind, outcome, ts) VALUES (@job_id, @attempt, @lease_token, @pid, @proc_start, @kind, @outcome, @ts)',
-    );
+    this.fd = openSync(path, 'a');
   }
 
   record(effect: Omit<Effect, 'ts' | 'outcome' | 'proc_start'> & Partial<Pick<Effect, 'outcome' | 'proc_start'>>): void {
-    this.insert.run({ outcome: null, proc_start: null, ...effect, ts: Date.now() });
+    writeSync(this.fd, `${JSON.stringify({ outcome: null, proc_start: null, ...effect, ts: Date.now() })}\n`);
   }
 }

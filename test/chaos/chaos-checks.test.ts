@@ -1,8 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Zombie } from '../../scripts/chaos/damage.js';
-import type { Effect } from '../../scripts/chaos/effects.js';
+import { EffectsLog, EffectsRecorder, type Effect } from '../../scripts/chaos/effects.js';
 import { judgeChildren } from '../../scripts/chaos/supervisor-log.js';
 import { gatherZombieEvidence } from '../../scripts/chaos/zombie-evidence.js';
 import type { EventRow, ProducerStore } from '../../src/store/types.js';
@@ -86,5 +89,36 @@ describe('the chaos program\'s judgement of the supervisors\' log', () => {
     expect(verdicts.crashes.map((c) => c.split(' ')[2])).toEqual(['2:']);
     expect(verdicts.healthy_kills.map((c) => c.split(' ')[2])).toEqual(['8:']);
     expect({ unavailable: verdicts.db_unavailable, recovered: verdicts.db_recovered }).toEqual({ unavailable: 1, recovered: 0 });
+  });
+});
+
+describe('the chaos handlers\' effects log', () => {
+  const EFFECTS = fileURLToPath(new URL('../../dist/scripts/chaos/effects.js', import.meta.url));
+
+  it('takes a record while another recording process is SIGSTOPped, whenever the stop lands, and keeps every whole line', { timeout: 60_000 }, async () => {
+    const log = new EffectsLog(path.join(newDir(), 'effects.jsonl'));
+    // Another child's handler, recording as fast as it can: stopped at random points, mid-record among them.
+    const script = `const { EffectsRecorder } = await import(${JSON.stringify(EFFECTS)});
+      const recorder = new EffectsRecorder(${JSON.stringify(log.path)});
+      console.log('recording');
+      for (let i = 0; ; i++) recorder.record({ job_id: i, attempt: 1, lease_token: 't', pid: process.pid, kind: 'start' });`;
+    const other = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await once(other.stdout, 'data');
+      const recorder = new EffectsRecorder(log.path);
+      for (let stop = 1; stop <= 20; stop++) {
+        other.kill('SIGSTOP');
+        recorder.record({ job_id: -stop, attempt: 1, lease_token: 'mine', pid: process.pid, kind: 'done' });
+        other.kill('SIGCONT');
+      }
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+    appendFileSync(log.path, '{"job_id":1,"kin'); // a writer SIGKILLed mid-line
+    const effects = log.all();
+    expect(effects.filter((e) => e.lease_token === 'mine').map((e) => e.job_id)).toEqual(Array.from({ length: 20 }, (_, i) => -(i + 1)));
+    expect(effects.length).toBeGreaterThan(20);
+    expect(effects.every((e, i) => i === 0 || effects[i - 1]!.ts <= e.ts)).toBe(true);
   });
 });
