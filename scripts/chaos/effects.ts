@@ -43,17 +43,20 @@ export class EffectsLog {
     writeFileSync(path, '');
   }
 
-  /** Every record, oldest first; a torn last line (a writer killed mid-write) is left out. */
+  /**
+   * Every record, oldest first. A line that does not parse is an error, not
+   * a record to skip: a lost record could hide a zombie's write. (A write(2)
+   * of a line this short to a local file is not cut short by a SIGKILL.)
+   */
   all(): Effect[] {
-    const effects: Effect[] = [];
-    for (const line of readFileSync(this.path, 'utf8').split('\n')) {
-      if (line === '') continue;
+    const lines = readFileSync(this.path, 'utf8').split('\n').filter((line) => line !== '');
+    const effects = lines.map((line, index) => {
       try {
-        effects.push(JSON.parse(line) as Effect);
+        return JSON.parse(line) as Effect;
       } catch {
-        // torn: its writer died mid-write, and it recorded nothing whole
+        throw new Error(`${this.path}: line ${index + 1} is not a whole record: ${line.slice(0, 200)}`);
       }
-    }
+    });
     return effects.sort((a, b) => a.ts - b.ts);
   }
 }
