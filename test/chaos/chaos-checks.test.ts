@@ -9,9 +9,11 @@ import { EffectsLog, EffectsRecorder, type Effect } from '../../scripts/chaos/ef
 import { judgeChildren } from '../../scripts/chaos/supervisor-log.js';
 import { gatherZombieEvidence } from '../../scripts/chaos/zombie-evidence.js';
 import type { EventRow, ProducerStore } from '../../src/store/types.js';
+import { trackProcess, useProcessGuard } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
+useProcessGuard();
 const newDir = tempDir('leasehold-chaos-checks-');
 
 /** A store that answers eventList only: what the zombie evidence reads. */
@@ -104,6 +106,7 @@ describe('the chaos handlers\' effects log', () => {
       console.log('recording');
       for (let i = 0; ; i++) recorder.record({ job_id: i, attempt: 1, lease_token: 't', pid: process.pid, kind: 'start' });`;
     const other = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    trackProcess(other.pid!, 'the other effects recorder');
     try {
       await once(other.stdout, 'data');
       const recorder = new EffectsRecorder(log.path);
