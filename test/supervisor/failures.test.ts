@@ -33,6 +33,8 @@ describe('handler failure modes under a real supervisor', () => {
     // the same child, not replaced
     expect((await sup.children('ok')).map((c) => c.pid)).toEqual([child?.pid]);
     expect(sup.events('CHILD_EXITED')).toEqual([]);
+    // The child writes the outcome before it tells the supervisor, which logs JOB_SUCCEEDED on hearing it.
+    await sup.waitForEvent('JOB_SUCCEEDED', { job_id: id });
     expect(sup.events('JOB_SUCCEEDED', { job_id: id }).length).toBe(1);
 
     // every JSON line has the common fields

@@ -130,6 +130,8 @@ describe('reload: classes come and go', () => {
     const finished = await sup.waitForJob(draining, 'SUCCEEDED');
     expect(finished.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
     await waitFor('the old class has no child', async () => ((await sup.children('old')).length === 0 ? true : undefined));
+    // The supervisor records the exit in the workers table before it logs CHILD_EXITED: the line may not be written yet.
+    await sup.waitForEvent('CHILD_EXITED', { class: 'old' });
     expect(sup.events('CHILD_EXITED', { class: 'old', exit_code: 0 })).toHaveLength(1);
 
     const { id: orphan } = await sup.queue.enqueue({ class: 'old', payload: { ms: 1 } });
