@@ -58,6 +58,7 @@ describe('npm run bench -- --quick', () => {
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toContain('targets (issues 6, 11, 12, 13 and 14)');
+    expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       quick: boolean;

@@ -135,7 +135,7 @@ export function renderTable(report: BenchReport): string {
   if (s.throughput !== undefined) {
     out.push(`1. leasehold throughput on SQLite, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
     out.push('  written: what the supervisor and its children passed to write() (/proc/<pid>/io wchar: WAL frames, checkpoints, a little IPC and log), in 4 KiB pages');
-    out.push(throughputTable(s.throughput.results));
+    out.push(throughputTable(s.throughput.results, BY_CHILDREN_AND_BATCH, m.nproc));
     const scale = s.throughput.four_over_two_children;
     if (scale !== undefined) out.push(`  4 children / 2 children (claim_batch ${report.params.claim_batch}), within a round: ${stat(scale)}`);
     out.push('');
@@ -219,7 +219,7 @@ export function renderTable(report: BenchReport): string {
   if (pgThroughput !== undefined) {
     out.push(`9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${pgThroughput.jobs} queued (jobs/s)`);
     out.push('  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks');
-    out.push(throughputTable(pgThroughput.results));
+    out.push(throughputTable(pgThroughput.results, BY_CHILDREN_AND_BATCH, m.nproc));
     if (pgThroughput.raw !== undefined) out.push('  raw ceiling: bare `pg` claim + fenced complete, one statement each, no bookkeeping (jobs/s)', ...rawTables(pgThroughput.raw, 'statement'));
     out.push('');
   }
@@ -321,7 +321,18 @@ const BY_CHILDREN_AND_BATCH: Lead<ThroughputRow> = [
   ['claim_batch', (r) => String(r.claim_batch)],
 ];
 
-function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH): string {
+/**
+ * What `cores` could drain at a row's CPU per job (supervisor, children and
+ * the database server, their medians) if they did nothing else: a bound no
+ * scheduling, lock hand-over or batching can pass without less work per job.
+ */
+function cpuCeiling(cpu: ThroughputRow['cpu_ms_per_1k_jobs'], cores: number): number {
+  const msPer1k = cpu.supervisor.median + cpu.children.median + (cpu.server?.median ?? 0);
+  return (cores * 1_000_000) / msPer1k;
+}
+
+/** `cores`: also show each row's CPU ceiling on that many cores (the throughput sections). */
+function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH, cores?: number): string {
   const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
   return table(
     [
@@ -334,6 +345,7 @@ function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[],
       'CPU ms per 1k jobs: supervisor',
       'children',
       ...(server ? ['database server'] : []),
+      ...(cores === undefined ? [] : [`CPU ceiling, ${cores} cores (jobs/s)`]),
     ],
     results.map((r) => [
       ...lead.map(([, cell]) => cell(r)),
@@ -345,6 +357,7 @@ function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[],
       stat(r.cpu_ms_per_1k_jobs.supervisor),
       stat(r.cpu_ms_per_1k_jobs.children),
       ...(server ? [stat(r.cpu_ms_per_1k_jobs.server)] : []),
+      ...(cores === undefined ? [] : [fmt(cpuCeiling(r.cpu_ms_per_1k_jobs, cores))]),
     ]),
   );
 }
