@@ -1,5 +1,4 @@
-import { pathToFileURL } from 'node:url';
-import { LeaseholdError } from '../src/errors.js';
+import { importHandler } from '../src/config/handler-module.js';
 
 export interface HandlerJob {
   id: number;
@@ -29,16 +28,7 @@ export interface HandlerContext {
 
 export type Handler = (job: HandlerJob, ctx: HandlerContext) => unknown;
 
-/** Import a handler module and check that its default export is a function. */
+/** Import a handler module and check that its default export is a function (the rule the config check applies too). */
 export async function loadHandler(file: string): Promise<Handler> {
-  let module: { default?: unknown };
-  try {
-    module = (await import(pathToFileURL(file).href)) as { default?: unknown };
-  } catch (error) {
-    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${(error as Error).message}`, { retryable: false, cause: error });
-  }
-  if (typeof module.default !== 'function') {
-    throw new LeaseholdError('HANDLER:NO_DEFAULT_EXPORT', `handler ${file} has no default export function`, { retryable: false });
-  }
-  return module.default as Handler;
+  return (await importHandler(file)) as Handler;
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
@@ -68,13 +69,15 @@ export class ChildHandle {
   private killTimer: NodeJS.Timeout | undefined;
 
   readonly workerId: string;
-  /** The class config it was started with (a reload replaces children, never their config). */
+  /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
   readonly config: ClassConfig;
+  readonly resultLimitBytes: number;
 
   constructor(start: ChildStart, events: ChildEvents) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
+    this.resultLimitBytes = start.resultLimitBytes;
     this.process = fork(CHILD_MAIN, [], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -148,6 +151,19 @@ export class ChildHandle {
   markReady(): void {
     if (this.state === 'starting') this.state = 'ready';
     this.becameReady();
+  }
+
+  /** Why it did not become ready (it exited first, or was not ready within `timeoutMs`: then it is killed), or undefined once it is. */
+  async untilReady(timeoutMs: number): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    const late = await Promise.race([this.ready.then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (!late && this.alive) return undefined;
+    if (late) this.forceKill('reload', 'LEASE:RELEASED', `not ready within ${timeoutMs / 1000}s`);
+    const exit = await this.exited;
+    if (late) return `it was not ready within ${timeoutMs / 1000}s`;
+    return this.startupError ?? `it ended before it was ready (${describeExit(exit.code, exit.signal)})`;
   }
 
   /** Ask it to drain and exit: no more claims, running jobs finish, waiting ones go back free. */

@@ -3,7 +3,7 @@ import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { logRecovery } from './recovery-log.js';
+import { logJobFinished, logRecovery } from './job-log.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
 import { describeExit } from './exit-reason.js';
@@ -11,6 +11,9 @@ import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
 import { recordDisabled } from './disabled-record.js';
+
+/** A reload's replacement must be ready within this, or the reload fails (say it waits for a database that is away). */
+const READY_TIMEOUT_MS = 30_000;
 
 /** A job that has taken down its child this many times in a row is failed as poison. */
 export const POISON_THRESHOLD = 3;
@@ -35,9 +38,8 @@ export interface PoolDeps {
  */
 export class ClassPool {
   private readonly slots: (ChildHandle | undefined)[];
-  /** Per slot: the config version its child was started with (a reload bumps `configVersion` when children must change). */
-  private readonly slotVersions: number[] = [];
-  private configVersion = 0;
+  /** Per slot: the child a reload started beside the slot's own, until it is ready to take the slot over. */
+  private readonly replacements = new Map<number, ChildHandle>();
   private restartPolicy: RestartPolicy;
   /** Per slot: the restart waiting out its delay. */
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
@@ -45,7 +47,6 @@ export class ClassPool {
   private readonly exitHandling = new Set<Promise<void>>();
   /** Children leaving after a reload, and the rolling replacement of stale ones. */
   private readonly reloading = new Set<Promise<void>>();
-  private rolling = false;
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
   /** Job id -> how many children in a row died while running it. */
@@ -72,28 +73,26 @@ export class ClassPool {
     for (let slot = 0; slot < this.slots.length; slot++) this.spawn(slot);
   }
 
+  /** Every live child, replacements still starting included (the health watch and a shutdown must reach those too). */
   get children(): ChildHandle[] {
-    return this.slots.filter((child): child is ChildHandle => child !== undefined && child.alive);
+    return [...this.slots, ...this.replacements.values()].filter((child): child is ChildHandle => child !== undefined && child.alive);
   }
 
   /**
-   * A reload's new config for this class (same name). Scaling spawns or
-   * drains the last slots; any other change reaches the children by
-   * replacing them gracefully, one at a time, since each was started with its
-   * config (a class disabled by its config is tried again).
+   * A reload's new config for this class (same name). Scaling drains the
+   * last slots or fills new ones; any other change reaches the children by
+   * replacing them, one at a time, since each keeps the config it was
+   * started with (a class disabled by its config is tried again). Resolves
+   * once the children run the new config, or with why they cannot: then the
+   * class is back on the config its children still run.
    */
-  reconfigure(next: ClassConfig, resultLimitBytes: number, retire: Omit<RetireOptions, 'logger' | 'reason'>): void {
-    const childrenChange = !sameChildStart(this.config, this.deps.resultLimitBytes, next, resultLimitBytes);
-    this.config = next;
-    this.deps.resultLimitBytes = resultLimitBytes;
-    this.restartPolicy = new RestartPolicy(next.restart);
-    if (childrenChange) {
-      this.configVersion += 1;
-      if (this.disabled !== undefined) {
-        this.logger.info(`class ${next.name} enabled again: its config changed`, { event: 'CLASS_ENABLED', was: this.disabled });
-        this.setDisabled(undefined);
-        this.accepting = true;
-      }
+  reconfigure(next: ClassConfig, resultLimitBytes: number, retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
+    const previous = { config: this.config, resultLimitBytes: this.deps.resultLimitBytes };
+    this.apply(next, resultLimitBytes);
+    if (this.disabled !== undefined && !sameChildStart(previous.config, previous.resultLimitBytes, next, resultLimitBytes)) {
+      this.logger.info(`class ${next.name} enabled again: its config changed`, { event: 'CLASS_ENABLED', was: this.disabled });
+      this.setDisabled(undefined);
+      this.accepting = true;
     }
     const leaving = this.slots.slice(next.processes).filter((child): child is ChildHandle => child?.alive === true && child.retiring === undefined);
     for (const slot of this.restartTimers.keys()) if (slot >= next.processes) this.cancelRestart(slot);
@@ -101,8 +100,15 @@ export class ClassPool {
       this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, { event: 'CHILD_DRAINING', pids: leaving.map((c) => c.pid) });
       this.track(retireChildren(leaving, { ...retire, logger: this.logger, reason: 'reload' }));
     }
-    for (let slot = 0; slot < next.processes; slot++) if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
-    if (childrenChange) this.track(this.replaceStale(retire));
+    const rollout = this.rollOut(retire, previous);
+    this.track(rollout.then(() => undefined));
+    return rollout;
+  }
+
+  private apply(config: ClassConfig, resultLimitBytes: number): void {
+    this.config = config;
+    this.deps.resultLimitBytes = resultLimitBytes;
+    this.restartPolicy = new RestartPolicy(config.restart);
   }
 
   /** The class left the config: drain and stop every child, and restart none. */
@@ -114,25 +120,47 @@ export class ClassPool {
     return this.settled();
   }
 
-  /** Replace, one at a time, the children started with an older config; each replacement spawns as its predecessor exits. */
-  private async replaceStale(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
-    if (this.rolling) return; // the running pass sees the newest version too
-    this.rolling = true;
-    try {
-      for (;;) {
-        const slot = this.slots.findIndex(
-          (child, index) => index < this.config.processes && child?.alive === true && child.retiring === undefined && (this.slotVersions[index] ?? 0) < this.configVersion,
-        );
-        const child = this.slots[slot];
-        if (!this.accepting || child === undefined) return;
-        this.logger.info(`replacing child ${child.workerId}: its class config changed`, { event: 'CHILD_REPLACED', pid: child.pid, worker_id: child.workerId, slot });
-        await retireChildren([child], { ...retire, logger: this.logger, reason: 'reload' });
-        await Promise.all([...this.exitHandling]); // which spawns the replacement
-        await this.slots[slot]?.ready;
-      }
-    } finally {
-      this.rolling = false;
+  /**
+   * Replace the stale children, then fill the empty slots. A replacement
+   * that cannot start stops it at once: the class goes back to `previous`
+   * (the config its untouched children run), and a child already replaced is
+   * replaced back. Resolves with why the new config could not start.
+   */
+  private async rollOut(retire: Omit<RetireOptions, 'logger' | 'reason'>, previous: { config: ClassConfig; resultLimitBytes: number }): Promise<string | undefined> {
+    const failure = await this.replaceStale(retire);
+    if (!this.accepting) return undefined;
+    if (failure !== undefined) {
+      this.apply(previous.config, previous.resultLimitBytes);
+      await this.replaceStale(retire);
     }
+    for (let slot = 0; slot < this.config.processes; slot++) if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
+    return failure;
+  }
+
+  /**
+   * One at a time, each child started with another config than the one in
+   * force gets a replacement started beside it, and leaves only once that
+   * one is ready (Gunicorn's and PM2's order): a replacement that cannot
+   * start leaves the old children serving. Resolves with why one could not.
+   */
+  private async replaceStale(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
+    for (;;) {
+      const slot = this.slots.findIndex((child, index) => index < this.config.processes && child?.alive === true && child.retiring === undefined && this.isStale(child));
+      const old = this.slots[slot];
+      if (!this.accepting || old === undefined) return undefined;
+      this.logger.info(`replacing child ${old.workerId}: its class config changed`, { event: 'CHILD_REPLACED', pid: old.pid, worker_id: old.workerId, slot });
+      const replacement = this.startChild(slot);
+      this.replacements.set(slot, replacement);
+      const failure = await replacement.untilReady(READY_TIMEOUT_MS);
+      this.replacements.delete(slot);
+      if (failure !== undefined) return failure;
+      this.slots[slot] = replacement;
+      await retireChildren([old], { ...retire, logger: this.logger, reason: 'reload' });
+    }
+  }
+
+  private isStale(child: ChildHandle): boolean {
+    return !sameChildStart(child.config, child.resultLimitBytes, this.config, this.deps.resultLimitBytes);
   }
 
   private track(work: Promise<void>): void {
@@ -175,8 +203,13 @@ export class ClassPool {
   }
 
   private spawn(slot: number): void {
-    if (!this.accepting || this.disabled !== undefined || this.slots[slot]?.alive === true) return;
+    if (!this.accepting || this.disabled !== undefined || this.slots[slot]?.alive === true || this.replacements.has(slot)) return;
     this.cancelRestart(slot);
+    this.slots[slot] = this.startChild(slot);
+  }
+
+  /** Fork a child for `slot` with the config in force, and register it; the caller puts it in its slot. */
+  private startChild(slot: number): ChildHandle {
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
     const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config };
@@ -193,8 +226,6 @@ export class ClassPool {
         this.exitHandling.add(handling);
       },
     });
-    this.slots[slot] = child;
-    this.slotVersions[slot] = this.configVersion;
     this.logger.info(`spawned child ${workerId}`, { event: 'CHILD_SPAWNED', pid: child.pid, worker_id: workerId, slot });
     void this.deps.store
       .workerRegister({
@@ -208,6 +239,7 @@ export class ClassPool {
         restarts: this.restarts,
       })
       .catch(unlessDbFault((error) => this.logger.error('could not register a child', { err: error, pid: child.pid })));
+    return child;
   }
 
   private onMessage(child: ChildHandle, message: ChildToSupervisor): void {
@@ -253,29 +285,7 @@ export class ClassPool {
     this.deaths.delete(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
     if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
-    const fields = { pid: child.pid, job_id: message.jobId, attempt: message.attempt, duration_ms: message.durationMs, err: message.error };
-    const code = message.error?.code;
-    switch (message.outcome) {
-      case 'SUCCEEDED':
-        // Once a job: winston formats an entry before its transports drop it (about 7 µs a dropped line), so the level is asked first.
-        if (this.logger.isLevelEnabled('debug')) this.logger.debug(`job ${message.jobId} succeeded`, { ...fields, event: 'JOB_SUCCEEDED' });
-        return;
-      case 'QUEUED':
-        this.logger.warn(`job ${message.jobId} failed (${code}), retry scheduled`, { ...fields, event: 'JOB_RETRY_SCHEDULED' });
-        return;
-      case 'FAILED':
-        this.logger.error(`job ${message.jobId} failed (${code}) and was dead-lettered`, { ...fields, event: 'JOB_DEAD_LETTERED' });
-        return;
-      case 'CANCELLED':
-        this.logger.info(`job ${message.jobId} cancelled`, { ...fields, event: 'JOB_CANCELLED' });
-        return;
-      case 'RELEASED':
-        this.logger.info(`job ${message.jobId} handed back, no retry spent`, { ...fields, event: 'JOB_RELEASED' });
-        return;
-      case 'LEASE_LOST':
-        this.logger.warn(`job ${message.jobId}: lease lost, the child let it go`, { ...fields, event: 'LEASE_LOST' });
-        return;
-    }
+    logJobFinished(this.logger, child.pid, message);
   }
 
   private async onExit(slot: number, child: ChildHandle, exit: ChildExit): Promise<void> {
@@ -300,7 +310,7 @@ export class ClassPool {
 
     if (!this.accepting) return;
     if (slot >= this.config.processes) return; // scaled away by a reload
-    if (child.retiring === 'reload' && child.startupError === undefined) return this.spawn(slot);
+    if (this.slots[slot] !== child) return; // a replacement that never took its slot, or the child one took it from
     if (child.startupError !== undefined) {
       this.setDisabled(child.startupError);
       this.logger.error(`class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`, {
@@ -385,3 +395,4 @@ export class ClassPool {
     this.wakeFor(recovered);
   }
 }
+

@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { Supervisor } from './supervisor.js';
 import { resolveHost } from '../src/config/host.js';
-import { loadConfig } from '../src/config/load.js';
+import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
 import { die, EXIT } from '../src/exit.js';
@@ -26,7 +26,8 @@ const argv = await yargs(hideBin(process.argv))
   .parseAsync();
 
 try {
-  const config = loadConfig(argv.config);
+  // The one check `--check-config`, start-up and a reload share: what it passes starts.
+  const config = await checkConfig(argv.config);
   const host = resolveHost({ configured: config.host });
   if (argv['check-config']) {
     process.stdout.write(`${config.file}: OK (${config.classes.length} classes: ${config.classes.map((c) => c.name).join(', ')})\n`);
@@ -66,7 +67,7 @@ try {
   process.on('SIGINT', onSignal);
   process.on('SIGHUP', () => {
     logger.info('SIGHUP received: reloading the config', { event: 'SIGNAL', signal: 'SIGHUP', file: config.file });
-    void supervisor.reload(() => loadConfig(config.file));
+    void supervisor.reload();
   });
   await supervisor.start();
 } catch (error) {

@@ -1,6 +1,5 @@
 import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
 import diff from 'microdiff';
-import { configChanges } from '../src/config/changes.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
@@ -8,8 +7,9 @@ import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailabi
 import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { dashboardListener } from '../src/dashboard/server.js';
-import { checkListenAddress, TOKEN_ENV } from '../src/dashboard/security.js';
-import { logRecovery } from './recovery-log.js';
+import { TOKEN_ENV } from '../src/config/exposure.js';
+import { checkListenAddress } from '../src/dashboard/security.js';
+import { logRecovery } from './job-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { PauseLog } from './pause-log.js';
@@ -18,10 +18,11 @@ import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
-import { isPidAlive } from './pids.js';
+import { isPidAlive } from '../src/pids.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 import { retireChildren } from './retire.js';
+import { planReload, ReloadVerdicts, type ClassFailure } from './reload.js';
 
 /** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
 const CLOCK_NOISE_MS = 25;
@@ -64,6 +65,7 @@ export class Supervisor {
   /** The store every part uses: each database fault is counted, and logged once per outage. */
   private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
   private readonly availability: DbAvailability;
+  private readonly verdicts: ReloadVerdicts;
 
   constructor(private readonly options: SupervisorOptions) {
     const { config, logger, supervisorId } = options;
@@ -86,6 +88,7 @@ export class Supervisor {
     this.sweeper = this.newSweeper();
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
     this.scheduler = this.newScheduler();
+    this.verdicts = new ReloadVerdicts(logger, { pid: process.pid, supervisorId, configFile: config.file, database: config.database });
     this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
@@ -164,6 +167,7 @@ export class Supervisor {
       ...(httpPort === undefined ? {} : { http_port: httpPort }),
     });
     this.running = true;
+    this.verdicts.started();
   }
 
   /**
@@ -271,39 +275,35 @@ export class Supervisor {
     await store.classDisabledClear({ supervisorId });
     await store.workerExit({ id: supervisorId, state: 'exited', exitCode: 0, exitSignal: null });
     await this.http?.stop();
+    this.verdicts.stopped();
     logger.info('shutdown complete', { event: 'SHUTDOWN_COMPLETE' });
   }
 
   /**
-   * Read the config again (`load` throws a precise message for a bad one)
-   * and apply it without losing or repeating work, or refuse it whole
-   * (CONFIG_RELOAD_REJECTED) and keep the running one. Classes scale, start, drain away or have their children replaced one at
-   * a time (ClassPool.reconfigure); the sweeper and retention restart with
-   * their new settings, the scheduler with the new schedules.
+   * Read the config file again, check it as start-up does, and apply it
+   * without losing or repeating work; or refuse it whole and keep the
+   * running one (CONFIG_RELOAD_REJECTED; CONFIG_RELOAD_FAILED for a handler
+   * that cannot load). Classes scale, start, drain away or have their
+   * children replaced one at a time (ClassPool.reconfigure); a class whose
+   * replacement cannot start keeps its old children and config
+   * (CONFIG_RELOAD_FAILED). The sweeper and retention restart with their new
+   * settings, the scheduler with the new schedules.
    */
-  reload(load: () => LeaseholdConfig): Promise<void> {
+  reload(): Promise<void> {
     // One reload at a time, in the order asked: each diffs against the one before.
-    this.reloads = this.reloads.then(() => this.applyReload(load)).catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
+    this.reloads = this.reloads.then(() => this.applyReload()).catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
     return this.reloads;
   }
 
-  private async applyReload(load: () => LeaseholdConfig): Promise<void> {
+  private async applyReload(): Promise<void> {
     const { logger } = this.options;
-    const reject = (reasons: string[]) => {
-      logger.error(`config reload rejected, the running config stays: ${reasons.join('; ')}`, { event: 'CONFIG_RELOAD_REJECTED', file: this.config.file, reasons });
-    };
-    let next: LeaseholdConfig;
-    try {
-      next = load();
-    } catch (error) {
-      return reject([(error as Error).message]);
-    }
-    if (!this.running || this.stopping !== undefined) return reject([this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down']);
-    const { changes, refused } = configChanges(this.config, next);
-    if (refused.length > 0) return reject(refused);
+    if (!this.running || this.stopping !== undefined) return this.verdicts.rejected([this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down']);
+    const plan = await planReload(this.config);
+    if ('rejected' in plan) return this.verdicts.rejected(plan.rejected);
+    if ('failed' in plan) return this.verdicts.failed(plan.failed);
+    const { next, changes } = plan;
     const before = this.config;
-    this.config = next;
-    this.backoff = retryDelayFor(next.classes);
+    this.useConfig(next);
     logger.level = next.log.level;
     const retire = { graceMs: next.shutdown_grace_seconds * 1000, force: this.force.signal };
     const current = (name: string) => this.pools.find((pool) => pool.config.name === name && !this.leaving.has(pool));
@@ -314,15 +314,17 @@ export class Supervisor {
         this.pools.splice(this.pools.indexOf(pool), 1);
       });
     }
+    const rollouts: Promise<{ previous: ClassConfig; failure: string | undefined }>[] = [];
     for (const classConfig of next.classes) {
       const pool = current(classConfig.name);
-      if (pool !== undefined) {
-        pool.reconfigure(classConfig, next.result_limit_bytes, retire);
+      if (pool === undefined) {
+        const added = this.newPool(classConfig);
+        this.pools.push(added);
+        added.start();
         continue;
       }
-      const added = this.newPool(classConfig);
-      this.pools.push(added);
-      added.start();
+      const previous = pool.config;
+      rollouts.push(pool.reconfigure(classConfig, next.result_limit_bytes, retire).then((failure) => ({ previous, failure })));
     }
     if (diff(before.sweeper, next.sweeper).length > 0) {
       await this.sweeper.stop();
@@ -334,13 +336,28 @@ export class Supervisor {
       this.retention = new Retention({ store: this.store, logger, policy: next.retention, metrics: this.metrics });
       this.retention.start();
     }
-    if (changes.length > 0) {
-      // Cheap, and safe to redo: the schedules' progress lives in the database, so nothing is enqueued twice or skipped.
-      await this.scheduler.stop();
-      this.scheduler = this.newScheduler();
-      this.scheduler.start();
-    }
-    logger.info(`config reloaded: ${changes.length === 0 ? 'nothing changed' : changes.join('; ')}`, { event: 'CONFIG_RELOADED', file: next.file, changes });
+    if (changes.length > 0) await this.restartScheduler();
+    const failed = (await Promise.all(rollouts)).filter((rollout) => rollout.failure !== undefined);
+    if (failed.length === 0) return this.verdicts.reloaded(changes);
+    // Those classes are back on the config their children run: so is the config in force, and the next reload diffs against it.
+    const reverted = new Map(failed.map(({ previous }) => [previous.name, previous]));
+    this.useConfig(Object.freeze({ ...this.config, classes: this.config.classes.map((cls) => reverted.get(cls.name) ?? cls) }));
+    await this.restartScheduler();
+    const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({ class: previous.name, handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler, error: failure ?? '' }));
+    const applied = changes.filter((change) => !reverted.has(change.split('.')[1] ?? ''));
+    this.verdicts.failed(failures, applied);
+  }
+
+  private useConfig(config: LeaseholdConfig): void {
+    this.config = config;
+    this.backoff = retryDelayFor(config.classes);
+  }
+
+  /** Cheap, and safe to redo: the schedules' progress lives in the database, so nothing is enqueued twice or skipped. */
+  private async restartScheduler(): Promise<void> {
+    await this.scheduler.stop();
+    this.scheduler = this.newScheduler();
+    this.scheduler.start();
   }
 }
 

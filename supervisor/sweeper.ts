@@ -4,7 +4,7 @@ import { recoverExpiredLeases, type SweepOptions } from '../src/queue/sweep.js';
 import type { RecoveredJob, MaintenanceStore } from '../src/store/types.js';
 import { Every } from './every.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import { logRecovery } from './recovery-log.js';
+import { logRecovery } from './job-log.js';
 
 export interface SweeperOptions extends SweepOptions {
   store: MaintenanceStore;

@@ -149,7 +149,7 @@ function statFields(pid: number): string[] | undefined {
 }
 
 /** True while the pid names a running process (a zombie counts as gone). */
-export { isPidAlive as isAlive } from '../../supervisor/pids.js';
+export { isPidAlive as isAlive } from '../../src/pids.js';
 
 /** The pids /proc lists now. */
 function procPids(): number[] {

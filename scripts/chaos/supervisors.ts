@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SupervisorStore, WorkerRow } from '../../src/store/types.js';
-import { isPidAlive } from '../../supervisor/pids.js';
+import { isPidAlive } from '../../src/pids.js';
 import { ProcessLedger } from './process-ledger.js';
 import { SupervisorRun, type SupervisorExit } from './supervisor-run.js';
 

@@ -1,5 +1,6 @@
 /** What a reload would change between two configs, and which of those changes a running supervisor cannot make. */
 import diff, { type Difference } from 'microdiff';
+import { redactDatabase } from '../store/database-url.js';
 import type { LeaseholdConfig } from './schema.js';
 
 /** Fields fixed for a supervisor's life, and why. */
@@ -23,7 +24,10 @@ export function configChanges(before: LeaseholdConfig, after: LeaseholdConfig): 
   for (const { path } of differences) {
     const field = String(path[0]);
     const reason = FIXED[field];
-    if (reason !== undefined && path.join('.') !== 'log.level') refused.add(`${field} cannot change without a restart: ${reason}`);
+    if (reason === undefined || path.join('.') === 'log.level') continue;
+    // Which database is which is what the operator needs to see first.
+    const moved = field === 'database' ? `the supervisor runs on ${redactDatabase(before.database)}, the file now names ${redactDatabase(after.database)}: ` : '';
+    refused.add(`${field} cannot change without a restart: ${moved}${reason}`);
   }
   return { changes: differences.map(describe), refused: [...refused] };
 }

@@ -16,11 +16,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { exposureProblem, isLoopback, tokenProblem } from '../config/exposure.js';
 import { InvalidInputError } from '../errors.js';
 
-/** The environment variable that gives the token when no `--token` does. */
-export const TOKEN_ENV = 'LEASEHOLD_DASHBOARD_TOKEN';
-export const TOKEN_MIN_LENGTH = 16;
 const SESSION_COOKIE = 'leasehold_session';
 const CSRF_COOKIE = 'leasehold_csrf';
 const COOKIE = { httpOnly: true, sameSite: 'Strict', path: '/' } as const;
@@ -38,25 +36,18 @@ export interface DashboardEnv {
 /** Answers a refused request with a page that says why. */
 export type Refuse = (c: Context<DashboardEnv>, status: 400 | 401 | 403, message: string) => Response | Promise<Response>;
 
-export function isLoopback(host: string): boolean {
-  const name = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
-}
-
 /** A token as given (`--token`, the environment), checked; undefined for none. */
 export function checkToken(token: string | undefined): string | undefined {
   if (token === undefined || token === '') return undefined;
-  if (token.length < TOKEN_MIN_LENGTH || /\s/.test(token)) {
-    throw new InvalidInputError('DASHBOARD', `the dashboard token must be at least ${TOKEN_MIN_LENGTH} characters without spaces (try: openssl rand -hex 16)`);
-  }
+  const problem = tokenProblem(token);
+  if (problem !== undefined) throw new InvalidInputError('DASHBOARD', problem);
   return token;
 }
 
-/** Refuse an address other than loopback without a token: anyone who reaches it could act on the queue. */
+/** Refuse an address other than loopback without a token (the rule lives with the config check's). */
 export function checkListenAddress(host: string, token: string | undefined): void {
-  if (token === undefined && !isLoopback(host)) {
-    throw new InvalidInputError('DASHBOARD', `the dashboard listens on ${host} only with a token (set ${TOKEN_ENV}, or give leasehold dashboard --token); without one, only on a loopback address such as 127.0.0.1`);
-  }
+  const problem = exposureProblem(host, token);
+  if (problem !== undefined) throw new InvalidInputError('DASHBOARD', problem);
 }
 
 /** Equal strings, compared in constant time (as digests, so lengths leak nothing either). */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { isPostgresUrl } from '../../src/store/database-url.js';
 import { openStore } from '../../src/store/open.js';
-import { isPidAlive as isAlive } from '../../supervisor/pids.js';
+import { isPidAlive as isAlive } from '../../src/pids.js';
 import { readJsonLog } from './json-log.js';
 import { waitFor } from './wait.js';
 

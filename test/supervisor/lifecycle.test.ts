@@ -6,11 +6,11 @@
  */
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
-import { existsSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive, readPidFile, trackedPidFile, useProcessGuard, waitForExit, waitForReaped } from '../helpers/processes.js';
-import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement } from '../helpers/supervisor.js';
+import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
@@ -19,6 +19,17 @@ useProcessGuard();
 const newDir = tempDir('leasehold-lifecycle-');
 
 /** Every row of disabled_classes, whoever wrote it (the store's own read shows live supervisors' rows only). */
+/**
+ * Start-up refuses a handler that cannot load, so a class loses its handler
+ * the way a running one can: the file goes away, then its child dies and
+ * its restart cannot load it.
+ */
+async function loseHandler(sup: SupervisorHandle, cls: string, handler: string): Promise<void> {
+  const [child] = await sup.children(cls);
+  rmSync(handler);
+  process.kill(child!.pid, 'SIGKILL');
+}
+
 function disabledRows(database: string): unknown[] {
   const db = new Database(database, { readonly: true });
   try {
@@ -300,15 +311,18 @@ describe('crash loops and broken classes', () => {
     expect(disabledRows(sup.database)).toEqual([]);
   });
 
-  it('a class whose handler file is missing is reported (CLASS_DISABLED) and consumes no jobs; the other class works', async () => {
+  it('a class whose handler file went missing is reported (CLASS_DISABLED) and consumes no jobs; the other class works', async () => {
     const dir = newDir();
+    const handler = path.join(dir, 'no-such-handler.mjs');
+    copyFileSync(fixture('succeed'), handler);
     const sup = await startSupervisor({
       dir,
       classes: [
-        { name: 'ghost', handler: path.join(dir, 'no-such-handler.mjs'), waitReady: false },
+        { name: 'ghost', handler },
         { name: 'ok', handler: 'succeed' },
       ],
     });
+    await loseHandler(sup, 'ghost', handler);
     const disabled = await sup.waitForEvent('CLASS_DISABLED', { class: 'ghost' });
     expect(JSON.stringify(disabled)).toContain('no-such-handler.mjs');
 
@@ -331,7 +345,10 @@ describe('crash loops and broken classes', () => {
 
   it('the record of a class disabled by a supervisor that was SIGKILLed goes when the next supervisor starts on its host', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'ghost', handler: path.join(dir, 'no-such-handler.mjs'), waitReady: false }] });
+    const handler = path.join(dir, 'no-such-handler.mjs');
+    copyFileSync(fixture('succeed'), handler);
+    const sup = await startSupervisor({ dir, classes: [{ name: 'ghost', handler }] });
+    await loseHandler(sup, 'ghost', handler);
     await waitFor('the class recorded as disabled', async () => disabledRows(sup.database).length === 1);
     sup.kill('SIGKILL');
     expect(await sup.waitForExit(5_000)).not.toBeNull();

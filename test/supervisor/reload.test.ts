@@ -4,7 +4,7 @@
  * a time, and bad or refused configs that leave everything as it was.
  */
 import { execa } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
@@ -173,7 +173,13 @@ describe('reload: changed limits reach the children', () => {
 describe('reload: a class disabled by its config', () => {
   it('comes back once a reload fixes its handler (CLASS_ENABLED) and runs its jobs', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: path.join(dir, 'missing.mjs'), waitReady: false }] });
+    // Start-up refuses a handler that cannot load, so the class is disabled the other way: its file goes away, then its child dies.
+    const handler = path.join(dir, 'handler.mjs');
+    copyFileSync(fixture('succeed'), handler);
+    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler }] });
+    const [child] = await sup.children('work');
+    rmSync(handler);
+    process.kill(child!.pid, 'SIGKILL');
     await sup.waitForEvent('CLASS_DISABLED');
     const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
     await waitFor('the class recorded as disabled', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 })).length === 1);

@@ -1,7 +1,8 @@
 /** `leasehold dashboard`: the web dashboard on its own (no supervisor needed), until SIGINT or SIGTERM. */
 import { once } from 'node:events';
 import { DashboardServer } from '../../dashboard/server.js';
-import { checkListenAddress, checkToken, TOKEN_ENV } from '../../dashboard/security.js';
+import { TOKEN_ENV } from '../../config/exposure.js';
+import { checkListenAddress, checkToken } from '../../dashboard/security.js';
 import { InvalidInputError } from '../../errors.js';
 import { closeLogger, createLogger } from '../../log.js';
 import { defineCommand, openContext, output, resolveTarget, type GlobalArgs } from '../context.js';

@@ -1,34 +1,92 @@
-/** `leasehold reload`: tell this host's supervisor to re-read its queue.yaml (SIGHUP), after checking the file here first. */
+/**
+ * `leasehold reload`: check queue.yaml here as start-up would, make this
+ * host's supervisor re-read it (SIGHUP), and wait for its verdict, so that
+ * the exit code says whether the new config is in force.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkConfig } from '../../config/deployment.js';
 import { resolveHost } from '../../config/host.js';
 import { InvalidInputError } from '../../errors.js';
+import { localSupervisor, localSupervisorsOf, type ReloadVerdict } from '../../local-supervisors.js';
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
-import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { redactDatabase } from '../../store/database-url.js';
+import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
 
-export const reloadCommand = defineCommand<GlobalArgs>({
+interface ReloadArgs extends GlobalArgs {
+  timeout: number;
+}
+
+/** How often the supervisor's record is read while waiting for its verdict. */
+const POLL_MS = 100;
+
+export const reloadCommand = defineCommand<ReloadArgs>({
   command: 'reload',
-  describe: "make this host's supervisor re-read queue.yaml (SIGHUP); a bad config is refused here and there, and the old one keeps running",
+  describe: "make this host's supervisor re-read queue.yaml (SIGHUP) and wait for its verdict; a bad config is refused here and there, and the old one keeps running",
+  options: {
+    timeout: { type: 'number', default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" },
+  },
   run: async (args) => {
-    // --config is what the supervisor re-reads: loading it here reports a bad file (exit 2) before anyone is signalled.
+    // --config is what the supervisor re-reads: checking it here, as start-up does, reports a bad file (exit 2) before anyone is signalled.
     if (args.config === undefined) throw new InvalidInputError('USAGE', 'reload needs --config queue.yaml (the file the supervisor re-reads)');
-    await withExistingStore(args, async ({ store, clock, config }) => {
-      const host = resolveHost({ configured: config?.host ?? null });
+    const timeoutMs = parseCount('timeout', args.timeout, 3600) * 1000;
+    const config = await checkConfig(args.config);
+    refuseMovedDatabase(config.file, config.database);
+    await withExistingStore(args, async ({ store, clock }) => {
+      const host = resolveHost({ configured: config.host });
       const now = clock.now();
       // A fresh registry heartbeat says the pid is still that supervisor's, not a reused one: SIGHUP would end most other processes.
-      const supervisors = (await store.workerListLiveOnHost({ host })).filter(
-        (worker) => worker.kind === 'supervisor' && now - worker.heartbeat_at <= STALE_SUPERVISOR_MS && signal(worker.pid),
-      );
-      if (supervisors.length === 0) {
+      const live = (await store.workerListLiveOnHost({ host })).filter((worker) => worker.kind === 'supervisor' && now - worker.heartbeat_at <= STALE_SUPERVISOR_MS);
+      const seen = new Map(live.map((worker) => [worker.pid, localSupervisor(worker.pid)?.lastReload?.seq ?? 0]));
+      const signalled = live.filter((worker) => signal(worker.pid));
+      if (signalled.length === 0) {
         throw new InvalidInputError('NO_SUPERVISOR', `no supervisor of host "${host}" is running on this database (leasehold workers shows none alive): nothing to reload`);
       }
-      const signalled = supervisors.map((worker) => ({ id: worker.id, pid: worker.pid }));
-      output(args.json, { host, signalled }, () =>
-        signalled
-          .map((worker) => `sent SIGHUP to supervisor ${worker.id} (pid ${worker.pid}): its log says CONFIG_RELOADED or CONFIG_RELOAD_REJECTED`)
+      const verdicts = await Promise.all(signalled.map((worker) => verdictAfter(worker.pid, seen.get(worker.pid) ?? 0, timeoutMs)));
+      const report = signalled.map((worker, index) => ({ id: worker.id, pid: worker.pid, verdict: verdicts[index] ?? null }));
+      const refused = report.find((entry) => entry.verdict !== null && entry.verdict.event !== 'CONFIG_RELOADED');
+      if (refused?.verdict?.event === 'CONFIG_RELOAD_REJECTED') throw new InvalidInputError('RELOAD_REJECTED', refused.verdict.message);
+      if (refused?.verdict !== undefined && refused.verdict !== null) throw new Error(refused.verdict.message);
+      output(args.json, { host, signalled: report }, () =>
+        report
+          .map(({ id, pid, verdict }) =>
+            verdict === null ? `sent SIGHUP to supervisor ${id} (pid ${pid}): no verdict recorded here, its log says CONFIG_RELOADED or why not` : `supervisor ${id} (pid ${pid}): ${verdict.message}`,
+          )
           .join('\n'),
       );
     });
   },
 });
+
+/**
+ * A supervisor started with this file runs on the database it was started
+ * with: a config that now names another one cannot be reloaded, and looking
+ * for the supervisor in the new database would only find none.
+ */
+function refuseMovedDatabase(configFile: string, database: string): void {
+  const moved = localSupervisorsOf(configFile).find((record) => record.database !== database);
+  if (moved === undefined) return;
+  throw new InvalidInputError(
+    'DATABASE_CHANGED',
+    `${configFile}: database changed from ${redactDatabase(moved.database)} to ${redactDatabase(database)}: a reload cannot move a running supervisor (pid ${moved.pid}) to another database; restart it instead`,
+  );
+}
+
+/**
+ * The verdict of the reload after the `seen`-th, from the supervisor's local
+ * record; null when it keeps none (it runs under another temp folder, or
+ * predates records). No verdict within the time is a runtime failure.
+ */
+async function verdictAfter(pid: number, seen: number, timeoutMs: number): Promise<ReloadVerdict | null> {
+  if (localSupervisor(pid) === undefined) return null;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const record = localSupervisor(pid);
+    if (record === undefined) throw new Error(`supervisor pid ${pid} stopped before it gave a verdict on the reload`);
+    if (record.lastReload !== null && record.lastReload.seq > seen) return record.lastReload;
+    if (Date.now() >= deadline) throw new Error(`supervisor pid ${pid} gave no verdict on the reload within ${timeoutMs / 1000}s: its log will say (CONFIG_RELOADED, CONFIG_RELOAD_REJECTED or CONFIG_RELOAD_FAILED)`);
+    await sleep(POLL_MS);
+  }
+}
 
 function signal(pid: number): boolean {
   try {

@@ -1,0 +1,71 @@
+/**
+ * What start-up refuses beyond the schema, checked the same way by
+ * `supervise --check-config`, start-up, `leasehold reload` and a live
+ * reload, so that a config one of them accepts is one the others start:
+ * the dashboard's exposure, and every handler module, imported in a
+ * short-lived process of its own (handler-probe.ts), never in the caller.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { exposureProblem, TOKEN_ENV, tokenProblem } from './exposure.js';
+import { loadConfig } from './load.js';
+import type { LeaseholdConfig } from './schema.js';
+
+const PROBE = fileURLToPath(new URL('./handler-probe.js', import.meta.url));
+/** A handler module whose top-level code takes longer than this to load is refused: a child would hang at start the same way. */
+export const HANDLER_LOAD_TIMEOUT_MS = 10_000;
+
+export interface DeploymentProblem {
+  /** The field at fault, e.g. `classes[1].handler`. */
+  field: string;
+  message: string;
+  /** For a handler that cannot be used: its class, its file, and why (`message` without the class). */
+  handler?: { class: string; file: string; problem: string };
+}
+
+/** Every problem of a loaded config that start-up would refuse; none: it starts. */
+export async function deploymentProblems(config: LeaseholdConfig, env: NodeJS.ProcessEnv = process.env): Promise<DeploymentProblem[]> {
+  const problems: DeploymentProblem[] = [];
+  if (config.http?.dashboard === true) {
+    const token = env[TOKEN_ENV] || undefined;
+    const badToken = token === undefined ? undefined : tokenProblem(token);
+    if (badToken !== undefined) problems.push({ field: TOKEN_ENV, message: badToken });
+    const exposed = exposureProblem(config.http.host, token);
+    if (exposed !== undefined) problems.push({ field: 'http.host', message: exposed });
+  }
+  const handlerProblems = await Promise.all(
+    config.classes.map(async (cls, index): Promise<DeploymentProblem | undefined> => {
+      const problem = existsSync(cls.handler) ? await probeHandler(cls.handler, env) : `no such file ${cls.handler}`;
+      if (problem === undefined) return undefined;
+      return { field: `classes[${index}].handler`, message: `class ${cls.name}: ${problem}`, handler: { class: cls.name, file: cls.handler, problem } };
+    }),
+  );
+  return [...problems, ...handlerProblems.filter((problem) => problem !== undefined)];
+}
+
+/** The problems as the one error start-up and the CLI report: one line each, `<file>: <field>: <what>`. */
+export function deploymentError(config: LeaseholdConfig, problems: readonly DeploymentProblem[]): ConfigError {
+  return new ConfigError(problems.map((problem) => `${config.file}: ${problem.field}: ${problem.message}`));
+}
+
+/** loadConfig, then deploymentProblems: the config start-up would run, or a ConfigError (exit 2). */
+export async function checkConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LeaseholdConfig> {
+  const config = loadConfig(file);
+  const problems = await deploymentProblems(config, env);
+  if (problems.length > 0) throw deploymentError(config, problems);
+  return config;
+}
+
+/** Why `file` cannot be used as a handler (undefined: it can), from a probe process of its own. */
+function probeHandler(file: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [PROBE, file], { env, timeout: HANDLER_LOAD_TIMEOUT_MS, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
+      if (error === null) return resolve((JSON.parse(stdout) as { problem: string | null }).problem ?? undefined);
+      if ((error as { killed?: boolean }).killed === true) return resolve(`handler ${file} did not finish loading within ${HANDLER_LOAD_TIMEOUT_MS / 1000}s`);
+      const said = stderr.trim().split('\n').at(-1);
+      resolve(`loading handler ${file} ended its process (${said || error.message})`);
+    });
+  });
+}
