@@ -2,13 +2,16 @@
  * What start-up refuses beyond the schema, checked the same way by
  * `supervise --check-config`, start-up, `leasehold reload` and a live
  * reload, so that a config one of them accepts is one the others start:
- * the dashboard's exposure, and every handler module, imported in a
- * short-lived process of its own (handler-probe.ts), never in the caller.
+ * a SQLite path that can be opened, the dashboard's exposure, and every
+ * handler module, imported in a short-lived process of its own
+ * (handler-probe.ts), never in the caller.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
+import { isPostgresUrl } from '../store/database-url.js';
 import { exposureProblem, TOKEN_ENV, tokenProblem } from './exposure.js';
 import { loadConfig } from './load.js';
 import type { LeaseholdConfig } from './schema.js';
@@ -28,6 +31,8 @@ export interface DeploymentProblem {
 /** Every problem of a loaded config that start-up would refuse; none: it starts. */
 export async function deploymentProblems(config: LeaseholdConfig, env: NodeJS.ProcessEnv = process.env): Promise<DeploymentProblem[]> {
   const problems: DeploymentProblem[] = [];
+  const database = sqlitePathProblem(config.database);
+  if (database !== undefined) problems.push({ field: 'database', message: database });
   if (config.http?.dashboard === true) {
     const token = env[TOKEN_ENV] || undefined;
     const badToken = token === undefined ? undefined : tokenProblem(token);
@@ -56,6 +61,26 @@ export async function checkConfig(file: string, env: NodeJS.ProcessEnv = process
   const problems = await deploymentProblems(config, env);
   if (problems.length > 0) throw deploymentError(config, problems);
   return config;
+}
+
+/** Why a SQLite database cannot be opened or created at `database` (its folders are created as needed), or undefined. */
+function sqlitePathProblem(database: string): string | undefined {
+  if (isPostgresUrl(database) || database === ':memory:') return undefined;
+  let existing = database;
+  while (!existsSync(existing)) existing = path.dirname(existing);
+  const isFolder = statSync(existing).isDirectory();
+  if (existing === database) return isFolder ? `${database} is a folder, not a database file` : writable(database) ? undefined : `${database} is not writable`;
+  if (!isFolder) return `cannot create ${database}: ${existing} is a file, not a folder`;
+  return writable(existing) ? undefined : `cannot create ${database}: ${existing} is not writable`;
+}
+
+function writable(file: string): boolean {
+  try {
+    accessSync(file, constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Why `file` cannot be used as a handler (undefined: it can), from a probe process of its own. */

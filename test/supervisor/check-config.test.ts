@@ -30,6 +30,11 @@ const oneClass = (handler: string) => ({ classes: [{ name: 'work', handler }] })
 const dashboardOn = (host: string) => ({ ...oneClass(fixture('succeed')), http: { port: 0, host, dashboard: true } });
 
 const REFUSALS: Refusal[] = [
+  {
+    name: 'a SQLite database under a file, not a folder',
+    config: { ...oneClass(fixture('succeed')), database: fixture('succeed') + '/queue.db' },
+    line: /^database: cannot create .*succeed\.mjs\/queue\.db: .*succeed\.mjs is a file, not a folder$/,
+  },
   { name: 'a handler file that does not exist', config: oneClass('./handlers/typo.mjs'), line: /^classes\[0\]\.handler: class work: no such file .*handlers\/typo\.mjs$/ },
   { name: 'a handler file that exports no function', config: oneClass(fixture('no-export')), line: /^classes\[0\]\.handler: class work: handler .*no-export\.mjs has no default export function$/ },
   {
@@ -56,6 +61,7 @@ describe('supervise --check-config refuses what start-up refuses', () => {
     const database = path.join(dir, 'queue.db');
     const file = path.join(dir, 'queue.yaml');
     writeFileSync(file, stringify({ database, ...config }));
+    const written = (config.database as string | undefined) ?? database;
     const run = (...extra: string[]) =>
       execa('node', [SUPERVISE_BIN, '--config', file, ...extra], { reject: false, timeout: 30_000, env: { LEASEHOLD_DASHBOARD_TOKEN: '', ...env } });
 
@@ -69,7 +75,7 @@ describe('supervise --check-config refuses what start-up refuses', () => {
       expect(lines[0]!.slice(`supervise: ${file}: `.length)).toMatch(line);
     }
     expect(start.stderr).toBe(check.stderr);
-    expect(existsSync(database), 'start-up refused before it created the database').toBe(false);
+    expect(existsSync(written), 'start-up refused before it created the database').toBe(false);
   });
 });
 
