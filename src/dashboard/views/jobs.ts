@@ -13,7 +13,7 @@ export function jobsPage(frame: Frame, query: JobsQuery, page: JobsPage, now: nu
   );
   const next = page.next_before_id === null ? '' : html`<a href="${jobsUrl({ ...query, beforeId: page.next_before_id })}" role="button" class="outline" rel="next">Next page →</a>`;
   const bulk =
-    query.status === 'FAILED' && !frame.readOnly
+    query.status === 'FAILED' && page.jobs.length > 0 && !frame.readOnly
       ? html`<a href="${retryFailedUrl({ class: query.class, errorCode: query.errorCode })}" role="button" class="secondary">Retry all of these FAILED jobs…</a>`
       : '';
   return layout(frame, html`${filters(query)}
