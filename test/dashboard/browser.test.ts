@@ -161,6 +161,15 @@ describe('the dashboard in a browser', () => {
     expect(await page.locator('section.cost table').first().locator('tbody tr').first().textContent()).toMatch(/^report/);
     expect(await page.locator('section.cost section', { hasText: 'Hungriest' }).locator('tbody tr').first().textContent()).toContain('report');
     await screenshot(page, 'overview-hour');
+
+    // The workers that died: each says how, in a word and a look of its own.
+    await page.getByRole('link', { name: 'Workers' }).click();
+    const killed = page.locator('.badge', { hasText: /^killed$/ });
+    const crashed = page.locator('.badge', { hasText: /^crashed$/ });
+    await killed.waitFor({ state: 'attached' });
+    await crashed.waitFor({ state: 'attached' });
+    const look = (badge: typeof killed) => badge.evaluate((element) => getComputedStyle(element).backgroundColor);
+    expect(await look(killed)).not.toBe(await look(crashed));
   });
 
   it("a job's errors are shown in full on its page, the job's and each attempt's, line by line and within the window", async () => {
