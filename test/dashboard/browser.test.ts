@@ -15,7 +15,7 @@ import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { holdsFor, waitFor } from '../helpers/wait.js';
-import { countLivePolls, launchBrowser, livePolls, screenshot, setVisibility } from './browser.js';
+import { countLivePolls, launchBrowser, livePolls, liveSwaps, screenshot, setVisibility } from './browser.js';
 import { seed, serve, TOKEN } from './helpers.js';
 import { seedHistory } from './history.js';
 
@@ -170,6 +170,13 @@ describe('the dashboard in a browser', () => {
     await crashed.waitFor({ state: 'attached' });
     const look = (badge: typeof killed) => badge.evaluate((element) => getComputedStyle(element).backgroundColor);
     expect(await look(killed)).not.toBe(await look(crashed));
+    // Opened, the exited list stays open through the live updates that follow.
+    await page.locator('summary', { hasText: 'Exited recently' }).click();
+    await countLivePolls(page);
+    await waitFor('a live update swapped in', async () => (await liveSwaps(page)) >= 1, { timeoutMs: DEADLINE, intervalMs: 100 });
+    expect(await page.locator('details', { hasText: 'Exited recently' }).getAttribute('open')).not.toBeNull();
+    await killed.waitFor();
+    await screenshot(page, 'workers-exited');
   });
 
   it("a job's errors are shown in full on its page, the job's and each attempt's, line by line and within the window", async () => {

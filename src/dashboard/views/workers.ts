@@ -23,7 +23,7 @@ export function workersPage(frame: Frame, workers: readonly WorkerView[], now: n
       : html`<article class="alert trouble">${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck).</article>`;
   return layout(frame, live('/workers', now, html`${warning}<h2>Running <small class="muted">${supervisors.length} supervisor(s), ${running.length - supervisors.length} child(ren)</small></h2>
 ${table(HEADERS, ordered.map((w) => row(w, now)), 'No supervisor is running.')}
-<details><summary>Exited recently (${exited.length})</summary>${table(HEADERS, exited.map((w) => row(w, now)), 'None.')}</details>`));
+<details id="exited"><summary>Exited recently (${exited.length})</summary>${table(HEADERS, exited.map((w) => row(w, now)), 'None.')}</details>`));
 }
 
 function row(w: WorkerView, now: number): Html {
