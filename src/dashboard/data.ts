@@ -20,6 +20,11 @@ export type { ClassTrouble } from './troubles.js';
 
 export type DashboardStore = OperatorStore;
 
+/** An error code of the last hour, and whether any FAILED job ended with it (a bulk retry of the code would queue some). */
+export interface TopError extends ErrorCount {
+  has_failed_jobs: boolean;
+}
+
 export interface Overview {
   now: number;
   counts: JobCounts;
@@ -30,7 +35,7 @@ export interface Overview {
   /** Held longest first. */
   in_flight: InFlightView[];
   /** Error codes of attempts that ended in the last hour, most frequent first. */
-  top_errors: ErrorCount[];
+  top_errors: TopError[];
   paused: ClassPause[];
   troubles: ClassTrouble[];
   /** What the last hour's attempts cost: classes by CPU and by memory, the slowest and hungriest attempts. */
@@ -98,6 +103,12 @@ const LIVE_WORKERS_READ = 5_000;
 export function dashboardData(store: DashboardStore, options: DashboardDataOptions): DashboardData {
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
+  // Attempts of jobs retried since, or cancelled while they ran, leave codes no FAILED job ended with: nothing to retry.
+  // One FAILED job is enough to know (a seek per class), where counting them would walk every one, each poll.
+  const withFailedJobs = async (error: ErrorCount): Promise<TopError> => {
+    const [failed] = await store.jobList({ status: 'FAILED', errorCode: error.code, limit: 1 });
+    return { ...error, has_failed_jobs: failed !== undefined };
+  };
   return {
     // The parts at once: on PostgreSQL each is a round trip on a connection of its own.
     async overview() {
@@ -106,7 +117,7 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
         counts.get(),
         throughput.minutes(now),
         store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
-        store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }),
+        store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }).then((errors) => Promise.all(errors.map(withFailedJobs))),
         pausedClasses(store),
         classTroubles(store, now, options.classes),
         collectCost(store, now, COST_LIMIT),

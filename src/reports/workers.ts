@@ -66,3 +66,21 @@ export function describeWorkers(rows: readonly WorkerRow[], now: number): Worker
     };
   });
 }
+
+/** How a worker ended, in a word: told apart from its row alone (the registry records no reason for a kill). */
+export type WorkerEnding = 'stopped' | 'killed' | 'crashed' | 'failed to start' | 'gone';
+
+/** Signals that stop a process from outside (a supervisor's kill, an operator, the OOM killer, a closed terminal); any other is the process's own fault. */
+const KILL_SIGNALS: ReadonlySet<string> = new Set(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGHUP']);
+/** 128 + SIGKILL and 128 + SIGTERM, as a shell between reports a kill. */
+const KILLED_CODES: ReadonlySet<number> = new Set([137, 143]);
+
+/** Null while it runs. A recorded exit with neither code nor signal is one a later supervisor found: it was not seen. */
+export function workerEnding(w: Pick<WorkerRow, 'state' | 'exited_at' | 'exit_code' | 'exit_signal'>): WorkerEnding | null {
+  if (w.exited_at === null) return null;
+  if (w.state === 'failed') return 'failed to start';
+  if (w.exit_signal !== null) return KILL_SIGNALS.has(w.exit_signal) ? 'killed' : 'crashed';
+  if (w.exit_code === null) return 'gone';
+  if (w.exit_code === 0) return 'stopped';
+  return KILLED_CODES.has(w.exit_code) ? 'killed' : 'crashed';
+}

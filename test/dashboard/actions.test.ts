@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/log.js';
 import type { Queue } from '../../src/queue/queue.js';
+import { claimJobs, failIfHeld } from '../helpers/fenced-writes.js';
 import { tempDir } from '../helpers/temp.js';
 import { seed, serve, Session, textOf, TOKEN } from './helpers.js';
 
@@ -87,6 +88,41 @@ describe('dashboard actions', () => {
     expect((await queue.store.jobGet({ id: ids.failedEmail }))?.status).toBe('FAILED');
     const none = await session.get('/retry-failed?class=report');
     expect(textOf(none.body)).toContain('There are no FAILED job(s) of class report to retry.');
+  });
+
+  it('an action is offered only where it applies: every retry link finds FAILED jobs, cancel only for jobs that can be cancelled', async () => {
+    const { session, queue, ids } = await seededDashboard();
+    const { store } = queue;
+    // Error codes of the last hour that left no FAILED job: one retried and queued again, one cancelled while it ran.
+    const { id: flaky } = await queue.enqueue({ class: 'video', payload: {}, maxRetries: 1 });
+    const [first] = await claimJobs(store, { classes: ['video'], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
+    await failIfHeld(store, { id: flaky, leaseToken: first!.leaseToken, error: { code: 'UPSTREAM:FLAKY', detail: 'try again', retryable: true }, retryDelayMs: 60_000 });
+    const { id: stopped } = await queue.enqueue({ class: 'video', payload: {} });
+    const [held] = await claimJobs(store, { classes: ['video'], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
+    await store.jobCancel({ id: stopped, actor: 'cli' });
+    const cancelled = await failIfHeld(store, { id: stopped, leaseToken: held!.leaseToken, error: { code: 'CANCELLED:BY_OPERATOR', detail: 'cancelled', retryable: false }, retryDelayMs: 0 });
+    expect(cancelled.status).toBe('CANCELLED');
+
+    const overview = await session.get('/');
+    const errorRow = (code: string) => overview.body.split('</tr>').find((row) => row.includes(`<code>${code}</code>`)) ?? '';
+    expect(textOf(overview.body)).toMatch(/Top errors.*CANCELLED:BY_OPERATOR.*UPSTREAM:FLAKY/);
+    for (const code of ['CANCELLED:BY_OPERATOR', 'UPSTREAM:FLAKY']) expect(errorRow(code), code).not.toContain('retry-failed');
+    expect(errorRow('UPSTREAM:DOWN')).toContain('retry-failed');
+    // Every bulk-retry link the pages offer leads to FAILED jobs to retry, never to an empty confirmation.
+    const pages = ['/', '/jobs?status=FAILED', '/jobs?status=FAILED&class=report', '/jobs?status=FAILED&class=video', '/jobs?status=FAILED&error_code=CANCELLED:BY_OPERATOR'];
+    const links = new Set<string>();
+    for (const url of pages) for (const m of (await session.get(url)).body.matchAll(/href="(\/retry-failed[^"]*)"/g)) links.add(m[1]!.replace(/&amp;/g, '&'));
+    expect(links.size).toBeGreaterThanOrEqual(4);
+    for (const link of links) expect((await session.get(link)).body, link).toMatch(/data-count="[1-9]/);
+    expect((await session.get('/jobs?status=FAILED&class=video')).body).not.toContain('retry-failed');
+
+    // On a job's page: retry only when FAILED, cancel only while it can still be cancelled.
+    await store.jobCancel({ id: ids.claimed, actor: 'cli' });
+    const offered = async (id: number) => [...(await session.get(`/jobs/${id}`)).body.matchAll(/<form method="post" action="\/jobs\/\d+\/(\w+)"/g)].map((m) => m[1]);
+    expect(await offered(ids.failedEmail)).toEqual(['retry']);
+    expect(await offered(ids.queued)).toEqual(['cancel']);
+    expect(await offered(flaky)).toEqual(['cancel']);
+    for (const id of [ids.succeeded, ids.claimed, stopped]) expect(await offered(id), `job ${id}`).toEqual([]);
   });
 
   it('a POST without the CSRF token, with a wrong one, or from another site is refused, and nothing is written', async () => {

@@ -10,11 +10,12 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { claimJobs, failIfHeld } from '../helpers/fenced-writes.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { holdsFor, waitFor } from '../helpers/wait.js';
-import { countLivePolls, launchBrowser, livePolls, screenshot, setVisibility } from './browser.js';
+import { countLivePolls, launchBrowser, livePolls, liveSwaps, screenshot, setVisibility } from './browser.js';
 import { seed, serve, TOKEN } from './helpers.js';
 import { seedHistory } from './history.js';
 
@@ -160,6 +161,58 @@ describe('the dashboard in a browser', () => {
     expect(await page.locator('section.cost table').first().locator('tbody tr').first().textContent()).toMatch(/^report/);
     expect(await page.locator('section.cost section', { hasText: 'Hungriest' }).locator('tbody tr').first().textContent()).toContain('report');
     await screenshot(page, 'overview-hour');
+
+    // The workers that died: each says how, in a word and a look of its own.
+    await page.getByRole('link', { name: 'Workers' }).click();
+    const killed = page.locator('.badge', { hasText: /^killed$/ });
+    const crashed = page.locator('.badge', { hasText: /^crashed$/ });
+    await killed.waitFor({ state: 'attached' });
+    await crashed.waitFor({ state: 'attached' });
+    const look = (badge: typeof killed) => badge.evaluate((element) => getComputedStyle(element).backgroundColor);
+    expect(await look(killed)).not.toBe(await look(crashed));
+    // Opened, the exited list stays open through the live updates that follow.
+    await page.locator('summary', { hasText: 'Exited recently' }).click();
+    await countLivePolls(page);
+    await waitFor('a live update swapped in', async () => (await liveSwaps(page)) >= 1, { timeoutMs: DEADLINE, intervalMs: 100 });
+    expect(await page.locator('details', { hasText: 'Exited recently' }).getAttribute('open')).not.toBeNull();
+    await killed.waitFor();
+    await screenshot(page, 'workers-exited');
+  });
+
+  it("a job's errors are shown in full on its page, the job's and each attempt's, line by line and within the window", async () => {
+    const dir = newDir();
+    const { base, queue } = await serve(path.join(dir, 'queue.db'), dir);
+    const { store } = queue;
+    // As long as a child writes (error_detail is cut at 500 characters), over several lines.
+    const detail = (attempt: number) =>
+      [`attempt ${attempt}: the upstream answered 502 Bad Gateway`, ...[1, 2, 3, 4, 5].map((n) => `step ${n} of the upload to https://upstream.example/api/v2/buckets/reports/objects/${attempt}-${n} failed`)].join('\n');
+    const { id } = await queue.enqueue({ class: 'upload', payload: {}, maxRetries: 1 });
+    for (const attempt of [1, 2]) {
+      const [job] = await claimJobs(store, { classes: ['upload'], ownerId: 'host/child-1', limit: 1, leaseMs: 60_000 });
+      await failIfHeld(store, { id, leaseToken: job!.leaseToken, error: { code: 'UPSTREAM:BAD_GATEWAY', detail: detail(attempt), retryable: true }, retryDelayMs: 0 });
+    }
+    expect((await store.jobGet({ id }))?.status).toBe('FAILED');
+
+    const page = await newPage();
+    await page.goto(`${base}/jobs/${id}`);
+    const attempts = page.locator('section', { has: page.getByRole('heading', { name: 'Attempts' }) }).locator('tbody tr');
+    const shown = [
+      { where: 'the job', cell: page.locator('table.fields tr', { has: page.locator('th', { hasText: /^error$/ }) }).locator('td'), text: detail(2) },
+      { where: 'attempt 1', cell: attempts.nth(0).locator('td').last(), text: detail(1) },
+      { where: 'attempt 2', cell: attempts.nth(1).locator('td').last(), text: detail(2) },
+    ];
+    for (const { where, cell, text } of shown) {
+      const seen = await cell.evaluate((element: HTMLElement) => {
+        const box = element.getBoundingClientRect();
+        return { lines: element.innerText.split('\n').map((line) => line.trim()), inWindow: box.left >= 0 && box.right <= document.documentElement.clientWidth, clipped: element.scrollWidth > element.clientWidth };
+      });
+      for (const line of text.split('\n')) expect(seen.lines, where).toContain(line);
+      expect(seen, where).toMatchObject({ inWindow: true, clipped: false });
+    }
+    await screenshot(page, 'job-errors');
+    // In the list, the code alone; its detail on hover.
+    await page.goto(`${base}/jobs?class=upload`);
+    expect(await page.locator(`tr[data-job="${id}"] code`).getAttribute('title')).toBe(detail(2));
   });
 
   it('a read-only session shows no action buttons', async () => {

@@ -43,15 +43,21 @@ export async function setVisibility(page: Page, state: 'hidden' | 'visible'): Pr
   }, state);
 }
 
-/** Count the page's live-update requests in `window.livePolls` (read by setVisibility and livePolls). */
+/** Count the page's live-update requests in `window.livePolls` (read by setVisibility and livePolls), and the updates swapped in, in `window.liveSwaps`. */
 export async function countLivePolls(page: Page): Promise<void> {
   await page.evaluate(() => {
-    const counter = window as unknown as { livePolls: number };
+    const counter = window as unknown as { livePolls: number; liveSwaps: number };
     counter.livePolls = 0;
+    counter.liveSwaps = 0;
     document.addEventListener('htmx:beforeSend', () => (counter.livePolls += 1));
+    document.addEventListener('htmx:afterSettle', () => (counter.liveSwaps += 1));
   });
 }
 
 export function livePolls(page: Page): Promise<number> {
   return page.evaluate(() => (window as unknown as { livePolls: number }).livePolls);
+}
+
+export function liveSwaps(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { liveSwaps: number }).liveSwaps);
 }

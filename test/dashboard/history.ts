@@ -41,7 +41,7 @@ export async function seedHistory(database: string, now: number): Promise<{ succ
       }
       clock.advance(MINUTE - jobs * 400);
     }
-    // Now: jobs waiting, a live supervisor whose `thumbnail` children keep crashing, and `report` paused.
+    // Now: jobs waiting, a live supervisor whose `thumbnail` children keep dying (one killed, one crashed), and `report` paused.
     clock.advance(now - clock.now());
     await queue.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ class: n % 2 === 0 ? 'email' : 'thumbnail', payload: { n } })));
     const supervisor = 'web-1:4100:a1b2c3';
@@ -49,7 +49,7 @@ export async function seedHistory(database: string, now: number): Promise<{ succ
     for (const [n, cls] of ['email', 'thumbnail', 'thumbnail', 'thumbnail'].entries()) {
       const id = `${supervisor}/${cls}.0.${n + 1}`;
       await store.workerRegister({ id, kind: 'child', host: 'web-1', supervisorId: supervisor, pid: 4101 + n, class: cls, state: 'ready', restarts: n });
-      if (cls === 'thumbnail' && n < 3) await store.workerExit({ id, state: 'exited', exitCode: null, exitSignal: 'SIGKILL' });
+      if (cls === 'thumbnail' && n < 3) await store.workerExit({ id, state: 'exited', exitCode: n === 1 ? null : 1, exitSignal: n === 1 ? 'SIGKILL' : null });
     }
     await store.classPause({ class: 'report', actor: 'cli' });
   } finally {

@@ -137,6 +137,32 @@ describe('dashboard pages', () => {
     expect(body).toMatch(/<tr class="supervisor" data-worker="h:1:aa">/);
   });
 
+  it('workers: how each child ended, in words: stopped, killed, crashed, failed to start, or found gone', async () => {
+    const { session, queue } = await seededDashboard();
+    const { store } = queue;
+    await store.workerRegister({ id: 'h:1:aa', kind: 'supervisor', host: 'h', supervisorId: null, pid: 4242, class: null, state: 'ready', restarts: 0 });
+    const endings = [
+      ['drained', 'exited', 0, null, 'stopped', 'exit code 0'],
+      ['oom', 'exited', null, 'SIGKILL', 'killed', 'SIGKILL'],
+      ['termed', 'exited', null, 'SIGTERM', 'killed', 'SIGTERM'],
+      ['segv', 'exited', null, 'SIGSEGV', 'crashed', 'SIGSEGV'],
+      ['threw', 'exited', 1, null, 'crashed', 'exit code 1'],
+      ['typo', 'failed', 78, null, 'failed to start', 'exit code 78'],
+      ['vanished', 'exited', null, null, 'gone', 'exit not seen'],
+    ] as const;
+    for (const [name, state, exitCode, exitSignal] of endings) {
+      const id = `h:1:aa/${name}.0.1`;
+      await store.workerRegister({ id, kind: 'child', host: 'h', supervisorId: 'h:1:aa', pid: 5000 + name.length, class: 'email', state: 'ready', restarts: 0 });
+      await store.workerExit({ id, state, exitCode, exitSignal });
+    }
+    const { body } = await session.get('/workers');
+    for (const [name, , , , word, how] of endings) {
+      const row = body.split('</tr>').find((r) => r.includes(`data-worker="h:1:aa/${name}.0.1"`)) ?? '';
+      expect(row, name).toContain(`<span class="badge ended-${word.replace(/ /g, '-')}"`);
+      expect(textOf(row), name).toContain(`${word} ${how}`);
+    }
+  });
+
   it('lookup by id or idempotency key goes to the job; an unknown one is a 404 page', async () => {
     const { session, ids } = await seededDashboard();
     for (const q of [String(ids.failedEmail), 'welcome-42']) {

@@ -21,3 +21,12 @@ document.addEventListener('submit', (event) => {
   const message = event.target.getAttribute('data-confirm');
   if (message !== null && !window.confirm(message)) event.preventDefault();
 });
+
+// A live update replaces the region: what the reader opened (the exited workers, say) stays open.
+let openDetails = [];
+document.addEventListener('htmx:beforeSwap', (event) => {
+  openDetails = [...event.detail.target.querySelectorAll('details[id][open]')].map((details) => details.id);
+});
+document.addEventListener('htmx:afterSwap', () => {
+  for (const id of openDetails) document.getElementById(id)?.setAttribute('open', '');
+});

@@ -18,20 +18,28 @@ export type DoneNotice = keyof typeof DONE_NOTICES;
 export function jobPage(frame: Frame, detail: JobDetail, now: number, done: DoneNotice | undefined): Html {
   const { job } = detail;
   const notice = done === undefined ? '' : html`<article class="alert notice" role="status">${DONE_NOTICES[done]}</article>`;
-  const attempts = attemptLines(detail.attempts, now).map(
-    (a) => html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td class="num">${a.cpu}</td><td class="num">${a.peak_rss}</td><td>${a.error ?? ''}</td></tr>`,
-  );
+  const attempts = attemptLines(detail.attempts, now).map((a, i) => {
+    const { error_code, error_detail } = detail.attempts[i]!;
+    return html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td class="num">${a.cpu}</td><td class="num">${a.peak_rss}</td><td class="error">${errorInFull(error_code, error_detail)}</td></tr>`;
+  });
   const timeline = timelineLines(job, detail.events, now).map(
     (e) => html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
   );
   return layout(frame, html`${notice}${live(`/jobs/${job.id}`, now, html`<hgroup class="job-title"><h1>Job #${job.id} ${statusBadge(job.status)}</h1><p>class <a href="${jobsUrl({ class: job.class })}">${job.class}</a></p></hgroup>
 ${actions(frame, job)}
 <div class="grid panels">
-<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th><td class="${label === 'error' && value !== null ? 'bad' : ''}">${value ?? '-'}</td></tr>`)}</tbody></table></section>
+<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th>${label === 'error' && value !== null ? html`<td class="error">${errorInFull(job.error_code, job.error_detail)}</td>` : html`<td>${value ?? '-'}</td>`}</tr>`)}</tbody></table></section>
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
 <section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`)}`);
+}
+
+/** An error as written, "CODE: detail" as `leasehold show` puts it, the detail whole: line breaks kept, long lines wrapped. */
+function errorInFull(code: string | null, detail: string | null): Html {
+  if (code === null) return html``;
+  if (detail === null) return html`<strong class="bad">${code}</strong>`;
+  return html`<strong class="bad">${code}:</strong> <pre class="error-detail">${detail}</pre>`;
 }
 
 function json(title: string, stored: string | null): Html {

@@ -9,11 +9,11 @@ export function jobsPage(frame: Frame, query: JobsQuery, page: JobsPage, now: nu
   const firstPage = query.beforeId === undefined;
   const rows = page.jobs.map(
     (job) =>
-      html`<tr data-job="${job.id}"><td>${jobLink(job.id)}</td><td><a href="${jobsUrl({ class: job.class })}">${job.class}</a></td><td>${statusBadge(job.status)}</td><td class="num">${job.attempts}/${job.max_retries + 1}</td><td>${ago(job.created_at, now)}</td><td>${ago(job.finished_at, now)}</td><td>${job.error_code === null ? '' : html`<code>${job.error_code}</code>`}</td></tr>`,
+      html`<tr data-job="${job.id}"><td>${jobLink(job.id)}</td><td><a href="${jobsUrl({ class: job.class })}">${job.class}</a></td><td>${statusBadge(job.status)}</td><td class="num">${job.attempts}/${job.max_retries + 1}</td><td>${ago(job.created_at, now)}</td><td>${ago(job.finished_at, now)}</td><td>${job.error_code === null ? '' : html`<code title="${job.error_detail ?? ''}">${job.error_code}</code>`}</td></tr>`,
   );
   const next = page.next_before_id === null ? '' : html`<a href="${jobsUrl({ ...query, beforeId: page.next_before_id })}" role="button" class="outline" rel="next">Next page →</a>`;
   const bulk =
-    query.status === 'FAILED' && !frame.readOnly
+    query.status === 'FAILED' && page.jobs.length > 0 && !frame.readOnly
       ? html`<a href="${retryFailedUrl({ class: query.class, errorCode: query.errorCode })}" role="button" class="secondary">Retry all of these FAILED jobs…</a>`
       : '';
   return layout(frame, html`${filters(query)}

@@ -56,10 +56,13 @@ function inFlight(overview: Overview): Html {
   return table(['job', 'class', 'status', 'owner', { numeric: 'held' }, { numeric: 'heartbeat age' }, { numeric: 'lease left' }], rows, 'Nothing in flight.');
 }
 
+/** The list of a code's FAILED jobs and their bulk retry only for a code some FAILED job ended with. */
 function topErrors(frame: Frame, overview: Overview): Html {
-  const rows = overview.top_errors.map(
-    (e) => html`<tr><td><a href="${jobsUrl({ status: 'FAILED', errorCode: e.code })}"><code>${e.code}</code></a></td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${frame.readOnly ? '' : html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>`}</td></tr>`,
-  );
+  const rows = overview.top_errors.map((e) => {
+    const code = e.has_failed_jobs ? html`<a href="${jobsUrl({ status: 'FAILED', errorCode: e.code })}"><code>${e.code}</code></a>` : html`<code>${e.code}</code>`;
+    const retry = e.has_failed_jobs && !frame.readOnly ? html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>` : '';
+    return html`<tr><td>${code}</td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${retry}</td></tr>`;
+  });
   return table(['code', { numeric: 'attempts' }, 'last', ''], rows, 'No errors in the last hour.');
 }
 
