@@ -322,7 +322,8 @@ export class RunLoop {
       if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail') this.idle.wakeAt(result.runAt);
       if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
       const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
-      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...run.cost });
+      const retry = result.held ? result.retry : undefined;
+      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...(retry ? { retry } : {}), ...run.cost });
     }
     if (finished.length > 0) this.deps.send({ type: 'jobs-finished', jobs: finished });
   }

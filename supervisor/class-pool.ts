@@ -6,7 +6,7 @@ import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '.
 import { logJobFinished, logRecovery } from './job-log.js';
 import { ChildHandle, type ChildExit } from './child-process.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
-import { describeExit } from './exit-reason.js';
+import { describeChildEnd } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
@@ -289,24 +289,18 @@ export class ClassPool {
   }
 
   private async onExit(slot: number, child: ChildHandle, exit: ChildExit): Promise<void> {
-    const how = describeExit(exit.code, exit.signal);
+    const end = describeChildEnd(child, exit.code, exit.signal);
     const crashed = child.killed === undefined && exit.code !== 0;
-    const state = child.startupError !== undefined ? 'failed' : 'exited';
+    const state = child.startupError !== undefined ? 'failed' : child.killed !== undefined ? 'killed' : 'exited';
     // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
-    await this.takeBackJobs(child, how)
+    await this.takeBackJobs(child, end.text)
       .then(() => this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }))
       .catch((error: unknown) => {
         if (dbFaultOf(error) === undefined) throw error;
         this.logger.warn(`could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`, { pid: child.pid });
       });
-    const fields = {
-      event: 'CHILD_EXITED',
-      pid: child.pid,
-      exit_code: exit.code,
-      exit_signal: exit.signal,
-      reason: child.killed?.reason ?? (crashed ? 'crashed' : 'exited'),
-    };
-    this.logger.log(crashed ? 'warn' : 'info', `child exited: ${how}${child.killed ? ` (we killed it: ${child.killed.detail})` : ''}`, fields);
+    const fields = { event: 'CHILD_EXITED', pid: child.pid, exit_code: exit.code, exit_signal: exit.signal, reason: end.reason };
+    this.logger.log(crashed ? 'warn' : 'info', `child exited: ${end.text}`, fields);
 
     if (!this.accepting) return;
     if (slot >= this.config.processes) return; // scaled away by a reload
@@ -357,7 +351,7 @@ export class ClassPool {
    * is failed as poison once it has taken down POISON_THRESHOLD children in a
    * row; the child's other jobs go back free, as its victims.
    */
-  private async takeBackJobs(child: ChildHandle, how: string): Promise<void> {
+  private async takeBackJobs(child: ChildHandle, end: string): Promise<void> {
     const { store, retryDelay } = this.deps;
     if (child.killed?.reason === 'shutdown' || child.killed?.reason === 'reload') {
       const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: child.killed.reason });
@@ -368,17 +362,20 @@ export class ClassPool {
     }
     const params: RecoverParams = {
       errorCode: child.killed?.code ?? 'WORKER:CRASHED',
-      errorDetail: child.killed ? `${child.killed.detail}; child ${how}` : `child ${how}`,
+      errorDetail: `child ${end}`,
       event: child.killed === undefined ? 'RECOVERED' : child.killed.reason === 'max_runtime' ? 'TIMED_OUT' : 'KILLED',
       actor: this.deps.supervisorId,
       retryDelay,
     };
     const culprit = child.killed !== undefined ? child.killed.culprit : child.soleSuspect();
-    if (culprit !== undefined) {
+    let poison: string | undefined;
+    // Poison is a job whose runs take their child down; one the supervisor killed on purpose ends with its own cause (TIMEOUT:MAX_RUNTIME, say) when its retries run out.
+    if (culprit !== undefined && child.killed === undefined) {
       const deaths = (this.deaths.get(culprit.jobId) ?? 0) + 1;
       this.deaths.set(culprit.jobId, deaths);
       if (deaths >= POISON_THRESHOLD) {
         this.deaths.delete(culprit.jobId);
+        poison = `poison: it took down its child ${deaths} times in a row`;
         Object.assign(params, {
           errorCode: 'WORKER:POISON',
           errorDetail: `took down its child ${deaths} times in a row (last: ${params.errorCode}, ${params.errorDetail})`,
@@ -390,7 +387,7 @@ export class ClassPool {
     const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId, culpritCost });
     if (culpritCost !== undefined) this.metrics.jobCost(this.config.name, culpritCost);
     const logger = this.logger.child({ pid: child.pid });
-    for (const job of recovered) logRecovery(logger, job, params.errorCode, culprit?.jobId);
+    for (const job of recovered) logRecovery(logger, job, params.errorCode, { victimOf: culprit?.jobId, rule: job.id === culprit?.jobId ? poison : undefined });
     this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
     this.wakeFor(recovered);
   }

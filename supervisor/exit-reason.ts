@@ -30,3 +30,32 @@ export function describeExit(code: number | null, signal: NodeJS.Signals | null)
       return `exit code ${String(code)}`;
   }
 }
+
+/** What the supervisor knows of a child that ended, beside its exit code or signal. */
+export interface ChildEndFacts {
+  killed?: { reason: string; detail: string } | undefined;
+  retiring?: string | undefined;
+  startupError?: string | undefined;
+}
+
+/**
+ * How a child ended, in words, for its CHILD_EXITED line and its jobs'
+ * error detail: killed by the supervisor (and why), could not start,
+ * drained cleanly, or crashed (signal or code). A child we stop with SIGTERM
+ * hands its jobs back and exits 0, so its code alone would read "stopped
+ * cleanly": what we did to it comes first.
+ */
+export function describeChildEnd(child: ChildEndFacts, code: number | null, signal: NodeJS.Signals | null): { reason: string; text: string } {
+  if (child.killed !== undefined) {
+    const end = signal === 'SIGKILL' ? 'it did not let go in time (SIGKILL)' : code === CHILD_EXIT.OK ? 'it let go and exited' : `then ${describeExit(code, signal)}`;
+    return { reason: child.killed.reason, text: `killed by the supervisor (${child.killed.reason}: ${child.killed.detail}); ${end}` };
+  }
+  if (child.startupError !== undefined) return { reason: 'startup_failed', text: `could not start: ${child.startupError}` };
+  if (code === CHILD_EXIT.OK && signal === null) {
+    return child.retiring !== undefined
+      ? { reason: 'drained', text: `drained cleanly (${child.retiring})` }
+      : { reason: 'exited', text: 'exited with code 0 unasked (a handler called process.exit?)' };
+  }
+  if (code === CHILD_EXIT.ORPHANED) return { reason: 'orphaned', text: describeExit(code, signal) };
+  return { reason: 'crashed', text: `crashed: ${describeExit(code, signal)}` };
+}

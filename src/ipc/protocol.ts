@@ -6,7 +6,7 @@
 import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
-import type { AttemptCost } from '../store/types.js';
+import type { AttemptCost, RetryAccount } from '../store/types.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -42,6 +42,8 @@ export interface FinishedJob extends Partial<AttemptCost> {
   outcome: JobOutcome;
   durationMs: number;
   error?: ErrorSummary;
+  /** For a failed attempt: its place in the job's retries, and the rule that decided where the job went. */
+  retry?: RetryAccount;
 }
 
 

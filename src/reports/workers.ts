@@ -67,7 +67,7 @@ export function describeWorkers(rows: readonly WorkerRow[], now: number): Worker
   });
 }
 
-/** How a worker ended, in a word: told apart from its row alone (the registry records no reason for a kill). */
+/** How a worker ended, in a word, told apart from its row: the supervisor records its own kills as state `killed` (a child it stops with SIGTERM exits 0). */
 export type WorkerEnding = 'stopped' | 'killed' | 'crashed' | 'failed to start' | 'gone';
 
 /** Signals that stop a process from outside (a supervisor's kill, an operator, the OOM killer, a closed terminal); any other is the process's own fault. */
@@ -79,6 +79,7 @@ const KILLED_CODES: ReadonlySet<number> = new Set([137, 143]);
 export function workerEnding(w: Pick<WorkerRow, 'state' | 'exited_at' | 'exit_code' | 'exit_signal'>): WorkerEnding | null {
   if (w.exited_at === null) return null;
   if (w.state === 'failed') return 'failed to start';
+  if (w.state === 'killed') return 'killed';
   if (w.exit_signal !== null) return KILL_SIGNALS.has(w.exit_signal) ? 'killed' : 'crashed';
   if (w.exit_code === null) return 'gone';
   if (w.exit_code === 0) return 'stopped';

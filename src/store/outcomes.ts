@@ -6,7 +6,7 @@
  * timeline's wording live here once.
  */
 import { LeaseLostError } from '../errors.js';
-import { eventDetail, statusAfterFailure } from './policy.js';
+import { afterFailure, eventDetail } from './policy.js';
 import type {
   AttemptCost,
   AttemptStatus,
@@ -18,6 +18,7 @@ import type {
   OwnerRecovery,
   RecoveredJob,
   RecoverParams,
+  RetryAccount,
   Settlement,
   SettleResult,
 } from './types.js';
@@ -101,6 +102,8 @@ export interface OutcomePlan extends LeaseRef {
   /** Where the job went, and when it may run again when QUEUED. */
   status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
   runAt: number | null;
+  /** For an attempt that failed: where it leaves the job's retries. */
+  retry?: RetryAccount;
 }
 
 /** A fenced write that matched no row: recorded inside the transaction, then raised (by `fenced`) outside it, so the record commits. */
@@ -162,7 +165,7 @@ type FailureFactsRow = Pick<HeldFacts, 'id' | 'lease_token' | 'attempts' | 'rele
 
 /** An attempt that ended badly: requeued after `runAt`, or FAILED / CANCELLED for good (events are the caller's). */
 function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: FailureInput, runAt: number, cost: AttemptCost | undefined): OutcomePlan {
-  const status = statusAfterFailure(
+  const { status, retry } = afterFailure(
     { attempts: facts.attempts, releases: facts.releases, maxRetries: facts.max_retries, cancelRequested: facts.cancel_requested_at !== null },
     error,
   );
@@ -180,6 +183,7 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
     events: [],
     status,
     runAt: status === 'QUEUED' ? runAt : null,
+    retry,
   };
 }
 
@@ -332,7 +336,7 @@ export function ownEarlierSettlement(settlement: Settlement, attempt: EndedAttem
 }
 
 export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {
-  return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt };
+  return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt, ...(plan.retry === undefined ? {} : { retry: plan.retry }) };
 }
 
 export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
@@ -345,5 +349,6 @@ export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
     status: plan.status as RecoveredJob['status'],
     runAt: plan.runAt,
     released: plan.job.type === 'release',
+    ...(plan.retry === undefined ? {} : { retry: plan.retry }),
   };
 }

@@ -1,4 +1,4 @@
-import type { FailureInput } from './types.js';
+import type { FailureInput, RetryAccount } from './types.js';
 
 /** The facts about a held job that decide where it goes after an attempt ends badly. */
 export interface FailureFacts {
@@ -9,15 +9,16 @@ export interface FailureFacts {
 }
 
 /**
- * Where a job goes when its attempt fails: CANCELLED if an operator asked,
- * FAILED (dead letter) if the error is not retryable or the job has run
- * max_retries + 1 times (attempts handed back at shutdown do not count),
- * QUEUED for another try otherwise.
+ * Where a job goes when its attempt fails, and by which rule: CANCELLED if
+ * an operator asked, FAILED (dead letter) if the error is not retryable or
+ * the job has run max_retries + 1 times (attempts handed back at shutdown
+ * do not count), QUEUED for another try otherwise.
  */
-export function statusAfterFailure(facts: FailureFacts, error: Pick<FailureInput, 'retryable'>): 'QUEUED' | 'FAILED' | 'CANCELLED' {
-  if (facts.cancelRequested) return 'CANCELLED';
-  if (!error.retryable) return 'FAILED';
-  return facts.attempts - facts.releases > facts.maxRetries ? 'FAILED' : 'QUEUED';
+export function afterFailure(facts: FailureFacts, error: Pick<FailureInput, 'retryable'>): { status: 'QUEUED' | 'FAILED' | 'CANCELLED'; retry: RetryAccount } {
+  const account = (rule: RetryAccount['rule']): RetryAccount => ({ run: facts.attempts - facts.releases, of: facts.maxRetries + 1, rule });
+  if (facts.cancelRequested) return { status: 'CANCELLED', retry: account('cancel requested') };
+  if (!error.retryable) return { status: 'FAILED', retry: account('not retryable') };
+  return facts.attempts - facts.releases > facts.maxRetries ? { status: 'FAILED', retry: account('no retries left') } : { status: 'QUEUED', retry: account('retries left') };
 }
 
 /** Event details are short JSON; undefined fields are dropped. */

@@ -91,7 +91,8 @@ export interface EventRow {
 }
 
 export type WorkerKind = 'supervisor' | 'child';
-export type WorkerState = 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' | 'failed';
+/** `killed`: ended by its supervisor (runtime, memory, silence, or a drain past its grace), whatever its exit code says. */
+export type WorkerState = 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' | 'killed' | 'failed';
 
 export interface WorkerRow {
   id: string;
@@ -174,8 +175,15 @@ export interface Settlement extends LeaseRef {
   cost?: AttemptCost;
 }
 
+/** A failed attempt's place in its job's retries: run `run` of the `of` it may have, and the rule that sent the job where it went. */
+export interface RetryAccount {
+  run: number;
+  of: number;
+  rule: 'retries left' | 'no retries left' | 'not retryable' | 'cancel requested';
+}
+
 export type SettleResult =
-  | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null }
+  | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null; retry?: RetryAccount }
   | { id: number; held: false };
 
 /** At most `max` claims of a class granted in any window of `perMs`, by every claimer of the database together. */
@@ -211,6 +219,8 @@ export interface RecoveredJob {
   runAt: number | null;
   /** True when the job was only claimed, never started: handed back without spending a retry. */
   released: boolean;
+  /** Where the attempt leaves its job's retries; absent when it went back free. */
+  retry?: RetryAccount;
 }
 
 export interface RecoverParams {

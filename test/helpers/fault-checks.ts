@@ -28,7 +28,7 @@ export function expectCleanExits(sup: SupervisorHandle, spawned: number): void {
   expect(sup.events('CHILD_SPAWNED').map((r) => r.pid)).toHaveLength(spawned);
   const exits = sup.events('CHILD_EXITED').map((r) => ({ pid: r.pid, exit_code: r.exit_code, exit_signal: r.exit_signal ?? null, reason: r.reason }));
   expect(exits).toHaveLength(spawned);
-  for (const exit of exits) expect(exit).toMatchObject({ exit_code: 0, exit_signal: null, reason: 'exited' });
+  for (const exit of exits) expect(exit).toMatchObject({ exit_code: 0, exit_signal: null, reason: 'drained' });
   expect(sup.events('CHILD_KILLED')).toEqual([]);
 }
 
