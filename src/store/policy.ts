@@ -1,4 +1,4 @@
-import type { FailureInput } from './types.js';
+import type { FailureInput, NewJob } from './types.js';
 
 /** The facts about a held job that decide where it goes after an attempt ends badly. */
 export interface FailureFacts {
@@ -18,6 +18,11 @@ export function statusAfterFailure(facts: FailureFacts, error: Pick<FailureInput
   if (facts.cancelRequested) return 'CANCELLED';
   if (!error.retryable) return 'FAILED';
   return facts.attempts - facts.releases > facts.maxRetries ? 'FAILED' : 'QUEUED';
+}
+
+/** A new job's jobs.max_retries_from_class (an integer column, so that both drivers read back the same value). */
+export function maxRetriesFromClass(job: Pick<NewJob, 'maxRetriesFromClass'>): 0 | 1 {
+  return job.maxRetriesFromClass ? 1 : 0;
 }
 
 /** Event details are short JSON; undefined fields are dropped. */
