@@ -246,7 +246,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(shown.events.map((e) => e.event)).toContain('RETRY_SCHEDULED');
     const text = (await leasehold([...C(), 'show', String(id)])).stdout;
     expect(text).toMatch(/^error: +UPSTREAM:DOWN: upstream down \(attempt 2\)$/m);
-    expect(text).toMatch(/^attempts: +2 of at most 2$/m);
+    expect(text).toMatch(/^attempts: +2 of at most 2 \(the class's max_retries when last claimed\)$/m);
   });
 
   it('list: newest first, filtered by status and class, limited; tables for humans', async () => {
@@ -255,7 +255,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(ids).toHaveLength(11);
     expect(Object.keys(all.jobs[0]!)).toEqual([
-      'id', 'class', 'status', 'priority', 'attempts', 'max_retries', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
+      'id', 'class', 'status', 'priority', 'attempts', 'max_retries', 'max_retries_from_class', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
     ]);
 
     const failed = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--status', 'FAILED']);

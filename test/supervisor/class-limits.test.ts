@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EventRow } from '../../src/store/types.js';
-import { leaseholdJson } from '../cli/helpers.js';
+import { leasehold, leaseholdJson } from '../cli/helpers.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
@@ -53,5 +53,34 @@ describe("a class's limits, however its jobs were enqueued", () => {
     const scheduled = await waitFor('a scheduled tick job FAILED', async () => (await sup.queue.list({ class: 'tick', status: 'FAILED' }))[0]);
     expect(scheduled).toMatchObject({ attempts: 2, max_retries: 1, max_retries_from_class: 1 });
     await sup.stop();
+  });
+
+  it("show and list say that a job not claimed yet takes its class's limit, and what it was at the last claim", async () => {
+    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'flaky', handler: 'throws', max_retries: 2 }] });
+    const waiting = (await sup.queue.enqueue({ class: 'flaky', payload: {}, delay: 3600 })).id;
+    const own = (await sup.queue.enqueue({ class: 'flaky', payload: {}, delay: 3600, maxRetries: 4 })).id;
+    const ran = (await sup.queue.enqueue({ class: 'flaky', payload: {} })).id;
+    await sup.waitForJob(ran, 'FAILED');
+    await sup.stop();
+    const C = ['--config', sup.configFile];
+
+    const shown = async (id: number) => (await leasehold([...C, 'show', String(id)])).stdout;
+    expect(await shown(waiting)).toMatch(/^attempts: +0 of at most the class's max_retries \+ 1, read when a worker claims it$/m);
+    expect(await shown(own)).toMatch(/^attempts: +0 of at most 5$/m);
+    expect(await shown(ran)).toMatch(/^attempts: +3 of at most 3 \(the class's max_retries when last claimed\)$/m);
+    const json = await leaseholdJson<{ job: Record<string, unknown> }>([...C, 'show', String(waiting)]);
+    expect(json.job).toMatchObject({ attempts: 0, max_retries_from_class: 1 });
+
+    const listed = await leaseholdJson<{ jobs: Record<string, unknown>[] }>([...C, 'list']);
+    expect(listed.jobs.map((job) => [job.id, job.max_retries_from_class])).toEqual([
+      [ran, 1],
+      [own, 0],
+      [waiting, 1],
+    ]);
+    const table = (await leasehold([...C, 'list'])).stdout.split('\n');
+    const rowOf = (id: number) => table.find((line) => line.trimStart().startsWith(`${id} `));
+    expect(rowOf(waiting)).toMatch(/\s0\/class\s/);
+    expect(rowOf(own)).toMatch(/\s0\/5\s/);
+    expect(rowOf(ran)).toMatch(/\s3\/3\s/);
   });
 });
