@@ -201,7 +201,14 @@ export class RunLoop {
     const { config, ownerId } = this.deps;
     const limit = free + this.nextPrefetch();
     const askedAt = Date.now();
-    const claimed = await this.writer.flush({ classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000, rateLimit: this.rateLimit });
+    const claimed = await this.writer.flush({
+      classes: [config.name],
+      ownerId,
+      limit,
+      leaseMs: config.lease_seconds * 1000,
+      classMaxRetries: config.max_retries,
+      rateLimit: this.rateLimit,
+    });
     const now = Date.now();
     for (const job of claimed) {
       this.held.set(job.id, job);

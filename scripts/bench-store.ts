@@ -15,7 +15,7 @@ import { systemClock } from '../src/clock.js';
 import { Queue } from '../src/queue/queue.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { percentiles } from './stats.js';
-import { claim, complete } from './bench/store-ops.js';
+import { benchClaim, claim, complete } from './bench/store-ops.js';
 
 const { values } = parseArgs({
   options: { deep: { type: 'string', default: '1000000' }, jobs: { type: 'string', default: '20000' } },
@@ -65,7 +65,7 @@ async function drainStepByStep(queue: Queue, count: number, batch: number): Prom
  */
 async function drainHotPath(queue: Queue, count: number, batch: number): Promise<number> {
   const { store } = queue;
-  const request = { classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS };
+  const request = benchClaim({ classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS });
   const started = performance.now();
   let jobs = await claim(store, request);
   let done = 0;

@@ -101,7 +101,7 @@ describe('catch-up after downtime, through the store', () => {
   it('latest: the most recent missed occurrence, then the one on time', async () => {
     const { outcomes, jobs } = await downtime('latest');
     expect(iso(jobs.map((job) => job.run_at))).toEqual(['2026-03-01T14:00:00.000Z', '2026-03-01T15:00:00.000Z']);
-    expect(jobs[0]).toMatchObject({ class: 'report', payload: '{"kind":"digest"}', priority: 4, max_retries: 2, idempotency_key: 'schedule:hourly@2026-03-01T14:00:00.000Z' });
+    expect(jobs[0]).toMatchObject({ class: 'report', payload: '{"kind":"digest"}', priority: 4, max_retries_from_class: 1, idempotency_key: 'schedule:hourly@2026-03-01T14:00:00.000Z' });
     expect(outcomes).toMatchObject([{ type: 'advanced', skipped: { first: at('2026-03-01T11:00:00Z'), last: at('2026-03-01T13:00:00Z') } }]);
     expect(await store.scheduleList()).toMatchObject([{ checked_through: at('2026-03-01T15:00:00Z'), last_run_at: at('2026-03-01T15:00:00Z'), last_job_id: jobs[1]!.id }]);
   });

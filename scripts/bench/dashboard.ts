@@ -19,6 +19,7 @@ import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
 import { fillBigStore, timeRead } from './big-store.js';
+import { benchClaim } from './store-ops.js';
 
 const CLASSES = ['dash-a', 'dash-b', 'dash-c'];
 const SUPERVISOR = 'bench-supervisor';
@@ -58,7 +59,7 @@ async function writeRegistry(store: Store, history: number): Promise<void> {
     const id = `${SUPERVISOR}/live.${n}`;
     const cls = CLASSES[n % 2]!;
     await register(id, 'child', cls);
-    const { claimed } = await store.jobsSettle({ settlements: [], claim: { classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 } });
+    const { claimed } = await store.jobsSettle({ settlements: [], claim: benchClaim({ classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 }) });
     for (const job of claimed) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000 });
     await store.workerHeartbeat({ id, state: 'busy', jobId: claimed[0]?.id ?? null, cpuPercent: 12.5, memoryBytes: 80_000_000 });
   }

@@ -12,6 +12,7 @@ export interface EnqueueRequest {
   delay?: number;
   /** Not before this time (epoch ms or a Date); exclusive with delay. */
   runAt?: number | Date;
+  /** None: the class's max_retries, from the config of the child that claims the job (written by each claim). */
   maxRetries?: number;
   /** Unique per class: enqueueing the same key again returns the existing job. */
   key?: string;
@@ -19,12 +20,12 @@ export interface EnqueueRequest {
 
 export interface EnqueueLimits {
   payloadLimitBytes: number;
-  defaultMaxRetries: number;
+  /** The max_retries of this producer's jobs that give none; none: their class's. */
+  defaultMaxRetries?: number;
 }
 
 export const DEFAULT_ENQUEUE_LIMITS: EnqueueLimits = {
   payloadLimitBytes: DEFAULT_PAYLOAD_LIMIT_BYTES,
-  defaultMaxRetries: DEFAULT_MAX_RETRIES,
 };
 
 /**
@@ -40,7 +41,8 @@ export function prepareJob(request: EnqueueRequest, clock: Clock, limits: Enqueu
   if (!Number.isSafeInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
     throw new InvalidInputError('PRIORITY', `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY}, got ${String(priority)}`);
   }
-  const maxRetries = request.maxRetries ?? limits.defaultMaxRetries;
+  const ownMaxRetries = request.maxRetries ?? limits.defaultMaxRetries;
+  const maxRetries = ownMaxRetries ?? DEFAULT_MAX_RETRIES;
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
     throw new InvalidInputError('MAX_RETRIES', `max_retries must be a whole number >= 0, got ${String(maxRetries)}`);
   }
@@ -53,6 +55,7 @@ export function prepareJob(request: EnqueueRequest, clock: Clock, limits: Enqueu
     priority,
     runAt: runAtOf(request, clock),
     maxRetries,
+    maxRetriesFromClass: ownMaxRetries === undefined,
     idempotencyKey: request.key ?? null,
   };
 }

@@ -21,17 +21,16 @@ export const ON_TIME_MS = 10_000;
 /** catch_up: all enqueues at most this many missed occurrences (the latest ones). */
 export const CATCH_UP_CAP = 1_000;
 
-/** A schedule of the config, with its class's job settings and its croner. */
+/** A schedule of the config and its croner (its jobs take their class's max_retries when claimed, as any job that sets none). */
 export interface Schedule {
   class: string;
   config: ScheduleConfig;
-  maxRetries: number;
   cron: Cron;
 }
 
 export function schedulesOf(classes: readonly ClassConfig[]): Schedule[] {
   return classes.flatMap((cls) =>
-    cls.schedules.map((config) => ({ class: cls.name, config, maxRetries: cls.max_retries, cron: cronOf(config.cron, config.timezone) })),
+    cls.schedules.map((config) => ({ class: cls.name, config, cron: cronOf(config.cron, config.timezone) })),
   );
 }
 
@@ -129,7 +128,7 @@ async function advanceSchedule(store: SchedulerStore, schedule: Schedule, row: S
   }
   const plan = planOccurrences(schedule.cron, schedule.config.catch_up, row.checked_through, now);
   if (plan.through === undefined) return undefined;
-  const limits = { payloadLimitBytes: options.payloadLimitBytes, defaultMaxRetries: schedule.maxRetries };
+  const limits = { payloadLimitBytes: options.payloadLimitBytes };
   const { payload, priority, name } = schedule.config;
   const jobs = plan.enqueue.map((at) => prepareJob({ class: schedule.class, payload, priority, runAt: at, key: occurrenceKey(name, at) }, clock, limits));
   const result = await store.scheduleAdvance({ ...target, expected: row.checked_through, through: plan.through, jobs });

@@ -29,6 +29,24 @@ function limited(text: string | null, textLimit: number | undefined): string | n
   return textLimit === undefined ? text : clip(text, textLimit);
 }
 
+/**
+ * A job whose enqueue set no max_retries has its class's only once a worker
+ * claims it (from that worker's config): until then the row's value is a
+ * placeholder, so neither form shows it.
+ */
+const waitsForClassLimit = (job: JobRow) => job.max_retries_from_class === 1 && job.attempts === 0;
+
+/** Attempts so far and the most the job may run, in words. */
+function attemptsOfMost(job: JobRow): string {
+  if (waitsForClassLimit(job)) return `${job.attempts} of at most the class's max_retries + 1, read when a worker claims it`;
+  return `${job.attempts} of at most ${job.max_retries + 1}${job.max_retries_from_class === 1 ? " (the class's max_retries when last claimed)" : ''}`;
+}
+
+/** The same in a table cell: `attempts/most`, `0/class` until the class's limit is read. */
+export function attemptsCell(job: JobRow): string {
+  return `${job.attempts}/${waitsForClassLimit(job) ? 'class' : job.max_retries + 1}`;
+}
+
 /** The row's fields as (label, value), in the order an operator reads them; the JSON columns (payload, result, progress) are left to the caller. */
 export function jobFields(job: JobRow, now: number, textLimit?: number): [string, FieldValue][] {
   const runtime = job.started_at === null ? null : (job.finished_at ?? now) - job.started_at;
@@ -37,7 +55,7 @@ export function jobFields(job: JobRow, now: number, textLimit?: number): [string
     ['class', job.class],
     ['status', job.status + (job.cancel_requested_at !== null && job.status !== 'CANCELLED' ? ' (cancel requested)' : '')],
     ['priority', job.priority],
-    ['attempts', `${job.attempts} of at most ${job.max_retries + 1}${job.releases > 0 ? ` (${job.releases} handed back, not counted)` : ''}`],
+    ['attempts', `${attemptsOfMost(job)}${job.releases > 0 ? ` (${job.releases} handed back, not counted)` : ''}`],
     ['created', formatWhen(job.created_at, now)],
     ['run at', formatWhen(job.run_at, now)],
     ['claimed', formatWhen(job.claimed_at, now)],

@@ -100,3 +100,24 @@ export const dashboardMigration = (time: string) => `
     PRIMARY KEY (supervisor_id, class)
   );
 `;
+
+/**
+ * Both drivers' migration 8: 1 marks a job whose enqueue set no max_retries,
+ * so each claim writes the claiming child's class value into max_retries
+ * (a producer need not know the supervisors' config). Existing rows keep
+ * what they were enqueued with (0). An integer, not a boolean, so that both
+ * drivers return the same value; no CHECK, which would read every existing
+ * row under the table's lock: only the store's statements write it.
+ */
+export const MAX_RETRIES_FROM_CLASS = `
+  ALTER TABLE jobs ADD COLUMN max_retries_from_class INTEGER NOT NULL DEFAULT 0;
+`;
+
+/**
+ * What every claim statement of both drivers writes into max_retries, given
+ * the claimer's class value: the claim is when the job meets a config, and
+ * writing it there lets every later decision (its worker's, a supervisor's
+ * take-back, any host's sweeper) and `show` read one concrete value. A CASE
+ * on the row it updates anyway: no read, no round trip.
+ */
+export const CLAIM_MAX_RETRIES = (classMaxRetries: string) => `CASE WHEN max_retries_from_class = 1 THEN ${classMaxRetries} ELSE max_retries END`;

@@ -1,4 +1,4 @@
-import type { FailureInput, RetryAccount } from './types.js';
+import type { FailureInput, NewJob, RetryAccount } from './types.js';
 
 /** The facts about a held job that decide where it goes after an attempt ends badly. */
 export interface FailureFacts {
@@ -19,6 +19,11 @@ export function afterFailure(facts: FailureFacts, error: Pick<FailureInput, 'ret
   if (facts.cancelRequested) return { status: 'CANCELLED', retry: account('cancel requested') };
   if (!error.retryable) return { status: 'FAILED', retry: account('not retryable') };
   return facts.attempts - facts.releases > facts.maxRetries ? { status: 'FAILED', retry: account('no retries left') } : { status: 'QUEUED', retry: account('retries left') };
+}
+
+/** A new job's jobs.max_retries_from_class (an integer column, so that both drivers read back the same value). */
+export function maxRetriesFromClass(job: Pick<NewJob, 'maxRetriesFromClass'>): 0 | 1 {
+  return job.maxRetriesFromClass ? 1 : 0;
 }
 
 /** Event details are short JSON; undefined fields are dropped. */

@@ -46,6 +46,8 @@ export interface JobRow {
   lease_token: string | null;
   attempts: number;
   max_retries: number;
+  /** 1: its enqueue set no max_retries, so each claim writes its class's (the claiming child's config) into max_retries; 0: the enqueue's own. */
+  max_retries_from_class: number;
   /** Attempts handed back at shutdown: they do not count against max_retries. */
   releases: number;
   cancel_requested_at: number | null;
@@ -121,7 +123,14 @@ export interface NewJob {
   payload: string;
   priority: number;
   runAt: number;
+  /**
+   * The enqueue's own max_retries; with maxRetriesFromClass, the schema's
+   * default until a claim writes the class's (what a worker that predates
+   * the flag would apply).
+   */
   maxRetries: number;
+  /** The enqueue set no max_retries: every claim writes its class's. */
+  maxRetriesFromClass: boolean;
   idempotencyKey: string | null;
 }
 
@@ -197,6 +206,8 @@ export interface ClaimRequest {
   ownerId: string;
   limit: number;
   leaseMs: number;
+  /** The claimer's class max_retries (config `max_retries`), written on each claimed job whose enqueue set none (on every class of a claim of several). */
+  classMaxRetries: number;
   /** The class's rate limit (config `rate_limit`); only in a claim of one class, as a child makes for its own. */
   rateLimit?: RateLimit;
 }

@@ -246,7 +246,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(shown.events.map((e) => e.event)).toContain('RETRY_SCHEDULED');
     const text = (await leasehold([...C(), 'show', String(id)])).stdout;
     expect(text).toMatch(/^error: +UPSTREAM:DOWN: upstream down \(attempt 2\)$/m);
-    expect(text).toMatch(/^attempts: +2 of at most 2$/m);
+    expect(text).toMatch(/^attempts: +2 of at most 2 \(the class's max_retries when last claimed\)$/m);
   });
 
   it('list: newest first, filtered by status and class, limited; tables for humans', async () => {
@@ -255,7 +255,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(ids).toHaveLength(11);
     expect(Object.keys(all.jobs[0]!)).toEqual([
-      'id', 'class', 'status', 'priority', 'attempts', 'max_retries', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
+      'id', 'class', 'status', 'priority', 'attempts', 'max_retries', 'max_retries_from_class', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
     ]);
 
     const failed = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--status', 'FAILED']);
@@ -463,9 +463,10 @@ describe('leasehold against a database from a real supervisor run', () => {
     const { db, args } = fresh();
     const store = await openStore(db);
     try {
-      const [claimed] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
+      const claimAsHang = () => claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1, classMaxRetries: 0 });
+      const [claimed] = await claimAsHang();
       await waitFor('the lease to run out', () => Date.now() > claimed!.leaseExpiresAt + 5);
-      // A claim counts as a start, and the class allows no retries: the expired attempt dead-letters the job.
+      // A claim counts as a start, and the class allows no retries (its child claims with max_retries 0): the expired attempt dead-letters the job.
       const swept = await leaseholdJson<{ count: number; recovered: Record<string, unknown>[] }>([...args, 'sweep']);
       expect(swept).toEqual({
         count: 1,
@@ -473,7 +474,7 @@ describe('leasehold against a database from a real supervisor run', () => {
       });
       expect((await store.jobGet({ id: claimed!.id }))?.status).toBe('FAILED');
       await leasehold([...args, 'enqueue', 'hang']);
-      const [again] = await claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1 });
+      const [again] = await claimAsHang();
       await waitFor('the lease to run out', () => Date.now() > again!.leaseExpiresAt + 5);
       const text = await leasehold([...args, 'sweep']);
       expect(text.stdout).toMatch(/^took back 1 job\(s\) whose lease expired$/m);

@@ -4,13 +4,17 @@
  * LeaseLostError (as a worker's own writes do) instead of being reported.
  */
 import { LeaseLostError } from '../../src/errors.js';
+import { DEFAULT_MAX_RETRIES } from '../../src/queue/limits.js';
 import type { AttemptCost, ClaimedJob, ClaimRequest, FailureInput, LeaseRef, Settlement, SettleResult, WorkerStore } from '../../src/store/types.js';
 
 export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
 
+/** A claim as a test asks for it: the claimer's class max_retries is the schema's default unless given. */
+export type TestClaim = Omit<ClaimRequest, 'classMaxRetries'> & Partial<Pick<ClaimRequest, 'classMaxRetries'>>;
+
 /** A claim on its own: a settle with nothing to settle. */
-export async function claimJobs(store: WorkerStore, request: ClaimRequest): Promise<ClaimedJob[]> {
-  return (await store.jobsSettle({ settlements: [], claim: request })).claimed;
+export async function claimJobs(store: WorkerStore, request: TestClaim): Promise<ClaimedJob[]> {
+  return (await store.jobsSettle({ settlements: [], claim: { classMaxRetries: DEFAULT_MAX_RETRIES, ...request } })).claimed;
 }
 
 export async function extendLease(store: WorkerStore, params: LeaseRef & { leaseMs: number }): Promise<{ leaseExpiresAt: number; cancelRequested: boolean }> {

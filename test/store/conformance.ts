@@ -12,6 +12,7 @@ import { dashboardSuites } from './conformance/dashboard.js';
 import { costSuites } from './conformance/cost.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
+import { limitSuites } from './conformance/limits.js';
 import { operatorSuites } from './conformance/operators.js';
 import { scheduleSuites } from './conformance/schedules.js';
 
@@ -29,6 +30,7 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     const c = conformanceContext(openStore);
     jobSuites(c);
     leaseSuites(c);
+    limitSuites(c);
     operatorSuites(c);
     costSuites(c);
     scheduleSuites(c);

@@ -5,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { systemClock } from '../../src/clock.js';
 import { holdExclusiveLock } from '../helpers/faults.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 import { migrateAtOnce } from '../helpers/migrate-race.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
@@ -37,6 +38,24 @@ describe('SQLite schema and migrations', () => {
     }
   });
 
+  it("migration 8 keeps each job enqueued before it on its own max_retries: a claim does not put its class's in", async () => {
+    const path = dbPathIn(newDir());
+    const before = new Database(path);
+    before.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 8)) {
+      before.exec(migration.sql);
+      before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
+    }
+    before.prepare(`INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries) VALUES ('email', 'QUEUED', '{}', 0, 0, 3)`).run();
+    before.close();
+
+    const store = await SqliteStore.open({ path, clock: systemClock });
+    const [claimed] = await claimJobs(store, { classes: ['email'], ownerId: 'w', limit: 1, leaseMs: 60_000, classMaxRetries: 1 });
+    expect(claimed?.maxRetries).toBe(3);
+    expect(await store.jobGet({ id: claimed!.id })).toMatchObject({ max_retries: 3, max_retries_from_class: 0 });
+    await store.close();
+  });
+
   it('sets WAL, foreign keys and a busy timeout on every connection, and cascades deletes', async () => {
     const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
     const db = store.connection;
@@ -55,7 +74,7 @@ describe('SQLite schema and migrations', () => {
     const columns = (table: string) => (store.connection.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]);
     expect(columns('jobs')).toEqual(expect.arrayContaining([
       'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
-      'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries',
+      'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries', 'max_retries_from_class',
       'error_code', 'error_detail', 'idempotency_key', 'progress',
     ]));
     expect(columns('job_attempts')).toEqual(expect.arrayContaining([

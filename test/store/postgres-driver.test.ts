@@ -52,7 +52,7 @@ describe('PostgreSQL schema and migrations', () => {
       const jobs = await columns('jobs');
       expect(Object.keys(jobs)).toEqual(expect.arrayContaining([
         'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
-        'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries',
+        'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries', 'max_retries_from_class',
         'error_code', 'error_detail', 'idempotency_key', 'progress',
       ]));
       for (const time of ['created_at', 'run_at', 'claimed_at', 'started_at', 'heartbeat_at', 'lease_expires_at', 'finished_at']) {

@@ -58,7 +58,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   const now = Date.UTC(2026, 0, 2);
   // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
-    ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10], 'jobs_claim', false],
+    ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],
     ['sweeper: expired leases', LEASE_SQL.expired, [now, 100], 'jobs_lease_expiry', false],
     // sorted by id for the lock order: one owner's held rows, a claim batch at most
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
@@ -77,7 +77,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     [
       'settle: a batch of successes and the next claim, in one statement',
       SETTLE_SQL.successesThenClaimOneClass,
-      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now, 'email', 'w9', now + 30_000, 10],
+      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now, 'email', 'w9', now + 30_000, 10, 5],
       'jobs_claim',
       true,
     ],

@@ -33,7 +33,7 @@ describe('query plans with a deep queue', () => {
   });
 
   const now = Date.UTC(2026, 0, 2);
-  const claim = { class: 'email', ownerId: 'w9', now, leaseExpiresAt: now + 30_000, limit: 10 };
+  const claim = { class: 'email', ownerId: 'w9', now, leaseExpiresAt: now + 30_000, limit: 10, classMaxRetries: 5 };
   // [what, statement, values, its index, a sort of a handful of rows is fine]
   const mustUseIndex: [string, string, unknown[], string, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, [claim], 'jobs_claim', false],

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
 import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';
 import type { InsertedJob, NewJob } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
 import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
@@ -40,7 +40,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     priority: { type: 'number', describe: 'higher runs first (default 0)' },
     delay: { type: 'number', describe: 'seconds from now before it may run' },
     'run-at': { type: 'string', describe: 'not before this ISO 8601 time' },
-    'max-retries': { type: 'number', describe: "default: the class's max_retries in the config, else 5" },
+    'max-retries': { type: 'number', describe: "default: the class's max_retries, from the config of the child that claims the job" },
     key: { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' },
     file: { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' },
     'allow-unknown-class': { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' },
@@ -150,12 +150,9 @@ function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown
   );
 }
 
-/** The config's class settings give the defaults; the payload cap comes from the config too. */
+/** The payload cap comes from the config; a job without max_retries takes its class's when claimed, from the claiming child's config. */
 function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): NewJob {
-  return prepareJob(request, systemClock, {
-    payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
-    defaultMaxRetries: classConfig(config, request.class)?.max_retries ?? DEFAULT_MAX_RETRIES,
-  });
+  return prepareJob(request, systemClock, { payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES });
 }
 
 function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {

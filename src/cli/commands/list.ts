@@ -1,5 +1,6 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
 import { InvalidInputError } from '../../errors.js';
+import { attemptsCell } from '../../reports/job-view.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
 import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
 import { clip, formatAgo, table } from '../format.js';
@@ -35,7 +36,7 @@ export const listCommand = defineCommand<ListArgs>({
             job.class,
             job.status,
             job.priority,
-            `${job.attempts}/${job.max_retries + 1}`,
+            attemptsCell(job),
             formatAgo(job.created_at, now),
             job.status === 'QUEUED' ? formatAgo(job.run_at, now) : null,
             formatAgo(job.finished_at, now),
@@ -57,6 +58,7 @@ export function listJson(job: JobRow): Record<string, unknown> {
     priority: job.priority,
     attempts: job.attempts,
     max_retries: job.max_retries,
+    max_retries_from_class: job.max_retries_from_class,
     created_at: job.created_at,
     run_at: job.run_at,
     started_at: job.started_at,

@@ -1,5 +1,6 @@
 /** The jobs page: filters, a lookup by id or idempotency key, newest first, one keyset page at a time. */
 import { html } from 'hono/html';
+import { attemptsCell } from '../../reports/job-view.js';
 import { JOB_STATUSES } from '../../store/types.js';
 import type { JobsPage, JobsQuery } from '../data.js';
 import { jobsUrl, retryFailedUrl } from '../params.js';
@@ -9,7 +10,7 @@ export function jobsPage(frame: Frame, query: JobsQuery, page: JobsPage, now: nu
   const firstPage = query.beforeId === undefined;
   const rows = page.jobs.map(
     (job) =>
-      html`<tr data-job="${job.id}"><td>${jobLink(job.id)}</td><td><a href="${jobsUrl({ class: job.class })}">${job.class}</a></td><td>${statusBadge(job.status)}</td><td class="num">${job.attempts}/${job.max_retries + 1}</td><td>${ago(job.created_at, now)}</td><td>${ago(job.finished_at, now)}</td><td>${job.error_code === null ? '' : html`<code title="${job.error_detail ?? ''}">${job.error_code}</code>`}</td></tr>`,
+      html`<tr data-job="${job.id}"><td>${jobLink(job.id)}</td><td><a href="${jobsUrl({ class: job.class })}">${job.class}</a></td><td>${statusBadge(job.status)}</td><td class="num">${attemptsCell(job)}</td><td>${ago(job.created_at, now)}</td><td>${ago(job.finished_at, now)}</td><td>${job.error_code === null ? '' : html`<code title="${job.error_detail ?? ''}">${job.error_code}</code>`}</td></tr>`,
   );
   const next = page.next_before_id === null ? '' : html`<a href="${jobsUrl({ ...query, beforeId: page.next_before_id })}" role="button" class="outline" rel="next">Next page →</a>`;
   const bulk =

@@ -1,3 +1,4 @@
+import { maxRetriesFromClass } from '../policy.js';
 import type { InsertedJob, NewJob } from '../types.js';
 import { first, rows, type Db } from './connection.js';
 import { JOB_SQL } from './sql/jobs.js';
@@ -17,7 +18,7 @@ export async function insertJobs(db: Db, jobs: NewJob[], now: number): Promise<I
 
 async function insertUnkeyed(db: Db, jobs: NewJob[], now: number): Promise<InsertedJob[]> {
   const column = <K extends keyof NewJob>(key: K) => jobs.map((job) => job[key]);
-  const bind = [now, column('class'), column('priority'), column('payload'), column('runAt'), column('maxRetries')];
+  const bind = [now, column('class'), column('priority'), column('payload'), column('runAt'), column('maxRetries'), jobs.map(maxRetriesFromClass)];
   const ids = (await rows<{ id: number }>(db, JOB_SQL.insertMany, bind)).map((row) => row.id).sort((a, b) => a - b);
   return ids.map((id) => ({ id, created: true }));
 }
@@ -28,7 +29,7 @@ async function insertUnkeyed(db: Db, jobs: NewJob[], now: number): Promise<Inser
  * deleted between the two statements (retention) frees the key: try again.
  */
 async function insertKeyed(db: Db, job: NewJob, now: number): Promise<InsertedJob> {
-  const bind = [job.class, job.payload, job.priority, job.runAt, job.maxRetries, job.idempotencyKey, now];
+  const bind = [job.class, job.payload, job.priority, job.runAt, job.maxRetries, job.idempotencyKey, now, maxRetriesFromClass(job)];
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = await first<{ id: number }>(db, JOB_SQL.insertKeyed, bind);
     if (created !== undefined) return { id: created.id, created: true };

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -131,6 +131,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 7,
     name: 'dashboard: the dead letter by error code, recent child exits, disabled classes',
     sql: dashboardMigration('BIGINT'),
+  },
+  {
+    version: 8,
+    name: "a class's max_retries for jobs whose enqueue set none, written by each claim",
+    sql: MAX_RETRIES_FROM_CLASS,
   },
 ];
 

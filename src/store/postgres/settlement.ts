@@ -164,7 +164,7 @@ export async function settleSuccessesAtOnce(
     if (claim === undefined) return rows<BatchRow>(db, SETTLE_SQL.successes, values);
     const [statement, classes] =
       claim.classes.length === 1 ? [SETTLE_SQL.successesThenClaimOneClass, claim.classes[0]] : [SETTLE_SQL.successesThenClaimManyClasses, claim.classes];
-    return rows<BatchRow>(db, statement, [...values, classes, claim.ownerId, now + claim.leaseMs, claim.limit]);
+    return rows<BatchRow>(db, statement, [...values, classes, claim.ownerId, now + claim.leaseMs, claim.limit, claim.classMaxRetries]);
   });
   const written = new Set(found.filter((row) => row.settled).map((row) => leaseKey(row.id, row.lease_token)));
   return { written, claimed: claimedJobs(found.filter((row) => !row.settled)) };

@@ -191,7 +191,7 @@ export class PostgresStore extends PostgresReads implements Store {
     const limit = rateLimit === undefined ? params.limit : await rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
     if (params.classes.length === 0 || limit < 1) return [];
     const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
-    const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit]);
+    const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit, params.classMaxRetries]);
     if (rateLimit !== undefined && claimed.length > 0) await recordStarts(db, rateLimitedClass(params), rateLimit, claimed.length, now);
     return claimedJobs(claimed);
   }

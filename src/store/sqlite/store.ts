@@ -4,6 +4,7 @@ import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, Plan
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import { failedStatement } from '../job-filters.js';
+import { maxRetriesFromClass } from '../policy.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
@@ -107,7 +108,7 @@ export class SqliteStore extends SqliteReads implements Store {
         const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
         if (existing !== undefined) return { id: existing.id, created: false };
       }
-      const { id } = this.jobs.insert.get({ ...job, now }) as { id: number };
+      const { id } = this.jobs.insert.get({ ...job, maxRetriesFromClass: maxRetriesFromClass(job), now }) as { id: number };
       this.record(EVENTS.enqueued(id, job, now, actor));
       return { id, created: true };
     });
@@ -191,7 +192,7 @@ export class SqliteStore extends SqliteReads implements Store {
         ? params.limit
         : allowance(params.limit, rateLimit, (this.classes.startsSince.get({ class: jobClass, since: windowStart(now, rateLimit) }) as { count: number }).count);
     if (params.classes.length === 0 || limit < 1) return [];
-    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit };
+    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit, classMaxRetries: params.classMaxRetries };
     const rows = (
       params.classes.length === 1
         ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })

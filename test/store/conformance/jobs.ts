@@ -200,7 +200,7 @@ export function jobSuites(c: Conformance): void {
           },
           { id: third.id, leaseToken: 'f'.repeat(32), startedAt, verdict: { type: 'complete', result: '3' } },
         ],
-        claim: { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS },
+        claim: { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS, classMaxRetries: 5 },
       });
       expect(settled).toEqual([
         { id: first.id, held: true, status: 'SUCCEEDED', runAt: null },
@@ -249,7 +249,7 @@ export function jobSuites(c: Conformance): void {
         { id: running.id, leaseToken: running.leaseToken, startedAt: null, verdict: { type: 'complete' as const, result: null } },
         { id: stale.id, leaseToken: 'f'.repeat(32), startedAt, verdict: { type: 'complete' as const, result: '"z"' } },
       ];
-      const claim = { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS };
+      const claim = { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS, classMaxRetries: 5 };
       const first = await c.store.jobsSettle({ settlements, claim });
       expect(first.settled).toEqual([
         { id: live.id, held: true, status: 'SUCCEEDED', runAt: null },

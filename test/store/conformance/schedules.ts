@@ -13,6 +13,7 @@ const occurrence = (at: number): NewJob => ({
   priority: 0,
   runAt: at,
   maxRetries: 0,
+  maxRetriesFromClass: false,
   idempotencyKey: `schedule:tick@${new Date(at).toISOString()}`,
 });
 

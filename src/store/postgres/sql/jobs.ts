@@ -3,7 +3,7 @@ import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
-  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
+  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
@@ -27,17 +27,18 @@ const newestOfEachClass = (filter: string, limit: string, beforeId: string) => `
 /** Producer and operator statements on `jobs`. */
 export const JOB_SQL = nameAll('jobs', {
   /**
-   * (now, classes[], priorities[], payloads[], runAts[], maxRetries[]) -> the new ids, ascending in input
-   * order (one sequence, rows inserted in ordinality order): jobs without an idempotency key, in bulk.
+   * (now, classes[], priorities[], payloads[], runAts[], maxRetries[], maxRetriesFromClass[] 0|1) -> the new ids, ascending
+   * in input order (one sequence, rows inserted in ordinality order): jobs without an idempotency key, in bulk.
    */
-  insertMany: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries)
-    SELECT j.class, 'QUEUED', j.priority, j.payload, $1, j.run_at, j.max_retries
-    FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, n)
+  insertMany: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class)
+    SELECT j.class, 'QUEUED', j.priority, j.payload, $1, j.run_at, j.max_retries, j.max_retries_from_class
+    FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[], $6::bigint[], $7::int[])
+      WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, max_retries_from_class, n)
     ORDER BY j.n
     RETURNING id`,
-  /** (class, payload, priority, runAt, maxRetries, key, now) -> the new id; no row: that key is taken in that class. */
-  insertKeyed: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key)
-    VALUES ($1, 'QUEUED', $3, $2, $7, $4, $5, $6)
+  /** (class, payload, priority, runAt, maxRetries, key, now, maxRetriesFromClass 0|1) -> the new id; no row: that key is taken in that class. */
+  insertKeyed: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class)
+    VALUES ($1, 'QUEUED', $3, $2, $7, $4, $5, $6, $8)
     ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id`,
   /** (class, key) -> the job already enqueued under that idempotency key, if any. */

@@ -1,16 +1,17 @@
 import { nameAll } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
-import { IN_FLIGHT } from '../../migration.js';
+import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
 
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
 export const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
-/** Where a claim's values are in a statement's parameters: classes (one, or an array), ownerId, now, leaseExpiresAt, limit. */
+/** Where a claim's values are in a statement's parameters: classes (one, or an array), ownerId, now, leaseExpiresAt, limit, classMaxRetries. */
 export interface ClaimParams {
   classes: string;
   owner: string;
   now: string;
   expires: string;
   limit: string;
+  classMaxRetries: string;
 }
 
 /** A STARTED event's detail from the claim's row `d` (attempts, owner_id, claimed_at), as the store's eventDetail (JSON.stringify) spells it. */
@@ -43,7 +44,8 @@ const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
  * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
  * pick walks jobs_claim in ORDER BY order: no sort. A paused class claims
  * nothing: `notPaused` looks up its control row by key (with one class, once
- * per statement: the subquery does not depend on the row). Two CTEs,
+ * per statement: the subquery does not depend on the row). A job whose
+ * enqueue set no max_retries gets the claimer's class value. Two CTEs,
  * `claimed` (the rows, CLAIMED_COLUMNS) and `attempt_rows`, for a statement
  * to end with its own SELECT; `p` names the parameters.
  */
@@ -53,7 +55,7 @@ export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
   return `claimed AS (
       UPDATE jobs AS j SET status = 'CLAIMED', owner_id = ${p.owner}, lease_token = replace(gen_random_uuid()::text, '-', ''),
         claimed_at = ${p.now}, started_at = NULL, heartbeat_at = ${p.now}, lease_expires_at = ${p.expires},
-        finished_at = NULL, progress = NULL, attempts = j.attempts + 1
+        finished_at = NULL, progress = NULL, attempts = j.attempts + 1, max_retries = ${CLAIM_MAX_RETRIES(`${p.classMaxRetries}::bigint`)}
       WHERE j.id = ANY (ARRAY (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= ${p.now}
               AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
             ORDER BY priority DESC, run_at, id LIMIT ${p.limit} FOR NO KEY UPDATE SKIP LOCKED))
@@ -63,7 +65,7 @@ export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
       SELECT id, attempts, ${p.owner}, lease_token, ${p.now}, 'RUNNING' FROM claimed)`;
 }
 
-const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expires: '$4', limit: '$5' };
+const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expires: '$4', limit: '$5', classMaxRetries: '$6' };
 const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
     SELECT * FROM claimed`;
 
@@ -104,7 +106,7 @@ const COMPLETE_MANY = `WITH batch AS (
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
-  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
+  /** (class, ownerId, now, leaseExpiresAt, limit, classMaxRetries) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
   claimOneClass: claimSql(false),
   /** (classes[], ...) the same for several classes; this one sorts its candidates. */
   claimManyClasses: claimSql(true),

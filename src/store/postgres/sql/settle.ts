@@ -57,7 +57,7 @@ const SETTLE_CTES = `batch AS (
       ORDER BY d.n, e.k)`;
 
 /** The claim's values after the settlement's seven. */
-const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$8', owner: '$9', now: '$7', expires: '$10', limit: '$11' };
+const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$8', owner: '$9', now: '$7', expires: '$10', limit: '$11', classMaxRetries: '$12' };
 
 /**
  * The batch's answer, one row per settlement written (`settled`) and per job
@@ -78,7 +78,7 @@ export const SETTLE_SQL = nameAll('settle', {
   /** (ids[], leaseTokens[], startedAts[], results[], cpuMs[], peakRssBytes[], now) -> a row (settled, id, lease_token) per success written. */
   successes: `WITH ${SETTLE_CTES}
     ${settledRows(false)}`,
-  /** (the same, then class, ownerId, leaseExpiresAt, limit) -> also the claimed rows (settled false), their attempts written. */
+  /** (the same, then class, ownerId, leaseExpiresAt, limit, classMaxRetries) -> also the claimed rows (settled false), their attempts written. */
   successesThenClaimOneClass: settleAndClaim(false),
   /** (the same, with classes[]) several classes. */
   successesThenClaimManyClasses: settleAndClaim(true),

@@ -3,7 +3,7 @@ import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
-  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, releases,
+  heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
 
 /** The job columns, each prefixed with a table alias. */
@@ -43,9 +43,9 @@ const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries
 
 /** Producer and operator statements on `jobs`; the lists are newest first, below @beforeId (keyset pagination). */
 export const JOB_SQL = {
-  /** (class, payload, priority, runAt, maxRetries, key, now) -> the new id. */
-  insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key)
-    VALUES (@class, 'QUEUED', @priority, @payload, @now, @runAt, @maxRetries, @idempotencyKey) RETURNING id`,
+  /** (class, payload, priority, runAt, maxRetries, maxRetriesFromClass 0|1, key, now) -> the new id. */
+  insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, idempotency_key)
+    VALUES (@class, 'QUEUED', @priority, @payload, @now, @runAt, @maxRetries, @maxRetriesFromClass, @idempotencyKey) RETURNING id`,
   /** (class, key) -> the job already enqueued under that idempotency key, if any. */
   findByKey: `SELECT id FROM jobs WHERE class = ? AND idempotency_key = ?`,
   /** (id) -> the row or nothing. */

@@ -1,6 +1,6 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
-import { IN_FLIGHT } from '../../migration.js';
+import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
 
 /** What decides an outcome (HeldFacts in ../../outcomes.ts). */
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
@@ -12,11 +12,12 @@ const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_ret
  * second statement. The inner SELECT walks jobs_claim in order: no sort.
  * A paused class claims nothing: `notPaused` looks up its control row by key
  * (with one class, once per statement: the subquery does not depend on the row).
+ * A job whose enqueue set no max_retries gets the claimer's class value (CLAIM_MAX_RETRIES).
  */
 function claimSql(classFilter: string, notPaused: string): string {
   return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, started_at = NULL, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt,
-      finished_at = NULL, progress = NULL, attempts = attempts + 1
+      finished_at = NULL, progress = NULL, attempts = attempts + 1, max_retries = ${CLAIM_MAX_RETRIES('@classMaxRetries')}
     WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= @now
                    AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
                  ORDER BY priority DESC, run_at, id LIMIT @limit)
@@ -25,7 +26,7 @@ function claimSql(classFilter: string, notPaused: string): string {
 
 /** Statements a worker runs about jobs it holds; each fenced write matches (id, lease_token, status). */
 export const LEASE_SQL = {
-  /** (class, ownerId, now, leaseExpiresAt, limit) -> the claimed rows; none: nothing due, or the class is paused. */
+  /** (class, ownerId, now, leaseExpiresAt, limit, classMaxRetries) -> the claimed rows; none: nothing due, or the class is paused. */
   claimOneClass: claimSql('class = @class', '@class'),
   /** (classes as a JSON array, ...) the same for several classes; this one sorts its candidates. */
   claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))', 'jobs.class'),
