@@ -31,6 +31,9 @@ beforeAll(async () => {
   expect(await sup.stop()).toBe(0);
   writeFileSync(join(dir, 'not-yaml.yaml'), 'database: "unclosed\n');
   writeFileSync(join(dir, 'bad-field.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: soon\n`);
+  // Each also breaks a cross-field rule (heartbeat under the lease, backoff max over base) that must not add a second line.
+  writeFileSync(join(dir, 'negative-lease.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: -1\n    heartbeat_seconds: 0.5\n`);
+  writeFileSync(join(dir, 'negative-backoff.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    backoff: { base_seconds: 5, max_seconds: -1 }\n`);
   mkdirSync(join(dir, 'folder.yaml'));
   writeFileSync(join(dir, 'big.json'), JSON.stringify({ blob: 'x'.repeat(1024 * 1024) }));
   writeFileSync(join(dir, 'bad-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","payload":{"n":2}}', '{"class":"nosuch","payload":{}}'].join('\n'));
@@ -89,6 +92,8 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['config that is a folder', (db) => ['--config', inDir('folder.yaml'), '--db', db, 'stats'], /^leasehold: .*folder\.yaml: cannot read the config file: it is a folder, not a file$/],
   ['config that is not YAML', (db) => ['--config', inDir('not-yaml.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*not-yaml\.yaml:\d+:\d+: YAML syntax error: .+$/],
   ['config with a bad field', (db) => ['--config', inDir('bad-field.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*bad-field\.yaml: classes\[0\]\.lease_seconds: expected a number > 0, got "soon"$/],
+  ['config with a negative lease (one line: no derived heartbeat error)', (db) => ['--config', inDir('negative-lease.yaml'), '--db', db, 'list'], /^leasehold: .*negative-lease\.yaml: classes\[0\]\.lease_seconds: expected a number > 0, got -1$/],
+  ['config with a negative backoff max (one line: no derived backoff error)', (db) => ['--config', inDir('negative-backoff.yaml'), '--db', db, 'list'], /^leasehold: .*negative-backoff\.yaml: classes\[0\]\.backoff\.max_seconds: expected a number > 0, got -1$/],
 ];
 
 describe('bad input: exit 2, one line on stderr, nothing written', () => {
