@@ -200,15 +200,6 @@ export function parseId(raw: unknown): number {
   return id;
 }
 
-/** A positive whole number option within bounds. */
-export function parseCount(name: string, raw: unknown, max: number): number {
-  const value = typeof raw === 'number' ? raw : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new InvalidInputError('USAGE', `--${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(String(raw))}`);
-  }
-  return value;
-}
-
 export function classConfig(config: LeaseholdConfig | undefined, name: string): ClassConfig | undefined {
   return config?.classes.find((cls) => cls.name === name);
 }

@@ -1,7 +1,8 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
 import { InvalidInputError } from '../../errors.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
-import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 import { clip, formatAgo, table } from '../format.js';
 
 const MAX_LIMIT = 10_000;
@@ -18,14 +19,13 @@ export const listCommand = defineCommand<ListArgs>({
   options: {
     status: { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` },
     class: { type: 'string', describe: 'only this class' },
-    limit: { type: 'number', default: 20, describe: `at most this many (up to ${MAX_LIMIT})` },
+    limit: numberOption('limit', { integer: true, min: 1, max: MAX_LIMIT }, { default: 20, describe: `at most this many (up to ${MAX_LIMIT})` }),
   },
   run: async (args) => {
     const status = parseStatus(args.status);
-    const limit = parseCount('limit', args.limit, MAX_LIMIT);
     if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
     await withExistingStore(args, async ({ store, clock }) => {
-      const jobs = await store.jobList({ status, class: args.class, limit });
+      const jobs = await store.jobList({ status, class: args.class, limit: args.limit });
       const now = clock.now();
       output(args.json, { jobs: jobs.map(listJson) }, () =>
         table(
