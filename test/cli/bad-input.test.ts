@@ -95,6 +95,10 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['list with --limit 0', withConfig('list', '--limit', '0'), /^leasehold: --limit: expected an integer from 1 to 10000, got "0"$/],
   ['list with a --limit that is not a number', withConfig('list', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 10000, got "abc"$/],
   ['list with an empty --limit', withConfig('list', '--limit', ''), /^leasehold: --limit: expected an integer from 1 to 10000, got ""$/],
+  ['list of an unknown class', withConfig('list', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['list of a class the database has never seen, no config', withDb('list', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch": no job of it in the database, and there is no config to check it against \(give --config\)$/],
+  ['retry of an unknown class', withConfig('retry', '--status', 'FAILED', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['retry of a class the database has never seen, no config', withDb('retry', '--status', 'FAILED', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch": no job of it in the database, and there is no config to check it against \(give --config\)$/],
   ['stats with --hours that is not a number', withConfig('stats', '--hours', 'abc'), /^leasehold: --hours: expected a number > 0, got "abc"$/],
   ['stats with --hours 0', withConfig('stats', '--hours', '0'), /^leasehold: --hours: expected a number > 0, got "0"$/],
   ['stats with a --limit that is not a number', withConfig('stats', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 1000, got "abc"$/],
@@ -129,6 +133,12 @@ describe('bad input: exit 2, one line on stderr, nothing written', () => {
     expect(result.stdout).toBe(`enqueued job ${Math.max(...jobIds) + 1} (nosuch)`);
     const after = fingerprint(db);
     expect(after.rows.jobs).toBe(before.rows.jobs! + 1);
+  });
+
+  it('with --db alone, a class the database has seen is known to list and retry', async () => {
+    const db = copyDatabase(golden, join(newDir(), 'copy.db'));
+    expect((await leaseholdJson<{ jobs: unknown[] }>(withDb('list', '--class', 'ok')(db))).jobs).toHaveLength(3);
+    expect(await leaseholdJson(withDb('retry', '--status', 'FAILED', '--class', 'ok')(db))).toEqual({ count: 0 });
   });
 
   it('a read command never creates a missing database', async () => {

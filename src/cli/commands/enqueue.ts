@@ -6,7 +6,7 @@ import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, NewJob } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
-import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, unknownClassError, withStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 
 /** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
@@ -160,12 +160,7 @@ function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): 
 }
 
 function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {
-  if (allowUnknown || classConfig(config, name) !== undefined) return;
-  if (config === undefined) {
-    throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)}: there is no config to check it against (give --config, or --allow-unknown-class)`);
-  }
-  const known = config.classes.map((cls) => cls.name).join(', ');
-  throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)} (${config.file} has ${known}); pass --allow-unknown-class to enqueue it anyway`);
+  if (!allowUnknown && classConfig(config, name) === undefined) throw unknownClassError(name, config, { allowFlag: '--allow-unknown-class' });
 }
 
 function readPayloadArg(value: string): string {

@@ -1,7 +1,7 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
 import { InvalidInputError } from '../../errors.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
-import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { checkClassOption, defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 import { clip, formatAgo, table } from '../format.js';
 
@@ -23,8 +23,9 @@ export const listCommand = defineCommand<ListArgs>({
   },
   run: async (args) => {
     const status = parseStatus(args.status);
-    if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
-    await withExistingStore(args, async ({ store, clock }) => {
+    await withExistingStore(args, async (ctx) => {
+      const { store, clock } = ctx;
+      await checkClassOption(args.class, ctx);
       const jobs = await store.jobList({ status, class: args.class, limit: args.limit });
       const now = clock.now();
       output(args.json, { jobs: jobs.map(listJson) }, () =>
