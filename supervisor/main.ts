@@ -9,6 +9,7 @@ import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
 import { die, EXIT } from '../src/exit.js';
+import { packageVersion } from '../src/package-version.js';
 
 const PROGRAM = 'supervise';
 
@@ -23,6 +24,7 @@ const argv = await yargs(hideBin(process.argv))
     process.exit(EXIT.USAGE);
   })
   .help()
+  .version(packageVersion())
   .parseAsync();
 
 try {

@@ -66,7 +66,8 @@ beforeAll(async () => {
 
   app = path.join(dir, 'app');
   mkdirSync(app);
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // A version of its own, for --version to be told apart from leasehold's.
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '9.9.9', private: true, type: 'module' }));
   const started = Date.now();
   // Dependencies come from the npm cache that `npm ci` filled.
   await execa('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, filename)], {
@@ -110,6 +111,12 @@ describe('the installed package', () => {
     const result = await inApp('npx', ['supervise', '--config', 'node_modules/leasehold/config.example.yaml', '--check-config']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(result.stdout).toMatch(/config\.example\.yaml: OK \(\d+ classes/);
+  });
+
+  it('`--version` of both binaries prints leasehold\'s version, not the app\'s', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { version: string };
+    const results = await Promise.all(['leasehold', 'supervise'].map(async (bin) => ({ bin, ...(await inApp('npx', [bin, '--version'])) })));
+    expect(results.map(({ bin, exitCode, stdout }) => ({ bin, exitCode, stdout }))).toEqual(['leasehold', 'supervise'].map((bin) => ({ bin, exitCode: 0, stdout: version })));
   });
 
   it('`leasehold --help` prints the usage', async () => {

@@ -200,17 +200,40 @@ export function parseId(raw: unknown): number {
   return id;
 }
 
-/** A positive whole number option within bounds. */
-export function parseCount(name: string, raw: unknown, max: number): number {
-  const value = typeof raw === 'number' ? raw : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new InvalidInputError('USAGE', `--${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(String(raw))}`);
-  }
-  return value;
-}
-
 export function classConfig(config: LeaseholdConfig | undefined, name: string): ClassConfig | undefined {
   return config?.classes.find((cls) => cls.name === name);
+}
+
+/**
+ * The one line for a class the command refuses: not in the config, or no
+ * config to check it against. `option` names the option that gave it (none:
+ * a positional); `allowFlag` is enqueue's way past the check; `noJobs` says
+ * the database was asked too.
+ */
+export function unknownClassError(name: string, config: LeaseholdConfig | undefined, { option, allowFlag, noJobs = false }: { option?: string; allowFlag?: string; noJobs?: boolean } = {}): InvalidInputError {
+  const unknown = `${option === undefined ? '' : `${option}: `}unknown class ${JSON.stringify(name)}`;
+  if (config !== undefined) {
+    const listed = `${unknown} (${config.file} has ${config.classes.map((cls) => cls.name).join(', ')})`;
+    return new InvalidInputError('CLASS', allowFlag === undefined ? listed : `${listed}; pass ${allowFlag} to enqueue it anyway`);
+  }
+  const remedies = ['--config', ...(allowFlag === undefined ? [] : [allowFlag])].join(', or ');
+  return new InvalidInputError('CLASS', `${unknown}: ${noJobs ? 'no job of it in the database, and ' : ''}there is no config to check it against (give ${remedies})`);
+}
+
+/**
+ * A `--class` that picks among existing jobs (list, retry). With --config
+ * its list decides, as for enqueue and pause. With --db alone there is no
+ * list, so a class the database holds jobs of is known; any other is a typo,
+ * refused rather than answered with nothing.
+ */
+export async function checkClassOption(name: string | undefined, { config, store }: Context): Promise<void> {
+  if (name === undefined) return;
+  if (name.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
+  if (config !== undefined) {
+    if (classConfig(config, name) === undefined) throw unknownClassError(name, config, { option: '--class' });
+    return;
+  }
+  if ((await store.jobList({ class: name, limit: 1 })).length === 0) throw unknownClassError(name, config, { option: '--class', noJobs: true });
 }
 
 export function retentionPolicy(config: LeaseholdConfig | undefined): RetentionPolicy {

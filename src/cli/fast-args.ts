@@ -1,18 +1,21 @@
 /**
  * The usual command line without yargs, which takes about 50 ms to load and
  * lays out the whole help text on every run: a known command whose words
- * parse strictly by its own tables (options of type string, number or
- * boolean, with a default at most). Anything else (help, an unknown, repeated
- * or negated option, a value that looks like an option, a missing or extra
- * positional) gets undefined, and yargs parses it and answers as it always
- * has. test/cli/fast-args.test.ts holds the two parsers to the same result.
+ * parse strictly by its own tables (options of type string or boolean, with
+ * a default, requiresArg and coerce at most; numbers are strings that coerce
+ * parses, see numeric-options.ts). Anything else (help, an unknown, repeated
+ * or negated option, a value that looks like an option or that coerce
+ * refuses, a missing or extra positional) gets undefined, and yargs parses it
+ * and answers as it always has. test/cli/fast-args.test.ts holds the two
+ * parsers to the same result.
  */
 import { parseArgs } from 'node:util';
 import type { Options } from 'yargs';
 import type { CommandSpec, GlobalArgs } from './context.js';
 
-const PLAIN_OPTION_KEYS = new Set(['type', 'default', 'describe', 'global']);
-const OPTION_TYPES = new Set(['string', 'number', 'boolean']);
+/** requiresArg is what strict parseArgs does for every string option anyway. */
+const PLAIN_OPTION_KEYS = new Set(['type', 'default', 'describe', 'global', 'coerce', 'requiresArg']);
+const OPTION_TYPES = new Set(['string', 'boolean']);
 /** Words that yargs would take as a boolean option's value, where a strict parser sees a positional. */
 const BOOLEAN_WORDS = new Set(['true', 'false']);
 
@@ -45,7 +48,13 @@ export function fastArgs(argv: readonly string[], spec: CommandSpec<GlobalArgs>,
   for (const [option, table] of Object.entries(tables)) {
     const raw = values[option] ?? table.default;
     if (raw === undefined) continue;
-    const value = table.type === 'number' && typeof raw === 'string' ? Number(raw) : raw;
+    let value: unknown;
+    try {
+      // As yargs does, defaults included.
+      value = table.coerce === undefined ? raw : table.coerce(raw);
+    } catch {
+      return undefined; // yargs runs the same coerce and says what is wrong
+    }
     args[option] = value;
     args[camelCase(option)] = value;
   }

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { GLOBAL_OPTIONS, PROGRAM, STDIN_TOKEN, type Command } from './context.js';
 import { fastArgs } from './fast-args.js';
 import { EXIT } from '../exit.js';
+import { packageVersion } from '../package-version.js';
 
 type LoadCommand = () => Promise<Command>;
 
@@ -49,7 +50,7 @@ async function runYargs(args: string[], commands: Command[]): Promise<void> {
       process.exit(EXIT.USAGE);
     })
     .help()
-    .version(false)
+    .version(packageVersion())
     .wrap(null)
     .parseAsync();
 }

@@ -38,6 +38,15 @@ const nonEmptyString = (what: string) => {
 };
 const flag = () => z.boolean({ error: 'expected true or false' });
 
+/**
+ * For a cross-field rule: run it only once the object parsed and the fields
+ * it relates passed their own checks. A bad value already has its line; a
+ * rule fed that value would add a second, derived one.
+ */
+const whenFieldsValid = (...fields: string[]) => ({
+  when: (payload: z.core.ParsePayload) => payload.issues.every((issue) => issue.continue === true && !fields.includes(String(issue.path?.[0]))),
+});
+
 const logSchema = mapping({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   /** null: stdout only. */
@@ -137,33 +146,39 @@ const classSchema = mapping({
   schedules: z.array(scheduleSchema, { error: 'expected a list of schedules' }).default([]),
   /** Absent: no limit. */
   rate_limit: rateLimitSchema.optional(),
-}).superRefine((cls, ctx) => {
-  const seen = new Map<string, number>();
-  cls.schedules.forEach((schedule, index) => {
-    const first = seen.get(schedule.name);
-    if (first === undefined) seen.set(schedule.name, index);
-    else ctx.addIssue({ code: 'custom', path: ['schedules', index, 'name'], message: `duplicate schedule name "${schedule.name}" (also schedules[${first}].name)` });
-  });
-  // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
-  if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['heartbeat_seconds'],
-      message: `expected at most lease_seconds / 2 = ${cls.lease_seconds / 2} (heartbeat well under the lease), got ${cls.heartbeat_seconds}`,
+})
+  .superRefine((cls, ctx) => {
+    const seen = new Map<string, number>();
+    cls.schedules.forEach((schedule, index) => {
+      const first = seen.get(schedule.name);
+      if (first === undefined) seen.set(schedule.name, index);
+      else ctx.addIssue({ code: 'custom', path: ['schedules', index, 'name'], message: `duplicate schedule name "${schedule.name}" (also schedules[${first}].name)` });
     });
-  }
-  if (cls.backoff.max_seconds < cls.backoff.base_seconds) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['backoff', 'max_seconds'],
-      message: `expected at least backoff.base_seconds = ${cls.backoff.base_seconds}, got ${cls.backoff.max_seconds}`,
-    });
-  }
-}).transform((cls) => ({
-  ...cls,
-  heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3),
-  claim_batch: cls.claim_batch ?? defaultClaimBatch(cls.concurrency),
-}));
+  })
+  .superRefine((cls, ctx) => {
+    // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
+    if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['heartbeat_seconds'],
+        message: `expected at most lease_seconds / 2 = ${cls.lease_seconds / 2} (heartbeat well under the lease), got ${cls.heartbeat_seconds}`,
+      });
+    }
+  }, whenFieldsValid('lease_seconds', 'heartbeat_seconds'))
+  .superRefine((cls, ctx) => {
+    if (cls.backoff.max_seconds < cls.backoff.base_seconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['backoff', 'max_seconds'],
+        message: `expected at least backoff.base_seconds = ${cls.backoff.base_seconds}, got ${cls.backoff.max_seconds}`,
+      });
+    }
+  }, whenFieldsValid('backoff'))
+  .transform((cls) => ({
+    ...cls,
+    heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3),
+    claim_batch: cls.claim_batch ?? defaultClaimBatch(cls.concurrency),
+  }));
 
 /** A host identity: no whitespace, ":" or "/" (they separate the parts of supervisor and worker ids). */
 export const HOST_IDENTITY = /^[^\s:/]{1,255}$/;

@@ -31,6 +31,9 @@ beforeAll(async () => {
   expect(await sup.stop()).toBe(0);
   writeFileSync(join(dir, 'not-yaml.yaml'), 'database: "unclosed\n');
   writeFileSync(join(dir, 'bad-field.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: soon\n`);
+  // Each also breaks a cross-field rule (heartbeat under the lease, backoff max over base) that must not add a second line.
+  writeFileSync(join(dir, 'negative-lease.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: -1\n    heartbeat_seconds: 0.5\n`);
+  writeFileSync(join(dir, 'negative-backoff.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    backoff: { base_seconds: 5, max_seconds: -1 }\n`);
   mkdirSync(join(dir, 'folder.yaml'));
   writeFileSync(join(dir, 'big.json'), JSON.stringify({ blob: 'x'.repeat(1024 * 1024) }));
   writeFileSync(join(dir, 'bad-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","payload":{"n":2}}', '{"class":"nosuch","payload":{}}'].join('\n'));
@@ -61,7 +64,12 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['two payloads', withConfig('enqueue', 'ok', '--payload', '{}', '--payload-file', '/dev/null'), /^leasehold: give one payload: --payload, --payload-file or - \(stdin\)$/],
   ['--delay and --run-at', withConfig('enqueue', 'ok', '--delay', '5', '--run-at', '2030-01-01T00:00:00Z'), /^leasehold: give --delay or --run-at, not both$/],
   ['--run-at that is not a time', withConfig('enqueue', 'ok', '--run-at', 'tomorrow'), /^leasehold: --run-at must be an ISO 8601 time such as .+, got "tomorrow"$/],
-  ['a priority that is not a number', withConfig('enqueue', 'ok', '--priority', 'high'), /^leasehold: priority must be an integer between -1000000 and 1000000, got NaN$/],
+  ['a priority that is not a number', withConfig('enqueue', 'ok', '--priority', 'high'), /^leasehold: --priority: expected an integer from -1000000 to 1000000, got "high"$/],
+  ['a priority in hex', withConfig('enqueue', 'ok', '--priority', '0x10'), /^leasehold: --priority: expected an integer from -1000000 to 1000000, got "0x10"$/],
+  ['a delay that is not a number', withConfig('enqueue', 'ok', '--delay', 'abc'), /^leasehold: --delay: expected a number >= 0, got "abc"$/],
+  ['a negative delay', withConfig('enqueue', 'ok', '--delay=-5'), /^leasehold: --delay: expected a number >= 0, got "-5"$/],
+  ['--max-retries that is not a number', withConfig('enqueue', 'ok', '--max-retries', 'abc'), /^leasehold: --max-retries: expected an integer >= 0, got "abc"$/],
+  ['a fractional --max-retries', withConfig('enqueue', 'ok', '--max-retries', '1.5'), /^leasehold: --max-retries: expected an integer >= 0, got "1\.5"$/],
   ['enqueue without a class', withConfig('enqueue', '--payload', '{}'), /^leasehold: give a class \(enqueue <class>\) or --file jobs\.jsonl$/],
   ['unknown class', withConfig('enqueue', 'nosuch', '--payload', '{}'), /^leasehold: unknown class "nosuch" \(.*queue\.yaml has ok\); pass --allow-unknown-class to enqueue it anyway$/],
   ['unknown class, no config to check it', withDb('enqueue', 'ok', '--payload', '{}'), /^leasehold: unknown class "ok": there is no config to check it against \(give --config, or --allow-unknown-class\)$/],
@@ -84,11 +92,25 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['retry with an id and --error-code', withConfig('retry', '1', '--error-code', 'X:Y'), /^leasehold: give a job id, or --status FAILED \[--class C\] \[--error-code E\], not both$/],
   ['retry with an empty --error-code', withConfig('retry', '--status', 'FAILED', '--error-code', ''), /^leasehold: --error-code must not be empty$/],
   ['list with an unknown status', withConfig('list', '--status', 'DONE'), /^leasehold: --status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/],
-  ['list with --limit 0', withConfig('list', '--limit', '0'), /^leasehold: --limit must be a whole number from 1 to 10000, got "0"$/],
+  ['list with --limit 0', withConfig('list', '--limit', '0'), /^leasehold: --limit: expected an integer from 1 to 10000, got "0"$/],
+  ['list with a --limit that is not a number', withConfig('list', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 10000, got "abc"$/],
+  ['list with an empty --limit', withConfig('list', '--limit', ''), /^leasehold: --limit: expected an integer from 1 to 10000, got ""$/],
+  ['list of an unknown class', withConfig('list', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['list of a class the database has never seen, no config', withDb('list', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch": no job of it in the database, and there is no config to check it against \(give --config\)$/],
+  ['retry of an unknown class', withConfig('retry', '--status', 'FAILED', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch" \(.*queue\.yaml has ok\)$/],
+  ['retry of a class the database has never seen, no config', withDb('retry', '--status', 'FAILED', '--class', 'nosuch'), /^leasehold: --class: unknown class "nosuch": no job of it in the database, and there is no config to check it against \(give --config\)$/],
+  ['stats with --hours that is not a number', withConfig('stats', '--hours', 'abc'), /^leasehold: --hours: expected a number > 0, got "abc"$/],
+  ['stats with --hours 0', withConfig('stats', '--hours', '0'), /^leasehold: --hours: expected a number > 0, got "0"$/],
+  ['stats with a --limit that is not a number', withConfig('stats', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 1000, got "abc"$/],
+  ['workers with a --limit that is not a number', withConfig('workers', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 10000, got "abc"$/],
+  ['dashboard with a --port that is not a number', withConfig('dashboard', '--port', 'abc'), /^leasehold: --port: expected an integer from 0 to 65535, got "abc"$/],
+  ['a numeric option given twice', withConfig('list', '--limit', '5', '--limit', '6'), /^leasehold: --limit: given more than once$/],
   ['config that does not exist', (db) => ['--config', inDir('missing.yaml'), '--db', db, 'list'], /^leasehold: .*missing\.yaml: cannot read the config file: no such file$/],
   ['config that is a folder', (db) => ['--config', inDir('folder.yaml'), '--db', db, 'stats'], /^leasehold: .*folder\.yaml: cannot read the config file: it is a folder, not a file$/],
   ['config that is not YAML', (db) => ['--config', inDir('not-yaml.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*not-yaml\.yaml:\d+:\d+: YAML syntax error: .+$/],
   ['config with a bad field', (db) => ['--config', inDir('bad-field.yaml'), '--db', db, 'enqueue', 'ok'], /^leasehold: .*bad-field\.yaml: classes\[0\]\.lease_seconds: expected a number > 0, got "soon"$/],
+  ['config with a negative lease (one line: no derived heartbeat error)', (db) => ['--config', inDir('negative-lease.yaml'), '--db', db, 'list'], /^leasehold: .*negative-lease\.yaml: classes\[0\]\.lease_seconds: expected a number > 0, got -1$/],
+  ['config with a negative backoff max (one line: no derived backoff error)', (db) => ['--config', inDir('negative-backoff.yaml'), '--db', db, 'list'], /^leasehold: .*negative-backoff\.yaml: classes\[0\]\.backoff\.max_seconds: expected a number > 0, got -1$/],
 ];
 
 describe('bad input: exit 2, one line on stderr, nothing written', () => {
@@ -111,6 +133,12 @@ describe('bad input: exit 2, one line on stderr, nothing written', () => {
     expect(result.stdout).toBe(`enqueued job ${Math.max(...jobIds) + 1} (nosuch)`);
     const after = fingerprint(db);
     expect(after.rows.jobs).toBe(before.rows.jobs! + 1);
+  });
+
+  it('with --db alone, a class the database has seen is known to list and retry', async () => {
+    const db = copyDatabase(golden, join(newDir(), 'copy.db'));
+    expect((await leaseholdJson<{ jobs: unknown[] }>(withDb('list', '--class', 'ok')(db))).jobs).toHaveLength(3);
+    expect(await leaseholdJson(withDb('retry', '--status', 'FAILED', '--class', 'ok')(db))).toEqual({ count: 0 });
   });
 
   it('a read command never creates a missing database', async () => {

@@ -3,7 +3,7 @@
  * arguments yargs would, or decline and leave the words to yargs. Each
  * command's own tables are parsed both ways over a spread of command lines.
  */
-import yargs from 'yargs';
+import yargs, { type Options } from 'yargs';
 import { describe, expect, it } from 'vitest';
 import { GLOBAL_OPTIONS, STDIN_TOKEN, type Command } from '../../src/cli/context.js';
 import { fastArgs } from '../../src/cli/fast-args.js';
@@ -74,14 +74,17 @@ function commandLines(command: Command): string[][] {
   const required = words.filter((word) => word.startsWith('<')).map(() => '7');
   const all = words.map((_, i) => (i === 0 ? 'email' : '-'));
   const bases = [[name!, ...required], [name!, ...all], [name!]];
-  const values: Record<string, string[]> = { string: ['x', '', '{"a":1}', '-', 'true'], number: ['5', '1.5', 'abc', '', '0x10', '-1', '1e3'], boolean: [] };
+  const strings = ['x', '', '{"a":1}', '-', 'true'];
+  const numbers = ['5', '1.5', 'abc', '', '0x10', '-1', '1e3'];
   const lines: string[][] = [];
   for (const base of bases) {
     lines.push(base, [...base, '--json'], ['--db', '/tmp/q.db', ...base, '--json', 'false'], [...base, 'extra'], [...base, '--help'], [...base, '--nope']);
-    for (const [option, table] of Object.entries({ ...GLOBAL_OPTIONS, ...spec.options })) {
+    for (const [option, table] of Object.entries<Options>({ ...GLOBAL_OPTIONS, ...spec.options })) {
       const type = String(table.type);
       if (type === 'boolean') lines.push([...base, `--${option}`], [...base, `--no-${option}`], [...base, `--${option}`, 'true'], [...base, `--${option}=false`]);
-      for (const value of values[type] ?? []) lines.push([...base, `--${option}`, value], [...base, `--${option}=${value}`], [...base, `--${option}`, value, `--${option}`, value]);
+      // A numeric option is a string that its coerce parses (numeric-options.ts).
+      const values = type === 'boolean' ? [] : table.coerce === undefined ? strings : [...strings, ...numbers];
+      for (const value of values) lines.push([...base, `--${option}`, value], [...base, `--${option}=${value}`], [...base, `--${option}`, value, `--${option}`, value]);
     }
   }
   // As the entry point hands them to either parser.
@@ -104,8 +107,13 @@ describe('fastArgs', () => {
     expect(taken).toBeGreaterThan(200);
   });
 
-  it('leaves help, unknown, repeated and negated options, stray positionals and dash-led values to yargs', () => {
-    const cases = [['stats', '--help'], ['stats', '--nope'], ['stats', '--limit', '5', '--limit', '6'], ['stats', '--no-json'], ['show'], ['show', '1', '2'], ['list', '--limit', '-1'], ['stats', '--json', 'true'], ['stats', '--', 'x']];
+  it('no command has a yargs number option, which reads "abc" as NaN', () => {
+    const numbers = COMMANDS.flatMap((command) => Object.entries(command.spec.options ?? {}).filter(([, table]) => table.type === 'number').map(([option]) => `${command.spec.command} --${option}`));
+    expect(numbers).toEqual([]);
+  });
+
+  it('leaves help, unknown, repeated and negated options, stray positionals, dash-led values and bad numbers to yargs', () => {
+    const cases = [['stats', '--help'], ['stats', '--nope'], ['stats', '--limit', '5', '--limit', '6'], ['stats', '--no-json'], ['show'], ['show', '1', '2'], ['list', '--limit', '-1'], ['list', '--limit', 'abc'], ['list', '--limit'], ['stats', '--json', 'true'], ['stats', '--', 'x']];
     for (const argv of cases) {
       const command = COMMANDS.find((c) => c.spec.command.split(' ')[0] === argv[0])!;
       expect(fastArgs(argv, command.spec, GLOBAL_OPTIONS), argv.join(' ')).toBeUndefined();

@@ -70,7 +70,7 @@ describe('leasehold dashboard', () => {
     const cases = [
       [['--db', db, 'dashboard', '--host', '0.0.0.0'], /^leasehold: the dashboard listens on 0\.0\.0\.0 only with a token/],
       [['--db', db, 'dashboard', '--token', 'short'], /^leasehold: the dashboard token must be at least 16 characters/],
-      [['--db', db, 'dashboard', '--port', '70000'], /^leasehold: --port must be an integer from 0 to 65535, got "70000"/],
+      [['--db', db, 'dashboard', '--port', '70000'], /^leasehold: --port: expected an integer from 0 to 65535, got "70000"/],
       [['--db', path.join(newDir(), 'none.db'), 'dashboard'], /^leasehold: no database at /],
     ] as const;
     for (const [args, says] of cases) {

@@ -6,6 +6,7 @@ import { checkListenAddress, checkToken } from '../../dashboard/security.js';
 import { InvalidInputError } from '../../errors.js';
 import { closeLogger, createLogger } from '../../log.js';
 import { defineCommand, openContext, output, resolveTarget, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 
 interface DashboardArgs extends GlobalArgs {
   port: number;
@@ -18,15 +19,12 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
   command: 'dashboard',
   describe: 'serve the web dashboard (overview, jobs, one job, workers, actions) until SIGINT or SIGTERM',
   options: {
-    port: { type: 'number', default: 9470, describe: 'port to listen on (0: any free port)' },
+    port: numberOption('port', { integer: true, min: 0, max: 65535 }, { default: 9470, describe: 'port to listen on (0: any free port)' }),
     host: { type: 'string', default: '127.0.0.1', describe: 'address to listen on; other than loopback only with a token' },
     'read-only': { type: 'boolean', default: false, describe: 'show no actions, and refuse them' },
     token: { type: 'string', describe: `every page and action needs this token (default: $${TOKEN_ENV})` },
   },
   run: async (args) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) {
-      throw new InvalidInputError('USAGE', `--port must be an integer from 0 to 65535, got ${JSON.stringify(String(args.port))}`);
-    }
     if (args.host.trim() === '') throw new InvalidInputError('USAGE', '--host must be an address');
     // Checked before the database is opened: a refusal touches nothing.
     const token = checkToken(args.token ?? process.env[TOKEN_ENV]);

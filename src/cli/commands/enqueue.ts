@@ -3,10 +3,11 @@ import { readFileSync } from 'node:fs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
 import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, NewJob } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
-import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
+import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, unknownClassError, withStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 
 /** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
 const BULK_CHUNK = 1_000;
@@ -37,10 +38,10 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   options: {
     payload: { type: 'string', describe: 'the payload as JSON ("-" reads stdin)' },
     'payload-file': { type: 'string', describe: 'read the payload JSON from a file ("-" for stdin)' },
-    priority: { type: 'number', describe: 'higher runs first (default 0)' },
-    delay: { type: 'number', describe: 'seconds from now before it may run' },
+    priority: numberOption('priority', { integer: true, min: -MAX_PRIORITY, max: MAX_PRIORITY }, { describe: 'higher runs first (default 0)' }),
+    delay: numberOption('delay', { integer: false, min: 0 }, { describe: 'seconds from now before it may run' }),
     'run-at': { type: 'string', describe: 'not before this ISO 8601 time' },
-    'max-retries': { type: 'number', describe: "default: the class's max_retries, from the config of the child that claims the job" },
+    'max-retries': numberOption('max-retries', { integer: true, min: 0 }, { describe: "default: the class's max_retries, from the config of the child that claims the job" }),
     key: { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' },
     file: { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' },
     'allow-unknown-class': { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' },
@@ -156,12 +157,7 @@ function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): 
 }
 
 function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {
-  if (allowUnknown || classConfig(config, name) !== undefined) return;
-  if (config === undefined) {
-    throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)}: there is no config to check it against (give --config, or --allow-unknown-class)`);
-  }
-  const known = config.classes.map((cls) => cls.name).join(', ');
-  throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)} (${config.file} has ${known}); pass --allow-unknown-class to enqueue it anyway`);
+  if (!allowUnknown && classConfig(config, name) === undefined) throw unknownClassError(name, config, { allowFlag: '--allow-unknown-class' });
 }
 
 function readPayloadArg(value: string): string {

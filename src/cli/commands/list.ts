@@ -2,7 +2,8 @@
 import { InvalidInputError } from '../../errors.js';
 import { attemptsCell } from '../../reports/job-view.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
-import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
+import { checkClassOption, defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 import { clip, formatAgo, table } from '../format.js';
 
 const MAX_LIMIT = 10_000;
@@ -19,14 +20,14 @@ export const listCommand = defineCommand<ListArgs>({
   options: {
     status: { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` },
     class: { type: 'string', describe: 'only this class' },
-    limit: { type: 'number', default: 20, describe: `at most this many (up to ${MAX_LIMIT})` },
+    limit: numberOption('limit', { integer: true, min: 1, max: MAX_LIMIT }, { default: 20, describe: `at most this many (up to ${MAX_LIMIT})` }),
   },
   run: async (args) => {
     const status = parseStatus(args.status);
-    const limit = parseCount('limit', args.limit, MAX_LIMIT);
-    if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
-    await withExistingStore(args, async ({ store, clock }) => {
-      const jobs = await store.jobList({ status, class: args.class, limit });
+    await withExistingStore(args, async (ctx) => {
+      const { store, clock } = ctx;
+      await checkClassOption(args.class, ctx);
+      const jobs = await store.jobList({ status, class: args.class, limit: args.limit });
       const now = clock.now();
       output(args.json, { jobs: jobs.map(listJson) }, () =>
         table(

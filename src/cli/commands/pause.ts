@@ -1,9 +1,7 @@
 /** `leasehold pause <class>` / `resume <class>`: a paused class claims nothing, on every host, until it is resumed. */
-import type { LeaseholdConfig } from '../../config/schema.js';
-import { InvalidInputError } from '../../errors.js';
 import { pausedClasses } from '../../queue/class-controls.js';
 import type { OperatorStore } from '../../store/types.js';
-import { classConfig, CLI_ACTOR, defineCommand, output, resolveTarget, withStore, type Command, type Context, type GlobalArgs } from '../context.js';
+import { classConfig, CLI_ACTOR, defineCommand, output, resolveTarget, unknownClassError, withStore, type Command, type Context, type GlobalArgs } from '../context.js';
 import { formatWhen } from '../format.js';
 
 interface ClassArgs extends GlobalArgs {
@@ -25,18 +23,13 @@ function defineClassCommand(spec: { command: string; describe: string; acceptPau
     run: async (args) => {
       const target = await resolveTarget(args);
       const known = classConfig(target.config, args.class) !== undefined;
-      if (!known && !spec.acceptPaused) unknownClass(args.class, target.config);
+      if (!known && !spec.acceptPaused) throw unknownClassError(args.class, target.config);
       await withStore(target, args, { create: false }, async (ctx) => {
-        if (!known && !(await isPaused(ctx.store, args.class))) unknownClass(args.class, target.config);
+        if (!known && !(await isPaused(ctx.store, args.class))) throw unknownClassError(args.class, target.config);
         await spec.run(args.class, ctx);
       });
     },
   });
-}
-
-function unknownClass(name: string, config: LeaseholdConfig | undefined): never {
-  if (config === undefined) throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)}: there is no config to check it against (give --config)`);
-  throw new InvalidInputError('CLASS', `unknown class ${JSON.stringify(name)} (${config.file} has ${config.classes.map((cls) => cls.name).join(', ')})`);
 }
 
 async function isPaused(store: OperatorStore, name: string): Promise<boolean> {

@@ -10,7 +10,8 @@ import { InvalidInputError } from '../../errors.js';
 import { localSupervisor, localSupervisorsOf, type ReloadVerdict } from '../../local-supervisors.js';
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { redactDatabase } from '../../store/database-url.js';
-import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 
 interface ReloadArgs extends GlobalArgs {
   timeout: number;
@@ -23,12 +24,12 @@ export const reloadCommand = defineCommand<ReloadArgs>({
   command: 'reload',
   describe: "make this host's supervisor re-read queue.yaml (SIGHUP) and wait for its verdict; a bad config is refused here and there, and the old one keeps running",
   options: {
-    timeout: { type: 'number', default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" },
+    timeout: numberOption('timeout', { integer: false, min: 0, aboveMin: true, max: 3600 }, { default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" }),
   },
   run: async (args) => {
     // --config is what the supervisor re-reads: checking it here, as start-up does, reports a bad file (exit 2) before anyone is signalled.
     if (args.config === undefined) throw new InvalidInputError('USAGE', 'reload needs --config queue.yaml (the file the supervisor re-reads)');
-    const timeoutMs = parseCount('timeout', args.timeout, 3600) * 1000;
+    const timeoutMs = args.timeout * 1000;
     const config = await checkConfig(args.config);
     refuseMovedDatabase(config.file, config.database);
     await withExistingStore(args, async ({ store, clock }) => {

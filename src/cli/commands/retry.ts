@@ -1,6 +1,6 @@
 /** `leasehold retry <id>` or `retry --status FAILED [--class C] [--error-code E]`: FAILED jobs run once more, now. */
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import { CLI_ACTOR, defineCommand, JOB_ID_ARG, output, parseId, withExistingStore, type GlobalArgs } from '../context.js';
+import { checkClassOption, CLI_ACTOR, defineCommand, JOB_ID_ARG, output, parseId, withExistingStore, type GlobalArgs } from '../context.js';
 
 interface RetryArgs extends GlobalArgs {
   id?: string;
@@ -37,10 +37,10 @@ export const retryCommand = defineCommand<RetryArgs>({
     }
     if (args.status === undefined) throw new InvalidInputError('USAGE', USAGE);
     if (args.status.toUpperCase() !== 'FAILED') throw new InvalidInputError('STATUS', `only FAILED jobs can be retried: --status must be FAILED, got ${JSON.stringify(args.status)}`);
-    if (args.class !== undefined && args.class.trim() === '') throw new InvalidInputError('CLASS', '--class must not be empty');
     if (args.errorCode !== undefined && args.errorCode.trim() === '') throw new InvalidInputError('ERROR_CODE', '--error-code must not be empty');
-    await withExistingStore(args, async ({ store }) => {
-      const count = await store.jobRetryFailed({ class: args.class, errorCode: args.errorCode, actor: CLI_ACTOR });
+    await withExistingStore(args, async (ctx) => {
+      await checkClassOption(args.class, ctx);
+      const count = await ctx.store.jobRetryFailed({ class: args.class, errorCode: args.errorCode, actor: CLI_ACTOR });
       const of = [args.class === undefined ? '' : ` of class ${args.class}`, args.errorCode === undefined ? '' : ` with error code ${args.errorCode}`].join('');
       output(args.json, { count }, () => `${count} FAILED job(s)${of} queued to run again`);
     });

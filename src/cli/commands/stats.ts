@@ -1,10 +1,10 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
-import { InvalidInputError } from '../../errors.js';
 import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../../reports/stats.js';
 import type { CostReport } from '../../reports/cost.js';
 import type { AttemptCostRow, ClassCost } from '../../store/types.js';
 import { JOB_STATUSES } from '../../store/types.js';
-import { defineCommand, output, parseCount, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 import { formatAgo, formatBytes, formatCpu, formatDuration, formatTime, formatWhen, table } from '../format.js';
 
 interface StatsArgs extends GlobalArgs {
@@ -16,19 +16,17 @@ export const statsCommand = defineCommand<StatsArgs>({
   command: 'stats',
   describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what jobs cost, what retention would delete',
   options: {
-    hours: { type: 'number', default: 24, describe: 'window of the retry distribution and the error codes' },
-    limit: { type: 'number', default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' },
+    hours: numberOption('hours', { integer: false, min: 0, aboveMin: true }, { default: 24, describe: 'window of the retry distribution and the error codes' }),
+    limit: numberOption('limit', { integer: true, min: 1, max: 1_000 }, { default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' }),
   },
   run: async (args) => {
-    if (!Number.isFinite(args.hours) || args.hours <= 0) throw new InvalidInputError('USAGE', `--hours must be a number > 0, got ${JSON.stringify(String(args.hours))}`);
-    const limit = parseCount('limit', args.limit, 1_000);
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const report = await collectStats(store, {
         now: clock.now(),
         retention: retentionPolicy(target.config),
         windowMs: args.hours * 3_600_000,
-        limit,
+        limit: args.limit,
         classes: target.config?.classes,
       });
       output(args.json, report, () => statsText(report));

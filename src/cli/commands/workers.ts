@@ -1,7 +1,8 @@
 /** `leasehold workers`: supervisors and children from the registry. */
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { describeWorkers, type WorkerView } from '../../reports/workers.js';
-import { defineCommand, output, parseCount, withExistingStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { numberOption } from '../numeric-options.js';
 import { pausedClasses } from '../../queue/class-controls.js';
 import type { ClassPause } from '../../store/types.js';
 import { formatAgo, formatBytes, formatDuration, formatPercent, formatWhen, table } from '../format.js';
@@ -16,13 +17,12 @@ export const workersCommand = defineCommand<WorkersArgs>({
   describe: 'supervisors and children: pid, class, state, current job, CPU, memory, restarts, uptime, last heartbeat',
   options: {
     all: { type: 'boolean', default: false, describe: 'include workers that exited' },
-    limit: { type: 'number', default: 100, describe: 'at most this many, newest first' },
+    limit: numberOption('limit', { integer: true, min: 1, max: 10_000 }, { default: 100, describe: 'at most this many, newest first' }),
   },
   run: async (args) => {
-    const limit = parseCount('limit', args.limit, 10_000);
     await withExistingStore(args, async ({ store, clock }) => {
       const now = clock.now();
-      const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit }), now);
+      const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit: args.limit }), now);
       const paused = await pausedClasses(store);
       output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () => workersText(workers, paused, now));
     });
