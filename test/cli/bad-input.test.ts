@@ -34,6 +34,7 @@ beforeAll(async () => {
   // Each also breaks a cross-field rule (heartbeat under the lease, backoff max over base) that must not add a second line.
   writeFileSync(join(dir, 'negative-lease.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    lease_seconds: -1\n    heartbeat_seconds: 0.5\n`);
   writeFileSync(join(dir, 'negative-backoff.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    backoff: { base_seconds: 5, max_seconds: -1 }\n`);
+  writeFileSync(join(dir, 'typo-handler.yaml'), `database: ./q.db\nclasses:\n  - name: ok\n    handler: ./typo.mjs\n`);
   mkdirSync(join(dir, 'folder.yaml'));
   writeFileSync(join(dir, 'big.json'), JSON.stringify({ blob: 'x'.repeat(1024 * 1024) }));
   writeFileSync(join(dir, 'bad-line.jsonl'), ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","payload":{"n":2}}', '{"class":"nosuch","payload":{}}'].join('\n'));
@@ -104,6 +105,12 @@ const CASES: [string, Args, RegExp, string?][] = [
   ['stats with a --limit that is not a number', withConfig('stats', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 1000, got "abc"$/],
   ['workers with a --limit that is not a number', withConfig('workers', '--limit', 'abc'), /^leasehold: --limit: expected an integer from 1 to 10000, got "abc"$/],
   ['dashboard with a --port that is not a number', withConfig('dashboard', '--port', 'abc'), /^leasehold: --port: expected an integer from 0 to 65535, got "abc"$/],
+  ['reload with a --timeout that is not a number', withConfig('reload', '--timeout', 'abc'), /^leasehold: --timeout: expected an integer from 1 to 3600, got "abc"$/],
+  [
+    'reload of a config whose handler does not exist (checked as start-up checks it, before any signal)',
+    (db) => ['--config', inDir('typo-handler.yaml'), '--db', db, 'reload'],
+    /^leasehold: .*typo-handler\.yaml: classes\[0\]\.handler: class ok: no such file .*\/typo\.mjs$/,
+  ],
   ['a numeric option given twice', withConfig('list', '--limit', '5', '--limit', '6'), /^leasehold: --limit: given more than once$/],
   ['config that does not exist', (db) => ['--config', inDir('missing.yaml'), '--db', db, 'list'], /^leasehold: .*missing\.yaml: cannot read the config file: no such file$/],
   ['config that is a folder', (db) => ['--config', inDir('folder.yaml'), '--db', db, 'stats'], /^leasehold: .*folder\.yaml: cannot read the config file: it is a folder, not a file$/],

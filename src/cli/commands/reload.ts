@@ -24,7 +24,7 @@ export const reloadCommand = defineCommand<ReloadArgs>({
   command: 'reload',
   describe: "make this host's supervisor re-read queue.yaml (SIGHUP) and wait for its verdict; a bad config is refused here and there, and the old one keeps running",
   options: {
-    timeout: numberOption('timeout', { integer: false, min: 0, aboveMin: true, max: 3600 }, { default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" }),
+    timeout: numberOption('timeout', { integer: true, min: 1, max: 3600 }, { default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" }),
   },
   run: async (args) => {
     // --config is what the supervisor re-reads: checking it here, as start-up does, reports a bad file (exit 2) before anyone is signalled.
