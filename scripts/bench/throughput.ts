@@ -79,18 +79,20 @@ export async function leaseholdDrain(ctx: BenchContext, processes: number, claim
 async function drain(ctx: BenchContext, dir: string, config: string, jobs: number, counter: RowCounter, driver: Driver): Promise<LeaseholdDrainRun> {
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
-  // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
-  let atMark = new Map<number, number>();
-  let doneAtMark = 0;
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
   const ticksNow = () => new Map(pids().map((pid) => [pid, cpuTicks(pid) ?? 0]));
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
-  let writtenAtMark: ReturnType<typeof writtenNow> = Promise.resolve(0);
   // The server's processes, by pid (backends come and go): see ticksSince.
   const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
-  let serverAtMark = new Map<number, number>();
+  // Until the mark: from the start, which is what a drain that ends between two polls is measured from (0/0 per job otherwise).
+  let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
+  writtenAtMark.catch(() => undefined); // replaced unread when the mark is reached: its failure must not go unhandled
+  let serverAtMark = serverTicks();
+  // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
+  let atMark = ticksNow();
+  let doneAtMark = 0;
   try {
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
       intervalMs: POLL_MS[driver],
@@ -99,6 +101,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       mark: {
         atDone: Math.ceil(jobs / 10),
         reached: (done) => {
+          if (done >= jobs) return;
           atMark = ticksNow();
           writtenAtMark = writtenNow();
           serverAtMark = serverTicks();

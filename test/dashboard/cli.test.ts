@@ -91,6 +91,7 @@ describe('leasehold dashboard', () => {
     writeFileSync(path.join(dir, 'h.mjs'), 'export default async () => null;\n');
     const result = await execa('node', [SUPERVISE_BIN, '--config', config], { reject: false, stdin: 'ignore', env: { LEASEHOLD_DASHBOARD_TOKEN: '' }, timeout: 30_000 });
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toMatch(/^supervise: the dashboard listens on 0\.0\.0\.0 only with a token \(set LEASEHOLD_DASHBOARD_TOKEN/);
+    // The config check's one line, naming the file and the field, as --check-config gives it.
+    expect(result.stderr).toMatch(/^supervise: .*queue\.yaml: http\.host: the dashboard listens on 0\.0\.0\.0 only with a token \(set LEASEHOLD_DASHBOARD_TOKEN/);
   });
 });

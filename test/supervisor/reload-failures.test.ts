@@ -76,14 +76,20 @@ async function expectEachRanOnce(sup: SupervisorHandle, ids: number[], markFile:
   }
 }
 
+/** A supervisor whose class `work` (`processes` children) serves a steady stream of jobs; `drained()` ends the stream and checks that each job ran once. */
+async function serving(processes: number) {
+  const dir = newDir();
+  const markFile = path.join(dir, 'runs.jsonl');
+  const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed', processes }] });
+  const original = (await sup.children('work')).map((c) => c.pid).sort();
+  const stream = jobStream(sup, markFile);
+  await waitFor('jobs flowing', async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 10 })).length >= 10);
+  return { dir, sup, original, drained: async () => expectEachRanOnce(sup, await stream.stop(), markFile) };
+}
+
 describe('reload: a handler path with a typo', () => {
   it('is refused before any child is touched; fixing it and reloading replaces the children as usual', async () => {
-    const dir = newDir();
-    const markFile = path.join(dir, 'runs.jsonl');
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed', processes: 3 }] });
-    const original = (await sup.children('work')).map((c) => c.pid).sort();
-    const stream = jobStream(sup, markFile);
-    await waitFor('jobs flowing', async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 10 })).length >= 10);
+    const { dir, sup, original, drained } = await serving(3);
 
     const typo = path.join(dir, 'handlers', 'succed.mjs');
     editWork(sup, (work) => void (work.handler = typo));
@@ -114,18 +120,14 @@ describe('reload: a handler path with a typo', () => {
     const now = (await sup.children('work')).map((c) => c.pid);
     expect(now.filter((pid) => original.includes(pid)), 'every child replaced').toEqual([]);
 
-    await expectEachRanOnce(sup, await stream.stop(), markFile);
+    await drained();
     expect(await sup.stop()).toBe(0);
   });
 });
 
 describe('reload: a replacement that cannot start', () => {
   it('stops the rolling replacement at once: the old children serve on untouched, the class stays enabled, leasehold reload exits 1', async () => {
-    const dir = newDir();
-    const markFile = path.join(dir, 'runs.jsonl');
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed', processes: 2 }] });
-    const original = (await sup.children('work')).map((c) => c.pid).sort();
-    const stream = jobStream(sup, markFile);
+    const { sup, original, drained } = await serving(2);
 
     // It loads in the config check's probe, and only fails in a worker.
     editWork(sup, (work) => void (work.handler = fixture('worker-only-failure')));
@@ -147,7 +149,7 @@ describe('reload: a replacement that cannot start', () => {
     expect(back.exitCode, back.stderr).toBe(0);
     expect(JSON.parse(back.stdout)).toMatchObject({ signalled: [{ pid: sup.pid, verdict: { event: 'CONFIG_RELOADED' } }] });
 
-    await expectEachRanOnce(sup, await stream.stop(), markFile);
+    await drained();
     expect(await sup.stop()).toBe(0);
   });
 });
