@@ -314,7 +314,7 @@ export class Supervisor {
         this.pools.splice(this.pools.indexOf(pool), 1);
       });
     }
-    const rollouts: Promise<{ previous: ClassConfig; failure: string | undefined }>[] = [];
+    const rollouts: Promise<{ previous: ClassConfig; failure: string } | undefined>[] = [];
     for (const classConfig of next.classes) {
       const pool = current(classConfig.name);
       if (pool === undefined) {
@@ -324,7 +324,7 @@ export class Supervisor {
         continue;
       }
       const previous = pool.config;
-      rollouts.push(pool.reconfigure(classConfig, next.result_limit_bytes, retire).then((failure) => ({ previous, failure })));
+      rollouts.push(pool.reconfigure(classConfig, next.result_limit_bytes, retire).then((failure) => (failure === undefined ? undefined : { previous, failure })));
     }
     if (diff(before.sweeper, next.sweeper).length > 0) {
       await this.sweeper.stop();
@@ -337,14 +337,15 @@ export class Supervisor {
       this.retention.start();
     }
     if (changes.length > 0) await this.restartScheduler();
-    const failed = (await Promise.all(rollouts)).filter((rollout) => rollout.failure !== undefined);
+    const failed = (await Promise.all(rollouts)).filter((rollout) => rollout !== undefined);
     if (failed.length === 0) return this.verdicts.reloaded(changes);
     // Those classes are back on the config their children run: so is the config in force, and the next reload diffs against it.
     const reverted = new Map(failed.map(({ previous }) => [previous.name, previous]));
     this.useConfig(Object.freeze({ ...this.config, classes: this.config.classes.map((cls) => reverted.get(cls.name) ?? cls) }));
     await this.restartScheduler();
-    const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({ class: previous.name, handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler, error: failure ?? '' }));
-    const applied = changes.filter((change) => !reverted.has(change.split('.')[1] ?? ''));
+    const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({ class: previous.name, handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler, error: failure }));
+    // A class name may hold dots: a change is the class's when it names the class whole.
+    const applied = changes.filter((change) => ![...reverted.keys()].some((name) => change.startsWith(`classes.${name}.`) || change.startsWith(`classes.${name}:`)));
     this.verdicts.failed(failures, applied);
   }
 

@@ -63,12 +63,13 @@ export interface Context extends Target {
  * policies. Neither: exit 2. A bad config: exit 2 naming the file and field.
  * The config's parser (yaml, zod) is loaded only when there is a config to read.
  */
-export async function resolveTarget(args: GlobalArgs): Promise<Target> {
+export async function resolveTarget(args: GlobalArgs, loaded?: LeaseholdConfig): Promise<Target> {
   if (args.config === undefined && args.db === undefined) {
     throw new InvalidInputError('USAGE', 'give --config queue.yaml or --db PATH');
   }
   if (args.db !== undefined && args.db.trim() === '') throw new InvalidInputError('DATABASE', '--db must be a file path');
-  const config = args.config === undefined ? undefined : (await import('../config/load.js')).loadConfig(args.config);
+  // `loaded`: --config's file, already read and checked by the command.
+  const config = loaded ?? (args.config === undefined ? undefined : (await import('../config/load.js')).loadConfig(args.config));
   const database = args.db !== undefined ? absoluteDatabase(args.db) : (config as LeaseholdConfig).database;
   return { config, database };
 }

@@ -104,7 +104,7 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   // Attempts of jobs retried since, or cancelled while they ran, leave codes no FAILED job ended with: nothing to retry.
-  // One FAILED job is enough to know (a seek per class), where counting them would walk every one, each poll.
+  // One FAILED job is enough to know (a seek per code), where counting them would walk every one, each poll.
   const withFailedJobs = async (error: ErrorCount): Promise<TopError> => {
     const [failed] = await store.jobList({ status: 'FAILED', errorCode: error.code, limit: 1 });
     return { ...error, has_failed_jobs: failed !== undefined };

@@ -336,7 +336,8 @@ export function ownEarlierSettlement(settlement: Settlement, attempt: EndedAttem
 }
 
 export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {
-  return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt, ...(plan.retry === undefined ? {} : { retry: plan.retry }) };
+  // retry is undefined for a success: no spread on the path every job takes.
+  return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt, retry: plan.retry };
 }
 
 export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
@@ -349,6 +350,6 @@ export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
     status: plan.status as RecoveredJob['status'],
     runAt: plan.runAt,
     released: plan.job.type === 'release',
-    ...(plan.retry === undefined ? {} : { retry: plan.retry }),
+    retry: plan.retry,
   };
 }

@@ -10,7 +10,7 @@ import { InvalidInputError } from '../../errors.js';
 import { localSupervisor, localSupervisorsOf, type ReloadVerdict } from '../../local-supervisors.js';
 import { STALE_SUPERVISOR_MS } from '../../queue/registry.js';
 import { redactDatabase } from '../../store/database-url.js';
-import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 
 interface ReloadArgs extends GlobalArgs {
@@ -32,7 +32,7 @@ export const reloadCommand = defineCommand<ReloadArgs>({
     const timeoutMs = args.timeout * 1000;
     const config = await checkConfig(args.config);
     refuseMovedDatabase(config.file, config.database);
-    await withExistingStore(args, async ({ store, clock }) => {
+    await withStore(await resolveTarget(args, config), args, { create: false }, async ({ store, clock }) => {
       const host = resolveHost({ configured: config.host });
       const now = clock.now();
       // A fresh registry heartbeat says the pid is still that supervisor's, not a reused one: SIGHUP would end most other processes.
