@@ -23,8 +23,11 @@ export const ABORT = {
   shutdown: (why: string) => new LeaseholdError('SHUTDOWN:STOP', `stopped: ${why}`),
 };
 
+/** What a run writes itself: a slow job's start, and the handler's progress. */
+export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress'>;
+
 export interface JobRunDeps {
-  store: WorkerStore;
+  store: JobRunStore;
   config: ClassConfig;
   handler: Handler;
   resultLimitBytes: number;

@@ -3,14 +3,17 @@ import type { LogLevel } from '../src/config/schema.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import type { LeaseRef, WorkerStore } from '../src/store/types.js';
 
+/** The one store call a heartbeat makes. */
+export type RenewalStore = Pick<WorkerStore, 'leasesExtend'>;
+
 export interface LeaseRenewalDeps {
-  store: WorkerStore;
+  store: RenewalStore;
   leaseMs: number;
   intervalMs: number;
   log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /** Every lease the child holds now: running, waiting its turn, or with an outcome not yet written. */
   held: () => LeaseRef[];
-  /** Runs the renewal in turn with the child's other writes about its leases (OutcomeWriter.inTurn). */
+  /** Runs the renewal in turn with the child's other writes about its leases (GroupCommit.inTurn). */
   inTurn: <T>(work: () => Promise<T>) => Promise<T>;
   /** The lease is gone (taken back, or the job was retried elsewhere). */
   onLost: (jobId: number) => void;

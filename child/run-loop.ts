@@ -5,16 +5,19 @@ import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/prot
 import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { CostMeter } from './attempt-meter.js';
+import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome, type SettleStore } from './group-commit.js';
 import { IdleWait } from './idle-wait.js';
-import { ABORT, JobRun, type JobRunDeps, type RunVerdict } from './job-run.js';
-import { LeaseRenewal } from './lease-renewal.js';
-import { FLUSH_AFTER_MS, OutcomeWriter, type PendingOutcome } from './outcome-writer.js';
+import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
+import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
+import { Prefetch } from './prefetch.js';
 
-/** A job that ran at least this long ends the prefetch: claims then bring only what the free slots start at once. */
-export const FAST_JOB_MS = 5;
+/** The store calls a child's loop makes: settle and claim, write a slow job's start and progress, renew leases. */
+export type RunLoopStore = SettleStore & JobRunStore & RenewalStore;
 
-export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs'> {
+export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 'store'> {
+  store: RunLoopStore;
   ownerId: string;
+  /** The child's channel to the supervisor. */
   send: (message: ChildToSupervisor) => void;
 }
 
@@ -38,11 +41,12 @@ function cancelledBeforeStart(): RunVerdict {
 
 /**
  * A child's work: `concurrency` slots, each running one job. A claim asks for
- * the free slots plus a small prefetch (none at first, growing while jobs are
- * fast, back to none after a slow one), so fast jobs cost one transaction per
- * batch. A prefetched job that cannot start within FLUSH_AFTER_MS is handed
- * back keeping its place, for a free sibling to take. Outcomes go through the
- * group commit (OutcomeWriter), with the next claim when one is due. The
+ * the free slots plus a small prefetch (Prefetch: none at first, growing
+ * while jobs are fast, back to none after a slow one), so fast jobs cost one
+ * transaction per batch. A prefetched job that cannot start within
+ * FLUSH_AFTER_MS is handed back keeping its place, for a free sibling to
+ * take. Outcomes go through the group commit (GroupCommit), which carries
+ * the next claim when one is due. The
  * heartbeat, cancel, lease loss and stop reach every job held: running,
  * waiting, or with its outcome not yet written.
  */
@@ -52,17 +56,13 @@ export class RunLoop {
   private readonly running = new Map<number, Running>();
   /** Claimed, not started, in claim order; `askedAt`: when its claim was asked for; `since`: when it began to wait. */
   private readonly waiting = new Map<number, { job: ClaimedJob; askedAt: number; since: number }>();
-  private readonly writer: OutcomeWriter;
+  private readonly writer: GroupCommit;
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly costs = new CostMeter();
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
-  private prefetch = 0;
-  private allFast = true;
-  /** Recent handler run time in ms (a moving average). */
-  private meanJobMs = 0;
-  private lastClaimed = 0;
+  private readonly prefetch: Prefetch;
   private claimScheduled = false;
   private claimRun: Promise<void> | undefined;
   private handbackTimer: NodeJS.Timeout | undefined;
@@ -72,8 +72,9 @@ export class RunLoop {
     const { config } = deps;
     this.slots = config.concurrency;
     this.rateLimit = classRateLimit(config);
+    this.prefetch = new Prefetch({ slots: this.slots, claimBatch: config.claim_batch, rateLimited: this.rateLimit !== undefined });
     this.idle = new IdleWait(config.poll_seconds * 1000);
-    this.writer = new OutcomeWriter({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
+    this.writer = new GroupCommit({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
     this.leases = new LeaseRenewal({
       store: deps.store,
       leaseMs: config.lease_seconds * 1000,
@@ -199,9 +200,9 @@ export class RunLoop {
     const free = this.slots - this.running.size;
     if (free <= 0 || this.waiting.size > 0) return;
     const { config, ownerId } = this.deps;
-    const limit = free + this.nextPrefetch();
+    const limit = free + this.prefetch.next();
     const askedAt = Date.now();
-    const claimed = await this.writer.flush({
+    const claimed = await this.writer.flushAndClaim({
       classes: [config.name],
       ownerId,
       limit,
@@ -215,23 +216,8 @@ export class RunLoop {
       this.leases.track(job.id, job.leaseExpiresAt);
       this.waiting.set(job.id, { job, askedAt, since: now });
     }
-    this.lastClaimed = claimed.length;
+    this.prefetch.claimed(claimed.length);
     if (claimed.length === 0) await this.idle.wait();
-  }
-
-  /**
-   * Double the prefetch (0, 1, 3, 7, ...) after a claim whose jobs were all
-   * fast, up to claim_batch held at once, and to what the slots start within
-   * half of FLUSH_AFTER_MS at the recent run time (a job waiting longer is
-   * handed back, a write for nothing); else none. None for a rate-limited
-   * class: a claim is a start of its window, spent even if handed back.
-   */
-  private nextPrefetch(): number {
-    const startable = Math.floor((this.slots * FLUSH_AFTER_MS) / 2 / Math.max(this.meanJobMs, 0.01));
-    const most = this.rateLimit === undefined ? Math.max(0, Math.min(this.deps.config.claim_batch - this.slots, startable)) : 0;
-    this.prefetch = this.allFast && this.lastClaimed > 0 ? Math.min(most, this.prefetch * 2 + 1) : 0;
-    this.allFast = true;
-    return this.prefetch;
   }
 
   private begin(job: ClaimedJob): void {
@@ -249,8 +235,7 @@ export class RunLoop {
     if (this.running.get(job.id) !== entry) return;
     this.running.delete(job.id);
     const durationMs = Date.now() - entry.run.startedAt;
-    this.meanJobMs += (performance.now() - entry.began - this.meanJobMs) / 8;
-    if (durationMs >= FAST_JOB_MS) this.allFast = false;
+    this.prefetch.jobEnded(performance.now() - entry.began, durationMs);
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
     this.pump();
@@ -278,7 +263,7 @@ export class RunLoop {
   /** Hand a job back unstarted, keeping its place and spending no retry (written with the next flush). */
   private giveBack(job: ClaimedJob, reason: string): void {
     this.writer.add({ job, run: released(reason), durationMs: 0, unstarted: true });
-    this.allFast = false;
+    this.prefetch.handedBack();
   }
 
   private armHandback(): void {

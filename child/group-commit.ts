@@ -16,8 +16,11 @@ export interface PendingOutcome {
   unstarted?: boolean;
 }
 
-export interface OutcomeWriterDeps {
-  store: WorkerStore;
+/** The one store call the group commit makes: settle a batch, and claim in the same transaction. */
+export type SettleStore = Pick<WorkerStore, 'jobsSettle'>;
+
+export interface GroupCommitDeps {
+  store: SettleStore;
   log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /** How long to wait before writing again after the database refused a write. */
   retryMs: number;
@@ -27,20 +30,20 @@ export interface OutcomeWriterDeps {
 
 /**
  * The child's group commit. Outcomes queue here and are written together in
- * one transaction, with the next claim when one is due, at most
- * FLUSH_AFTER_MS after the oldest was queued, whatever the handlers are
- * doing. Writes go one at a time (two at once could write one outcome
- * twice). An outcome queued while a write is in flight waits for the next
- * one; a write the database refused is kept and tried again. Nothing is
+ * one transaction, at most FLUSH_AFTER_MS after the oldest was queued,
+ * whatever the handlers are doing; a claim (flushAndClaim) takes the queued
+ * outcomes with it. Writes go one at a time (two at once could write one
+ * outcome twice). An outcome queued while a write is in flight waits for the
+ * next one; a write the database refused is kept and tried again. Nothing is
  * dropped but what `forget` drops: outcomes about jobs the child no longer
  * holds.
  */
-export class OutcomeWriter {
+export class GroupCommit {
   private queue: { outcome: PendingOutcome; queuedAt: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writes: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: OutcomeWriterDeps) {}
+  constructor(private readonly deps: GroupCommitDeps) {}
 
   add(outcome: PendingOutcome): void {
     this.queue.push({ outcome, queuedAt: Date.now() });
@@ -52,8 +55,13 @@ export class OutcomeWriter {
     this.queue = this.queue.filter((entry) => entry.outcome.job.id !== jobId);
   }
 
-  /** Write what is queued now, and claim if asked, in one transaction; resolves to the jobs claimed. */
-  flush(claim?: ClaimRequest): Promise<ClaimedJob[]> {
+  /** Write what is queued now. */
+  async flush(): Promise<void> {
+    await this.inTurn(() => this.write());
+  }
+
+  /** Claim the next jobs, writing what is queued now in the same transaction; resolves to the jobs claimed ([] if the write failed). */
+  flushAndClaim(claim: ClaimRequest): Promise<ClaimedJob[]> {
     return this.inTurn(() => this.write(claim));
   }
 

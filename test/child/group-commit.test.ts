@@ -5,7 +5,7 @@
  * claim to carry it, and a forgotten job (lease lost) is never written.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FLUSH_AFTER_MS, OutcomeWriter, type PendingOutcome } from '../../child/outcome-writer.js';
+import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome } from '../../child/group-commit.js';
 import { systemClock } from '../../src/clock.js';
 import { Queue } from '../../src/queue/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
@@ -57,12 +57,12 @@ function done(job: ClaimedJob): PendingOutcome {
   return { job, run: { verdict: { type: 'complete', result: null }, startedAt: Date.now() }, durationMs: 0 };
 }
 
-function writerOn(store: WorkerStore, written: number[]): OutcomeWriter {
+function writerOn(store: WorkerStore, written: number[]): GroupCommit {
   const onWritten = (batch: { outcome: PendingOutcome; result: SettleResult }[]) => written.push(...batch.map((w) => w.outcome.job.id));
-  return new OutcomeWriter({ store, log: () => undefined, retryMs: 20, onWritten });
+  return new GroupCommit({ store, log: () => undefined, retryMs: 20, onWritten });
 }
 
-describe('OutcomeWriter (group commit)', () => {
+describe('GroupCommit', () => {
   it('writes an outcome queued while a write is in flight, with the next write', async () => {
     const { store, sqlite, hold, release } = await gatedStore();
     const [a, b] = await claimed(sqlite, 2);
