@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
 /**
  * Where a child with nothing to claim waits: a poll interval, cut short by a
  * wake-up (an enqueue's notification, the supervisor's wake, a retry of ours
@@ -21,7 +19,13 @@ export class IdleWait {
    */
   async wait(): Promise<void> {
     const ms = this.pollMs * (0.5 + Math.random());
-    if (!this.controller.signal.aborted) await sleep(ms, undefined, { signal: this.controller.signal }).catch(() => undefined);
+    const { signal } = this.controller;
+    if (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
     if (!this.closed) this.controller = new AbortController();
   }
 

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdError } from '../src/errors.js';
 import { classRateLimit } from '../src/queue/class-controls.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
@@ -114,7 +113,7 @@ export class RunLoop {
     this.beginStopping();
     const runs = [...this.running.values()];
     for (const { run } of runs) run.abort(ABORT.shutdown(reason));
-    const letGo = await Promise.race([Promise.all(runs.map((entry) => entry.ended)).then(() => true), sleep(graceMs).then(() => false)]);
+    const letGo = await Promise.race([Promise.all(runs.map((entry) => entry.ended)).then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs))]);
     if (!letGo) {
       for (const [id, { run }] of this.running) {
         this.running.delete(id);
