@@ -1,8 +1,9 @@
 /**
  * The child's group commit on a real SQLite store: an outcome queued while a
- * write is in flight is written by the next one, a refused write is kept and
- * tried again, an outcome is written within the flush interval without any
- * claim to carry it, and a forgotten job (lease lost) is never written.
+ * write is in flight is written by the next one, a claim carries the queued
+ * outcomes, a refused write is kept and tried again, an outcome is written
+ * within the flush interval without any claim to carry it, and a forgotten
+ * job (lease lost) is never written.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome } from '../../child/group-commit.js';
@@ -89,6 +90,20 @@ describe('GroupCommit', () => {
     writer.add(done(a!));
     await waitFor('the outcome written after one refusal', () => written.length === 1, { timeoutMs: 10 * FLUSH_AFTER_MS + 2_000 });
     expect((await sqlite.jobGet({ id: a!.id }))?.status).toBe('SUCCEEDED');
+    writer.close();
+  });
+
+  it('writes the queued outcomes with a claim, and resolves to the jobs claimed', async () => {
+    const { store, sqlite } = await gatedStore();
+    const [a] = await claimed(sqlite, 1);
+    await new Queue(sqlite).enqueueMany([{ class: 'c', payload: { next: true } }]);
+    const written: number[] = [];
+    const writer = writerOn(store, written);
+    writer.add(done(a!));
+    const next = await writer.flushAndClaim({ classes: ['c'], ownerId: 'w', limit: 5, leaseMs: 60_000, classMaxRetries: 3 });
+    expect(written).toEqual([a!.id]);
+    expect(next.map((job) => JSON.parse(job.payload) as unknown)).toEqual([{ next: true }]);
+    expect(await writer.flushAndClaim({ classes: ['c'], ownerId: 'w', limit: 5, leaseMs: 60_000, classMaxRetries: 3 })).toEqual([]);
     writer.close();
   });
 

@@ -1,0 +1,165 @@
+/**
+ * RunLoop's rules, driven directly: a fake store (test/unit/support), a
+ * handler that does what each case needs, fake timers, no process and no
+ * database. Covered: the prefetch grows while jobs are fast and collapses
+ * after a slow one; a prefetched job that cannot start in time is handed
+ * back unstarted; a cancel reaches a waiting job (it never runs) and a
+ * running one (its signal); a lost lease stops a running job and drops a
+ * waiting one, and nothing more is written about either.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
+import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
+import { RunLoop } from '../../child/run-loop.js';
+import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
+import { classConfig } from './support/class-config.js';
+import { FakeWorkerStore } from './support/fake-worker-store.js';
+
+const HEARTBEAT_MS = 10;
+
+interface Task {
+  /** How long the handler runs, in (fake) ms; 0: it returns at once. */
+  ms?: number;
+  /** Run until the signal aborts (or `ms`, if given, passes). */
+  untilAborted?: boolean;
+}
+
+/** A handler that does what each job's payload (a Task) says, and remembers what it ran and the signals it saw. */
+function taskHandler() {
+  const ran: number[] = [];
+  const signals = new Map<number, AbortSignal>();
+  const handler: Handler = (job: HandlerJob, ctx: HandlerContext) => {
+    ran.push(job.id);
+    const task = job.payload as Task;
+    if (!task.untilAborted && !task.ms) return undefined;
+    signals.set(job.id, ctx.signal);
+    return new Promise<void>((resolve, reject) => {
+      if (task.ms) setTimeout(resolve, task.ms);
+      ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
+    });
+  };
+  return { handler, ran, signals };
+}
+
+function setup(fields: Record<string, unknown> = {}) {
+  const store = new FakeWorkerStore();
+  const { handler, ran, signals } = taskHandler();
+  const sent: ChildToSupervisor[] = [];
+  const config = classConfig({ concurrency: 1, claim_batch: 8, poll_seconds: 0.2, lease_seconds: 3, heartbeat_seconds: HEARTBEAT_MS / 1000, ...fields });
+  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message) });
+  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : []));
+  const startedIds = (): number[] => sent.flatMap((message) => (message.type === 'job-started' ? [message.jobId] : []));
+  return { store, loop, ran, signals, finished, startedIds };
+}
+
+/** Advance fake time 1 ms at a time until `condition` holds; fails after `limitMs`. */
+async function until(what: string, condition: () => boolean, limitMs = 2_000): Promise<void> {
+  for (let spent = 0; !condition(); spent++) {
+    if (spent >= limitMs) throw new Error(`not within ${limitMs} ms: ${what}`);
+    await vi.advanceTimersByTimeAsync(1);
+  }
+}
+
+async function stopped(loop: RunLoop): Promise<void> {
+  let done = false;
+  void loop.stop('test over', 10).then(() => (done = true));
+  await until('the loop stopped', () => done);
+}
+
+/** The claim sizes asked for, in order. */
+const limits = (store: FakeWorkerStore) => store.claims.map((claim) => claim.limit);
+
+describe('RunLoop', () => {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
+  it('grows the prefetch (0, 1, 3, 7) while jobs are fast, up to claim_batch, and drops it after a slow job', async () => {
+    const { store, loop } = setup();
+    const fast: Task = {};
+    const ids = store.enqueue(...Array.from({ length: 15 }, () => fast), { ms: 10 }, ...Array.from({ length: 10 }, () => fast));
+    loop.start();
+    await until('every job settled', () => store.settled.length === ids.length);
+    // One slot: each claim asks for 1 + the prefetch; the slow job came with the fifth claim.
+    expect(limits(store).slice(0, 8)).toEqual([1, 2, 4, 8, 8, 1, 2, 4]);
+    expect([...store.verdicts().values()].every((verdict) => verdict.type === 'complete')).toBe(true);
+    await stopped(loop);
+  });
+
+  it('hands back prefetched jobs that cannot start within FLUSH_AFTER_MS, unstarted, and claims without a prefetch next', async () => {
+    const { store, loop, ran, finished, startedIds } = setup();
+    // Claims of 1, 2 and 4: the blocker comes with three jobs that must wait behind it.
+    const [f1, f2, f3, blocker, ...waiting] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {}, {});
+    loop.start();
+    await until('the blocker runs', () => ran.includes(blocker!));
+    const handedBack = () => waiting.slice(0, 3).every((id) => store.verdicts().get(id)?.type === 'release');
+    await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS - 5);
+    expect(handedBack()).toBe(false);
+    await until('the waiting jobs handed back', handedBack, 10);
+    expect(store.settled.filter((settlement) => waiting.includes(settlement.id)).map((settlement) => settlement.startedAt)).toEqual([null, null, null]);
+    expect(ran).toEqual([f1, f2, f3, blocker]);
+
+    // The blocker's outcome is written with the next claim.
+    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    expect(limits(store).slice(0, 4)).toEqual([1, 2, 4, 1]);
+    // The supervisor never heard of the handed-back jobs: they never started.
+    await until('the last job settled', () => store.verdicts().has(waiting[3]!));
+    expect(startedIds()).toEqual([f1, f2, f3, blocker, waiting[3]]);
+    expect(finished().map((job) => job.jobId)).not.toContain(waiting[0]);
+    await stopped(loop);
+  });
+
+  it('ends a job cancelled while it waits without running it, and tells the supervisor', async () => {
+    const { store, loop, ran, finished } = setup();
+    const [, , , blocker, cancelled] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {});
+    loop.start();
+    await until('the blocker runs', () => ran.includes(blocker!));
+    store.cancelRequested.add(cancelled!);
+    await until('the cancel written', () => store.verdicts().has(cancelled!), HEARTBEAT_MS + FLUSH_AFTER_MS);
+    expect(store.verdicts().get(cancelled!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
+    expect(store.settled.find((settlement) => settlement.id === cancelled)?.startedAt).toBeNull();
+    expect(finished().find((job) => job.jobId === cancelled)?.outcome).toBe('CANCELLED');
+    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    expect(ran).not.toContain(cancelled);
+    await stopped(loop);
+  });
+
+  it('aborts a job cancelled while it runs, and writes it as cancelled', async () => {
+    const { store, loop, ran, signals, finished } = setup();
+    const [job] = store.enqueue({ untilAborted: true });
+    loop.start();
+    await until('the job runs', () => ran.includes(job!));
+    store.cancelRequested.add(job!);
+    await until('the cancel written', () => store.verdicts().has(job!), HEARTBEAT_MS + FLUSH_AFTER_MS);
+    expect((signals.get(job!)?.reason as { code?: string }).code).toBe('CANCELLED:BY_OPERATOR');
+    expect(store.verdicts().get(job!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
+    expect(finished()).toEqual([expect.objectContaining({ jobId: job, outcome: 'CANCELLED' })]);
+    await stopped(loop);
+  });
+
+  it('stops a job whose lease is lost mid-run, writes nothing about it, and goes on with the next', async () => {
+    const { store, loop, ran, signals, finished } = setup();
+    const [lost, next] = store.enqueue({ untilAborted: true }, {});
+    loop.start();
+    await until('the job runs', () => ran.includes(lost!));
+    store.lost.add(lost!);
+    await until('the next job settled', () => store.verdicts().has(next!), HEARTBEAT_MS + 100);
+    expect((signals.get(lost!)?.reason as { code?: string }).code).toBe('LEASE:LOST');
+    expect(store.verdicts().has(lost!)).toBe(false);
+    expect(finished()).toEqual([expect.objectContaining({ jobId: lost, outcome: 'LEASE_LOST' }), expect.objectContaining({ jobId: next, outcome: 'SUCCEEDED' })]);
+    await stopped(loop);
+  });
+
+  it('drops a waiting job whose lease is lost: it never runs and nothing is written about it', async () => {
+    const { store, loop, ran, finished } = setup();
+    const [, , , blocker, lost] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {});
+    loop.start();
+    await until('the blocker runs', () => ran.includes(blocker!));
+    store.lost.add(lost!);
+    await until('the loss reported', () => finished().some((job) => job.jobId === lost), HEARTBEAT_MS + 1);
+    expect(finished().find((job) => job.jobId === lost)?.outcome).toBe('LEASE_LOST');
+    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    expect(ran).not.toContain(lost);
+    expect(store.verdicts().has(lost!)).toBe(false);
+    await stopped(loop);
+  });
+});
