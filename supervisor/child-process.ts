@@ -3,63 +3,32 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
-import { isChildToSupervisor, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { isChildToSupervisor, type ChildStart, type SupervisorToChild } from '../src/ipc/protocol.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
+import type { ChildEvents, ChildExit, ChildKill, ChildState, KillReason, PoolChild, RetireReason, RunningJob, WatchedChild } from './supervised-child.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
-
-/** Why a healthy child is taken out of service: the supervisor stops, or a reload replaces or removes it. */
-export type RetireReason = 'shutdown' | 'reload';
-export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | RetireReason;
-
-export interface ChildExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-export interface RunningJob {
-  jobId: number;
-  attempt: number;
-  leaseToken: string;
-  /** When the child said it started the job (its start reaches the database later, or with the outcome). */
-  startedAt: number;
-  /** When the health watch first saw the job no longer held by this child, while the child still says it runs it. */
-  missingSince?: number;
-  /** What the health watch's samples of the child showed while it ran the job. */
-  usage: JobUsage;
-}
-
-export interface ChildEvents {
-  message(child: ChildHandle, message: ChildToSupervisor): void;
-  output(child: ChildHandle, stream: 'stdout' | 'stderr', line: string): void;
-  exit(child: ChildHandle, exit: ChildExit): void;
-}
 
 /**
  * One forked child worker, leader of its own process group so that a kill
  * reaches the handler's subprocesses too. Tracks what the supervisor knows of
  * it: state, the jobs in hand, why we killed it (if we did).
  */
-export class ChildHandle {
+export class ChildHandle implements PoolChild, WatchedChild {
   readonly process: ChildProcess;
   readonly pid: number;
-  state: 'starting' | 'ready' | 'busy' | 'stopping' | 'exited' = 'starting';
-  /** The job it started last, as it told us. */
-  job: RunningJob | undefined;
+  private lifecycle: ChildState = 'starting';
+  private lastStarted: RunningJob | undefined;
   /** Jobs it started whose outcome it has not written yet (outcomes are written in batches), in start order. */
-  readonly started = new Map<number, RunningJob>();
-  /** How many jobs it has finished: a child that did work and then crashed is restarted without delay growth. */
-  jobsFinished = 0;
-  /** Why we stopped it, the error code the culprit's attempt ends with, and the culprit when one job is to blame. */
-  killed: { reason: KillReason; code: string; detail: string; culprit: RunningJob | undefined } | undefined;
-  startupError: string | undefined;
-  /** Set once it was asked to drain: it is leaving, not crashing, and its slot may not be refilled. */
-  retiring: RetireReason | undefined;
+  private readonly inHand = new Map<number, RunningJob>();
+  private finishedCount = 0;
+  private killedFor: ChildKill | undefined;
+  private startupFailure: string | undefined;
+  private retireReason: RetireReason | undefined;
   /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
   private unansweredSince: number | undefined;
-  /** The database outage it reports, while it lasts. */
-  dbOutage: DbOutage | undefined;
+  private outage: DbOutage | undefined;
   /** The health watch's last sample of it. */
   private lastUsage: UsageSample | undefined;
   readonly exited: Promise<ChildExit>;
@@ -73,7 +42,7 @@ export class ChildHandle {
   readonly config: ClassConfig;
   readonly resultLimitBytes: number;
 
-  constructor(start: ChildStart, events: ChildEvents) {
+  constructor(start: ChildStart, events: ChildEvents<ChildHandle>) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
@@ -97,7 +66,7 @@ export class ChildHandle {
     // 'exit', not 'close': a grandchild holding the pipes open must not delay what we do about the child.
     this.exited = new Promise((resolve) => {
       this.process.once('exit', (code, signal) => {
-        this.state = 'exited';
+        this.lifecycle = 'exited';
         this.becameReady();
         clearTimeout(this.killTimer);
         // Whatever the handler left running in the group goes with the child.
@@ -112,7 +81,39 @@ export class ChildHandle {
   }
 
   get alive(): boolean {
-    return this.state !== 'exited';
+    return this.lifecycle !== 'exited';
+  }
+
+  get state(): ChildState {
+    return this.lifecycle;
+  }
+
+  get job(): RunningJob | undefined {
+    return this.lastStarted;
+  }
+
+  get started(): ReadonlyMap<number, RunningJob> {
+    return this.inHand;
+  }
+
+  get jobsFinished(): number {
+    return this.finishedCount;
+  }
+
+  get killed(): ChildKill | undefined {
+    return this.killedFor;
+  }
+
+  get startupError(): string | undefined {
+    return this.startupFailure;
+  }
+
+  get retiring(): RetireReason | undefined {
+    return this.retireReason;
+  }
+
+  get dbOutage(): DbOutage | undefined {
+    return this.outage;
   }
 
   /** Ask whether it is there; the clock of an unanswered ping keeps running from the first one. */
@@ -137,19 +138,38 @@ export class ChildHandle {
 
   /** It says it started a job: the job it runs now (with one slot, the one to blame for what the child does). */
   jobStarted(job: Pick<RunningJob, 'jobId' | 'attempt' | 'leaseToken'>): void {
-    this.job = { jobId: job.jobId, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: Date.now(), usage: new JobUsage(this.lastUsage) };
-    this.started.set(job.jobId, this.job);
-    if (this.state === 'ready') this.state = 'busy';
+    this.lastStarted = { jobId: job.jobId, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: Date.now(), usage: new JobUsage(this.lastUsage) };
+    this.inHand.set(job.jobId, this.lastStarted);
+    if (this.lifecycle === 'ready') this.lifecycle = 'busy';
+  }
+
+  /** It says a job's outcome is written: out of its hands; with its last job done, it is ready again. */
+  jobFinished(jobId: number): void {
+    this.inHand.delete(jobId);
+    this.finishedCount += 1;
+    if (this.lastStarted?.jobId !== jobId) return;
+    this.lastStarted = undefined;
+    if (this.lifecycle === 'busy') this.lifecycle = 'ready';
+  }
+
+  /** It says it could not start (its handler or store would not load); its exit follows. */
+  startupFailed(error: string): void {
+    this.startupFailure = error;
+  }
+
+  /** The database outage it reports, or its end (undefined). */
+  reportOutage(outage: DbOutage | undefined): void {
+    this.outage = outage;
   }
 
   /** A health-watch sample: the latest, and part of what each job it runs now used. */
   recordUsage(sample: UsageSample): void {
     this.lastUsage = sample;
-    for (const job of this.started.values()) job.usage.observe(sample);
+    for (const job of this.inHand.values()) job.usage.observe(sample);
   }
 
   markReady(): void {
-    if (this.state === 'starting') this.state = 'ready';
+    if (this.lifecycle === 'starting') this.lifecycle = 'ready';
     this.becameReady();
   }
 
@@ -163,12 +183,12 @@ export class ChildHandle {
     if (late) this.forceKill('reload', 'LEASE:RELEASED', `not ready within ${timeoutMs / 1000}s`);
     const exit = await this.exited;
     if (late) return `it was not ready within ${timeoutMs / 1000}s`;
-    return this.startupError ?? `it ended before it was ready (${describeExit(exit.code, exit.signal)})`;
+    return this.startupFailure ?? `it ended before it was ready (${describeExit(exit.code, exit.signal)})`;
   }
 
   /** Ask it to drain and exit: no more claims, running jobs finish, waiting ones go back free. */
   retire(reason: RetireReason): void {
-    this.retiring ??= reason;
+    this.retireReason ??= reason;
     this.send({ type: 'drain' });
   }
 
@@ -178,16 +198,16 @@ export class ChildHandle {
    */
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit = this.soleSuspect()): void {
     if (!this.alive) return;
-    this.killed ??= { reason, code, detail, culprit };
+    this.killedFor ??= { reason, code, detail, culprit };
     if (this.killTimer !== undefined) return;
-    this.state = 'stopping';
+    this.lifecycle = 'stopping';
     this.signalGroup('SIGTERM');
     this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
   }
 
   /** SIGKILL now, the group included. */
   forceKill(reason: KillReason, code: string, detail: string): void {
-    this.killed ??= { reason, code, detail, culprit: this.soleSuspect() };
+    this.killedFor ??= { reason, code, detail, culprit: this.soleSuspect() };
     this.signalGroup('SIGKILL');
   }
 
@@ -197,7 +217,7 @@ export class ChildHandle {
    * with several, nobody can tell, so none.
    */
   soleSuspect(): RunningJob | undefined {
-    return this.config.concurrency === 1 ? this.job : undefined;
+    return this.config.concurrency === 1 ? this.lastStarted : undefined;
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

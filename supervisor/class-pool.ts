@@ -2,24 +2,27 @@ import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
-import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { logJobFinished, logRecovery } from './job-log.js';
-import { ChildHandle, type ChildExit } from './child-process.js';
+import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { logJobFinished } from './job-log.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
 import { describeChildEnd } from './exit-reason.js';
 import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
-import { recordDisabled } from './disabled-record.js';
+import { recordDisabled, type DisabledStore } from './disabled-record.js';
+import type { ChildExit, PoolChild, StartChild } from './supervised-child.js';
+import { JobTakeBack, type TakeBackStore } from './take-back.js';
 
 /** A reload's replacement must be ready within this, or the reload fails (say it waits for a database that is away). */
 const READY_TIMEOUT_MS = 30_000;
 
-/** A job that has taken down its child this many times in a row is failed as poison. */
-export const POISON_THRESHOLD = 3;
+/** The store calls a pool makes: the worker registry, the take-back of a dead child's jobs, the disabled record. */
+export type PoolStore = Pick<SupervisorStore, 'workerRegister' | 'workerHeartbeat' | 'workerExit'> & TakeBackStore & DisabledStore;
 
-export interface PoolDeps {
-  store: SupervisorStore;
+export interface PoolDeps<C extends PoolChild> {
+  store: PoolStore;
+  /** Forks a child (ChildHandle); a test passes a fake. */
+  startChild: StartChild<C>;
   logger: Logger;
   /** What every child is handed with its class config: the database, the result cap. */
   database: string;
@@ -36,10 +39,10 @@ export interface PoolDeps {
  * one exits takes back its jobs at once and restarts it with backoff (or
  * gives up on a crash loop, or on a handler that cannot load).
  */
-export class ClassPool {
-  private readonly slots: (ChildHandle | undefined)[];
+export class ClassPool<C extends PoolChild> {
+  private readonly slots: (C | undefined)[];
   /** Per slot: the child a reload started beside the slot's own, until it is ready to take the slot over. */
-  private readonly replacements = new Map<number, ChildHandle>();
+  private readonly replacements = new Map<number, C>();
   private restartPolicy: RestartPolicy;
   /** Per slot: the restart waiting out its delay. */
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
@@ -49,8 +52,7 @@ export class ClassPool {
   private readonly reloading = new Set<Promise<void>>();
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
-  /** Job id -> how many children in a row died while running it. */
-  private readonly deaths = new Map<number, number>();
+  private readonly takeBack: JobTakeBack;
   private readonly logger: Logger;
   private readonly metrics: MetricsSink;
   private generation = 0;
@@ -60,13 +62,15 @@ export class ClassPool {
 
   constructor(
     public config: ClassConfig,
-    private readonly deps: PoolDeps,
+    private readonly deps: PoolDeps<C>,
   ) {
     this.slots = Array.from({ length: config.processes }, () => undefined);
     this.fruitlessCrashes = this.slots.map(() => 0);
     this.restartPolicy = new RestartPolicy(config.restart);
     this.logger = deps.logger.child({ class: config.name });
     this.metrics = deps.metrics ?? NO_METRICS;
+    const { store, supervisorId, retryDelay } = deps;
+    this.takeBack = new JobTakeBack({ store, logger: this.logger, metrics: this.metrics, supervisorId, retryDelay, wakeFor: (jobs) => this.wakeFor(jobs) });
   }
 
   start(): void {
@@ -74,8 +78,8 @@ export class ClassPool {
   }
 
   /** Every live child, replacements still starting included (the health watch and a shutdown must reach those too). */
-  get children(): ChildHandle[] {
-    return [...this.slots, ...this.replacements.values()].filter((child): child is ChildHandle => child !== undefined && child.alive);
+  get children(): C[] {
+    return [...this.slots, ...this.replacements.values()].filter((child): child is C => child !== undefined && child.alive);
   }
 
   /**
@@ -94,7 +98,7 @@ export class ClassPool {
       this.setDisabled(undefined);
       this.accepting = true;
     }
-    const leaving = this.slots.slice(next.processes).filter((child): child is ChildHandle => child?.alive === true && child.retiring === undefined);
+    const leaving = this.slots.slice(next.processes).filter((child): child is C => child?.alive === true && child.retiring === undefined);
     for (const slot of this.restartTimers.keys()) if (slot >= next.processes) this.cancelRestart(slot);
     if (leaving.length > 0) {
       this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, { event: 'CHILD_DRAINING', pids: leaving.map((c) => c.pid) });
@@ -159,7 +163,7 @@ export class ClassPool {
     }
   }
 
-  private isStale(child: ChildHandle): boolean {
+  private isStale(child: C): boolean {
     return !sameChildStart(child.config, child.resultLimitBytes, this.config, this.deps.resultLimitBytes);
   }
 
@@ -209,11 +213,11 @@ export class ClassPool {
   }
 
   /** Fork a child for `slot` with the config in force, and register it; the caller puts it in its slot. */
-  private startChild(slot: number): ChildHandle {
+  private startChild(slot: number): C {
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
     const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config };
-    const child = new ChildHandle(start, {
+    const child = this.deps.startChild(start, {
       message: (from, message) => this.onMessage(from, message),
       output: (from, stream, line) => {
         const level = stream === 'stderr' ? 'warn' : 'info';
@@ -242,7 +246,7 @@ export class ClassPool {
     return child;
   }
 
-  private onMessage(child: ChildHandle, message: ChildToSupervisor): void {
+  private onMessage(child: C, message: ChildToSupervisor): void {
     const labels = { pid: child.pid };
     switch (message.type) {
       case 'ready':
@@ -251,7 +255,7 @@ export class ClassPool {
         void this.deps.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
         return;
       case 'startup-failed':
-        child.startupError = message.error.message;
+        child.startupFailed(message.error.message);
         this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
         return;
       case 'job-started':
@@ -270,30 +274,26 @@ export class ClassPool {
         this.metrics.dbError(message.kind);
         return;
       case 'db-outage':
-        child.dbOutage = message.outage ?? undefined;
+        child.reportOutage(message.outage ?? undefined);
         return;
     }
   }
 
-  private onJobFinished(child: ChildHandle, message: FinishedJob): void {
-    child.started.delete(message.jobId);
-    child.jobsFinished += 1;
-    if (child.job?.jobId === message.jobId) {
-      child.job = undefined;
-      if (child.state === 'busy') child.state = 'ready';
-    }
-    this.deaths.delete(message.jobId);
+  private onJobFinished(child: C, message: FinishedJob): void {
+    child.jobFinished(message.jobId);
+    this.takeBack.finished(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
     if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
     logJobFinished(this.logger, child.pid, message);
   }
 
-  private async onExit(slot: number, child: ChildHandle, exit: ChildExit): Promise<void> {
+  private async onExit(slot: number, child: C, exit: ChildExit): Promise<void> {
     const end = describeChildEnd(child, exit.code, exit.signal);
     const crashed = child.killed === undefined && exit.code !== 0;
     const state = child.startupError !== undefined ? 'failed' : child.killed !== undefined ? 'killed' : 'exited';
     // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
-    await this.takeBackJobs(child, end.text)
+    await this.takeBack
+      .takeBack(child, end.text, this.config.name)
       .then(() => this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }))
       .catch((error: unknown) => {
         if (dbFaultOf(error) === undefined) throw error;
@@ -343,53 +343,4 @@ export class ClassPool {
     if (reason !== undefined) this.stopRestarting();
     recordDisabled(this.deps.store, { supervisorId: this.deps.supervisorId, class: this.config.name }, reason, this.logger);
   }
-
-  /**
-   * Guarantee 4's fast path: the child is gone, so its jobs come back now, not
-   * when the lease runs out. When one job is to blame (the one killed for, or
-   * the only one a one-slot child was running), it alone spends a retry, and
-   * is failed as poison once it has taken down POISON_THRESHOLD children in a
-   * row; the child's other jobs go back free, as its victims.
-   */
-  private async takeBackJobs(child: ChildHandle, end: string): Promise<void> {
-    const { store, retryDelay } = this.deps;
-    if (child.killed?.reason === 'shutdown' || child.killed?.reason === 'reload') {
-      const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: child.killed.reason });
-      for (const job of released) logRecovery(this.logger, job, 'LEASE:RELEASED');
-      this.metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
-      this.wakeFor(released);
-      return;
-    }
-    const params: RecoverParams = {
-      errorCode: child.killed?.code ?? 'WORKER:CRASHED',
-      errorDetail: `child ${end}`,
-      event: child.killed === undefined ? 'RECOVERED' : child.killed.reason === 'max_runtime' ? 'TIMED_OUT' : 'KILLED',
-      actor: this.deps.supervisorId,
-      retryDelay,
-    };
-    const culprit = child.killed !== undefined ? child.killed.culprit : child.soleSuspect();
-    let poison: string | undefined;
-    // Poison is a job whose runs take their child down; one the supervisor killed on purpose ends with its own cause (TIMEOUT:MAX_RUNTIME, say) when its retries run out.
-    if (culprit !== undefined && child.killed === undefined) {
-      const deaths = (this.deaths.get(culprit.jobId) ?? 0) + 1;
-      this.deaths.set(culprit.jobId, deaths);
-      if (deaths >= POISON_THRESHOLD) {
-        this.deaths.delete(culprit.jobId);
-        poison = `poison: it took down its child ${deaths} times in a row`;
-        Object.assign(params, {
-          errorCode: 'WORKER:POISON',
-          errorDetail: `took down its child ${deaths} times in a row (last: ${params.errorCode}, ${params.errorDetail})`,
-          retryable: false,
-        });
-      }
-    }
-    const culpritCost = culprit?.usage.cost();
-    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId, culpritCost });
-    if (culpritCost !== undefined) this.metrics.jobCost(this.config.name, culpritCost);
-    const logger = this.logger.child({ pid: child.pid });
-    for (const job of recovered) logRecovery(logger, job, params.errorCode, { victimOf: culprit?.jobId, rule: job.id === culprit?.jobId ? poison : undefined });
-    this.metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
-    this.wakeFor(recovered);
-  }
 }
-

@@ -2,8 +2,7 @@ import pidusage from 'pidusage';
 import type { Logger } from '../src/log.js';
 import { unlessDbFault, type DbFaultKind, type DbOutage } from '../src/store/faults.js';
 import type { SupervisorStore } from '../src/store/types.js';
-import type { ChildHandle, RunningJob } from './child-process.js';
-import type { ClassPool } from './class-pool.js';
+import type { RunningJob, WatchedChild } from './supervised-child.js';
 
 /** A child that has not answered a ping for this many heartbeat intervals is blocked. */
 export const STALE_HEARTBEATS = 3;
@@ -19,13 +18,22 @@ const REGISTRY_EVERY_TICKS = 4;
 const STALLING_FAULTS: ReadonlySet<DbFaultKind> = new Set(['disk_full', 'io']);
 const stalls = (outage: DbOutage | undefined) => outage !== undefined && STALLING_FAULTS.has(outage.kind);
 
+/** One sample per pid (pidusage's): CPU percent, resident bytes, CPU time in ms; undefined for a pid gone. */
+export type UsageSampler = (pids: number[]) => Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>>;
+
+/** The store calls the health watch makes: the leases a child holds, and its worker row. */
+export type WatchStore = Pick<SupervisorStore, 'jobListHeldBy' | 'workerHeartbeat'>;
+
 export interface HealthWatchOptions {
-  store: SupervisorStore;
+  store: WatchStore;
   logger: Logger;
-  pools: readonly ClassPool[];
+  /** The class pools, whose live children it watches. */
+  pools: readonly { readonly children: readonly WatchedChild[] }[];
   tickMs: number;
   /** The supervisor's own database outage, if one is in progress. */
   outage: () => DbOutage | undefined;
+  /** Reads the children's CPU and memory; pidusage by default. */
+  sampleUsage?: UsageSampler;
 }
 
 /**
@@ -40,6 +48,8 @@ export class HealthWatch {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private ticks = 0;
+  /** When the watch first saw a job no longer held by its child, while the child still says it runs it. */
+  private readonly missingSince = new WeakMap<RunningJob, number>();
 
   constructor(private readonly options: HealthWatchOptions) {}
 
@@ -72,7 +82,7 @@ export class HealthWatch {
     this.ticks += 1;
     const children = this.options.pools.flatMap((pool) => pool.children);
     if (children.length === 0) return;
-    const usage = await sampleUsage(children.map((child) => child.pid));
+    const usage = await (this.options.sampleUsage ?? sampleUsage)(children.map((child) => child.pid));
     const refreshRegistry = this.ticks % REGISTRY_EVERY_TICKS === 0;
     for (const child of children) {
       const sample = usage[child.pid];
@@ -96,7 +106,7 @@ export class HealthWatch {
     }
   }
 
-  private checkMemory(child: ChildHandle, rssBytes: number): void {
+  private checkMemory(child: WatchedChild, rssBytes: number): void {
     const capBytes = child.config.max_memory_mb * 1024 * 1024;
     if (rssBytes <= capBytes || child.killed !== undefined) return;
     const detail = `resident memory ${Math.round(rssBytes / 1048576)} MB over max_memory_mb ${child.config.max_memory_mb}`;
@@ -110,7 +120,7 @@ export class HealthWatch {
    * came late (`late`: this process or the machine was stalled), nor during
    * an outage that stalls writers (`STALLING_FAULTS`), ours or the child's.
    */
-  private checkAnswers(child: ChildHandle, late: boolean): void {
+  private checkAnswers(child: WatchedChild, late: boolean): void {
     if (child.killed !== undefined || (child.state !== 'ready' && child.state !== 'busy')) return;
     if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveSilence();
     const { config } = child;
@@ -133,7 +143,7 @@ export class HealthWatch {
    * this only reclaims the process.) Both need the lease data: a job whose
    * handler ended but whose outcome waits for the database is not running.
    */
-  private async checkLeases(child: ChildHandle): Promise<void> {
+  private async checkLeases(child: WatchedChild): Promise<void> {
     if (child.killed !== undefined || !child.alive || child.started.size === 0) return;
     const { config } = child;
     const held = new Set((await this.options.store.jobListHeldBy({ ownerId: child.workerId })).map((job) => job.id));
@@ -145,16 +155,20 @@ export class HealthWatch {
         return this.kill(child, 'max_runtime', 'TIMEOUT:MAX_RUNTIME', detail, job);
       }
       if (held.has(job.jobId)) {
-        job.missingSince = undefined;
-      } else if (now - (job.missingSince ??= now) > (config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000) {
-        const detail = `still runs job ${job.jobId} ${((now - job.missingSince) / 1000).toFixed(1)}s after losing its lease: the child is blocked`;
+        this.missingSince.delete(job);
+        continue;
+      }
+      const missingSince = this.missingSince.get(job) ?? now;
+      this.missingSince.set(job, missingSince);
+      if (now - missingSince > (config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000) {
+        const detail = `still runs job ${job.jobId} ${((now - missingSince) / 1000).toFixed(1)}s after losing its lease: the child is blocked`;
         return this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail);
       }
     }
   }
 
-  /** Kill a child for `culprit` (the job over its runtime); without one, ChildHandle blames whom it can. */
-  private kill(child: ChildHandle, reason: 'memory' | 'max_runtime' | 'unresponsive', code: string, detail: string, culprit?: RunningJob): void {
+  /** Kill a child for `culprit` (the job over its runtime); without one, the child blames whom it can. */
+  private kill(child: WatchedChild, reason: 'memory' | 'max_runtime' | 'unresponsive', code: string, detail: string, culprit?: RunningJob): void {
     child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',
@@ -167,7 +181,7 @@ export class HealthWatch {
   }
 }
 
-async function sampleUsage(pids: number[]): Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>> {
+const sampleUsage: UsageSampler = async (pids) => {
   try {
     return await pidusage(pids);
   } catch {
@@ -175,4 +189,4 @@ async function sampleUsage(pids: number[]): Promise<Record<number, { cpu: number
     const entries = await Promise.all(pids.map(async (pid) => [pid, await pidusage(pid).catch(() => undefined)] as const));
     return Object.fromEntries(entries);
   }
-}
+};

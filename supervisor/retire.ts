@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../src/log.js';
-import type { ChildHandle, RetireReason } from './child-process.js';
+import type { PoolChild, RetireReason } from './supervised-child.js';
 
 export interface RetireOptions {
   /** How long running jobs may take to finish before they are stopped and handed back. */
@@ -18,7 +18,7 @@ export interface RetireOptions {
  * then kill what is left; its jobs go back free too (see ClassPool's
  * take-back). Resolves once every child has exited.
  */
-export async function retireChildren(children: readonly ChildHandle[], options: RetireOptions): Promise<void> {
+export async function retireChildren(children: readonly PoolChild[], options: RetireOptions): Promise<void> {
   const { graceMs, force, logger, reason } = options;
   const live = () => children.filter((child) => child.alive);
   for (const child of live()) child.retire(reason);
@@ -37,7 +37,7 @@ export async function retireChildren(children: readonly ChildHandle[], options: 
 }
 
 /** Wait until the children exit, the time is up, or `force` says stop waiting. */
-async function waitForExit(children: readonly ChildHandle[], timeoutMs: number, force: AbortSignal): Promise<void> {
+async function waitForExit(children: readonly PoolChild[], timeoutMs: number, force: AbortSignal): Promise<void> {
   if (children.length === 0 || force.aborted) return;
   await Promise.race([Promise.all(children.map((child) => child.exited)), sleep(timeoutMs, undefined, { signal: force }).catch(() => undefined)]);
 }

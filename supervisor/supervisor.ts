@@ -16,6 +16,7 @@ import { PauseLog } from './pause-log.js';
 import { Retention } from './retention.js';
 import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
+import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { isPidAlive } from '../src/pids.js';
@@ -44,8 +45,8 @@ export class Supervisor {
   /** The config in force: the one started with, then each reload's. */
   private config: LeaseholdConfig;
   /** One per class, and classes a reload removed until their children are gone (the health watch keeps watching those). */
-  private readonly pools: ClassPool[];
-  private readonly leaving = new Set<ClassPool>();
+  private readonly pools: ClassPool<ChildHandle>[];
+  private readonly leaving = new Set<ClassPool<ChildHandle>>();
   private readonly health: HealthWatch;
   private sweeper: Sweeper;
   private retention: Retention;
@@ -100,10 +101,10 @@ export class Supervisor {
     return dashboardListener({ store: this.store, database: config.database, classes: config.classes, readOnly: false, token, logger: this.options.logger });
   }
 
-  private newPool(classConfig: ClassConfig): ClassPool {
+  private newPool(classConfig: ClassConfig): ClassPool<ChildHandle> {
     const { logger, supervisorId, host } = this.options;
     const { database, result_limit_bytes } = this.config;
-    return new ClassPool(classConfig, { store: this.store, logger, database, resultLimitBytes: result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: this.metrics });
+    return new ClassPool(classConfig, { store: this.store, startChild: (start, events) => new ChildHandle(start, events), logger, database, resultLimitBytes: result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: this.metrics });
   }
 
   private newSweeper(): Sweeper {
