@@ -14,6 +14,7 @@ import { RunLoop } from '../../child/run-loop.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
+import { until } from './support/until.js';
 
 const HEARTBEAT_MS = 10;
 
@@ -50,14 +51,6 @@ function setup(fields: Record<string, unknown> = {}) {
   const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : []));
   const startedIds = (): number[] => sent.flatMap((message) => (message.type === 'job-started' ? [message.jobId] : []));
   return { store, loop, ran, signals, finished, startedIds };
-}
-
-/** Advance fake time 1 ms at a time until `condition` holds; fails after `limitMs`. */
-async function until(what: string, condition: () => boolean, limitMs = 2_000): Promise<void> {
-  for (let spent = 0; !condition(); spent++) {
-    if (spent >= limitMs) throw new Error(`not within ${limitMs} ms: ${what}`);
-    await vi.advanceTimersByTimeAsync(1);
-  }
 }
 
 async function stopped(loop: RunLoop): Promise<void> {

@@ -1,0 +1,115 @@
+import type { ChildStart, SupervisorToChild } from '../../../src/ipc/protocol.js';
+import type { DbOutage } from '../../../src/store/faults.js';
+import type { ChildEvents, ChildExit, ChildKill, KillReason, PoolChild, RetireReason, RunningJob } from '../../../supervisor/supervised-child.js';
+
+let nextPid = 10_000;
+
+/**
+ * A child as ClassPool sees it, with no process: the test says when it is
+ * ready, fails to start, finishes a job or crashes. Asked to retire, it
+ * drains at once and exits 0, as a healthy child does.
+ */
+export class FakeChild implements PoolChild {
+  readonly pid = nextPid++;
+  readonly workerId: string;
+  readonly config: ChildStart['config'];
+  readonly resultLimitBytes: number;
+  readonly exited: Promise<ChildExit>;
+  readonly sent: SupervisorToChild[] = [];
+  jobsFinished = 0;
+  killed: ChildKill | undefined;
+  startupError: string | undefined;
+  retiring: RetireReason | undefined;
+  dbOutage: DbOutage | undefined;
+  private exit: ChildExit | undefined;
+  private becameReady!: () => void;
+  private readonly readied = new Promise<void>((resolve) => (this.becameReady = resolve));
+  private resolveExit!: (exit: ChildExit) => void;
+
+  constructor(
+    start: ChildStart,
+    private readonly events: ChildEvents<FakeChild>,
+  ) {
+    this.workerId = start.workerId;
+    this.config = start.config;
+    this.resultLimitBytes = start.resultLimitBytes;
+    this.exited = new Promise((resolve) => (this.resolveExit = resolve));
+  }
+
+  get alive(): boolean {
+    return this.exit === undefined;
+  }
+
+  // What the test makes the child do, as its messages and its exit.
+
+  sayReady(): void {
+    this.events.message(this, { type: 'ready' });
+  }
+
+  failStartup(message: string): void {
+    this.events.message(this, { type: 'startup-failed', error: { name: 'Error', code: 'HANDLER:LOAD', message, retryable: false } });
+    this.end({ code: 2, signal: null });
+  }
+
+  runJob(jobId: number): void {
+    this.events.message(this, { type: 'job-started', jobId, attempt: 1, leaseToken: `token-${jobId}` });
+    this.events.message(this, { type: 'jobs-finished', jobs: [{ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 1 }] });
+  }
+
+  crash(): void {
+    this.end({ code: 1, signal: null });
+  }
+
+  end(exit: ChildExit): void {
+    if (!this.alive) return;
+    this.exit = exit;
+    this.becameReady();
+    this.events.exit(this, exit);
+    this.resolveExit(exit);
+  }
+
+  // PoolChild.
+
+  send(message: SupervisorToChild): void {
+    this.sent.push(message);
+  }
+
+  markReady(): void {
+    this.becameReady();
+  }
+
+  startupFailed(error: string): void {
+    this.startupError = error;
+  }
+
+  reportOutage(outage: DbOutage | undefined): void {
+    this.dbOutage = outage;
+  }
+
+  jobStarted(): void {
+    // The pool's tests blame no job: soleSuspect() is always undefined.
+  }
+
+  jobFinished(): void {
+    this.jobsFinished += 1;
+  }
+
+  async untilReady(): Promise<string | undefined> {
+    await this.readied;
+    return this.alive ? undefined : (this.startupError ?? 'it ended before it was ready');
+  }
+
+  retire(reason: RetireReason): void {
+    this.retiring ??= reason;
+    queueMicrotask(() => this.end({ code: 0, signal: null }));
+  }
+
+  forceKill(reason: KillReason, code: string, detail: string): void {
+    this.killed ??= { reason, code, detail, culprit: undefined };
+    this.end({ code: null, signal: 'SIGKILL' });
+  }
+
+  soleSuspect(): RunningJob | undefined {
+    return undefined;
+  }
+}
