@@ -59,6 +59,18 @@ async function stopped(loop: RunLoop): Promise<void> {
   await until('the loop stopped', () => done);
 }
 
+/**
+ * Start the loop on three fast jobs, a 100 ms blocker and four more: with
+ * claims of 1, 2 and 4 (the prefetch grown by the fast ones), the blocker
+ * comes with three jobs that must wait behind it.
+ */
+async function blockerAhead({ store, loop, ran }: ReturnType<typeof setup>) {
+  const [f1, f2, f3, blocker, ...waiting] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {}, {}) as [number, number, number, number, ...number[]];
+  loop.start();
+  await until('the blocker runs', () => ran.includes(blocker));
+  return { fast: [f1, f2, f3], blocker, waiting };
+}
+
 /** The claim sizes asked for, in order. */
 const limits = (store: FakeWorkerStore) => store.claims.map((claim) => claim.limit);
 
@@ -79,39 +91,36 @@ describe('RunLoop', () => {
   });
 
   it('hands back prefetched jobs that cannot start within FLUSH_AFTER_MS, unstarted, and claims without a prefetch next', async () => {
-    const { store, loop, ran, finished, startedIds } = setup();
-    // Claims of 1, 2 and 4: the blocker comes with three jobs that must wait behind it.
-    const [f1, f2, f3, blocker, ...waiting] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {}, {});
-    loop.start();
-    await until('the blocker runs', () => ran.includes(blocker!));
+    const running = setup();
+    const { store, loop, ran, finished, startedIds } = running;
+    const { fast, blocker, waiting } = await blockerAhead(running);
     const handedBack = () => waiting.slice(0, 3).every((id) => store.verdicts().get(id)?.type === 'release');
     await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS - 5);
     expect(handedBack()).toBe(false);
     await until('the waiting jobs handed back', handedBack, 10);
     expect(store.settled.filter((settlement) => waiting.includes(settlement.id)).map((settlement) => settlement.startedAt)).toEqual([null, null, null]);
-    expect(ran).toEqual([f1, f2, f3, blocker]);
+    expect(ran).toEqual([...fast, blocker]);
 
     // The blocker's outcome is written with the next claim.
-    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    await until('the blocker settled', () => store.verdicts().has(blocker), 200);
     expect(limits(store).slice(0, 4)).toEqual([1, 2, 4, 1]);
     // The supervisor never heard of the handed-back jobs: they never started.
     await until('the last job settled', () => store.verdicts().has(waiting[3]!));
-    expect(startedIds()).toEqual([f1, f2, f3, blocker, waiting[3]]);
+    expect(startedIds()).toEqual([...fast, blocker, waiting[3]]);
     expect(finished().map((job) => job.jobId)).not.toContain(waiting[0]);
     await stopped(loop);
   });
 
   it('ends a job cancelled while it waits without running it, and tells the supervisor', async () => {
-    const { store, loop, ran, finished } = setup();
-    const [, , , blocker, cancelled] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {});
-    loop.start();
-    await until('the blocker runs', () => ran.includes(blocker!));
+    const running = setup();
+    const { store, loop, ran, finished } = running;
+    const { blocker, waiting: [cancelled] } = await blockerAhead(running);
     store.cancelRequested.add(cancelled!);
     await until('the cancel written', () => store.verdicts().has(cancelled!), HEARTBEAT_MS + FLUSH_AFTER_MS);
     expect(store.verdicts().get(cancelled!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
     expect(store.settled.find((settlement) => settlement.id === cancelled)?.startedAt).toBeNull();
     expect(finished().find((job) => job.jobId === cancelled)?.outcome).toBe('CANCELLED');
-    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    await until('the blocker settled', () => store.verdicts().has(blocker), 200);
     expect(ran).not.toContain(cancelled);
     await stopped(loop);
   });
@@ -143,14 +152,13 @@ describe('RunLoop', () => {
   });
 
   it('drops a waiting job whose lease is lost: it never runs and nothing is written about it', async () => {
-    const { store, loop, ran, finished } = setup();
-    const [, , , blocker, lost] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {});
-    loop.start();
-    await until('the blocker runs', () => ran.includes(blocker!));
+    const running = setup();
+    const { store, loop, ran, finished } = running;
+    const { blocker, waiting: [lost] } = await blockerAhead(running);
     store.lost.add(lost!);
     await until('the loss reported', () => finished().some((job) => job.jobId === lost), HEARTBEAT_MS + 1);
     expect(finished().find((job) => job.jobId === lost)?.outcome).toBe('LEASE_LOST');
-    await until('the blocker settled', () => store.verdicts().has(blocker!), 200);
+    await until('the blocker settled', () => store.verdicts().has(blocker), 200);
     expect(ran).not.toContain(lost);
     expect(store.verdicts().has(lost!)).toBe(false);
     await stopped(loop);
