@@ -45,9 +45,9 @@ function cancelledBeforeStart(): RunVerdict {
  * transaction per batch. A prefetched job that cannot start within
  * FLUSH_AFTER_MS is handed back keeping its place, for a free sibling to
  * take. Outcomes go through the group commit (GroupCommit), which carries
- * the next claim when one is due. The
- * heartbeat, cancel, lease loss and stop reach every job held: running,
- * waiting, or with its outcome not yet written.
+ * the next claim when one is due. The heartbeat, cancel, lease loss and stop
+ * reach every job held: running, waiting, or with its outcome not yet
+ * written.
  */
 export class RunLoop {
   /** Claimed and not yet written about. */
