@@ -173,7 +173,7 @@ export class JobRun {
 
   private async writeStart(): Promise<void> {
     try {
-      await this.deps.store.jobStart({ ...this.ref, leaseMs: this.deps.config.lease_seconds * 1000, startedAt: this.startedAt });
+      await this.deps.store.jobStart({ ...this.ref, leaseMs: this.deps.config.lease_seconds * 1000, startedAt: this.startedAt, claim: this.job });
       this.startWritten = true;
     } catch (error) {
       this.onWriteError(error, 'start');

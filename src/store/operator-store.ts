@@ -1,5 +1,6 @@
 /** The Store's role for operators' commands, reports and the dashboard (the rows it reads: read-rows.ts). */
-import type { CancelOutcome, FailedFilter, JobRow, PauseOutcome, ProducerStore, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './types.js';
+import type { CancelOutcome, FailedFilter, JobRow, PauseOutcome, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './data.js';
+import type { ProducerStore } from './producer-store.js';
 import type { ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, FinishedMinute, InFlightJob, RateWindow, RetryBucket, StatusCount } from './read-rows.js';
 
 /** The operator's commands and reports. */

@@ -11,6 +11,7 @@ import type {
   AttemptCost,
   AttemptStatus,
   ClaimedJob,
+  ClaimRecord,
   FailureInput,
   JobEventName,
   LeaseRef,
@@ -121,6 +122,7 @@ function event(jobId: number, ts: number, name: JobEventName, actor: string, det
 
 /** What the timeline says about a claim: its job, attempt, owner and time. */
 export type ClaimFacts = Pick<HeldFacts, 'id' | 'attempts' | 'owner_id' | 'claimed_at'>;
+type LeaseFacts = Pick<HeldFacts, 'lease_token'>;
 
 /** The timeline entries that are not part of an outcome plan. */
 export const EVENTS = {
@@ -140,8 +142,8 @@ export const EVENTS = {
     event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken }),
 };
 
-/** Claimed rows as the worker gets them, in claim order (RETURNING promises no order). */
-export function claimedJobs(rows: ClaimedRow[]): ClaimedJob[] {
+/** Claimed rows as the worker gets them, in claim order (RETURNING promises no order), made by `ownerId` at `claimedAt`. */
+export function claimedJobs(rows: ClaimedRow[], ownerId: string, claimedAt: number): ClaimedJob[] {
   return [...rows]
     .sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
     .map((row) => ({
@@ -150,11 +152,18 @@ export function claimedJobs(rows: ClaimedRow[]): ClaimedJob[] {
       payload: row.payload,
       priority: row.priority,
       attempt: row.attempts,
+      ownerId,
+      claimedAt,
       maxRetries: row.max_retries,
       leaseToken: row.lease_token,
       leaseExpiresAt: row.lease_expires_at,
       createdAt: row.created_at,
     }));
+}
+
+/** The claim facts a holder's own record of its claim gives: those its lease token names in the row. */
+export function claimFacts(ref: LeaseRef, claim: ClaimRecord): ClaimFacts {
+  return { id: ref.id, attempts: claim.attempt, owner_id: claim.ownerId, claimed_at: claim.claimedAt };
 }
 
 function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
@@ -192,7 +201,7 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
  * (carrying the claim) when the handler ran but its start was not written
  * yet, or the claim alone when it never started. A RUNNING row has both.
  */
-function claimTrail(facts: HeldFacts, startedAt: number | null): PlannedEvent[] {
+function claimTrail(facts: ClaimFacts & Pick<HeldFacts, 'status'>, startedAt: number | null): PlannedEvent[] {
   if (facts.status !== 'CLAIMED') return [];
   return [startedAt === null ? EVENTS.claimed(facts) : EVENTS.started(facts, startedAt)];
 }
@@ -230,20 +239,42 @@ export function planSettlement(settlement: Settlement, facts: HeldFacts, now: nu
   return withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart, settlement.cost), facts);
 }
 
+function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
+  return {
+    id: facts.id,
+    leaseToken: facts.lease_token,
+    attempt: facts.attempts,
+    startedAt,
+    job: { type: 'complete', result },
+    attemptEnd: attemptEnd('SUCCEEDED', null, null, cost),
+    events: [event(facts.id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts })],
+    status: 'SUCCEEDED',
+    runAt: null,
+  };
+}
+
+/** A success planned without reading its row, and the claim trail it owes if the row's start is still unwritten. */
+export interface BlindSuccess {
+  plan: OutcomePlan;
+  /** Due only where the row is still CLAIMED: the writer checks that under its fence, as planSettlement checks the facts. */
+  trail: PlannedEvent[];
+}
+
+/**
+ * A success planned from the holder's record of its claim (`claimFacts`):
+ * the same plan planSettlement makes from the row, for a write that does not
+ * read the row first. The start is planned as unwritten; a RUNNING row keeps
+ * its own start and owes no trail.
+ */
+export function planBlindSuccess(settlement: Settlement & { claim: ClaimRecord }, result: string | null, now: number): BlindSuccess {
+  const facts = { ...claimFacts(settlement, settlement.claim), lease_token: settlement.leaseToken, status: 'CLAIMED' as const };
+  return { plan: successPlan(facts, result, now, settlement.startedAt, settlement.cost), trail: claimTrail(facts, settlement.startedAt) };
+}
+
 function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
   switch (verdict.type) {
     case 'complete':
-      return {
-        id: facts.id,
-        leaseToken: facts.lease_token,
-        attempt: facts.attempts,
-        startedAt,
-        job: { type: 'complete', result: verdict.result },
-        attemptEnd: attemptEnd('SUCCEEDED', null, null, cost),
-        events: [event(facts.id, now, 'SUCCEEDED', 'worker', { attempt: facts.attempts })],
-        status: 'SUCCEEDED',
-        runAt: null,
-      };
+      return successPlan(facts, verdict.result, now, startedAt, cost);
     case 'fail': {
       const runAt = now + verdict.retryDelayMs;
       const plan = failurePlan(facts, startedAt, verdict.error, runAt, cost);

@@ -1,5 +1,5 @@
 /** What the operator's reads return (the OperatorStore's and SupervisorStore's answers). */
-import type { AttemptStatus, JobStatus } from './types.js';
+import type { AttemptStatus, JobStatus } from './data.js';
 
 /** A paused class as the reports show it. */
 export interface ClassPause {

@@ -1,5 +1,5 @@
 /** The Store's role for cron schedules (the supervisor's scheduler, `leasehold schedules`) and the rows it exchanges. */
-import type { Connection, InsertedJob, NewJob } from './types.js';
+import type { Connection, InsertedJob, NewJob } from './data.js';
 
 /** A schedule's row in `schedules`: how far its occurrences are handled, and its last run. */
 export interface ScheduleRow {

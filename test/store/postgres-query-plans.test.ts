@@ -56,6 +56,10 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   });
 
   const now = Date.UTC(2026, 0, 2);
+  const three = <T>(value: T) => [value, value, value];
+  // SETTLE_SQL's sixteen: three planned successes, then their timeline rows (a trail row first)
+  const SUCCESSES = [[1, 2, 3], ['a', 'b', 'c'], three(now), ['1', '2', '3'], three('SUCCEEDED'), three('x'), three('x'), [1.5, 2, 3], [1, 2, 3], now,
+    [1, 1, 2], three(now), ['STARTED', 'SUCCEEDED', 'SUCCEEDED'], three('worker'), three('x'), [true, false, false]];
   // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],
@@ -66,21 +70,9 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     // by key; a generic plan may instead walk the small partial index of held rows (when that is as cheap)
     ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000, ['x', 'y', 'z']], null, true],
     ['settle: facts of several leases', LEASE_SQL.heldFactsMany, [[1, 2, 3], ['a', 'b', 'c']], null, true],
-    [
-      'settle: the successes of a batch',
-      LEASE_SQL.completeMany,
-      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], [1, 1, 2], ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], ['x', 'x', 'x'], ['x', 'x', 'x'], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now],
-      null,
-      true,
-    ],
     // one statement: the held rows by key (sorted by id for the lock order), the events in batch order, the claim through jobs_claim
-    [
-      'settle: a batch of successes and the next claim, in one statement',
-      SETTLE_SQL.successesThenClaimOneClass,
-      [[1, 2, 3], ['a', 'b', 'c'], [now, now, now], ['1', '2', '3'], [1.5, 2, 3], [1, 2, 3], now, 'email', 'w9', now + 30_000, 10, 5],
-      'jobs_claim',
-      true,
-    ],
+    ['settle: the successes of a batch', SETTLE_SQL.successes, SUCCESSES, null, true],
+    ['settle: a batch of successes and the next claim, in one statement', SETTLE_SQL.successesThenClaimOneClass, [...SUCCESSES, 'email', 'w9', now + 30_000, 10, 5], 'jobs_claim', true],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
     ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20, 40_000], 'jobs_class_status', true],

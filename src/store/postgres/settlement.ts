@@ -1,17 +1,108 @@
 /**
- * The PostgreSQL driver's writes about held jobs' outcomes: the general path
- * (read and lock the facts, plan each outcome, write, record), the one
- * statement of a batch of successes, and the timeline appends they share.
+ * The PostgreSQL driver's writes about held jobs' outcomes: a worker's batch
+ * (a batch of successes and the next claim in one statement, or the general
+ * path: read and lock the facts, plan each outcome, write), and the writes of
+ * plans that the sweeper and the supervisor share. outcomes.ts decides every
+ * row; the statements here only apply them, fenced.
  */
-import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planSettlement, settleResult } from '../outcomes.js';
-import type { ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import type { ClaimedJob, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
+import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planBlindSuccess, planSettlement, settleResult } from '../outcomes.js';
+import type { BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { ClaimedJob, ClaimRecord, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
+import { claim } from './claims.js';
 import { changes, rows, type Db } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { SETTLE_SQL } from './sql/settle.js';
 
 export const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
+
+/** How the store runs work: in a transaction, or as one statement without BEGIN and COMMIT. */
+export interface Runner {
+  write<T>(work: (db: Db, now: number) => Promise<T>): Promise<T>;
+  oneStatement<T>(work: (db: Db, now: number) => Promise<T>): Promise<T>;
+}
+
+type Batch = { settlements: Settlement[]; claim?: ClaimRequest };
+type Settled = { settled: SettleResult[]; claimed: ClaimedJob[] };
+
+/**
+ * A worker's batch. Successes whose holder passed its claim record, each
+ * lease once, with a claim that needs no rate-limit window, go in one
+ * statement; what that statement did not find held, and every other batch,
+ * the general way.
+ */
+export async function settleBatch(runner: Runner, batch: Batch): Promise<Settled> {
+  const blind = blindSuccesses(batch);
+  if (blind === undefined) {
+    return runner.write(async (db, now) => {
+      const settled = await settle(db, batch.settlements, now);
+      return { settled, claimed: batch.claim === undefined ? [] : await claim(db, batch.claim, now) };
+    });
+  }
+  const { written, claimed } = await runner.oneStatement(async (db, now) => writeBlind(db, blind, batch.claim, now));
+  const rest = batch.settlements.filter((s) => !written.has(s));
+  const restResults = rest.length === 0 ? [] : await runner.write((db, now) => settle(db, rest, now));
+  const results = new Map(rest.map((s, index) => [s, restResults[index]!]));
+  return { settled: batch.settlements.map((s) => results.get(s) ?? written.get(s)!), claimed };
+}
+
+/** The settlements the one statement can write, each with its claim record; undefined when the batch is not such. */
+function blindSuccesses(batch: Batch): (Settlement & { claim: ClaimRecord })[] | undefined {
+  if (batch.claim?.rateLimit !== undefined || batch.claim?.classes.length === 0) return undefined;
+  if (batch.settlements.length === 0 && batch.claim === undefined) return undefined;
+  const ids = new Set<number>();
+  for (const s of batch.settlements) {
+    if (s.verdict.type !== 'complete' || s.claim === undefined || ids.has(s.id)) return undefined;
+    ids.add(s.id);
+  }
+  return batch.settlements as (Settlement & { claim: ClaimRecord })[];
+}
+
+type BatchRow = ClaimedRow & { settled: boolean };
+
+/** The one statement: planned successes, then the claim. `written`: each settlement it wrote, with its result. */
+async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecord })[], request: ClaimRequest | undefined, now: number) {
+  const planned = settlements.map((s) => planBlindSuccess(s, s.verdict.type === 'complete' ? s.verdict.result : null, now));
+  const values = successValues(planned, now);
+  let found: BatchRow[];
+  if (request === undefined) found = await rows<BatchRow>(db, SETTLE_SQL.successes, values);
+  else {
+    const [statement, classes] =
+      request.classes.length === 1 ? [SETTLE_SQL.successesThenClaimOneClass, request.classes[0]] : [SETTLE_SQL.successesThenClaimManyClasses, request.classes];
+    found = await rows<BatchRow>(db, statement, [...values, classes, request.ownerId, now + request.leaseMs, request.limit, request.classMaxRetries]);
+  }
+  const settledKeys = new Set(found.filter((row) => row.settled).map((row) => leaseKey(row.id, row.lease_token)));
+  const written = new Map<Settlement, SettleResult>();
+  settlements.forEach((s, index) => settledKeys.has(leaseKey(s.id, s.leaseToken)) && written.set(s, settleResult(planned[index]!.plan)));
+  const claimed = request === undefined ? [] : claimedJobs(found.filter((row) => !row.settled), request.ownerId, now);
+  return { written, claimed };
+}
+
+/** SETTLE_SQL's sixteen parameters: the planned rows of each success, then their timeline rows (the trail flagged). */
+function successValues(planned: BlindSuccess[], now: number): unknown[] {
+  const plans = planned.map(({ plan }) => plan);
+  const events = planned.flatMap(({ plan, trail }) => [...trail.map((e) => ({ e, trail: true })), ...plan.events.map((e) => ({ e, trail: false }))]);
+  const column = <T>(pick: (plan: OutcomePlan) => T) => plans.map(pick);
+  const eventColumn = <T>(pick: (row: (typeof events)[number]) => T) => events.map(pick);
+  return [
+    column((p) => p.id),
+    column((p) => p.leaseToken),
+    column((p) => p.startedAt),
+    column((p) => (p.job.type === 'complete' ? p.job.result : null)),
+    column((p) => p.attemptEnd.status),
+    column((p) => p.attemptEnd.code),
+    column((p) => p.attemptEnd.detail),
+    column((p) => p.attemptEnd.cpuMs),
+    column((p) => p.attemptEnd.peakRssBytes),
+    now,
+    eventColumn((row) => row.e.jobId),
+    eventColumn((row) => row.e.ts),
+    eventColumn((row) => row.e.event),
+    eventColumn((row) => row.e.actor),
+    eventColumn((row) => row.e.detail),
+    eventColumn((row) => row.trail),
+  ];
+}
 
 /** Append to the timeline, in order, in one statement. */
 export async function record(db: Db, events: PlannedEvent[], statement = HISTORY_SQL.eventInsertMany): Promise<void> {
@@ -25,27 +116,14 @@ export async function recordZombies(db: Db, events: PlannedEvent[]): Promise<voi
   await record(db, events, HISTORY_SQL.eventInsertIfJob);
 }
 
-/** Inside a transaction: settle, then claim (`claim`), then record the settlements' events. */
-export async function settleThenClaim(
-  db: Db,
-  settlements: Settlement[],
-  claim: (db: Db) => Promise<ClaimedJob[]> | ClaimedJob[],
-  now: number,
-): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
-  const settled = await settle(db, settlements, now);
-  const claimed = await claim(db);
-  await record(db, settled.events);
-  return { settled: settled.results, claimed };
-}
-
 /**
  * Inside a transaction: write each verdict, fenced by its lease. The held
  * rows are read and locked first, all at once in id order; a settlement
  * whose lease is not among them (or that repeats one already settled in
  * this batch) is a stale write: recorded, reported held: false.
  */
-async function settle(db: Db, settlements: Settlement[], now: number): Promise<{ results: SettleResult[]; events: PlannedEvent[] }> {
-  if (settlements.length === 0) return { results: [], events: [] };
+async function settle(db: Db, settlements: Settlement[], now: number): Promise<SettleResult[]> {
+  if (settlements.length === 0) return [];
   const bind = [settlements.map((s) => s.id), settlements.map((s) => s.leaseToken)];
   const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
   const plans: OutcomePlan[] = [];
@@ -67,9 +145,9 @@ async function settle(db: Db, settlements: Settlement[], now: number): Promise<{
     plans.push(plan);
     return settleResult(plan);
   });
-  await writeOutcomes(db, plans, now);
+  await apply(db, plans, now);
   await recordZombies(db, stale);
-  return { results, events: plans.flatMap((plan) => plan.events) };
+  return results;
 }
 
 /** The attempts these leases' tokens name, by lease: where a settlement sent again finds its own earlier write. */
@@ -78,94 +156,22 @@ async function endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, Ende
   return new Map(found.map((attempt) => [leaseKey(attempt.job_id, attempt.lease_token), attempt]));
 }
 
-/** Inside a transaction: run outcome plans and record their events; the caller read (and locked) their facts. */
+/**
+ * Inside a transaction: write outcome plans whose facts the caller read and
+ * locked, and their timeline. The successes go in SETTLE_SQL's one statement
+ * (their trail already decided from the facts), the rest one by one.
+ */
 export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
-  await writeOutcomes(db, plans, now);
-  await record(db, plans.flatMap((plan) => plan.events));
-}
-
-/** The fenced row writes of outcome plans: the successes in one statement, the rest one by one. */
-async function writeOutcomes(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
-  const successes = plans.flatMap((plan) => (plan.job.type === 'complete' ? [{ plan, result: plan.job.result }] : []));
-  if (successes.length > 0) {
-    const column = <T>(pick: (plan: OutcomePlan) => T) => successes.map(({ plan }) => pick(plan));
-    await changes(db, LEASE_SQL.completeMany, [
-      column((p) => p.id),
-      column((p) => p.leaseToken),
-      column((p) => p.startedAt),
-      column((p) => p.attempt),
-      column((p) => p.attemptEnd.status),
-      column((p) => p.attemptEnd.code),
-      column((p) => p.attemptEnd.detail),
-      successes.map(({ result }) => result),
-      column((p) => p.attemptEnd.cpuMs),
-      column((p) => p.attemptEnd.peakRssBytes),
-      now,
-    ]);
-  }
-  for (const plan of plans) {
+  const successes = plans.filter((plan) => plan.job.type === 'complete');
+  if (successes.length > 0) await changes(db, SETTLE_SQL.successes, successValues(successes.map((plan) => ({ plan, trail: [] })), now));
+  const others = plans.filter((plan) => plan.job.type !== 'complete');
+  for (const plan of others) {
     const { status, code, detail, cpuMs, peakRssBytes } = plan.attemptEnd;
     const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes];
     const job = plan.job;
-    switch (job.type) {
-      case 'complete':
-        break; // written above
-      case 'requeue':
-        await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
-        break;
-      case 'finishBadly':
-        await changes(db, LEASE_SQL.finishBadly, [...shared, job.status]);
-        break;
-      case 'release':
-        await changes(db, LEASE_SQL.release, shared);
-        break;
-    }
+    if (job.type === 'requeue') await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
+    else if (job.type === 'finishBadly') await changes(db, LEASE_SQL.finishBadly, [...shared, job.status]);
+    else await changes(db, LEASE_SQL.release, shared);
   }
-}
-
-/**
- * A batch the one statement can write: successes only, each lease once, and
- * a claim (if any) that needs no rate-limit window (that one is counted and
- * locked in a transaction of its own steps).
- */
-export function successesOnly(params: { settlements: Settlement[]; claim?: ClaimRequest }): boolean {
-  if (params.claim?.rateLimit !== undefined || params.claim?.classes.length === 0) return false;
-  const ids = new Set<number>();
-  for (const s of params.settlements) {
-    if (s.verdict.type !== 'complete' || ids.has(s.id)) return false;
-    ids.add(s.id);
-  }
-  return params.settlements.length > 0 || params.claim !== undefined;
-}
-
-type BatchRow = ClaimedRow & { settled: boolean };
-
-/**
- * A batch of successes and the next claim in one statement (SETTLE_SQL).
- * `written`: the leases whose success it wrote; every other settlement was
- * not held as the statement saw it, and is the caller's to look into.
- */
-export async function settleSuccessesAtOnce(
-  oneStatement: (work: (db: Db, now: number) => Promise<BatchRow[]>) => Promise<BatchRow[]>,
-  settlements: Settlement[],
-  claim: ClaimRequest | undefined,
-): Promise<{ written: Set<string>; claimed: ClaimedJob[] }> {
-  const found = await oneStatement((db, now) => {
-    const column = <T>(pick: (s: Settlement) => T) => settlements.map(pick);
-    const values: unknown[] = [
-      column((s) => s.id),
-      column((s) => s.leaseToken),
-      column((s) => s.startedAt),
-      column((s) => (s.verdict.type === 'complete' ? s.verdict.result : null)),
-      column((s) => s.cost?.cpuMs ?? null),
-      column((s) => s.cost?.peakRssBytes ?? null),
-      now,
-    ];
-    if (claim === undefined) return rows<BatchRow>(db, SETTLE_SQL.successes, values);
-    const [statement, classes] =
-      claim.classes.length === 1 ? [SETTLE_SQL.successesThenClaimOneClass, claim.classes[0]] : [SETTLE_SQL.successesThenClaimManyClasses, claim.classes];
-    return rows<BatchRow>(db, statement, [...values, classes, claim.ownerId, now + claim.leaseMs, claim.limit, claim.classMaxRetries]);
-  });
-  const written = new Set(found.filter((row) => row.settled).map((row) => leaseKey(row.id, row.lease_token)));
-  return { written, claimed: claimedJobs(found.filter((row) => !row.settled)) };
+  await record(db, others.flatMap((plan) => plan.events));
 }

@@ -1,15 +1,13 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
-import type { ClaimedRow, HeldFacts, OutcomePlan } from '../outcomes.js';
-import { rateLimitedClass } from '../rate-limit.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
+import { claimFacts, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
+import type { ClaimFacts, HeldFacts, OutcomePlan } from '../outcomes.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import { rateAllowance, recordStarts } from './rate-limited-claims.js';
 import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
-import { apply, leaseKey, record, settleSuccessesAtOnce, settleThenClaim, successesOnly } from './settlement.js';
+import { apply, leaseKey, record, settleBatch, type Runner } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
@@ -75,6 +73,8 @@ export class PostgresStore extends PostgresReads implements Store {
     this.closing ??= Promise.allSettled([...this.listening].map((stop) => stop())).then(() => this.pool.end());
     await this.closing;
   }
+
+  private readonly runner: Runner = { write: (work) => this.write(work), oneStatement: (work) => this.oneStatement(work) };
 
   private write<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, (db) => work(db, this.clock.now()));
@@ -181,28 +181,21 @@ export class PostgresStore extends PostgresReads implements Store {
 
   // workers
 
-  /**
-   * Inside a transaction: claim up to `limit` due jobs, each with its own token
-   * and attempt row (its start will carry the claim). A rate-limited claim
-   * takes what its window has left.
-   */
-  private async claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
-    const { rateLimit } = params;
-    const limit = rateLimit === undefined ? params.limit : await rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
-    if (params.classes.length === 0 || limit < 1) return [];
-    const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
-    const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit, params.classMaxRetries]);
-    if (rateLimit !== undefined && claimed.length > 0) await recordStarts(db, rateLimitedClass(params), rateLimit, claimed.length, now);
-    return claimedJobs(claimed);
-  }
-
-  /** The start and its STARTED event, or the zombie's record, in one statement. */
-  async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
+  /** The start and its STARTED event, or the zombie's record, in one statement (after a read of the claim's facts when the caller has no record of them). */
+  async jobStart(params: JobStartParams): Promise<void> {
+    const facts = params.claim === undefined ? await this.claimFacts(params) : claimFacts(params, params.claim);
     const started = await this.oneStatement((db, now) => {
-      const zombie = EVENTS.zombie(params, now, 'start').detail;
-      return rows(db, LEASE_SQL.start, [params.id, params.leaseToken, params.startedAt ?? now, now, now + params.leaseMs, zombie]);
+      const startedAt = params.startedAt ?? now;
+      // No facts: the token is not the job's, and the statement only records the zombie.
+      const event = facts === undefined ? null : EVENTS.started(facts, startedAt).detail;
+      return rows(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs, event, EVENTS.zombie(params, now, 'start').detail]);
     });
     fenced(params, 'start', started.length === 1 ? undefined : LOST);
+  }
+
+  /** What the claim a token names fixed: it never changes while the token is the job's, so no lock is needed. */
+  private async claimFacts(ref: LeaseRef): Promise<ClaimFacts | undefined> {
+    return first<ClaimFacts>(this.pool, LEASE_SQL.claimFacts, [ref.id, ref.leaseToken]);
   }
 
   /** Every renewal, and the zombie's record of every lease lost, in one statement. */
@@ -229,17 +222,8 @@ export class PostgresStore extends PostgresReads implements Store {
     fenced(params, 'progress', written.length === 1 ? undefined : LOST);
   }
 
-  /** A batch of successes (the common case) and its claim in one statement; any other batch, or what that statement did not find held, the general way. */
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
-    if (!successesOnly(params)) {
-      const claim = params.claim;
-      return this.write((db, now) => settleThenClaim(db, params.settlements, (into) => (claim === undefined ? [] : this.claim(into, claim, now)), now));
-    }
-    const batch = await settleSuccessesAtOnce((work) => this.oneStatement(work), params.settlements, params.claim);
-    const rest = params.settlements.filter((s) => !batch.written.has(leaseKey(s.id, s.leaseToken)));
-    const restResults = rest.length === 0 ? [] : (await this.write((db, now) => settleThenClaim(db, rest, () => [], now))).settled;
-    const results = new Map(rest.map((s, index) => [s, restResults[index]!]));
-    return { settled: params.settlements.map((s) => results.get(s) ?? { id: s.id, held: true, status: 'SUCCEEDED', runAt: null }), claimed: batch.claimed };
+    return settleBatch(this.runner, params);
   }
 
   // the sweeper and the supervisor

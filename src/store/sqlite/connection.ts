@@ -19,12 +19,9 @@ const BUSY_RETRIES = 8;
 
 /**
  * Checkpoint once the WAL holds this many pages (8 MiB), not SQLite's 1,000:
- * under load the same hot pages (index leaves, the table's tail) are copied
- * back once per checkpoint, and each checkpoint syncs both files. At 1,000
- * pages checkpoints took 14% of a worker's store time. Not more: the
- * checkpoint runs in the process whose commit crossed the line, and holds up
- * its event loop; at 4,000 pages that showed as an 18 ms start (the max of
- * bench section 5), at 2,000 as 5 ms.
+ * fewer copies of the same hot pages, but not so many that one checkpoint
+ * holds up the committing process's event loop (the figures:
+ * docs/performance.md).
  */
 const WAL_AUTOCHECKPOINT_PAGES = 2_000;
 

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
+import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
 import { failedStatement } from '../job-filters.js';
 import { maxRetriesFromClass } from '../policy.js';
 import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
@@ -203,10 +203,10 @@ export class SqliteStore extends SqliteReads implements Store {
       this.classes.startsAdd.run({ class: jobClass, now, count: rows.length });
       this.classes.startsPrune.run({ class: jobClass, ...prunePlan(now, rateLimit, rows.length) });
     }
-    return claimedJobs(rows);
+    return claimedJobs(rows, params.ownerId, now);
   }
 
-  async jobStart(params: LeaseRef & { leaseMs: number; startedAt?: number }): Promise<void> {
+  async jobStart(params: JobStartParams): Promise<void> {
     const outcome = await this.write((now) => {
       const startedAt = params.startedAt ?? now;
       const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as ClaimFacts | undefined;

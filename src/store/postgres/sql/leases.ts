@@ -14,10 +14,6 @@ export interface ClaimParams {
   classMaxRetries: string;
 }
 
-/** A STARTED event's detail from the claim's row `d` (attempts, owner_id, claimed_at), as the store's eventDetail (JSON.stringify) spells it. */
-export const STARTED_DETAIL = `'{"attempt":' || d.attempts || ',"owner_id":' || coalesce(to_json(d.owner_id)::text, 'null')
-  || ',"claimed_at":' || coalesce(d.claimed_at::text, 'null') || '}'`;
-
 /**
  * The other half of a fenced write made in one statement: when the CTE
  * `wrote` wrote nothing, record that the holder was turned away (its
@@ -33,21 +29,13 @@ const zombieUnless = (wrote: string, id: string, ts: string, detail: string) => 
 const FENCE = `id = $1 AND lease_token = $2 AND ${IN_FLIGHT}`;
 
 /**
- * Claim: one UPDATE of a locked pick of the best due rows, and the attempt
- * rows of what it claimed, in one statement. The pick is an array the update
- * looks up by primary key: a plan that holds whatever the planner guesses
- * about LIMIT $5 (a generic plan guesses 10% of the table and would
- * hash-join a full scan). FOR NO KEY UPDATE SKIP
- * LOCKED: two claimers never wait on each other and never get the same row;
- * a row claimed and committed by another meanwhile is re-checked after the
- * lock and dropped. Every row gets its own random token from the server
- * (gen_random_uuid: 122 random bits, as 32 hex digits). With one class the
- * pick walks jobs_claim in ORDER BY order: no sort. A paused class claims
- * nothing: `notPaused` looks up its control row by key (with one class, once
- * per statement: the subquery does not depend on the row). A job whose
- * enqueue set no max_retries gets the claimer's class value. Two CTEs,
- * `claimed` (the rows, CLAIMED_COLUMNS) and `attempt_rows`, for a statement
- * to end with its own SELECT; `p` names the parameters.
+ * Claim: one UPDATE of a locked pick of the best due rows (by primary key,
+ * why: docs/performance.md), and the attempt rows of what it claimed. SKIP
+ * LOCKED: two claimers never wait on each other nor get the same row; each
+ * row gets its own random token (gen_random_uuid, as 32 hex digits). A
+ * paused class claims nothing; a job enqueued without max_retries gets the
+ * claimer's class value. `claimed` (CLAIMED_COLUMNS) and `attempt_rows`, for
+ * a statement to end with its own SELECT; `p` names the parameters.
  */
 export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
   const classFilter = manyClasses ? `class = ANY(${p.classes}::text[])` : `class = ${p.classes}`;
@@ -83,27 +71,6 @@ function outcomeSql(set: string): string {
     WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
 }
 
-/**
- * Successes of a whole batch in one statement (a round trip per job is what
- * a batch would otherwise cost): the fenced writes of `complete` and the
- * ends of their attempts, with their cost. Parameters: parallel arrays (ids,
- * leaseTokens, startedAts, attempts, attemptStatuses, codes, details,
- * results, cpuMs, peakRssBytes), then now.
- */
-const COMPLETE_MANY = `WITH batch AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
-          $9::float8[], $10::bigint[])
-        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, result, cpu_ms, peak_rss_bytes)),
-    job AS (
-      UPDATE jobs AS j SET status = 'SUCCEEDED', result = b.result, finished_at = $11, error_code = NULL, error_detail = NULL,
-        lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
-      FROM batch AS b WHERE j.id = b.id AND j.lease_token = b.lease_token AND j.${IN_FLIGHT}
-      RETURNING j.id, j.lease_token)
-    UPDATE job_attempts AS a SET status = b.attempt_status, finished_at = $11, error_code = b.code, error_detail = b.detail,
-      cpu_ms = b.cpu_ms, peak_rss_bytes = b.peak_rss_bytes
-    FROM job JOIN batch AS b USING (id, lease_token)
-    WHERE a.job_id = job.id AND a.attempt = b.attempt AND a.lease_token = b.lease_token AND a.status = 'RUNNING'`;
-
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
   /** (class, ownerId, now, leaseExpiresAt, limit, classMaxRetries) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
@@ -111,16 +78,18 @@ export const LEASE_SQL = nameAll('leases', {
   /** (classes[], ...) the same for several classes; this one sorts its candidates. */
   claimManyClasses: claimSql(true),
   /**
-   * (id, leaseToken, startedAt, now, leaseExpiresAt, zombieDetail) CLAIMED -> RUNNING and its STARTED event
-   * (carrying the claim), in one statement; no row: lease lost, and recorded as a zombie's write.
+   * (id, leaseToken, startedAt, now, leaseExpiresAt, startedDetail, zombieDetail) CLAIMED -> RUNNING and its
+   * STARTED event (carrying the claim), in one statement; no row: lease lost, and recorded as a zombie's write.
    */
   start: `WITH started AS (
       UPDATE jobs SET status = 'RUNNING', started_at = $3, heartbeat_at = $4, lease_expires_at = $5
-      WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at),
+      WHERE id = $1 AND lease_token = $2 AND status = 'CLAIMED' RETURNING id),
     event AS (
-      INSERT INTO job_events (job_id, ts, event, actor, detail) SELECT d.id, $3, 'STARTED', 'worker', ${STARTED_DETAIL} FROM started AS d),
-    ${zombieUnless('started', '$1', '$4', '$6')}
+      INSERT INTO job_events (job_id, ts, event, actor, detail) SELECT id, $3, 'STARTED', 'worker', $6 FROM started),
+    ${zombieUnless('started', '$1', '$4', '$7')}
     SELECT id FROM started`,
+  /** (id, leaseToken) -> what the claim this token names fixed (ClaimFacts); none: the token is not the job's now. */
+  claimFacts: `SELECT id, attempts, owner_id, claimed_at FROM jobs WHERE id = $1 AND lease_token = $2`,
   /**
    * (ids[], leaseTokens[], now, leaseExpiresAt, zombieDetails[]) heartbeat for several leases, in one statement:
    * the rows are locked in id order (no deadlock with a supervisor taking them back), then renewed. A lease
@@ -152,8 +121,6 @@ export const LEASE_SQL = nameAll('leases', {
    */
   heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
     ORDER BY id FOR NO KEY UPDATE`,
-  /** (the outcome parameters and results as parallel arrays, now) the one terminal write of every success in a batch. */
-  completeMany: COMPLETE_MANY,
   /** (outcome parameters, runAt) back to the queue for another try. */
   requeue: outcomeSql(`status = 'QUEUED', run_at = $11, error_code = $7, error_detail = $8`),
   /** (outcome parameters, status FAILED|CANCELLED) terminal. */

@@ -1,0 +1,11 @@
+/** The Store's role for producers. */
+import type { Connection, EventRow, InsertedJob, JobListFilter, JobRow, AttemptRow, NewJob } from './data.js';
+
+/** Producers (the library's Queue): enqueue, and read a job back. */
+export interface ProducerStore extends Connection {
+  jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]>;
+  jobGet(params: { id: number }): Promise<JobRow | undefined>;
+  jobList(params: JobListFilter): Promise<JobRow[]>;
+  attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
+  eventList(params: { jobId: number }): Promise<EventRow[]>;
+}
