@@ -19,8 +19,7 @@ const untilAborted: Handler = (_job, ctx) => new Promise((_resolve, reject) => c
 
 function setup(handler: Handler) {
   const store = new FakeWorkerStore();
-  const [id] = store.enqueue({ n: 1 });
-  const job: ClaimedJob = { id: id!, class: 'unit', payload: '{"n":1}', priority: 0, attempt: 1, maxRetries: 3, leaseToken: 'token', leaseExpiresAt: Date.now() + 30_000, createdAt: Date.now() };
+  const job: ClaimedJob = { id: 1, class: 'unit', payload: '{"n":1}', priority: 0, attempt: 1, maxRetries: 3, leaseToken: 'token', leaseExpiresAt: Date.now() + 30_000, createdAt: Date.now(), ownerId: 'worker', claimedAt: Date.now() };
   const logged: string[] = [];
   const run = new JobRun({ store, config, handler, resultLimitBytes: 1_000, log: (_level, msg) => logged.push(msg), heartbeat: async () => undefined, costs: new CostMeter() }, job);
   return { store, run, job, logged };

@@ -16,7 +16,8 @@ export class FakeWorkerStore implements RunLoopStore {
   /** Leases taken back (by a sweeper, or an operator's retry). */
   readonly lost = new Set<number>();
   readonly cancelRequested = new Set<number>();
-  private readonly ready: ClaimedJob[] = [];
+  /** Jobs to claim: a claim adds its owner, time and lease. */
+  private readonly ready: Omit<ClaimedJob, 'ownerId' | 'claimedAt'>[] = [];
   private nextId = 1;
 
   /** Jobs ready to claim, one per payload, in claim order; returns their ids. */
@@ -41,7 +42,7 @@ export class FakeWorkerStore implements RunLoopStore {
     });
     if (claim === undefined) return { settled, claimed: [] };
     this.claims.push(claim);
-    const claimed = this.ready.splice(0, claim.limit).map((job) => ({ ...job, leaseExpiresAt: Date.now() + claim.leaseMs }));
+    const claimed = this.ready.splice(0, claim.limit).map((job) => ({ ...job, ownerId: claim.ownerId, claimedAt: Date.now(), leaseExpiresAt: Date.now() + claim.leaseMs }));
     return { settled, claimed };
   }
 
