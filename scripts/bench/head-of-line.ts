@@ -14,7 +14,7 @@ import { pollDrain, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase } from './database.js';
 import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, openBenchQueue, SupervisorRun, writeConfig, writeSleepHandler } from './leasehold.js';
-import { POLL_MS } from './throughput.js';
+import { POLL_MS } from './drain.js';
 
 const CHILDREN = 2;
 const CONCURRENCY = 1;

@@ -1,6 +1,7 @@
 /** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
-import type { BookkeepingFloor, ComparisonSections, RawSection, Ratio } from './compare.js';
+import type { ComparisonSections } from './compare.js';
+import type { BookkeepingFloor, RawSection, Ratio } from './rounds.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';

@@ -4,25 +4,12 @@
  * starts; a second connection counts SUCCEEDED rows every POLL_MS[driver]
  * until all are done.
  */
-import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, writtenBytes, type Stat } from './common.js';
-import type { RawSection } from './compare.js';
+import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
+import { drainRates, POLL_MS, type DrainRun } from './drain.js';
+import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
-
-/**
- * How often a drain is polled. A count on PostgreSQL is a query to the
- * server that the queue itself runs on: polled as often as SQLite's it
- * would take a share of the 2 cores from the run it measures.
- */
-export const POLL_MS: Record<Driver, number> = { sqlite: 10, postgres: 50 };
-
-export interface DrainRun {
-  /** Jobs/s from the first finished job seen to the last (start-up left out). */
-  jobsPerSec: number;
-  /** Jobs/s from the moment the process(es) were started to the last job finished. */
-  jobsPerSecFromStart: number;
-}
 
 export interface LeaseholdDrainRun extends DrainRun {
   attemptsPerJob: number;
@@ -121,8 +108,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
     const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
-      jobsPerSec: steadyRate(timing, jobs),
-      jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000),
+      ...drainRates(timing, jobs, started),
       attemptsPerJob: attempts / jobs,
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
@@ -177,14 +163,21 @@ export interface ThroughputSection {
   raw?: RawSection;
 }
 
-/** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
-export function throughputRows(
-  processes: number[],
-  batches: number[],
-  runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[],
-  driver: Driver,
-): ThroughputRow[] {
-  return processes.flatMap((p) => batches.map((b) => throughputRow(p, b, runsOf(p, b), driver)));
+/** The claim batches of the leasehold rows: 1, and the run's `--claim-batch`. */
+export function runBatches(ctx: BenchContext): number[] {
+  return [...new Set([1, ctx.claimBatch])];
+}
+
+/** Leasehold at every processes × claim_batch of the run, as the contenders of a round. */
+export function leaseholdContenders(ctx: BenchContext, driver: Driver): Contender[] {
+  return ctx.sizes.processes.flatMap((p) =>
+    runBatches(ctx).map((b) => ({ key: lhKey(p, b), label: `leasehold ${p} children, claim_batch ${b}`, drain: () => leaseholdDrain(ctx, p, b, driver) })),
+  );
+}
+
+/** One row per processes × claim_batch: every figure summarised over the rounds. */
+export function throughputRows(ctx: BenchContext, rounds: Rounds, driver: Driver): ThroughputRow[] {
+  return ctx.sizes.processes.flatMap((p) => runBatches(ctx).map((b) => throughputRow(p, b, runsOf<LeaseholdDrainRun>(rounds, lhKey(p, b)), driver)));
 }
 
 /** The runs of one configuration, summarised. */
