@@ -39,6 +39,38 @@ import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+type Sections = BenchReport['sections'];
+
+/** A runner fills one section, or several whose measurements interleave (1-3). */
+interface SectionRunner {
+  names: SectionName[];
+  run(ctx: BenchContext, wanted: ReadonlySet<SectionName>): Promise<Sections>;
+}
+
+function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sections[N] | Promise<Sections[N]>): SectionRunner {
+  return { names: [name], run: async (ctx) => ({ [name]: await run(ctx) }) };
+}
+
+/** The section registry, in the order they run (and are printed: report.ts). */
+const RUNNERS: SectionRunner[] = [
+  {
+    names: ['throughput', 'plainjob', 'raw'],
+    run: (ctx, wanted) => runComparison(ctx, { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') }, packageVersion('plainjob')),
+  },
+  single('enqueue', runEnqueue),
+  single('latency', runLatency),
+  single('recovery', runRecovery),
+  single('depth', runDepth),
+  single('overhead', runOverhead),
+  single('pg-throughput', runPgThroughput),
+  single('pg-latency', runPgLatency),
+  single('head-of-line', runHeadOfLine),
+  single('concurrency', runConcurrency),
+  single('reads', (ctx) => runReads(ctx, ['sqlite', 'postgres'])),
+  single('cli', runCli),
+  single('dashboard', (ctx) => runDashboard(ctx, ['sqlite', 'postgres'])),
+];
+
 function usage(message: string): never {
   process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`);
   process.exit(2);
@@ -115,8 +147,7 @@ const report: BenchReport = {
   errors: [],
 };
 
-async function section(name: SectionName | SectionName[], work: () => Promise<void>): Promise<void> {
-  const names = Array.isArray(name) ? name : [name];
+async function section(names: SectionName[], work: () => Promise<void>): Promise<void> {
   for (const n of names) report.section_loadavg[n] = loadAverages()[0] ?? 0;
   try {
     await work();
@@ -131,25 +162,10 @@ async function section(name: SectionName | SectionName[], work: () => Promise<vo
 }
 
 try {
-  const comparison = { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') };
-  if (comparison.throughput || comparison.plainjob || comparison.raw) {
-    await section(
-      SECTIONS.filter((n) => (comparison as Record<string, boolean>)[n] === true),
-      async () => void Object.assign(report.sections, await runComparison(ctx, comparison, packageVersion('plainjob'))),
-    );
+  for (const runner of RUNNERS) {
+    const names = runner.names.filter((name) => wanted.has(name));
+    if (names.length > 0) await section(names, async () => void Object.assign(report.sections, await runner.run(ctx, wanted)));
   }
-  if (wanted.has('enqueue')) await section('enqueue', async () => void (report.sections.enqueue = await runEnqueue(ctx)));
-  if (wanted.has('latency')) await section('latency', async () => void (report.sections.latency = await runLatency(ctx)));
-  if (wanted.has('recovery')) await section('recovery', async () => void (report.sections.recovery = await runRecovery(ctx)));
-  if (wanted.has('depth')) await section('depth', async () => void (report.sections.depth = await runDepth(ctx)));
-  if (wanted.has('overhead')) await section('overhead', async () => void (report.sections.overhead = await runOverhead(ctx)));
-  if (wanted.has('pg-throughput')) await section('pg-throughput', async () => void (report.sections['pg-throughput'] = await runPgThroughput(ctx)));
-  if (wanted.has('pg-latency')) await section('pg-latency', async () => void (report.sections['pg-latency'] = await runPgLatency(ctx)));
-  if (wanted.has('head-of-line')) await section('head-of-line', async () => void (report.sections['head-of-line'] = await runHeadOfLine(ctx)));
-  if (wanted.has('concurrency')) await section('concurrency', async () => void (report.sections.concurrency = await runConcurrency(ctx)));
-  if (wanted.has('reads')) await section('reads', async () => void (report.sections.reads = await runReads(ctx, ['sqlite', 'postgres'])));
-  if (wanted.has('cli')) await section('cli', async () => void (report.sections.cli = runCli(ctx)));
-  if (wanted.has('dashboard')) await section('dashboard', async () => void (report.sections.dashboard = await runDashboard(ctx, ['sqlite', 'postgres'])));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();
