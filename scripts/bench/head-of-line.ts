@@ -8,12 +8,12 @@
  * of the same batch, while the other child may sit idle). Wall time is from
  * spawning the supervisor to the last finished_at.
  */
+import type { Queue } from '../../src/queue/queue.js';
 import type { JobRow } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
 import { pollDrain, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { benchDatabase } from './database.js';
-import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, openBenchQueue, SupervisorRun, writeConfig, writeSleepHandler } from './leasehold.js';
+import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, withSupervisor, writeSleepHandler } from './leasehold.js';
 import { POLL_MS } from './drain.js';
 
 const CHILDREN = 2;
@@ -72,27 +72,23 @@ function readRun(rows: JobRow[], fastMs: number, spawnedAt: number): HeadOfLineR
 
 async function runOnce(ctx: BenchContext): Promise<{ run: HeadOfLineRun; config: string }> {
   const { jobs, fastMs, slowEvery, slowMs } = ctx.sizes.headOfLine;
-  const dir = ctx.dirs.make('head-of-line');
-  const database = benchDatabase(ctx, dir, 'sqlite');
-  const config = writeConfig(dir, { database: database.url, handler: writeSleepHandler(dir), processes: CHILDREN, concurrency: CONCURRENCY });
-  const queue = await openBenchQueue(database.url);
-  try {
-    await fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs }));
+  const setup = {
+    handler: writeSleepHandler,
+    processes: CHILDREN,
+    concurrency: CONCURRENCY,
+    before: (queue: Queue) => fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs })),
+  };
+  return withSupervisor(ctx, 'head-of-line', setup, async ({ config, database, queue, supervisor }) => {
     const counter = await database.counter();
-    const supervisor = SupervisorRun.start(ctx.processes, config, dir);
     try {
       await pollDrain(counter.count(FINISHED_COUNT), jobs, { intervalMs: POLL_MS.sqlite, timeoutMs: ctx.sizes.drainTimeoutMs, alive: () => supervisor.deadReason() });
     } finally {
       await counter.close();
-      await supervisor.stop();
     }
     const rows = await queue.store.jobList({ class: BENCH_CLASS, limit: jobs + 1 });
     if (rows.length !== jobs) throw new Error(`expected ${jobs} jobs, found ${rows.length}`);
     return { run: readRun(rows, fastMs, supervisor.startedAt), config: describeClass(config) };
-  } finally {
-    await queue.close();
-    await database.dispose();
-  }
+  });
 }
 
 export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSection> {

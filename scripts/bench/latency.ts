@@ -13,9 +13,8 @@ import type { Store } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
 import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import type { Queue } from '../../src/queue/queue.js';
-import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { BENCH_CLASS, describeClass, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import type { Driver } from './database.js';
+import { BENCH_CLASS, describeClass, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -93,27 +92,17 @@ function describeVariant(variant: LatencyVariant): string {
 }
 
 export async function runLatency(ctx: BenchContext, variant: LatencyVariant = { driver: 'sqlite' }): Promise<LatencySection> {
-  const dir = ctx.dirs.make(`latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`);
-  const database = benchDatabase(ctx, dir, variant.driver, { listen: variant.listen });
   ctx.progress(`latency on ${describeVariant(variant)}`);
-  try {
-    const config = writeConfig(dir, { database: database.url, handler: writeNoopHandler(dir), processes: CHILDREN });
-    // The queue's tables exist once it is open: then the counting connection may count.
-    const queue = await openBenchQueue(database.url);
-    try {
-      return await measure(ctx, dir, config, queue, await database.counter(), describeVariant(variant));
-    } finally {
-      await queue.close();
-    }
-  } finally {
-    await database.dispose();
-  }
+  const label = `latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`;
+  const setup = { driver: variant.driver, listen: variant.listen, handler: writeNoopHandler, processes: CHILDREN };
+  return withSupervisor(ctx, label, setup, (run) => measure(ctx, run, describeVariant(variant)));
 }
 
-async function measure(ctx: BenchContext, dir: string, config: string, queue: Queue, counter: RowCounter, where: string): Promise<LatencySection> {
+async function measure(ctx: BenchContext, { config, database, queue, supervisor }: SupervisedRun, where: string): Promise<LatencySection> {
   const { sizes } = ctx;
   const ticksPerSecond = clockTicksPerSecond();
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+  // The queue's tables exist once it is open: then the counting connection may count.
+  const counter = await database.counter();
   try {
     await supervisor.waitReady(queue.store, CHILDREN);
     await sleep(SETTLE_MS);
@@ -162,6 +151,5 @@ async function measure(ctx: BenchContext, dir: string, config: string, queue: Qu
     };
   } finally {
     await counter.close();
-    await supervisor.stop();
   }
 }

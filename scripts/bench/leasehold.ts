@@ -10,6 +10,8 @@ import { Queue } from '../../src/queue/queue.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store, WorkerRow } from '../../src/store/types.js';
 import { isAlive, waitFor } from './common.js';
+import type { BenchContext } from './context.js';
+import { benchDatabase, type BenchDatabase, type Driver } from './database.js';
 import { SUPERVISE, type Managed, type ProcessRegistry } from './processes.js';
 
 export const BENCH_CLASS = 'bench';
@@ -190,5 +192,46 @@ export class SupervisorRun {
   async stop(graceMs = 15_000): Promise<void> {
     this.process.noteDescendants();
     await this.process.stop(graceMs);
+  }
+}
+
+/** A measurement's supervisor, and what it runs on. */
+export interface SupervisedRun {
+  config: string;
+  database: BenchDatabase;
+  queue: Queue;
+  supervisor: SupervisorRun;
+}
+
+export interface SupervisedSetup extends Omit<ClassOptions, 'database' | 'handler'> {
+  driver?: Driver;
+  /** PostgreSQL: false adds `listen=off` (children poll). */
+  listen?: boolean;
+  /** Writes the handler into the folder; returns its file. */
+  handler: (dir: string) => string;
+  /** Runs on the open queue before the supervisor starts (a fill). */
+  before?: (queue: Queue) => Promise<unknown>;
+}
+
+/** One supervisor in a folder (and database) of its own with the queue open beside it; all stopped, closed and dropped after `measure`. */
+export async function withSupervisor<T>(ctx: BenchContext, label: string, setup: SupervisedSetup, measure: (run: SupervisedRun) => Promise<T>): Promise<T> {
+  const dir = ctx.dirs.make(label);
+  const database = benchDatabase(ctx, dir, setup.driver ?? 'sqlite', { listen: setup.listen });
+  try {
+    const config = writeConfig(dir, { ...setup, database: database.url, handler: setup.handler(dir) });
+    const queue = await openBenchQueue(database.url);
+    try {
+      await setup.before?.(queue);
+      const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+      try {
+        return await measure({ config, database, queue, supervisor });
+      } finally {
+        await supervisor.stop();
+      }
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await database.dispose();
   }
 }

@@ -13,8 +13,7 @@ import type { Queue } from '../../src/queue/queue.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { percentiles } from '../stats.js';
-import { sqliteFile } from './database.js';
-import { BENCH_CLASS, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
+import { BENCH_CLASS, describeClass, withSupervisor, writeSleepFirstAttemptHandler, type SupervisorRun } from './leasehold.js';
 
 const CHILDREN = 2;
 
@@ -74,17 +73,9 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   const perRun: KillSample[][] = [];
   let described = '';
   for (let run = 0; run < sizes.runs; run++) {
-    const dir = ctx.dirs.make('recovery');
-    const config = writeConfig(dir, {
-      database: sqliteFile(dir),
-      handler: writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs),
-      processes: CHILDREN,
-      extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
-    });
-    described = describeClass(config);
-    const queue = await openBenchQueue(sqliteFile(dir));
-    const supervisor = SupervisorRun.start(ctx.processes, config, dir);
-    try {
+    const setup = { handler: (dir: string) => writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs), processes: CHILDREN, extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'] };
+    await withSupervisor(ctx, 'recovery', setup, async ({ config, queue, supervisor }) => {
+      described = describeClass(config);
       const samples: KillSample[] = [];
       for (let kill = 0; kill < sizes.recoveryKills; kill++) {
         ctx.progress(`recovery run ${run + 1}/${sizes.runs}: kill ${kill + 1}/${sizes.recoveryKills}`);
@@ -92,10 +83,7 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
         await sleep(50);
       }
       perRun.push(samples);
-    } finally {
-      await supervisor.stop();
-      await queue.close();
-    }
+    });
   }
   const figure = (pick: (s: KillSample) => number) => ({
     p50: summarize(perRun.map((samples) => p50(samples.map(pick)))),
