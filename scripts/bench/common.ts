@@ -4,10 +4,11 @@
  * take (RSS, CPU ticks, descendants of a pid).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { descendants, listProcesses, readStat } from '../proc.js';
 
 export { sleep };
 
@@ -138,56 +139,19 @@ export function steadyRate(timing: DrainTiming, total: number): number {
 
 // ---- /proc
 
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) S ppid ...": comm may hold spaces or parentheses, so split after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
 /** True while the pid names a running process (a zombie counts as gone). */
 export { isPidAlive as isAlive } from '../../src/pids.js';
 
-/** The pids /proc lists now. */
-function procPids(): number[] {
-  return readdirSync('/proc')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid > 0);
-}
-
-/** Every live descendant of a pid (children, grandchildren, ...), from /proc. */
+/** Every live descendant of a pid (children, grandchildren, ...). */
 export function descendantsOf(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const pid of procPids()) {
-    const fields = statFields(pid);
-    if (fields !== undefined && fields[0] !== 'Z') parentOf.set(pid, Number(fields[1]));
-  }
-  const found: number[] = [];
-  const frontier = [root];
-  while (frontier.length > 0) {
-    const parent = frontier.pop() as number;
-    for (const [pid, ppid] of parentOf) {
-      if (ppid === parent && !found.includes(pid)) {
-        found.push(pid);
-        frontier.push(pid);
-      }
-    }
-  }
-  return found;
+  return descendants(listProcesses(), [root]).map((stat) => stat.pid);
 }
 
-/** Every live process whose command name (comm) is `name`, from /proc. */
+/** Every live process whose command name (comm) is `name`. */
 export function processesNamed(name: string): number[] {
-  return procPids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
-    } catch {
-      return false; // gone meanwhile
-    }
-  });
+  return listProcesses()
+    .filter((stat) => stat.comm === name)
+    .map((stat) => stat.pid);
 }
 
 let ticksPerSecond: number | undefined;
@@ -207,10 +171,7 @@ export function clockTicksPerSecond(): number {
 
 /** utime + stime of a pid, in clock ticks; undefined when it is gone. */
 export function cpuTicks(pid: number): number | undefined {
-  const fields = statFields(pid);
-  // After the comm: state(0) ppid(1) ... utime is field 14 of stat, index 11 here; stime index 12.
-  if (fields === undefined) return undefined;
-  return Number(fields[11]) + Number(fields[12]);
+  return readStat(pid)?.cpuTicks;
 }
 
 /** Bytes a pid has passed to write() and its kin (/proc/<pid>/io wchar), undefined when it is gone. */
