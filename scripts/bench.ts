@@ -1,17 +1,10 @@
 /**
  * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]
  *
- * Measures leasehold on this machine, on SQLite and on the PostgreSQL server
- * at --pg (default $LEASEHOLD_BENCH_PG_URL, else the test server), prints
- * one JSON document (stdout, or FILE with --out) and a readable table
- * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
- * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
- * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12),
- * reads (13), cli (14), dashboard (15);
- * see scripts/bench/. Sections 1-3 run
- * interleaved in rounds so their ratios are taken within a round. Every
- * process started is stopped at the end, and every PostgreSQL schema made
- * is dropped, even on error.
+ * Runs the sections of RUNNERS that --only names (all by default), prints
+ * one JSON document and a table (docs/performance.md says what each
+ * measures), and stops every process and drops every schema it made, even
+ * on error.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -1,16 +1,4 @@
-/**
- * The big stores of the read sections (13, reads; 15, dashboard): jobs
- * enqueued round-robin over a few classes (enqueueMany, as a producer
- * does), then ended in bulk by statements of the benchmark's own: every
- * 100th job FAILED with one of five error codes, every `queuedEvery`-th
- * (id % queuedEvery = 1) left QUEUED, the rest SUCCEEDED, one attempt row
- * each with a made-up cost (CPU, peak memory), their ends spread evenly
- * over `spreadMs` up to now; PostgreSQL
- * vacuumed as autovacuum would have. With `timeline`, each finished job
- * also gets the events a worker writes (STARTED carrying its claim, then
- * SUCCEEDED or FAILED); with `keyEvery`, every keyEvery-th job an
- * idempotency key `key-<id>`.
- */
+/** The big stores of sections 13 and 15: a month (or week) of finished jobs written in bulk, as docs/performance.md describes them. */
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { systemClock } from '../../src/clock.js';

@@ -1,11 +1,4 @@
-/**
- * Section 12 (issue 11): throughput at classes[].concurrency 1, 8 and 32.
- * SQLite, `supervise` with 1 child (so that the slots of one child are what
- * is measured), the run's claim_batch; no-op jobs (as section 1) and jobs
- * that sleep 10 ms; drained and counted as section 1, every row once per
- * round. Shown next to BullMQ's concurrency-50 figure on this machine type,
- * a constant measured elsewhere (BullMQ needs Redis): not run here.
- */
+/** Section 12: section 1's drain with 1 child at several classes[].concurrency, beside a BullMQ figure measured elsewhere (it needs Redis). */
 import { defaultClaimBatch } from '../../src/queue/limits.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';

@@ -1,16 +1,4 @@
-/**
- * Section 15: the dashboard's page data (src/dashboard/data.ts) on a big
- * store (./big-store.ts): `readsJobs` jobs of three classes, finished over
- * the last 7 days (about 100 a minute), 1% FAILED with one of five error
- * codes, every 250th left QUEUED, with the timeline a worker leaves and an
- * idempotency key on every 10th; then, through the store as a supervisor
- * and its children write them: a live supervisor whose 4 children hold 8
- * jobs each (claimed and started), a registry history of exited children
- * (every 10th by a crash, the last ones within a minute) and a class it
- * disabled. Each page's data is timed in this process, `runs` + 4 times
- * after a first call shown on its own (the database's pages are warm: the
- * fill wrote them).
- */
+/** Section 15: the dashboard's page data (src/dashboard/data.ts) on a big store with a live registry, timed in this process. */
 import { dashboardData, type DashboardData } from '../../src/dashboard/data.js';
 import { SUPERVISOR_HEARTBEAT_MS } from '../../src/queue/registry.js';
 import type { Store } from '../../src/store/types.js';

@@ -1,13 +1,4 @@
-/**
- * Section 11 (issue 11, fault 2): head-of-line blocking. SQLite, `supervise`
- * as a real process with 2 children (concurrency 1, the default
- * claim_batch), on a queue filled in id order before it starts: jobs of
- * 1 ms, with one of 3 s at every 250th place. Once every job has finished,
- * each fast job's wait is read from its row: started_at − claimed_at, the
- * time it sat claimed by a child before its handler began (behind a slow job
- * of the same batch, while the other child may sit idle). Wall time is from
- * spawning the supervisor to the last finished_at.
- */
+/** Section 11: how long fast jobs wait, claimed, behind a slow job of the same batch (started_at − claimed_at). */
 import type { Queue } from '../../src/queue/queue.js';
 import type { JobRow } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';

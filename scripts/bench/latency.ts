@@ -1,14 +1,4 @@
-/**
- * Section 5 (and pg-latency, on PostgreSQL with and without NOTIFY):
- * enqueue-to-start latency with idle children, and what idle children
- * cost. One supervisor with 4 children and the default config
- * (poll_seconds, claim_batch and the rest at their defaults), no-op handler.
- * First the idle CPU: utime+stime from /proc/<pid>/stat of the supervisor
- * and every descendant over a window, scaled to a minute. Then jobs are
- * enqueued one at a time (queue.enqueue) at random gaps; each job's latency
- * is read back from its row: started_at (the handler's real start) and
- * claimed_at minus created_at, and the STARTED event's ts.
- */
+/** Sections 5 and 10: enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
 import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';

@@ -1,12 +1,4 @@
-/**
- * Section 8: what the supervisor costs. Resident memory (VmRSS from
- * /proc/<pid>/status) of an idle supervisor and of each of its idle
- * children, sampled a few times; then, for idle children SIGKILLed one at a
- * time (each on its own slot, so the restart policy's first-crash delay
- * applies to each), the time from the kill until the replacement is ready:
- * by its CHILD_READY log line's ts, and by the poll that first saw its
- * worker row in state 'ready'.
- */
+/** Section 8: the supervisor's cost: idle RSS, and how soon a SIGKILLed child is replaced. */
 import { MB, rssBytes, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { describeClass, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';

@@ -1,12 +1,4 @@
-/**
- * The raw ceiling: section 3 on SQLite, and beside section 9 on PostgreSQL.
- * A minimal jobs table with leasehold's claim index shape (`jobs_claim ON
- * jobs (class, priority DESC, run_at, id) WHERE status = 'QUEUED'`, as both
- * drivers' migrations make it), filled with the same number of jobs, drained
- * by N bare loops (raw-worker.ts). With bookkeeping (SQLite), the attempts
- * and timeline tables as the data model has them, with their keys, foreign
- * keys and the timeline's index, and nothing else.
- */
+/** The raw ceiling's table and fill (sections 3 and 9): leasehold's claim index shape and nothing more, drained by raw-worker.ts. */
 import Database from 'better-sqlite3';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';

@@ -1,12 +1,4 @@
-/**
- * Section 13: what an operator's reads cost on a big store (./big-store.ts):
- * `readsJobs` jobs of three classes, 98% SUCCEEDED, 1% FAILED with one of
- * five error codes, 1% left QUEUED, an attempt row each, their ends spread
- * evenly over the last 30 days (the default retention of SUCCEEDED jobs):
- * the store of a queue that has run steadily for a month. Each read is the
- * store call `leasehold list` or `stats` makes (in this process: the CLI's
- * start-up is not in the figure), timed `runs` + 2 times after one warm-up.
- */
+/** Section 13: the store calls of `leasehold list` and `stats` on a big store, timed in this process (the CLI's start-up left out). */
 import { COST_WINDOW_MS } from '../../src/reports/cost.js';
 import { collectStats, DEFAULT_STATS_LIMIT } from '../../src/reports/stats.js';
 import { systemClock } from '../../src/clock.js';

@@ -1,14 +1,4 @@
-/**
- * Section 6: recovery after a child is SIGKILLed mid-job. A supervisor with
- * 2 children (so that "another child" exists) and the default config apart
- * from the handler, which sleeps on a job's first attempt only, and
- * restart.max_restarts raised so that 20 kills in a few minutes do not trip
- * the crash-loop stop. For each kill: enqueue one job, wait until it is
- * RUNNING, SIGKILL its child, then read from the job: claimed_at of the
- * next attempt minus the kill time (the figure), the killed attempt's
- * finished_at minus the kill time (the supervisor taking it back), and the
- * retry's run_at minus that (the backoff it was given).
- */
+/** Section 6: from SIGKILL of a child mid-job to its job claimed again; 2 children, so that another one can take it. */
 import type { Queue } from '../../src/queue/queue.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';

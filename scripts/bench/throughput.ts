@@ -1,9 +1,4 @@
-/**
- * Section 1 (and pg-throughput): no-op jobs through a real supervisor and
- * its children. The queue is filled first (enqueueMany), then `supervise`
- * starts; a second connection counts SUCCEEDED rows every POLL_MS[driver]
- * until all are done.
- */
+/** Sections 1, 9 and 12: no-op jobs through a real supervisor and its children, with the CPU and bytes they cost per job. */
 import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
