@@ -211,15 +211,3 @@ export async function machineBusyPercent(ms: number): Promise<number> {
 }
 
 export const MB = 1024 * 1024;
-
-/** A small seeded PRNG (mulberry32): the same gaps and picks on every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,7 +1,8 @@
 /** Sections 5 and 10: enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
+import { SeededRandom } from '../random.js';
 import { percentiles } from '../stats.js';
-import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
+import { clockTicksPerSecond, cpuTicks, descendantsOf, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
 import { BENCH_CLASS, describeClass, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
@@ -102,7 +103,7 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
       idle.push(await idleWindow(supervisor.pid, sizes.idleWindowSeconds, ticksPerSecond));
     }
 
-    const random = seededRandom(5);
+    const random = new SeededRandom(5);
     const [minGap, maxGap] = sizes.latencyGapMs;
     const countDone = counter.count(SUCCEEDED_COUNT);
     const start: number[][] = [];
@@ -112,7 +113,7 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
       ctx.progress(`latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`);
       const ids: number[] = [];
       for (let i = 0; i < sizes.latencyJobs; i++) {
-        await sleep(minGap + random() * (maxGap - minGap));
+        await sleep(minGap + random.next() * (maxGap - minGap));
         ids.push((await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } })).id);
       }
       const expected = (run + 1) * sizes.latencyJobs;

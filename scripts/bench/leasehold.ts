@@ -60,43 +60,21 @@ export function describeClass(configFile: string): string {
   );
 }
 
-/** A handler that does nothing and returns null. */
-export function writeNoopHandler(dir: string): string {
-  const file = join(dir, 'noop.mjs');
-  writeFileSync(file, 'export default async function noop() {\n  return null;\n}\n');
+/** A handler module `name`.mjs in `dir` whose default export runs `body` (with `job` and a promise `sleep` in scope). */
+function writeHandler(dir: string, name: string, body: string): string {
+  const file = join(dir, `${name}.mjs`);
+  writeFileSync(file, `import { setTimeout as sleep } from 'node:timers/promises';\nexport default async function handler(job) {\n  ${body}\n  return null;\n}\n`);
   return file;
 }
+
+/** A handler that does nothing and returns null. */
+export const writeNoopHandler = (dir: string) => writeHandler(dir, 'noop', '');
 
 /** A handler that sleeps the job's `payload.ms` (0 or none: returns at once). */
-export function writeSleepHandler(dir: string): string {
-  const file = join(dir, 'sleep.mjs');
-  writeFileSync(
-    file,
-    `import { setTimeout as sleep } from 'node:timers/promises';
-export default async function sleepPayload(job) {
-  const ms = job.payload?.ms ?? 0;
-  if (ms > 0) await sleep(ms);
-  return null;
-}
-`,
-  );
-  return file;
-}
+export const writeSleepHandler = (dir: string) => writeHandler(dir, 'sleep', 'const ms = job.payload?.ms ?? 0;\n  if (ms > 0) await sleep(ms);');
 
 /** A handler that sleeps `ms` on a job's first attempt only (later attempts return at once). */
-export function writeSleepFirstAttemptHandler(dir: string, ms: number): string {
-  const file = join(dir, 'sleep-first.mjs');
-  writeFileSync(
-    file,
-    `import { setTimeout as sleep } from 'node:timers/promises';
-export default async function sleepFirst(job) {
-  if (job.attempt === 1) await sleep(${ms});
-  return null;
-}
-`,
-  );
-  return file;
-}
+export const writeSleepFirstAttemptHandler = (dir: string, ms: number) => writeHandler(dir, 'sleep-first', `if (job.attempt === 1) await sleep(${ms});`);
 
 /** The payload of the n-th job (from 0) a fill enqueues. */
 export type PayloadOf = (n: number) => Record<string, unknown>;

@@ -66,7 +66,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
-  // The server's processes, by pid (backends come and go): see ticksSince.
+  // The server's processes, by pid (backends come and go): see sinceMark.
   const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
   // Until the mark: from the start, which is what a drain that ends between two polls is measured from (0/0 per job otherwise).
   let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
@@ -94,7 +94,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     // Read before the stop: the children are still alive.
     const atEnd = ticksNow();
     const serverAtEnd = serverTicks();
-    const written = bytesBetween(await writtenAtMark, await writtenNow());
+    const written = sinceMark(await writtenAtMark, await writtenNow());
     const perThousand = (jobs - doneAtMark) / 1000;
     const msPer1k = (ticks: number) => (ticks * 1000) / clockTicksPerSecond() / perThousand;
     const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0));
@@ -108,7 +108,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(ticksSince(serverAtMark, serverAtEnd)) } : {}),
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd)) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
@@ -118,19 +118,14 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
 }
 
 /**
- * CPU ticks between two readings by pid: a pid seen only at the end started
- * after the mark (all its ticks count); one seen only at the mark ended
- * before the end, its ticks since the mark unknown (left out, where a sum of
- * every process at each end took its whole life off the total).
+ * What per-pid counters (CPU ticks, bytes written) rose by between two
+ * readings: a pid seen only at the end started after the mark (all of it
+ * counts); one seen only at the mark ended before the end (left out: its
+ * count since the mark is unknown). A server-wide count is a plain difference.
  */
-function ticksSince(mark: Map<number, number>, end: Map<number, number>): number {
-  return [...end].reduce((sum, [pid, ticks]) => sum + ticks - (mark.get(pid) ?? 0), 0);
-}
-
-/** Bytes written between two readings: a server-wide count, or per-pid counts (a pid seen only at the end started after the mark). */
-function bytesBetween(mark: number | Map<number, number>, end: number | Map<number, number>): number {
+function sinceMark(mark: number | Map<number, number>, end: number | Map<number, number>): number {
   if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
-  return [...end].reduce((sum, [pid, bytes]) => sum + bytes - (mark.get(pid) ?? 0), 0);
+  return [...end].reduce((sum, [pid, count]) => sum + count - (mark.get(pid) ?? 0), 0);
 }
 
 export interface ThroughputRow {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isPostgresUrl } from '../../src/store/database-url.js';
 import type { FaultInjector } from './fault-injector.js';
 import { BackendKills, queueApplicationName, withApplicationName } from './postgres-faults.js';
-import type { SeededRandom } from './random.js';
+import type { SeededRandom } from '../random.js';
 import { LockOuts } from './sqlite-lockouts.js';
 
 /**
