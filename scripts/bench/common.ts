@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { descendants, listProcesses, readStat } from '../proc.js';
+import { percentiles } from '../stats.js';
 
 export { sleep };
 
@@ -44,6 +45,14 @@ export function summarize(values: number[], digits = 0): Stat {
     n: values.length,
     runs: values.map((v) => round(v, digits)),
   };
+}
+
+export type Quantile = 'p50' | 'p95' | 'p99' | 'max';
+
+/** Each quantile of every run's samples, summarised over the runs. */
+export function quantilesOverRuns<Q extends Quantile>(runs: number[][], quantiles: readonly Q[], digits = 0): Record<Q, Stat> {
+  const each = runs.map((samples) => percentiles(samples));
+  return Object.fromEntries(quantiles.map((q) => [q, summarize(each.map((p) => p[q]), digits)])) as Record<Q, Stat>;
 }
 
 /** Temp folders for the run; all removed by `removeAll` (the orchestrator's finally). */

@@ -1,8 +1,7 @@
 /** Section 11: how long fast jobs wait, claimed, behind a slow job of the same batch (started_at − claimed_at). */
 import type { Queue } from '../../src/queue/queue.js';
 import type { JobRow } from '../../src/store/types.js';
-import { percentiles } from '../stats.js';
-import { pollDrain, summarize, type Stat } from './common.js';
+import { pollDrain, quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, withSupervisor, writeSleepHandler } from './leasehold.js';
 import { POLL_MS } from './drain.js';
@@ -95,7 +94,6 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
     runs.push(once.run);
     described = once.config;
   }
-  const waits = runs.map((r) => percentiles(r.waits));
   return {
     config: `SQLite, default config but processes, concurrency and handler (${described}); handler sleeps payload.ms`,
     jobs,
@@ -105,11 +103,7 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
     slow_ms: slowMs,
     slow_every: slowEvery,
     unit: 'ms',
-    fast_wait_ms: {
-      p50: summarize(waits.map((w) => w.p50)),
-      p99: summarize(waits.map((w) => w.p99)),
-      max: summarize(waits.map((w) => w.max)),
-    },
+    fast_wait_ms: quantilesOverRuns(runs.map((r) => r.waits), ['p50', 'p99', 'max']),
     fast_waits_over_500ms: summarize(runs.map((r) => r.waits.filter((ms) => ms > LONG_WAIT_MS).length)),
     wall_ms: summarize(runs.map((r) => r.wallMs)),
     wall_floor_ms: Math.ceil(slowJobs / CHILDREN) * slowMs,

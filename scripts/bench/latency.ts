@@ -1,8 +1,7 @@
 /** Sections 5 and 10: enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
 import { SeededRandom } from '../random.js';
-import { percentiles } from '../stats.js';
-import { clockTicksPerSecond, cpuTicks, descendantsOf, sleep, summarize, waitFor, type Stat } from './common.js';
+import { clockTicksPerSecond, cpuTicks, descendantsOf, quantilesOverRuns, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
 import { BENCH_CLASS, describeClass, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
@@ -51,24 +50,20 @@ async function idleWindow(supervisorPid: number, seconds: number, ticksPerSecond
   return { total, supervisor, children: total - supervisor };
 }
 
-function latencies(values: number[][]): LatencyStats {
-  const runs = values.map((v) => percentiles(v));
-  return Object.fromEntries(QUANTILES.map((q) => [q, summarize(runs.map((r) => r[q]), 1)])) as LatencyStats;
-}
+/** Each run's latencies by what they are measured as: the start, the claim, the STARTED event. */
+type Latencies = Record<'start' | 'claim' | 'event', number[]>;
 
-async function readLatencies(store: Store, ids: number[]): Promise<{ start: number[]; claim: number[]; event: number[] }> {
-  const start: number[] = [];
-  const claim: number[] = [];
-  const event: number[] = [];
+async function readLatencies(store: Store, ids: number[]): Promise<Latencies> {
+  const into: Latencies = { start: [], claim: [], event: [] };
   for (const id of ids) {
     const job = await store.jobGet({ id });
     if (job === undefined || job.started_at === null || job.claimed_at === null) throw new Error(`job ${id} has no start`);
-    start.push(job.started_at - job.created_at);
-    claim.push(job.claimed_at - job.created_at);
+    into.start.push(job.started_at - job.created_at);
+    into.claim.push(job.claimed_at - job.created_at);
     const started = (await store.eventList({ jobId: id })).find((e) => e.event === 'STARTED');
-    if (started !== undefined) event.push(started.ts - job.created_at);
+    if (started !== undefined) into.event.push(started.ts - job.created_at);
   }
-  return { start, claim, event };
+  return into;
 }
 
 /** Where the queue lives; `listen: false` runs PostgreSQL with `listen=off` (children poll, no NOTIFY wake-ups). */
@@ -106,9 +101,7 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
     const random = new SeededRandom(5);
     const [minGap, maxGap] = sizes.latencyGapMs;
     const countDone = counter.count(SUCCEEDED_COUNT);
-    const start: number[][] = [];
-    const claim: number[][] = [];
-    const event: number[][] = [];
+    const runs: Latencies[] = [];
     for (let run = 0; run < sizes.runs; run++) {
       ctx.progress(`latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`);
       const ids: number[] = [];
@@ -118,19 +111,16 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
       }
       const expected = (run + 1) * sizes.latencyJobs;
       await waitFor(`${expected} jobs SUCCEEDED`, async () => ((await countDone()) >= expected ? true : undefined), { timeoutMs: 60_000 });
-      const read = await readLatencies(queue.store, ids);
-      start.push(read.start);
-      claim.push(read.claim);
-      event.push(read.event);
+      runs.push(await readLatencies(queue.store, ids));
     }
     return {
       config: `${where}, default config but processes (${describeClass(config)}), no-op handler`,
       jobs_per_run: sizes.latencyJobs,
       gap_ms: [minGap, maxGap],
       unit: 'ms',
-      start_latency_ms: latencies(start),
-      claim_latency_ms: latencies(claim),
-      started_event_latency_ms: latencies(event),
+      start_latency_ms: quantilesOverRuns(runs.map((r) => r.start), QUANTILES, 1),
+      claim_latency_ms: quantilesOverRuns(runs.map((r) => r.claim), QUANTILES, 1),
+      started_event_latency_ms: quantilesOverRuns(runs.map((r) => r.event), QUANTILES, 1),
       idle_cpu: {
         children: CHILDREN,
         window_seconds: sizes.idleWindowSeconds,

@@ -1,8 +1,7 @@
 /** Section 6: from SIGKILL of a child mid-job to its job claimed again; 2 children, so that another one can take it. */
 import type { Queue } from '../../src/queue/queue.js';
-import { sleep, summarize, waitFor, type Stat } from './common.js';
+import { quantilesOverRuns, sleep, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { percentiles } from '../stats.js';
 import { BENCH_CLASS, describeClass, withSupervisor, writeSleepFirstAttemptHandler, type SupervisorRun } from './leasehold.js';
 
 const CHILDREN = 2;
@@ -58,8 +57,6 @@ async function killOnce(queue: Queue, supervisor: SupervisorRun, n: number): Pro
 
 export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   const { sizes } = ctx;
-  const p50 = (values: number[]) => percentiles(values).p50;
-  const max = (values: number[]) => Math.max(...values);
   const perRun: KillSample[][] = [];
   let described = '';
   for (let run = 0; run < sizes.runs; run++) {
@@ -75,10 +72,7 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
       perRun.push(samples);
     });
   }
-  const figure = (pick: (s: KillSample) => number) => ({
-    p50: summarize(perRun.map((samples) => p50(samples.map(pick)))),
-    max: summarize(perRun.map((samples) => max(samples.map(pick)))),
-  });
+  const figure = (pick: (s: KillSample) => number) => quantilesOverRuns(perRun.map((samples) => samples.map(pick)), ['p50', 'max']);
   return {
     config: `default config but processes, handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000 (${described})`,
     kills_per_run: sizes.recoveryKills,
