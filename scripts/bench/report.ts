@@ -129,12 +129,17 @@ function figures(header: string[], rows: [string, ...(Stat | undefined)[]][]): s
   return table(header, rows.map(([label, ...cells]) => [label, ...cells.map(stat)]));
 }
 
+/** A table of `rows`, one column per header and cell. */
+function columnsTable<R>(rows: R[], columns: Lead<R>): string {
+  return table(
+    columns.map(([header]) => header),
+    rows.map((row) => columns.map(([, cell]) => cell(row))),
+  );
+}
+
 /** Runs by processes: the steady rate and the rate from spawn; `lead` tells a row apart. */
 function ratesTable<R extends { jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }>(results: R[], lead: Lead<R>): string {
-  return table(
-    [...lead.map(([header]) => header), 'jobs/s (steady)', 'jobs/s (from spawn)'],
-    results.map((r) => [...lead.map(([, cell]) => cell(r)), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)]),
-  );
+  return columnsTable(results, [...lead, ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)], ['jobs/s (from spawn)', (r) => stat(r.jobs_per_sec_from_start)]]);
 }
 
 const BY_PROCESSES: Lead<{ processes: number }> = [['processes', (r) => String(r.processes)]];
@@ -330,33 +335,20 @@ function cpuCeiling(cpu: ThroughputRow['cpu_ms_per_1k_jobs'], cores: number): nu
 
 /** `cores`: also show each row's CPU ceiling on that many cores (the throughput sections). */
 function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH, cores?: number): string {
-  const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
-  return table(
-    [
-      ...lead.map(([header]) => header),
-      'jobs/s (steady)',
-      'jobs/s (from spawn)',
-      'events/job',
-      'KiB written/job',
-      'pages/job',
-      'CPU ms per 1k jobs: supervisor',
-      'children',
-      ...(server ? ['database server'] : []),
-      ...(cores === undefined ? [] : [`CPU ceiling, ${cores} cores (jobs/s)`]),
-    ],
-    results.map((r) => [
-      ...lead.map(([, cell]) => cell(r)),
-      stat(r.jobs_per_sec),
-      stat(r.jobs_per_sec_from_start),
-      fmt(r.events_per_job),
-      stat(r.written_kib_per_job),
-      stat(r.pages_written_per_job),
-      stat(r.cpu_ms_per_1k_jobs.supervisor),
-      stat(r.cpu_ms_per_1k_jobs.children),
-      ...(server ? [stat(r.cpu_ms_per_1k_jobs.server)] : []),
-      ...(cores === undefined ? [] : [fmt(cpuCeiling(r.cpu_ms_per_1k_jobs, cores))]),
-    ]),
-  );
+  const server: Lead<R> = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined) ? [['database server', (r) => stat(r.cpu_ms_per_1k_jobs.server)]] : [];
+  const ceiling: Lead<R> = cores === undefined ? [] : [[`CPU ceiling, ${cores} cores (jobs/s)`, (r) => fmt(cpuCeiling(r.cpu_ms_per_1k_jobs, cores))]];
+  return columnsTable(results, [
+    ...lead,
+    ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
+    ['jobs/s (from spawn)', (r) => stat(r.jobs_per_sec_from_start)],
+    ['events/job', (r) => fmt(r.events_per_job)],
+    ['KiB written/job', (r) => stat(r.written_kib_per_job)],
+    ['pages/job', (r) => stat(r.pages_written_per_job)],
+    ['CPU ms per 1k jobs: supervisor', (r) => stat(r.cpu_ms_per_1k_jobs.supervisor)],
+    ['children', (r) => stat(r.cpu_ms_per_1k_jobs.children)],
+    ...server,
+    ...ceiling,
+  ]);
 }
 
 function latencyHeading(l: LatencySection): string {
