@@ -61,12 +61,8 @@ function upwardImports(file: string, text?: string): string[] {
     .map((target) => `${file} -> ${target}`);
 }
 
-/**
- * The folders whose modules must form no import circle, type-only imports
- * included. src/ is not yet among them: its store types still import the
- * store (issue 30 §4).
- */
-const CYCLE_FREE_FOLDERS = ['supervisor', 'child', 'scripts'];
+/** The folders whose modules must form no import circle, type-only imports included. */
+const CYCLE_FREE_FOLDERS = ['src', 'supervisor', 'child', 'scripts'];
 
 /** The import circles a depth-first walk of `files` meets (none if there is none), each as the path that closes it. */
 function importCycles(files: string[], importsOfFile: (file: string) => string[] = (file) => importsOf(file)): string[][] {
