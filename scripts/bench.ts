@@ -44,7 +44,11 @@ function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sect
   return { names: [name], run: async (ctx) => ({ [name]: await run(ctx) }) };
 }
 
-/** The section registry, in the order they run (and are printed: report.ts). */
+/**
+ * The section registry, in the order they run. A new section adds its name
+ * to SECTIONS, its JSON to BenchReport and a renderer to RENDER (report.ts),
+ * and a runner here; a new target is one more line of checkTargets.
+ */
 const RUNNERS: SectionRunner[] = [
   {
     names: ['throughput', 'plainjob', 'raw'],
