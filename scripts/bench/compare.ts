@@ -1,4 +1,8 @@
-/** Sections 1-3 run together, in rounds (rounds.ts): leasehold at every processes × claim_batch, plainjob and the raw loop. */
+/**
+ * The sections run in rounds (rounds.ts): 1-3 together (leasehold at every
+ * processes × claim_batch, plainjob, the raw loop), and 9, section 1 on
+ * PostgreSQL with the raw loop beside it at the run's claim_batch.
+ */
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
@@ -82,6 +86,28 @@ function bookkeepingFloor(rounds: Rounds, processes: number[], perTx: number): B
     floor_over_plainjob: processes.flatMap((p) => {
       const ratio = ratioOf(rounds, floorKey(p), pjKey(p));
       return ratio === undefined ? [] : [{ processes: p, ratio }];
+    }),
+  };
+}
+
+export async function runPgThroughput(ctx: BenchContext): Promise<ThroughputSection> {
+  const { sizes } = ctx;
+  const raw = sizes.rawProcesses.map((p) => ({ key: rawKey(p, ctx.claimBatch), label: `raw loop ${p} processes, ${ctx.claimBatch} per statement`, drain: () => rawDrain(ctx, p, ctx.claimBatch, 'postgres') }));
+  const rounds = await runRounds(ctx, 'PostgreSQL', [...leaseholdContenders(ctx, 'postgres'), ...raw]);
+  const method =
+    `jobs/s from the first job seen SUCCEEDED to the last (a second connection counts finished rows every ${POLL_MS.postgres} ms); ` +
+    '`from_start` is from spawning the supervisor to the last job';
+  return {
+    method: `${method}; CPU \`server\` is every postgres process on this machine`,
+    jobs: sizes.jobs,
+    claim_batches: runBatches(ctx),
+    results: throughputRows(ctx, rounds, 'postgres'),
+    raw: rawSection(rounds, {
+      method: `${method}; bare \`pg\` loop, one client a process: claim n in one statement (UPDATE ... FOR NO KEY UPDATE SKIP LOCKED ... RETURNING, fresh token), complete n in one statement (fenced on id, token, status); no attempts, no events, no IPC`,
+      jobs: sizes.jobs,
+      processes: sizes.rawProcesses,
+      perTx: [ctx.claimBatch],
+      batches: runBatches(ctx),
     }),
   };
 }

@@ -1,4 +1,4 @@
-/** Sections 5 and 10: enqueue-to-start latency with idle children, and what idle children cost in CPU. */
+/** Sections 5 and 10 (on PostgreSQL, with NOTIFY and without): enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
 import { SeededRandom } from '../random.js';
 import { clockTicksPerSecond, cpuTicks, descendantsOf, quantilesOverRuns, sleep, summarize, waitFor, type Stat } from './common.js';
@@ -133,4 +133,16 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
   } finally {
     await counter.close();
   }
+}
+
+export interface PgLatencySection {
+  notify: LatencySection;
+  poll_only: LatencySection;
+}
+
+export async function runPgLatency(ctx: BenchContext): Promise<PgLatencySection> {
+  return {
+    notify: await runLatency(ctx, { driver: 'postgres' }),
+    poll_only: await runLatency(ctx, { driver: 'postgres', listen: false }),
+  };
 }
