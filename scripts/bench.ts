@@ -1,24 +1,17 @@
 /**
  * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]
  *
- * Measures leasehold on this machine, on SQLite and on the PostgreSQL server
- * at --pg (default $LEASEHOLD_BENCH_PG_URL, else the test server), prints
- * one JSON document (stdout, or FILE with --out) and a readable table
- * (stderr, or stdout with --table). Sections: throughput (1), plainjob (2),
- * raw (3), enqueue (4), latency (5), recovery (6), depth (7), overhead (8),
- * pg-throughput (9), pg-latency (10), head-of-line (11), concurrency (12),
- * reads (13), cli (14), dashboard (15);
- * see scripts/bench/. Sections 1-3 run
- * interleaved in rounds so their ratios are taken within a round. Every
- * process started is stopped at the end, and every PostgreSQL schema made
- * is dropped, even on error.
+ * Runs the sections of RUNNERS that --only names (all by default), prints
+ * one JSON document and a table (docs/performance.md says what each
+ * measures), and stops every process and drops every schema it made, even
+ * on error.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { defaultClaimBatch } from '../src/queue/limits.js';
 import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
-import { runComparison } from './bench/compare.js';
+import { runComparison, runPgThroughput } from './bench/compare.js';
 import { runCli } from './bench/cli.js';
 import { runDashboard } from './bench/dashboard.js';
 import { runConcurrency } from './bench/concurrency.js';
@@ -27,10 +20,9 @@ import { FULL, QUICK } from './bench/context.js';
 import { runDepth } from './bench/depth.js';
 import { runEnqueue } from './bench/enqueue.js';
 import { runHeadOfLine } from './bench/head-of-line.js';
-import { runLatency } from './bench/latency.js';
+import { runLatency, runPgLatency } from './bench/latency.js';
 import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/machine.js';
 import { runOverhead } from './bench/overhead.js';
-import { runPgLatency, runPgThroughput } from './bench/postgres.js';
 import { ProcessRegistry } from './bench/processes.js';
 import { runReads } from './bench/reads.js';
 import { runRecovery } from './bench/recovery.js';
@@ -38,6 +30,42 @@ import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+type Sections = BenchReport['sections'];
+
+/** A runner fills one section, or several whose measurements interleave (1-3). */
+interface SectionRunner {
+  names: SectionName[];
+  run(ctx: BenchContext, wanted: ReadonlySet<SectionName>): Promise<Sections>;
+}
+
+function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sections[N] | Promise<Sections[N]>): SectionRunner {
+  return { names: [name], run: async (ctx) => ({ [name]: await run(ctx) }) };
+}
+
+/**
+ * The section registry, in the order they run. A new section adds its name
+ * to SECTIONS, its JSON to BenchReport and a renderer to RENDER (report.ts),
+ * and a runner here; a new target is one more line of checkTargets.
+ */
+const RUNNERS: SectionRunner[] = [
+  {
+    names: ['throughput', 'plainjob', 'raw'],
+    run: (ctx, wanted) => runComparison(ctx, { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') }, packageVersion('plainjob')),
+  },
+  single('enqueue', runEnqueue),
+  single('latency', runLatency),
+  single('recovery', runRecovery),
+  single('depth', runDepth),
+  single('overhead', runOverhead),
+  single('pg-throughput', runPgThroughput),
+  single('pg-latency', runPgLatency),
+  single('head-of-line', runHeadOfLine),
+  single('concurrency', runConcurrency),
+  single('reads', (ctx) => runReads(ctx, ['sqlite', 'postgres'])),
+  single('cli', runCli),
+  single('dashboard', (ctx) => runDashboard(ctx, ['sqlite', 'postgres'])),
+];
 
 function usage(message: string): never {
   process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`);
@@ -115,8 +143,7 @@ const report: BenchReport = {
   errors: [],
 };
 
-async function section(name: SectionName | SectionName[], work: () => Promise<void>): Promise<void> {
-  const names = Array.isArray(name) ? name : [name];
+async function section(names: SectionName[], work: () => Promise<void>): Promise<void> {
   for (const n of names) report.section_loadavg[n] = loadAverages()[0] ?? 0;
   try {
     await work();
@@ -131,25 +158,10 @@ async function section(name: SectionName | SectionName[], work: () => Promise<vo
 }
 
 try {
-  const comparison = { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') };
-  if (comparison.throughput || comparison.plainjob || comparison.raw) {
-    await section(
-      SECTIONS.filter((n) => (comparison as Record<string, boolean>)[n] === true),
-      async () => void Object.assign(report.sections, await runComparison(ctx, comparison, packageVersion('plainjob'))),
-    );
+  for (const runner of RUNNERS) {
+    const names = runner.names.filter((name) => wanted.has(name));
+    if (names.length > 0) await section(names, async () => void Object.assign(report.sections, await runner.run(ctx, wanted)));
   }
-  if (wanted.has('enqueue')) await section('enqueue', async () => void (report.sections.enqueue = await runEnqueue(ctx)));
-  if (wanted.has('latency')) await section('latency', async () => void (report.sections.latency = await runLatency(ctx)));
-  if (wanted.has('recovery')) await section('recovery', async () => void (report.sections.recovery = await runRecovery(ctx)));
-  if (wanted.has('depth')) await section('depth', async () => void (report.sections.depth = await runDepth(ctx)));
-  if (wanted.has('overhead')) await section('overhead', async () => void (report.sections.overhead = await runOverhead(ctx)));
-  if (wanted.has('pg-throughput')) await section('pg-throughput', async () => void (report.sections['pg-throughput'] = await runPgThroughput(ctx)));
-  if (wanted.has('pg-latency')) await section('pg-latency', async () => void (report.sections['pg-latency'] = await runPgLatency(ctx)));
-  if (wanted.has('head-of-line')) await section('head-of-line', async () => void (report.sections['head-of-line'] = await runHeadOfLine(ctx)));
-  if (wanted.has('concurrency')) await section('concurrency', async () => void (report.sections.concurrency = await runConcurrency(ctx)));
-  if (wanted.has('reads')) await section('reads', async () => void (report.sections.reads = await runReads(ctx, ['sqlite', 'postgres'])));
-  if (wanted.has('cli')) await section('cli', async () => void (report.sections.cli = runCli(ctx)));
-  if (wanted.has('dashboard')) await section('dashboard', async () => void (report.sections.dashboard = await runDashboard(ctx, ['sqlite', 'postgres'])));
 } finally {
   await registry.stopAll(5_000);
   const kept = dirs.removeAll();

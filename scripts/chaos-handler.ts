@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { HandlerContext, HandlerJob } from '../child/handler.js';
 import { LeaseholdError, LeaseLostError } from '../src/errors.js';
 import { EffectsRecorder, type WriteOutcome } from './chaos/effects.js';
-import { readStat } from './chaos/proc.js';
+import { readStat } from './proc.js';
 
 export interface ChaosPayload {
   /** How long the work takes, in ms. */

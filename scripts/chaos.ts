@@ -26,7 +26,7 @@ import { Damage } from './chaos/damage.js';
 import { DbFaults, observerDatabase } from './chaos/db-faults.js';
 import { EffectsLog } from './chaos/effects.js';
 import { killSurvivors, ProcessLedger } from './chaos/process-ledger.js';
-import { SeededRandom } from './chaos/random.js';
+import { SeededRandom } from './random.js';
 import { summarize } from './chaos/summary.js';
 import { Supervisors } from './chaos/supervisors.js';
 import { Workload } from './chaos/workload.js';

@@ -3,6 +3,7 @@
  * protocol) imports no process and no command; the two processes never
  * import each other, and share only src/ipc/protocol.ts; the commands import
  * no process. Read from the sources' own import lists, as TypeScript parses them.
+ * No module imports itself round a circle: a circle is a leaf module missing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -60,6 +61,32 @@ function upwardImports(file: string, text?: string): string[] {
     .map((target) => `${file} -> ${target}`);
 }
 
+/** The folders whose modules must form no import circle, type-only imports included. */
+const CYCLE_FREE_FOLDERS = ['src', 'supervisor', 'child', 'scripts'];
+
+/** The import circles a depth-first walk of `files` meets (none if there is none), each as the path that closes it. */
+function importCycles(files: string[], importsOfFile: (file: string) => string[] = (file) => importsOf(file)): string[][] {
+  const inScope = new Set(files);
+  const graph = new Map(files.map((file) => [file, importsOfFile(file).filter((target) => inScope.has(target))]));
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), file]);
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+    path.pop();
+    done.add(file);
+  };
+  for (const file of files) visit(file);
+  return cycles;
+}
+
 describe('layers', () => {
   const files = ['src', 'supervisor', 'child'].flatMap(sources);
 
@@ -84,5 +111,26 @@ describe('layers', () => {
     expect(upwardImports('child/main.ts', "import { CHILD_EXIT } from '../src/ipc/protocol.js';")).toEqual([]);
     expect(upwardImports('src/dashboard/data.ts', "import { x } from '../cli/context.js';")).toHaveLength(1);
     expect(upwardImports('src/store/open.ts', "import { x } from '../dashboard/data.js';")).toHaveLength(1);
+  });
+});
+
+describe('import circles', () => {
+  it('has none', () => {
+    const files = CYCLE_FREE_FOLDERS.flatMap(sources);
+    expect(files.length).toBeGreaterThan(50);
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it('finds one, type-only imports included', () => {
+    const imports: Record<string, string[]> = {
+      'scripts/a.ts': ["import { b } from './b.js';"],
+      'scripts/b.ts': ["import type { C } from './c.js';"],
+      'scripts/c.ts': ["export { a } from './a.js';"],
+      'scripts/leaf.ts': [],
+    };
+    const of = (file: string) => importsOf(file, imports[file]!.join('\n'));
+    expect(importCycles(Object.keys(imports), of)).toEqual([['scripts/a.ts', 'scripts/b.ts', 'scripts/c.ts', 'scripts/a.ts']]);
+    imports['scripts/c.ts'] = ["import { x } from './leaf.js';"];
+    expect(importCycles(Object.keys(imports), of)).toEqual([]);
   });
 });

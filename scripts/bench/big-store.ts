@@ -1,19 +1,9 @@
-/**
- * The big stores of the read sections (13, reads; 15, dashboard): jobs
- * enqueued round-robin over a few classes (enqueueMany, as a producer
- * does), then ended in bulk by statements of the benchmark's own: every
- * 100th job FAILED with one of five error codes, every `queuedEvery`-th
- * (id % queuedEvery = 1) left QUEUED, the rest SUCCEEDED, one attempt row
- * each with a made-up cost (CPU, peak memory), their ends spread evenly
- * over `spreadMs` up to now; PostgreSQL
- * vacuumed as autovacuum would have. With `timeline`, each finished job
- * also gets the events a worker writes (STARTED carrying its claim, then
- * SUCCEEDED or FAILED); with `keyEvery`, every keyEvery-th job an
- * idempotency key `key-<id>`.
- */
+/** The big stores of sections 13 and 15: a month (or week) of finished jobs written in bulk, as docs/performance.md describes them. */
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { systemClock } from '../../src/clock.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/types.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type BenchDatabase, type Driver } from './database.js';
@@ -80,7 +70,7 @@ async function runStatements(ctx: BenchContext, database: BenchDatabase, stateme
 }
 
 /** A store filled with the mix, in a folder (SQLite) or schema (PostgreSQL) of its own; the caller disposes of it. */
-export async function fillBigStore(ctx: BenchContext, name: string, driver: Driver, mix: BigStoreMix): Promise<{ database: BenchDatabase; setupSeconds: number }> {
+async function fillBigStore(ctx: BenchContext, name: string, driver: Driver, mix: BigStoreMix): Promise<{ database: BenchDatabase; setupSeconds: number }> {
   const database = benchDatabase(ctx, ctx.dirs.make(`${name}-${driver}`), driver);
   try {
     const started = performance.now();
@@ -98,6 +88,37 @@ export async function fillBigStore(ctx: BenchContext, name: string, driver: Driv
     await database.dispose();
     throw error;
   }
+}
+
+/** Each driver in turn: a big store filled with the mix, measured through a store opened on it, then dropped. */
+export async function onBigStores<T extends object>(
+  ctx: BenchContext,
+  name: string,
+  drivers: Driver[],
+  mix: BigStoreMix,
+  measure: (store: Store, driver: Driver) => Promise<T>,
+): Promise<({ driver: Driver; setup_seconds: number } & T)[]> {
+  const results: ({ driver: Driver; setup_seconds: number } & T)[] = [];
+  for (const driver of drivers) {
+    const { database, setupSeconds } = await fillBigStore(ctx, name, driver, mix);
+    try {
+      const store = await openStore(database.url);
+      try {
+        results.push({ driver, setup_seconds: setupSeconds, ...(await measure(store, driver)) });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await database.dispose();
+    }
+  }
+  return results;
+}
+
+/** The slowest median over every driver's reads, but those timed cold (not held to a target). */
+export function slowestMedian(drivers: { reads: { ms: Stat; cold?: boolean }[] }[] | undefined): number | undefined {
+  const medians = drivers?.flatMap((d) => d.reads.filter((r) => r.cold !== true).map((r) => r.ms.median)) ?? [];
+  return medians.length === 0 ? undefined : Math.max(...medians);
 }
 
 /** A read timed as the read sections time them: one call off the clock (its time is `first_ms`), then `runs` calls. */

@@ -1,11 +1,4 @@
-/**
- * Section 14: how long a `leasehold` command takes, as an operator's loop or
- * a script sees it: the wall time of one process, spawn to exit, on a small
- * SQLite file (`--db`, no config). `node -e 0` is the floor: what starting
- * Node alone costs here. The commands run in rounds, one of each per round,
- * so that a noisy neighbour weighs on all of them alike; the database and
- * its job 1 are made, and one round is run, off the clock.
- */
+/** Section 14: the wall time of a `leasehold` command, spawn to exit; the commands take turns so that a noisy neighbour weighs on all alike. */
 import { spawnSync } from 'node:child_process';
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';

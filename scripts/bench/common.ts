@@ -4,10 +4,12 @@
  * take (RSS, CPU ticks, descendants of a pid).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { descendants, listProcesses, readStat } from '../proc.js';
+import { percentiles } from '../stats.js';
 
 export { sleep };
 
@@ -43,6 +45,14 @@ export function summarize(values: number[], digits = 0): Stat {
     n: values.length,
     runs: values.map((v) => round(v, digits)),
   };
+}
+
+export type Quantile = 'p50' | 'p95' | 'p99' | 'max';
+
+/** Each quantile of every run's samples, summarised over the runs. */
+export function quantilesOverRuns<Q extends Quantile>(runs: number[][], quantiles: readonly Q[], digits = 0): Record<Q, Stat> {
+  const each = runs.map((samples) => percentiles(samples));
+  return Object.fromEntries(quantiles.map((q) => [q, summarize(each.map((p) => p[q]), digits)])) as Record<Q, Stat>;
 }
 
 /** Temp folders for the run; all removed by `removeAll` (the orchestrator's finally). */
@@ -138,56 +148,19 @@ export function steadyRate(timing: DrainTiming, total: number): number {
 
 // ---- /proc
 
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) S ppid ...": comm may hold spaces or parentheses, so split after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
 /** True while the pid names a running process (a zombie counts as gone). */
 export { isPidAlive as isAlive } from '../../src/pids.js';
 
-/** The pids /proc lists now. */
-function procPids(): number[] {
-  return readdirSync('/proc')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid > 0);
-}
-
-/** Every live descendant of a pid (children, grandchildren, ...), from /proc. */
+/** Every live descendant of a pid (children, grandchildren, ...). */
 export function descendantsOf(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const pid of procPids()) {
-    const fields = statFields(pid);
-    if (fields !== undefined && fields[0] !== 'Z') parentOf.set(pid, Number(fields[1]));
-  }
-  const found: number[] = [];
-  const frontier = [root];
-  while (frontier.length > 0) {
-    const parent = frontier.pop() as number;
-    for (const [pid, ppid] of parentOf) {
-      if (ppid === parent && !found.includes(pid)) {
-        found.push(pid);
-        frontier.push(pid);
-      }
-    }
-  }
-  return found;
+  return descendants(listProcesses(), [root]).map((stat) => stat.pid);
 }
 
-/** Every live process whose command name (comm) is `name`, from /proc. */
+/** Every live process whose command name (comm) is `name`. */
 export function processesNamed(name: string): number[] {
-  return procPids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
-    } catch {
-      return false; // gone meanwhile
-    }
-  });
+  return listProcesses()
+    .filter((stat) => stat.comm === name)
+    .map((stat) => stat.pid);
 }
 
 let ticksPerSecond: number | undefined;
@@ -207,10 +180,7 @@ export function clockTicksPerSecond(): number {
 
 /** utime + stime of a pid, in clock ticks; undefined when it is gone. */
 export function cpuTicks(pid: number): number | undefined {
-  const fields = statFields(pid);
-  // After the comm: state(0) ppid(1) ... utime is field 14 of stat, index 11 here; stime index 12.
-  if (fields === undefined) return undefined;
-  return Number(fields[11]) + Number(fields[12]);
+  return readStat(pid)?.cpuTicks;
 }
 
 /** Bytes a pid has passed to write() and its kin (/proc/<pid>/io wchar), undefined when it is gone. */
@@ -250,15 +220,3 @@ export async function machineBusyPercent(ms: number): Promise<number> {
 }
 
 export const MB = 1024 * 1024;
-
-/** A small seeded PRNG (mulberry32): the same gaps and picks on every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,14 +1,9 @@
-/**
- * Section 12 (issue 11): throughput at classes[].concurrency 1, 8 and 32.
- * SQLite, `supervise` with 1 child (so that the slots of one child are what
- * is measured), the run's claim_batch; no-op jobs (as section 1) and jobs
- * that sleep 10 ms; drained and counted as section 1, every row once per
- * round. Shown next to BullMQ's concurrency-50 figure on this machine type,
- * a constant measured elsewhere (BullMQ needs Redis): not run here.
- */
+/** Section 12: section 1's drain with 1 child at several classes[].concurrency, beside a BullMQ figure measured elsewhere (it needs Redis). */
 import { defaultClaimBatch } from '../../src/queue/limits.js';
 import type { BenchContext } from './context.js';
-import { leaseholdDrain, POLL_MS, throughputRow, type LeaseholdDrainRun, type ThroughputRow, type Workload } from './throughput.js';
+import { POLL_MS } from './drain.js';
+import { runRounds, runsOf } from './rounds.js';
+import { leaseholdDrain, throughputRow, type LeaseholdDrainRun, type ThroughputRow, type Workload } from './throughput.js';
 
 const CHILDREN = 1;
 
@@ -41,19 +36,21 @@ export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySect
     { concurrency, jobMs: 0, jobs: sizes.jobs },
     { concurrency, jobMs: sleepMs, jobs: sleepJobs[i] ?? sleepJobs[sleepJobs.length - 1] ?? sizes.jobs },
   ]);
-  const runs = workloads.map((): LeaseholdDrainRun[] => []);
-  for (let round = 0; round < sizes.runs; round++) {
-    for (const [i, workload] of workloads.entries()) {
-      ctx.progress(`concurrency round ${round + 1}/${sizes.runs}: ${CHILDREN} child, concurrency ${workload.concurrency}, ${workload.jobs} jobs of ${workload.jobMs} ms`);
-      runs[i]?.push(await leaseholdDrain(ctx, CHILDREN, defaultClaimBatch(workload.concurrency), 'sqlite', workload));
-    }
-  }
+  const rounds = await runRounds(
+    ctx,
+    'concurrency',
+    workloads.map((w, i) => ({
+      key: String(i),
+      label: `${CHILDREN} child, concurrency ${w.concurrency}, ${w.jobs} jobs of ${w.jobMs} ms`,
+      drain: () => leaseholdDrain(ctx, CHILDREN, defaultClaimBatch(w.concurrency), 'sqlite', w),
+    })),
+  );
   return {
     method:
       `as section 1: jobs/s from the first job seen SUCCEEDED to the last (counted every ${POLL_MS.sqlite} ms), from_start from spawning the supervisor; ` +
       `SQLite, ${CHILDREN} child, classes[].concurrency per row with its default claim_batch (${defaultClaimBatch(1)} at 1, ${defaultClaimBatch(2)} above); job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
     children: CHILDREN,
-    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, defaultClaimBatch(w.concurrency), runs[i] ?? [], 'sqlite') })),
+    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, defaultClaimBatch(w.concurrency), runsOf<LeaseholdDrainRun>(rounds, String(i)), 'sqlite') })),
     reference: BULLMQ_REFERENCE,
   };
 }

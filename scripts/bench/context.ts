@@ -2,48 +2,11 @@
 import type { TempDirs } from './common.js';
 import type { ProcessRegistry } from './processes.js';
 
-export interface Sizes {
+/** The full run's sizes; their type is every run's. */
+export const FULL = {
   /** Repetitions of every figure (median, min, max over them). */
-  runs: number;
-  /** Jobs per drain in sections 1-3. */
-  jobs: number;
-  processes: number[];
-  plainjobProcesses: number[];
-  rawProcesses: number[];
-  rawPerTx: number[];
-  drainTimeoutMs: number;
-  enqueueCliSingle: number;
-  enqueueLibrarySingle: number;
-  enqueueBulk: number;
-  latencyJobs: number;
-  latencyGapMs: [number, number];
-  idleWindowSeconds: number;
-  recoveryKills: number;
-  recoverySleepMs: number;
-  depths: number[];
-  /** Jobs claimed and completed per depth measurement. */
-  depthMeasured: number;
-  sweepHeld: number;
-  sweepExpiredShare: number;
-  crashKills: number;
-  /** Head-of-line: `jobs` in id order, each `fastMs` long but every `slowEvery`-th (1-based), which is `slowMs` long. */
-  headOfLine: { jobs: number; fastMs: number; slowEvery: number; slowMs: number };
-  /**
-   * Concurrency rows: one child at each `levels` concurrency, no-op jobs
-   * (`jobs` of them, as section 1) and jobs of `sleepMs`; `sleepJobs[i]` of
-   * those at `levels[i]` (a slot runs at most 1000 / sleepMs jobs a second).
-   */
-  concurrency: { levels: number[]; sleepMs: number; sleepJobs: number[] };
-  /** Jobs in the store whose operator reads are timed (sections 13 and 15). */
-  readsJobs: number;
-  /** Exited children in the registry whose dashboard pages are timed (section 15). */
-  dashboardWorkerHistory: number;
-  /** Runs of each `leasehold` command timed (section 14). */
-  cliRuns: number;
-}
-
-export const FULL: Sizes = {
   runs: 3,
+  /** Jobs per drain in sections 1-3. */
   jobs: 20_000,
   processes: [1, 2, 4],
   plainjobProcesses: [1, 2],
@@ -54,21 +17,33 @@ export const FULL: Sizes = {
   enqueueLibrarySingle: 5_000,
   enqueueBulk: 20_000,
   latencyJobs: 1_000,
-  latencyGapMs: [5, 30],
+  latencyGapMs: [5, 30] as [number, number],
   idleWindowSeconds: 20,
   recoveryKills: 20,
   recoverySleepMs: 2_000,
   depths: [1_000, 100_000, 1_000_000],
+  /** Jobs claimed and completed per depth measurement. */
   depthMeasured: 2_000,
   sweepHeld: 100_000,
   sweepExpiredShare: 0.01,
   crashKills: 3,
+  /** `jobs` in id order, each `fastMs` long but every `slowEvery`-th (1-based), which is `slowMs` long. */
   headOfLine: { jobs: 2_000, fastMs: 1, slowEvery: 250, slowMs: 3_000 },
+  /**
+   * One child at each of `levels`, no-op jobs (`jobs` of them, as section 1)
+   * and `sleepJobs[i]` jobs of `sleepMs` at `levels[i]` (a slot runs at most
+   * 1000 / sleepMs jobs a second).
+   */
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
+  /** Jobs in the store whose operator reads are timed (sections 13 and 15). */
   readsJobs: 1_000_000,
+  /** Exited children in the registry whose dashboard pages are timed (section 15). */
   dashboardWorkerHistory: 2_000,
+  /** Runs of each `leasehold` command timed (section 14). */
   cliRuns: 20,
 };
+
+export type Sizes = typeof FULL;
 
 /** `--quick`: tiny sizes, one run each; a smoke test of every section, not a measurement. */
 export const QUICK: Sizes = {

@@ -1,24 +1,11 @@
-/**
- * Section 15: the dashboard's page data (src/dashboard/data.ts) on a big
- * store (./big-store.ts): `readsJobs` jobs of three classes, finished over
- * the last 7 days (about 100 a minute), 1% FAILED with one of five error
- * codes, every 250th left QUEUED, with the timeline a worker leaves and an
- * idempotency key on every 10th; then, through the store as a supervisor
- * and its children write them: a live supervisor whose 4 children hold 8
- * jobs each (claimed and started), a registry history of exited children
- * (every 10th by a crash, the last ones within a minute) and a class it
- * disabled. Each page's data is timed in this process, `runs` + 4 times
- * after a first call shown on its own (the database's pages are warm: the
- * fill wrote them).
- */
+/** Section 15: the dashboard's page data (src/dashboard/data.ts) on a big store with a live registry, timed in this process. */
 import { dashboardData, type DashboardData } from '../../src/dashboard/data.js';
 import { SUPERVISOR_HEARTBEAT_MS } from '../../src/queue/registry.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
-import { fillBigStore, timeRead } from './big-store.js';
+import { onBigStores, timeRead } from './big-store.js';
 import { benchClaim } from './store-ops.js';
 
 const CLASSES = ['dash-a', 'dash-b', 'dash-c'];
@@ -28,6 +15,8 @@ const HELD_PER_CHILD = 8;
 /** Every page's data must answer within this (issue 13). */
 export const DASHBOARD_TARGET_MS = 100;
 const PAGE = 50;
+/** Timed runs of each page's data, after its first call. */
+const pageRuns = (ctx: BenchContext) => ctx.sizes.runs + 4;
 
 export interface DashboardSection {
   jobs: number;
@@ -93,50 +82,35 @@ function pageReads(jobs: number): [string, (data: DashboardData) => Promise<unkn
   ];
 }
 
-async function measureDriver(ctx: BenchContext, driver: Driver): Promise<DashboardSection['drivers'][number]> {
-  const jobs = ctx.sizes.readsJobs;
-  const mix = { jobs, classes: CLASSES, spreadMs: 7 * 24 * 3_600_000, queuedEvery: 250, timeline: true, keyEvery: 10 };
-  const { database, setupSeconds } = await fillBigStore(ctx, 'dashboard', driver, mix);
+/** Every page's data timed on a store already filled; the registry and the jobs in flight written first. */
+async function measurePages(ctx: BenchContext, store: Store, driver: Driver): Promise<{ reads: PageRead[] }> {
+  // The supervisor stays live (its classes' troubles are read) while the pages are timed.
+  const heartbeat = setInterval(() => void store.workerHeartbeat({ id: SUPERVISOR }).catch(() => undefined), SUPERVISOR_HEARTBEAT_MS);
   try {
-    const store = await openStore(database.url);
-    // The supervisor stays live (its classes' troubles are read) while the pages are timed.
-    const heartbeat = setInterval(() => void store.workerHeartbeat({ id: SUPERVISOR }).catch(() => undefined), SUPERVISOR_HEARTBEAT_MS);
-    try {
-      const started = performance.now();
-      await writeRegistry(store, ctx.sizes.dashboardWorkerHistory);
-      ctx.progress(`dashboard on ${driver}: registry and ${CHILDREN * HELD_PER_CHILD} jobs in flight written in ${Math.round(performance.now() - started)} ms`);
-      const runs = ctx.sizes.runs + 4;
-      const results: PageRead[] = [];
-      const time = async (read: string, run: () => Promise<unknown>, cold = false) => void results.push({ read, cold, ...(await timeRead(run, runs)) });
-      // The overview three ways: a first view (nothing kept), polled every 2 s (counts read
-      // again, the chart's ended minutes kept), and within a second (counts kept too).
-      await time('overview: first view (nothing kept)', () => dashboardData(store, { now: Date.now }).overview(), true);
-      let offset = 0;
-      const polled = dashboardData(store, { now: () => Date.now() + offset });
-      await time('overview: polled every 2 s', () => polled.overview().finally(() => (offset += 2_000)));
-      const frozen = Date.now();
-      const withinSecond = dashboardData(store, { now: () => frozen });
-      await time('overview: again within the second', () => withinSecond.overview());
-      const data = dashboardData(store, { now: Date.now });
-      for (const [read, call] of pageReads(jobs)) await time(read, () => call(data));
-      return { driver, setup_seconds: setupSeconds, reads: results };
-    } finally {
-      clearInterval(heartbeat);
-      await store.close();
-    }
+    const started = performance.now();
+    await writeRegistry(store, ctx.sizes.dashboardWorkerHistory);
+    ctx.progress(`dashboard on ${driver}: registry and ${CHILDREN * HELD_PER_CHILD} jobs in flight written in ${Math.round(performance.now() - started)} ms`);
+    const results: PageRead[] = [];
+    const time = async (read: string, run: () => Promise<unknown>, cold = false) => void results.push({ read, cold, ...(await timeRead(run, pageRuns(ctx))) });
+    // The overview three ways: a first view (nothing kept), polled every 2 s (counts read
+    // again, the chart's ended minutes kept), and within a second (counts kept too).
+    await time('overview: first view (nothing kept)', () => dashboardData(store, { now: Date.now }).overview(), true);
+    let offset = 0;
+    const polled = dashboardData(store, { now: () => Date.now() + offset });
+    await time('overview: polled every 2 s', () => polled.overview().finally(() => (offset += 2_000)));
+    const frozen = Date.now();
+    const withinSecond = dashboardData(store, { now: () => frozen });
+    await time('overview: again within the second', () => withinSecond.overview());
+    const data = dashboardData(store, { now: Date.now });
+    for (const [read, call] of pageReads(ctx.sizes.readsJobs)) await time(read, () => call(data));
+    return { reads: results };
   } finally {
-    await database.dispose();
+    clearInterval(heartbeat);
   }
 }
 
 export async function runDashboard(ctx: BenchContext, drivers: Driver[]): Promise<DashboardSection> {
-  const results: DashboardSection['drivers'] = [];
-  for (const driver of drivers) results.push(await measureDriver(ctx, driver));
-  return { jobs: ctx.sizes.readsJobs, runs: ctx.sizes.runs + 4, worker_history: ctx.sizes.dashboardWorkerHistory, drivers: results };
-}
-
-/** The slowest median but the cold ones', over every driver measured. */
-export function slowestPage(section: DashboardSection | undefined): number | undefined {
-  const medians = section?.drivers.flatMap((d) => d.reads.filter((r) => !r.cold).map((r) => r.ms.median)) ?? [];
-  return medians.length === 0 ? undefined : Math.max(...medians);
+  const mix = { jobs: ctx.sizes.readsJobs, classes: CLASSES, spreadMs: 7 * 24 * 3_600_000, queuedEvery: 250, timeline: true, keyEvery: 10 };
+  const measured = await onBigStores(ctx, 'dashboard', drivers, mix, (store, driver) => measurePages(ctx, store, driver));
+  return { jobs: ctx.sizes.readsJobs, runs: pageRuns(ctx), worker_history: ctx.sizes.dashboardWorkerHistory, drivers: measured };
 }

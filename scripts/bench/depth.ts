@@ -1,14 +1,7 @@
 /**
- * Section 7: the store alone, in this process. Claim+complete rate with
- * 1e3, 1e5 and 1e6 jobs queued (a claim of limit 1, then a complete:
- * two transactions per job, as scripts/bench-store.ts), and one sweeper
- * pass over 1e5 held leases of which 1% ran out.
- *
- * Every depth gets its own database, filled once (enqueueMany in chunks of
- * 10,000, timed); then in each round every depth drains `depthMeasured`
- * jobs, and the jobs drained are put back (off the clock) before the next
- * round, so the queue holds between depth + measured and depth jobs while
- * it is measured. The deep/shallow ratio is taken within each round.
+ * Section 7: the store alone, claim+complete at several depths and one
+ * sweeper pass. The drained jobs are put back between rounds, off the
+ * clock, so that each depth stays the depth it is named for.
  */
 import { systemClock, type Clock } from '../../src/clock.js';
 import { Queue } from '../../src/queue/queue.js';

@@ -1,9 +1,4 @@
-/**
- * Section 4: enqueue speed. Single: one `leasehold enqueue` process per job,
- * and one `queue.enqueue` call per job in a loop. Bulk: `enqueueMany` in
- * chunks, and `leasehold enqueue --file jobs.jsonl` (one process, timed
- * from spawn to exit). Each on a fresh database with the config's class.
- */
+/** Section 4: enqueue speed, one job at a time and in bulk, by the CLI and by the library. */
 import { execa } from 'execa';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

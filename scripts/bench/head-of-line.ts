@@ -1,20 +1,10 @@
-/**
- * Section 11 (issue 11, fault 2): head-of-line blocking. SQLite, `supervise`
- * as a real process with 2 children (concurrency 1, the default
- * claim_batch), on a queue filled in id order before it starts: jobs of
- * 1 ms, with one of 3 s at every 250th place. Once every job has finished,
- * each fast job's wait is read from its row: started_at − claimed_at, the
- * time it sat claimed by a child before its handler began (behind a slow job
- * of the same batch, while the other child may sit idle). Wall time is from
- * spawning the supervisor to the last finished_at.
- */
+/** Section 11: how long fast jobs wait, claimed, behind a slow job of the same batch (started_at − claimed_at). */
+import type { Queue } from '../../src/queue/queue.js';
 import type { JobRow } from '../../src/store/types.js';
-import { percentiles } from '../stats.js';
-import { pollDrain, summarize, type Stat } from './common.js';
+import { pollDrain, quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { benchDatabase } from './database.js';
-import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, openBenchQueue, SupervisorRun, writeConfig, writeSleepHandler } from './leasehold.js';
-import { POLL_MS } from './throughput.js';
+import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, withSupervisor, writeSleepHandler } from './leasehold.js';
+import { POLL_MS } from './drain.js';
 
 const CHILDREN = 2;
 const CONCURRENCY = 1;
@@ -72,27 +62,23 @@ function readRun(rows: JobRow[], fastMs: number, spawnedAt: number): HeadOfLineR
 
 async function runOnce(ctx: BenchContext): Promise<{ run: HeadOfLineRun; config: string }> {
   const { jobs, fastMs, slowEvery, slowMs } = ctx.sizes.headOfLine;
-  const dir = ctx.dirs.make('head-of-line');
-  const database = benchDatabase(ctx, dir, 'sqlite');
-  const config = writeConfig(dir, { database: database.url, handler: writeSleepHandler(dir), processes: CHILDREN, concurrency: CONCURRENCY });
-  const queue = await openBenchQueue(database.url);
-  try {
-    await fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs }));
+  const setup = {
+    handler: writeSleepHandler,
+    processes: CHILDREN,
+    concurrency: CONCURRENCY,
+    before: (queue: Queue) => fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs })),
+  };
+  return withSupervisor(ctx, 'head-of-line', setup, async ({ config, database, queue, supervisor }) => {
     const counter = await database.counter();
-    const supervisor = SupervisorRun.start(ctx.processes, config, dir);
     try {
       await pollDrain(counter.count(FINISHED_COUNT), jobs, { intervalMs: POLL_MS.sqlite, timeoutMs: ctx.sizes.drainTimeoutMs, alive: () => supervisor.deadReason() });
     } finally {
       await counter.close();
-      await supervisor.stop();
     }
     const rows = await queue.store.jobList({ class: BENCH_CLASS, limit: jobs + 1 });
     if (rows.length !== jobs) throw new Error(`expected ${jobs} jobs, found ${rows.length}`);
     return { run: readRun(rows, fastMs, supervisor.startedAt), config: describeClass(config) };
-  } finally {
-    await queue.close();
-    await database.dispose();
-  }
+  });
 }
 
 export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSection> {
@@ -108,7 +94,6 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
     runs.push(once.run);
     described = once.config;
   }
-  const waits = runs.map((r) => percentiles(r.waits));
   return {
     config: `SQLite, default config but processes, concurrency and handler (${described}); handler sleeps payload.ms`,
     jobs,
@@ -118,11 +103,7 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
     slow_ms: slowMs,
     slow_every: slowEvery,
     unit: 'ms',
-    fast_wait_ms: {
-      p50: summarize(waits.map((w) => w.p50)),
-      p99: summarize(waits.map((w) => w.p99)),
-      max: summarize(waits.map((w) => w.max)),
-    },
+    fast_wait_ms: quantilesOverRuns(runs.map((r) => r.waits), ['p50', 'p99', 'max']),
     fast_waits_over_500ms: summarize(runs.map((r) => r.waits.filter((ms) => ms > LONG_WAIT_MS).length)),
     wall_ms: summarize(runs.map((r) => r.wallMs)),
     wall_floor_ms: Math.ceil(slowJobs / CHILDREN) * slowMs,

@@ -1,21 +1,10 @@
-/**
- * Section 5 (and pg-latency, on PostgreSQL with and without NOTIFY):
- * enqueue-to-start latency with idle children, and what idle children
- * cost. One supervisor with 4 children and the default config
- * (poll_seconds, claim_batch and the rest at their defaults), no-op handler.
- * First the idle CPU: utime+stime from /proc/<pid>/stat of the supervisor
- * and every descendant over a window, scaled to a minute. Then jobs are
- * enqueued one at a time (queue.enqueue) at random gaps; each job's latency
- * is read back from its row: started_at (the handler's real start) and
- * claimed_at minus created_at, and the STARTED event's ts.
- */
+/** Sections 5 and 10 (on PostgreSQL, with NOTIFY and without): enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
-import { percentiles } from '../stats.js';
-import { clockTicksPerSecond, cpuTicks, descendantsOf, seededRandom, sleep, summarize, waitFor, type Stat } from './common.js';
+import { SeededRandom } from '../random.js';
+import { clockTicksPerSecond, cpuTicks, descendantsOf, quantilesOverRuns, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import type { Queue } from '../../src/queue/queue.js';
-import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { BENCH_CLASS, describeClass, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import type { Driver } from './database.js';
+import { BENCH_CLASS, describeClass, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -61,24 +50,20 @@ async function idleWindow(supervisorPid: number, seconds: number, ticksPerSecond
   return { total, supervisor, children: total - supervisor };
 }
 
-function latencies(values: number[][]): LatencyStats {
-  const runs = values.map((v) => percentiles(v));
-  return Object.fromEntries(QUANTILES.map((q) => [q, summarize(runs.map((r) => r[q]), 1)])) as LatencyStats;
-}
+/** Each run's latencies by what they are measured as: the start, the claim, the STARTED event. */
+type Latencies = Record<'start' | 'claim' | 'event', number[]>;
 
-async function readLatencies(store: Store, ids: number[]): Promise<{ start: number[]; claim: number[]; event: number[] }> {
-  const start: number[] = [];
-  const claim: number[] = [];
-  const event: number[] = [];
+async function readLatencies(store: Store, ids: number[]): Promise<Latencies> {
+  const into: Latencies = { start: [], claim: [], event: [] };
   for (const id of ids) {
     const job = await store.jobGet({ id });
     if (job === undefined || job.started_at === null || job.claimed_at === null) throw new Error(`job ${id} has no start`);
-    start.push(job.started_at - job.created_at);
-    claim.push(job.claimed_at - job.created_at);
+    into.start.push(job.started_at - job.created_at);
+    into.claim.push(job.claimed_at - job.created_at);
     const started = (await store.eventList({ jobId: id })).find((e) => e.event === 'STARTED');
-    if (started !== undefined) event.push(started.ts - job.created_at);
+    if (started !== undefined) into.event.push(started.ts - job.created_at);
   }
-  return { start, claim, event };
+  return into;
 }
 
 /** Where the queue lives; `listen: false` runs PostgreSQL with `listen=off` (children poll, no NOTIFY wake-ups). */
@@ -93,27 +78,17 @@ function describeVariant(variant: LatencyVariant): string {
 }
 
 export async function runLatency(ctx: BenchContext, variant: LatencyVariant = { driver: 'sqlite' }): Promise<LatencySection> {
-  const dir = ctx.dirs.make(`latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`);
-  const database = benchDatabase(ctx, dir, variant.driver, { listen: variant.listen });
   ctx.progress(`latency on ${describeVariant(variant)}`);
-  try {
-    const config = writeConfig(dir, { database: database.url, handler: writeNoopHandler(dir), processes: CHILDREN });
-    // The queue's tables exist once it is open: then the counting connection may count.
-    const queue = await openBenchQueue(database.url);
-    try {
-      return await measure(ctx, dir, config, queue, await database.counter(), describeVariant(variant));
-    } finally {
-      await queue.close();
-    }
-  } finally {
-    await database.dispose();
-  }
+  const label = `latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`;
+  const setup = { driver: variant.driver, listen: variant.listen, handler: writeNoopHandler, processes: CHILDREN };
+  return withSupervisor(ctx, label, setup, (run) => measure(ctx, run, describeVariant(variant)));
 }
 
-async function measure(ctx: BenchContext, dir: string, config: string, queue: Queue, counter: RowCounter, where: string): Promise<LatencySection> {
+async function measure(ctx: BenchContext, { config, database, queue, supervisor }: SupervisedRun, where: string): Promise<LatencySection> {
   const { sizes } = ctx;
   const ticksPerSecond = clockTicksPerSecond();
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+  // The queue's tables exist once it is open: then the counting connection may count.
+  const counter = await database.counter();
   try {
     await supervisor.waitReady(queue.store, CHILDREN);
     await sleep(SETTLE_MS);
@@ -123,34 +98,29 @@ async function measure(ctx: BenchContext, dir: string, config: string, queue: Qu
       idle.push(await idleWindow(supervisor.pid, sizes.idleWindowSeconds, ticksPerSecond));
     }
 
-    const random = seededRandom(5);
+    const random = new SeededRandom(5);
     const [minGap, maxGap] = sizes.latencyGapMs;
     const countDone = counter.count(SUCCEEDED_COUNT);
-    const start: number[][] = [];
-    const claim: number[][] = [];
-    const event: number[][] = [];
+    const runs: Latencies[] = [];
     for (let run = 0; run < sizes.runs; run++) {
       ctx.progress(`latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`);
       const ids: number[] = [];
       for (let i = 0; i < sizes.latencyJobs; i++) {
-        await sleep(minGap + random() * (maxGap - minGap));
+        await sleep(minGap + random.next() * (maxGap - minGap));
         ids.push((await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } })).id);
       }
       const expected = (run + 1) * sizes.latencyJobs;
       await waitFor(`${expected} jobs SUCCEEDED`, async () => ((await countDone()) >= expected ? true : undefined), { timeoutMs: 60_000 });
-      const read = await readLatencies(queue.store, ids);
-      start.push(read.start);
-      claim.push(read.claim);
-      event.push(read.event);
+      runs.push(await readLatencies(queue.store, ids));
     }
     return {
       config: `${where}, default config but processes (${describeClass(config)}), no-op handler`,
       jobs_per_run: sizes.latencyJobs,
       gap_ms: [minGap, maxGap],
       unit: 'ms',
-      start_latency_ms: latencies(start),
-      claim_latency_ms: latencies(claim),
-      started_event_latency_ms: latencies(event),
+      start_latency_ms: quantilesOverRuns(runs.map((r) => r.start), QUANTILES, 1),
+      claim_latency_ms: quantilesOverRuns(runs.map((r) => r.claim), QUANTILES, 1),
+      started_event_latency_ms: quantilesOverRuns(runs.map((r) => r.event), QUANTILES, 1),
       idle_cpu: {
         children: CHILDREN,
         window_seconds: sizes.idleWindowSeconds,
@@ -162,6 +132,17 @@ async function measure(ctx: BenchContext, dir: string, config: string, queue: Qu
     };
   } finally {
     await counter.close();
-    await supervisor.stop();
   }
+}
+
+export interface PgLatencySection {
+  notify: LatencySection;
+  poll_only: LatencySection;
+}
+
+export async function runPgLatency(ctx: BenchContext): Promise<PgLatencySection> {
+  return {
+    notify: await runLatency(ctx, { driver: 'postgres' }),
+    poll_only: await runLatency(ctx, { driver: 'postgres', listen: false }),
+  };
 }

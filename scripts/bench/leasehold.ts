@@ -10,6 +10,8 @@ import { Queue } from '../../src/queue/queue.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store, WorkerRow } from '../../src/store/types.js';
 import { isAlive, waitFor } from './common.js';
+import type { BenchContext } from './context.js';
+import { benchDatabase, type BenchDatabase, type Driver } from './database.js';
 import { SUPERVISE, type Managed, type ProcessRegistry } from './processes.js';
 
 export const BENCH_CLASS = 'bench';
@@ -58,43 +60,21 @@ export function describeClass(configFile: string): string {
   );
 }
 
-/** A handler that does nothing and returns null. */
-export function writeNoopHandler(dir: string): string {
-  const file = join(dir, 'noop.mjs');
-  writeFileSync(file, 'export default async function noop() {\n  return null;\n}\n');
+/** A handler module `name`.mjs in `dir` whose default export runs `body` (with `job` and a promise `sleep` in scope). */
+function writeHandler(dir: string, name: string, body: string): string {
+  const file = join(dir, `${name}.mjs`);
+  writeFileSync(file, `import { setTimeout as sleep } from 'node:timers/promises';\nexport default async function handler(job) {\n  ${body}\n  return null;\n}\n`);
   return file;
 }
+
+/** A handler that does nothing and returns null. */
+export const writeNoopHandler = (dir: string) => writeHandler(dir, 'noop', '');
 
 /** A handler that sleeps the job's `payload.ms` (0 or none: returns at once). */
-export function writeSleepHandler(dir: string): string {
-  const file = join(dir, 'sleep.mjs');
-  writeFileSync(
-    file,
-    `import { setTimeout as sleep } from 'node:timers/promises';
-export default async function sleepPayload(job) {
-  const ms = job.payload?.ms ?? 0;
-  if (ms > 0) await sleep(ms);
-  return null;
-}
-`,
-  );
-  return file;
-}
+export const writeSleepHandler = (dir: string) => writeHandler(dir, 'sleep', 'const ms = job.payload?.ms ?? 0;\n  if (ms > 0) await sleep(ms);');
 
 /** A handler that sleeps `ms` on a job's first attempt only (later attempts return at once). */
-export function writeSleepFirstAttemptHandler(dir: string, ms: number): string {
-  const file = join(dir, 'sleep-first.mjs');
-  writeFileSync(
-    file,
-    `import { setTimeout as sleep } from 'node:timers/promises';
-export default async function sleepFirst(job) {
-  if (job.attempt === 1) await sleep(${ms});
-  return null;
-}
-`,
-  );
-  return file;
-}
+export const writeSleepFirstAttemptHandler = (dir: string, ms: number) => writeHandler(dir, 'sleep-first', `if (job.attempt === 1) await sleep(${ms});`);
 
 /** The payload of the n-th job (from 0) a fill enqueues. */
 export type PayloadOf = (n: number) => Record<string, unknown>;
@@ -190,5 +170,46 @@ export class SupervisorRun {
   async stop(graceMs = 15_000): Promise<void> {
     this.process.noteDescendants();
     await this.process.stop(graceMs);
+  }
+}
+
+/** A measurement's supervisor, and what it runs on. */
+export interface SupervisedRun {
+  config: string;
+  database: BenchDatabase;
+  queue: Queue;
+  supervisor: SupervisorRun;
+}
+
+export interface SupervisedSetup extends Omit<ClassOptions, 'database' | 'handler'> {
+  driver?: Driver;
+  /** PostgreSQL: false adds `listen=off` (children poll). */
+  listen?: boolean;
+  /** Writes the handler into the folder; returns its file. */
+  handler: (dir: string) => string;
+  /** Runs on the open queue before the supervisor starts (a fill). */
+  before?: (queue: Queue) => Promise<unknown>;
+}
+
+/** One supervisor in a folder (and database) of its own with the queue open beside it; all stopped, closed and dropped after `measure`. */
+export async function withSupervisor<T>(ctx: BenchContext, label: string, setup: SupervisedSetup, measure: (run: SupervisedRun) => Promise<T>): Promise<T> {
+  const dir = ctx.dirs.make(label);
+  const database = benchDatabase(ctx, dir, setup.driver ?? 'sqlite', { listen: setup.listen });
+  try {
+    const config = writeConfig(dir, { ...setup, database: database.url, handler: setup.handler(dir) });
+    const queue = await openBenchQueue(database.url);
+    try {
+      await setup.before?.(queue);
+      const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+      try {
+        return await measure({ config, database, queue, supervisor });
+      } finally {
+        await supervisor.stop();
+      }
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await database.dispose();
   }
 }

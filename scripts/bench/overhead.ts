@@ -1,16 +1,7 @@
-/**
- * Section 8: what the supervisor costs. Resident memory (VmRSS from
- * /proc/<pid>/status) of an idle supervisor and of each of its idle
- * children, sampled a few times; then, for idle children SIGKILLed one at a
- * time (each on its own slot, so the restart policy's first-crash delay
- * applies to each), the time from the kill until the replacement is ready:
- * by its CHILD_READY log line's ts, and by the poll that first saw its
- * worker row in state 'ready'.
- */
+/** Section 8: the supervisor's cost: idle RSS, and how soon a SIGKILLed child is replaced. */
 import { MB, rssBytes, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { sqliteFile } from './database.js';
-import { describeClass, openBenchQueue, SupervisorRun, writeConfig, writeNoopHandler } from './leasehold.js';
+import { describeClass, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -51,61 +42,56 @@ async function bareNodeRss(ctx: BenchContext, samples: number): Promise<Stat> {
 }
 
 export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
-  const { sizes } = ctx;
-  const dir = ctx.dirs.make('overhead');
-  const config = writeConfig(dir, { database: sqliteFile(dir), handler: writeNoopHandler(dir), processes: CHILDREN });
-  const queue = await openBenchQueue(sqliteFile(dir));
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir);
-  try {
-    const { store } = queue;
-    const children = await supervisor.waitReady(store, CHILDREN);
-    await sleep(SETTLE_MS);
-    ctx.progress(`RSS of an idle supervisor and ${CHILDREN} idle children`);
-    const supervisorRss: number[] = [];
-    const childRss = new Map<number, number[]>();
-    for (let sample = 0; sample < Math.max(3, sizes.runs); sample++) {
-      supervisorRss.push((rssBytes(supervisor.pid) ?? Number.NaN) / MB);
-      for (const child of children) childRss.set(child.pid, [...(childRss.get(child.pid) ?? []), (rssBytes(child.pid) ?? Number.NaN) / MB]);
-      await sleep(500);
-    }
-    const perChild = [...childRss.values()].map((values) => summarize(values, 1).median);
-    const bareNode = await bareNodeRss(ctx, Math.max(3, sizes.runs));
+  return withSupervisor(ctx, 'overhead', { handler: writeNoopHandler, processes: CHILDREN }, (run) => measure(ctx, run));
+}
 
-    const byLog: number[] = [];
-    const byRegistry: number[] = [];
-    const delays: number[] = [];
-    const killedSlots = new Set<string>();
-    for (let kill = 0; kill < sizes.crashKills; kill++) {
-      ctx.progress(`child crash ${kill + 1}/${sizes.crashKills}: SIGKILL an idle child, wait for its replacement`);
-      const live = await supervisor.waitReady(store, CHILDREN);
-      const victim = live.find((c) => !killedSlots.has(slotOf(c.id))) ?? live[0];
-      if (victim === undefined) throw new Error('no child to kill');
-      killedSlots.add(slotOf(victim.id));
-      const before = new Set(live.map((c) => c.id));
-      const killedAt = Date.now();
-      process.kill(victim.pid, 'SIGKILL');
-      const replacement = await waitFor(
-        'the replacement child ready',
-        async () => (await supervisor.children(store)).find((c) => !before.has(c.id) && c.state === 'ready'),
-        { intervalMs: 10, timeoutMs: 60_000 },
-      );
-      byRegistry.push(Date.now() - killedAt);
-      const ready = await waitFor('its CHILD_READY line', () => supervisor.log('CHILD_READY').find((line) => line.pid === replacement.pid), { timeoutMs: 10_000 });
-      byLog.push(Date.parse(ready.ts) - killedAt);
-      const delay = supervisor.log('CHILD_RESTART_SCHEDULED').find((line) => line.pid === victim.pid)?.delay_ms;
-      if (typeof delay === 'number') delays.push(delay);
-    }
-    return {
-      config: `default config but processes (${describeClass(config)}), no-op handler; ${Math.max(3, sizes.runs)} RSS samples 0.5 s apart`,
-      rss_mb: { supervisor: summarize(supervisorRss, 1), child: summarize([...childRss.values()].flat(), 1), per_child_median: perChild, bare_node: bareNode },
-      child_replacement_ms: {
-        by_log: summarize(byLog),
-        by_registry: summarize(byRegistry),
-        restart_delay: delays.length > 0 ? summarize(delays) : summarize([Number.NaN]),
-      },
-    };
-  } finally {
-    await supervisor.stop();
-    await queue.close();
+async function measure(ctx: BenchContext, { config, queue, supervisor }: SupervisedRun): Promise<OverheadSection> {
+  const { sizes } = ctx;
+  const { store } = queue;
+  const children = await supervisor.waitReady(store, CHILDREN);
+  await sleep(SETTLE_MS);
+  ctx.progress(`RSS of an idle supervisor and ${CHILDREN} idle children`);
+  const supervisorRss: number[] = [];
+  const childRss = new Map<number, number[]>();
+  for (let sample = 0; sample < Math.max(3, sizes.runs); sample++) {
+    supervisorRss.push((rssBytes(supervisor.pid) ?? Number.NaN) / MB);
+    for (const child of children) childRss.set(child.pid, [...(childRss.get(child.pid) ?? []), (rssBytes(child.pid) ?? Number.NaN) / MB]);
+    await sleep(500);
   }
+  const perChild = [...childRss.values()].map((values) => summarize(values, 1).median);
+  const bareNode = await bareNodeRss(ctx, Math.max(3, sizes.runs));
+
+  const byLog: number[] = [];
+  const byRegistry: number[] = [];
+  const delays: number[] = [];
+  const killedSlots = new Set<string>();
+  for (let kill = 0; kill < sizes.crashKills; kill++) {
+    ctx.progress(`child crash ${kill + 1}/${sizes.crashKills}: SIGKILL an idle child, wait for its replacement`);
+    const live = await supervisor.waitReady(store, CHILDREN);
+    const victim = live.find((c) => !killedSlots.has(slotOf(c.id))) ?? live[0];
+    if (victim === undefined) throw new Error('no child to kill');
+    killedSlots.add(slotOf(victim.id));
+    const before = new Set(live.map((c) => c.id));
+    const killedAt = Date.now();
+    process.kill(victim.pid, 'SIGKILL');
+    const replacement = await waitFor(
+      'the replacement child ready',
+      async () => (await supervisor.children(store)).find((c) => !before.has(c.id) && c.state === 'ready'),
+      { intervalMs: 10, timeoutMs: 60_000 },
+    );
+    byRegistry.push(Date.now() - killedAt);
+    const ready = await waitFor('its CHILD_READY line', () => supervisor.log('CHILD_READY').find((line) => line.pid === replacement.pid), { timeoutMs: 10_000 });
+    byLog.push(Date.parse(ready.ts) - killedAt);
+    const delay = supervisor.log('CHILD_RESTART_SCHEDULED').find((line) => line.pid === victim.pid)?.delay_ms;
+    if (typeof delay === 'number') delays.push(delay);
+  }
+  return {
+    config: `default config but processes (${describeClass(config)}), no-op handler; ${Math.max(3, sizes.runs)} RSS samples 0.5 s apart`,
+    rss_mb: { supervisor: summarize(supervisorRss, 1), child: summarize([...childRss.values()].flat(), 1), per_child_median: perChild, bare_node: bareNode },
+    child_replacement_ms: {
+      by_log: summarize(byLog),
+      by_registry: summarize(byRegistry),
+      restart_delay: delays.length > 0 ? summarize(delays) : summarize([Number.NaN]),
+    },
+  };
 }

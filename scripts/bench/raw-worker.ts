@@ -1,21 +1,9 @@
 /**
- * The raw ceiling (sections 3 and 9): `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx> [bookkeeping]`.
- * A bare loop doing only what a claim and a fenced complete must: claim
- * `per-tx` jobs at once (UPDATE ... WHERE id IN (SELECT ... ORDER BY
- * priority DESC, run_at, id LIMIT n) RETURNING, a fresh random token per
- * row), then complete them at once, each fenced on (id, lease_token,
- * status = 'CLAIMED'). SQLite: better-sqlite3, one IMMEDIATE transaction
- * each. PostgreSQL: one `pg` client, one statement each (a single statement
- * needs no explicit transaction), the pick FOR NO KEY UPDATE SKIP LOCKED,
- * the session settings of leasehold's own connections. No attempts, no
- * events, no IPC. Exits when the queue is empty.
- *
- * With `bookkeeping` (SQLite): also the least the data model asks of a
- * worker, in the same transactions: an attempt row per claim, ended with
- * the complete, and two timeline rows per job (STARTED carrying the claim,
- * SUCCEEDED), one statement a row. What leasehold writes beyond that
- * (indexes for every operator query, the cost columns) and does beyond it
- * (IPC, supervision) is the difference to section 1.
+ * The raw ceiling (sections 3 and 9):
+ * `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx> [bookkeeping]`.
+ * Only what a claim and a fenced complete must do, `per-tx` jobs at a time,
+ * until the queue is empty; `bookkeeping` (SQLite) adds the attempt and
+ * timeline rows the data model asks for. No events beyond those, no IPC.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';

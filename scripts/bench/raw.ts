@@ -1,22 +1,11 @@
-/**
- * The raw ceiling: section 3 on SQLite, and beside section 9 on PostgreSQL.
- * A minimal jobs table with leasehold's claim index shape (`jobs_claim ON
- * jobs (class, priority DESC, run_at, id) WHERE status = 'QUEUED'`, as both
- * drivers' migrations make it), filled with the same number of jobs, drained
- * by N bare loops (raw-worker.ts). With bookkeeping (SQLite), the attempts
- * and timeline tables as the data model has them, with their keys, foreign
- * keys and the timeline's index, and nothing else.
- */
+/** The raw ceiling's table and fill (sections 3 and 9): leasehold's claim index shape and nothing more, drained by raw-worker.ts. */
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
-import { pollDrain, steadyRate } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver } from './database.js';
-import type { Managed } from './processes.js';
-import { POLL_MS, type DrainRun } from './throughput.js';
+import { drainByWorkers, type DrainRun } from './drain.js';
 
 const WORKER = fileURLToPath(new URL('./raw-worker.js', import.meta.url));
 
@@ -100,21 +89,9 @@ export async function rawDrain(ctx: BenchContext, processes: number, perTx: numb
     if (driver === 'sqlite') fillSqlite(database.url, jobs, Date.now(), bookkeeping);
     else await fillPostgres(database.url, jobs, Date.now());
     const counter = await database.counter();
-    const started = performance.now();
-    const workers: Managed[] = [];
-    try {
-      for (let i = 0; i < processes; i++) workers.push(ctx.processes.startNode(`raw-${i}`, WORKER, [driver, database.url, String(perTx), ...(bookkeeping ? ['bookkeeping'] : [])], { output: join(dir, `worker-${i}.out`) }));
-      const timing = await pollDrain(counter.count(`SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`), jobs, {
-        intervalMs: POLL_MS[driver],
-        timeoutMs: ctx.sizes.drainTimeoutMs,
-        // A raw worker exits 0 when it finds the queue empty; any other exit is a failure.
-        alive: () => (workers.some((w) => w.exit !== undefined && w.exit.exitCode !== 0) ? `a raw worker failed; see ${dir}` : undefined),
-      });
-      return { jobsPerSec: steadyRate(timing, jobs), jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000) };
-    } finally {
-      await counter.close();
-      await Promise.all(workers.map((w) => w.stop(5_000)));
-    }
+    const args = [driver, database.url, String(perTx), ...(bookkeeping ? ['bookkeeping'] : [])];
+    const countDone = counter.count(`SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`);
+    return await drainByWorkers(ctx, { name: 'raw', script: WORKER, args, processes, jobs, dir, driver, counter, countDone, exitWhenEmpty: true });
   } finally {
     await database.dispose();
   }

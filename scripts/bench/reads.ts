@@ -1,22 +1,13 @@
-/**
- * Section 13: what an operator's reads cost on a big store (./big-store.ts):
- * `readsJobs` jobs of three classes, 98% SUCCEEDED, 1% FAILED with one of
- * five error codes, 1% left QUEUED, an attempt row each, their ends spread
- * evenly over the last 30 days (the default retention of SUCCEEDED jobs):
- * the store of a queue that has run steadily for a month. Each read is the
- * store call `leasehold list` or `stats` makes (in this process: the CLI's
- * start-up is not in the figure), timed `runs` + 2 times after one warm-up.
- */
+/** Section 13: the store calls of `leasehold list` and `stats` on a big store, timed in this process (the CLI's start-up left out). */
 import { COST_WINDOW_MS } from '../../src/reports/cost.js';
 import { collectStats, DEFAULT_STATS_LIMIT } from '../../src/reports/stats.js';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
-import { fillBigStore, timeRead, type BigStoreMix } from './big-store.js';
+import { onBigStores, timeRead, type BigStoreMix } from './big-store.js';
 
 const CLASSES = ['reads-a', 'reads-b', 'reads-c'];
 /** Every read must answer within this (issue 12). */
@@ -45,30 +36,12 @@ function reads(store: Store): [string, () => Promise<unknown>][] {
   ];
 }
 
-async function measureDriver(ctx: BenchContext, driver: Driver): Promise<ReadsSection['drivers'][number]> {
-  const { database, setupSeconds } = await fillBigStore(ctx, 'reads', driver, mixOf(ctx.sizes.readsJobs));
-  try {
-    const store = await openStore(database.url);
-    try {
-      const results: { read: string; ms: Stat }[] = [];
-      for (const [read, run] of reads(store)) results.push({ read, ms: (await timeRead(run, ctx.sizes.runs + 2)).ms });
-      return { driver, setup_seconds: setupSeconds, reads: results };
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await database.dispose();
-  }
-}
-
 export async function runReads(ctx: BenchContext, drivers: Driver[]): Promise<ReadsSection> {
-  const results: ReadsSection['drivers'] = [];
-  for (const driver of drivers) results.push(await measureDriver(ctx, driver));
-  return { jobs: ctx.sizes.readsJobs, runs: ctx.sizes.runs + 2, drivers: results };
-}
-
-/** The slowest read's median, over every driver measured. */
-export function slowestRead(section: ReadsSection | undefined): number | undefined {
-  const medians = section?.drivers.flatMap((d) => d.reads.map((r) => r.ms.median)) ?? [];
-  return medians.length === 0 ? undefined : Math.max(...medians);
+  const runs = ctx.sizes.runs + 2;
+  const measured = await onBigStores(ctx, 'reads', drivers, mixOf(ctx.sizes.readsJobs), async (store) => {
+    const results: { read: string; ms: Stat }[] = [];
+    for (const [read, run] of reads(store)) results.push({ read, ms: (await timeRead(run, runs)).ms });
+    return { reads: results };
+  });
+  return { jobs: ctx.sizes.readsJobs, runs, drivers: measured };
 }

@@ -1,20 +1,8 @@
-/**
- * Section 6: recovery after a child is SIGKILLed mid-job. A supervisor with
- * 2 children (so that "another child" exists) and the default config apart
- * from the handler, which sleeps on a job's first attempt only, and
- * restart.max_restarts raised so that 20 kills in a few minutes do not trip
- * the crash-loop stop. For each kill: enqueue one job, wait until it is
- * RUNNING, SIGKILL its child, then read from the job: claimed_at of the
- * next attempt minus the kill time (the figure), the killed attempt's
- * finished_at minus the kill time (the supervisor taking it back), and the
- * retry's run_at minus that (the backoff it was given).
- */
+/** Section 6: from SIGKILL of a child mid-job to its job claimed again; 2 children, so that another one can take it. */
 import type { Queue } from '../../src/queue/queue.js';
-import { sleep, summarize, waitFor, type Stat } from './common.js';
+import { quantilesOverRuns, sleep, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { percentiles } from '../stats.js';
-import { sqliteFile } from './database.js';
-import { BENCH_CLASS, describeClass, openBenchQueue, SupervisorRun, writeConfig, writeSleepFirstAttemptHandler } from './leasehold.js';
+import { BENCH_CLASS, describeClass, withSupervisor, writeSleepFirstAttemptHandler, type SupervisorRun } from './leasehold.js';
 
 const CHILDREN = 2;
 
@@ -69,22 +57,12 @@ async function killOnce(queue: Queue, supervisor: SupervisorRun, n: number): Pro
 
 export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   const { sizes } = ctx;
-  const p50 = (values: number[]) => percentiles(values).p50;
-  const max = (values: number[]) => Math.max(...values);
   const perRun: KillSample[][] = [];
   let described = '';
   for (let run = 0; run < sizes.runs; run++) {
-    const dir = ctx.dirs.make('recovery');
-    const config = writeConfig(dir, {
-      database: sqliteFile(dir),
-      handler: writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs),
-      processes: CHILDREN,
-      extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
-    });
-    described = describeClass(config);
-    const queue = await openBenchQueue(sqliteFile(dir));
-    const supervisor = SupervisorRun.start(ctx.processes, config, dir);
-    try {
+    const setup = { handler: (dir: string) => writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs), processes: CHILDREN, extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'] };
+    await withSupervisor(ctx, 'recovery', setup, async ({ config, queue, supervisor }) => {
+      described = describeClass(config);
       const samples: KillSample[] = [];
       for (let kill = 0; kill < sizes.recoveryKills; kill++) {
         ctx.progress(`recovery run ${run + 1}/${sizes.runs}: kill ${kill + 1}/${sizes.recoveryKills}`);
@@ -92,15 +70,9 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
         await sleep(50);
       }
       perRun.push(samples);
-    } finally {
-      await supervisor.stop();
-      await queue.close();
-    }
+    });
   }
-  const figure = (pick: (s: KillSample) => number) => ({
-    p50: summarize(perRun.map((samples) => p50(samples.map(pick)))),
-    max: summarize(perRun.map((samples) => max(samples.map(pick)))),
-  });
+  const figure = (pick: (s: KillSample) => number) => quantilesOverRuns(perRun.map((samples) => samples.map(pick)), ['p50', 'max']);
   return {
     config: `default config but processes, handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000 (${described})`,
     kills_per_run: sizes.recoveryKills,

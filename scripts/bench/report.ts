@@ -1,19 +1,20 @@
 /** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
 import type { Stat } from './common.js';
-import type { BookkeepingFloor, ComparisonSections, RawSection, Ratio } from './compare.js';
+import type { ComparisonSections } from './compare.js';
+import type { BookkeepingFloor, RawSection, Ratio } from './rounds.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
 import { LONG_WAIT_MS, type HeadOfLineSection } from './head-of-line.js';
-import type { LatencySection } from './latency.js';
+import type { LatencySection, LatencyStats, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
-import type { PgLatencySection } from './postgres.js';
 import type { ThroughputRow, ThroughputSection } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
-import { READ_TARGET_MS, slowestRead, type ReadsSection } from './reads.js';
-import { DASHBOARD_TARGET_MS, slowestPage, type DashboardSection } from './dashboard.js';
+import { slowestMedian } from './big-store.js';
+import { READ_TARGET_MS, type ReadsSection } from './reads.js';
+import { DASHBOARD_TARGET_MS, type DashboardSection } from './dashboard.js';
 
 export const SECTIONS = [
   'throughput',
@@ -65,6 +66,8 @@ export interface BenchReport {
   errors: { section: SectionName; error: string }[];
 }
 
+type Sections = BenchReport['sections'];
+
 export interface Target {
   id: string;
   target: string;
@@ -94,8 +97,8 @@ export function checkTargets(report: BenchReport): Target[] {
   add('12-scale', `leasehold 4 children >= 2 children (claim_batch ${batch}, ratio within a round)`, s.throughput?.four_over_two_children?.median, (v) => v >= 1);
   const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
   add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
-  add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestRead(s.reads), (v) => v <= READ_TARGET_MS);
-  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestPage(s.dashboard), (v) => v <= DASHBOARD_TARGET_MS);
+  add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestMedian(s.reads?.drivers), (v) => v <= READ_TARGET_MS);
+  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestMedian(s.dashboard?.drivers), (v) => v <= DASHBOARD_TARGET_MS);
   add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
   return targets;
 }
@@ -120,167 +123,153 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** A table whose cells past the first are figures. */
+function figures(header: string[], rows: [string, ...(Stat | undefined)[]][]): string {
+  return table(header, rows.map(([label, ...cells]) => [label, ...cells.map(stat)]));
+}
+
+/** A table of `rows`, one column per header and cell. */
+function columnsTable<R>(rows: R[], columns: Lead<R>): string {
+  return table(
+    columns.map(([header]) => header),
+    rows.map((row) => columns.map(([, cell]) => cell(row))),
+  );
+}
+
+/** Runs by processes: the steady rate and the rate from spawn; `lead` tells a row apart. */
+function ratesTable<R extends { jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }>(results: R[], lead: Lead<R>): string {
+  return columnsTable(results, [...lead, ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)], ['jobs/s (from spawn)', (r) => stat(r.jobs_per_sec_from_start)]]);
+}
+
+const BY_PROCESSES: Lead<{ processes: number }> = [['processes', (r) => String(r.processes)]];
+
+/** Each section's lines in the table (a blank line follows each); a new section adds its entry here. */
+const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: BenchReport) => string[] } = {
+  throughput: (t, report) => [
+    `1. leasehold throughput on SQLite, no-op jobs, ${t.jobs} queued, supervise + children, full bookkeeping (jobs/s)`,
+    '  written: what the supervisor and its children passed to write() (/proc/<pid>/io wchar: WAL frames, checkpoints, a little IPC and log), in 4 KiB pages',
+    throughputTable(t.results, BY_CHILDREN_AND_BATCH, report.machine.nproc),
+    ...(t.four_over_two_children === undefined ? [] : [`  4 children / 2 children (claim_batch ${report.params.claim_batch}), within a round: ${stat(t.four_over_two_children)}`]),
+  ],
+  plainjob: (p) => [
+    `2. ${p.package}, same workload (jobs/s)`,
+    ratesTable(p.results, BY_PROCESSES),
+    ...(p.ratios.length === 0 ? [] : [figures(['leasehold / plainjob', 'ratio'], p.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${r.other.processes} processes`, r.ratio]))]),
+  ],
+  raw: (raw) => [
+    '3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)',
+    ...rawTables(raw, 'tx'),
+    ...(raw.bookkeeping === undefined ? [] : ['', ...floorTables(raw.bookkeeping)]),
+  ],
+  enqueue: (e) => [
+    '4. enqueue (jobs/s)',
+    table(
+      ['how', 'jobs', 'jobs/s'],
+      [
+        ['`leasehold enqueue` per job (a process each)', String(e.cli_single.jobs), `${stat(e.cli_single.jobs_per_sec)} (${stat(e.cli_single.ms_per_job)} ms/job)`],
+        ['queue.enqueue per job (library)', String(e.library_single.jobs), stat(e.library_single.jobs_per_sec)],
+        [`queue.enqueueMany, chunks of ${e.library_bulk.chunk}`, String(e.library_bulk.jobs), stat(e.library_bulk.jobs_per_sec)],
+        ['`leasehold enqueue --file jobs.jsonl` (spawn to exit)', String(e.cli_bulk.jobs), stat(e.cli_bulk.jobs_per_sec)],
+      ],
+    ),
+  ],
+  latency: (l) => [`5. enqueue-to-start latency on ${latencyHeading(l)}`, latencyTable(l)],
+  recovery: (r) => [
+    `6. recovery after SIGKILL of a child mid-job, ${r.kills_per_run} kills per run; ${r.config} (ms)`,
+    figures(
+      ['from the kill to', 'p50', 'max'],
+      [
+        ['the job claimed again (the figure)', r.reclaim_ms.p50, r.reclaim_ms.max],
+        ['the killed attempt closed (taken back)', r.taken_back_ms.p50, r.taken_back_ms.max],
+        ['(backoff given to the retry)', r.backoff_ms.p50, r.backoff_ms.max],
+      ],
+    ),
+  ],
+  depth: (d) => [
+    `7. claim cost against depth (store only, one process): ${d.method}`,
+    table(
+      ['queued', 'fill time', 'claim+complete jobs/s'],
+      d.depths.map((x) => [x.depth.toLocaleString('en-US'), `${fmt(x.fill_seconds)} s (${fmt(x.fill_jobs_per_sec)} jobs/s)`, stat(x.claim_complete_jobs_per_sec)]),
+    ),
+    `  deepest / shallowest: ${stat(d.deepest_over_shallowest)}`,
+    `  sweeper pass: ${d.sweeper.held.toLocaleString('en-US')} held leases, ${d.sweeper.expired} expired, batch ${d.sweeper.batch_size}: ${stat(d.sweeper.pass_ms)} ms (setup ${d.sweeper.setup_seconds} s)`,
+  ],
+  overhead: (o) => [
+    `8. supervisor overhead; ${o.config}`,
+    table(
+      ['what', 'value'],
+      [
+        ['supervisor RSS (MiB)', stat(o.rss_mb.supervisor)],
+        ['idle child RSS (MiB)', `${stat(o.rss_mb.child)} (per child: ${o.rss_mb.per_child_median.map(fmt).join(', ')})`],
+        ['  for scale: idle bare `node -e` RSS (MiB)', stat(o.rss_mb.bare_node)],
+        ['idle child SIGKILL → replacement ready, by CHILD_READY log (ms)', stat(o.child_replacement_ms.by_log)],
+        ['  same, by polling the workers row (ms)', stat(o.child_replacement_ms.by_registry)],
+        ['  of which restart-policy delay (ms)', stat(o.child_replacement_ms.restart_delay)],
+      ],
+    ),
+  ],
+  'pg-throughput': (t, report) => [
+    `9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${t.jobs} queued (jobs/s)`,
+    '  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks',
+    throughputTable(t.results, BY_CHILDREN_AND_BATCH, report.machine.nproc),
+    ...(t.raw === undefined ? [] : ['  raw ceiling: bare `pg` claim + fenced complete, one statement each, no bookkeeping (jobs/s)', ...rawTables(t.raw, 'statement')]),
+  ],
+  'pg-latency': (l) => [
+    '10. enqueue-to-start latency on PostgreSQL, as 5',
+    `  with NOTIFY: ${latencyHeading(l.notify)}`,
+    latencyTable(l.notify),
+    `  without (listen=off): ${latencyHeading(l.poll_only)}`,
+    latencyTable(l.poll_only),
+  ],
+  'head-of-line': (h) => [
+    `11. head-of-line: ${h.config}; ${h.jobs} jobs in id order, ${h.fast_ms} ms each but one of ${h.slow_ms} ms at every ${h.slow_every}th place (ms)`,
+    figures(
+      [`over the ${h.fast_jobs} fast jobs of a run`, 'value'],
+      [
+        ['started_at − claimed_at, max (the figure)', h.fast_wait_ms.max],
+        ['started_at − claimed_at, p99', h.fast_wait_ms.p99],
+        ['started_at − claimed_at, p50', h.fast_wait_ms.p50],
+        [`fast jobs that waited > ${LONG_WAIT_MS} ms (count)`, h.fast_waits_over_500ms],
+        [`wall time, spawn to last finish (floor from the slow jobs alone: ${fmt(h.wall_floor_ms)})`, h.wall_ms],
+        ['jobs not SUCCEEDED (count)', h.not_succeeded],
+      ],
+    ),
+  ],
+  concurrency: (c, report) => [
+    `12. throughput by classes[].concurrency on SQLite, ${c.children} child, claim_batch ${report.params.claim_batch}, supervise + child (jobs/s)`,
+    throughputTable(c.results, [['concurrency', (r) => String(r.concurrency)], ['job', (r) => (r.job_ms === 0 ? 'no-op' : `${r.job_ms} ms`)], ['jobs', (r) => String(r.jobs)]]),
+    `  next to: ${c.reference.queue}, concurrency ${c.reference.concurrency}: ${fmt(c.reference.jobs_per_sec)} ${c.reference.note}`,
+  ],
+  reads: (r) => [
+    `13. operator reads with ${fmt(r.jobs)} jobs in the store (98% SUCCEEDED, 1% FAILED, 1% QUEUED, 3 classes, finished over the last 30 days): the store calls of \`leasehold list\` and \`stats\`, ${r.runs} runs each (ms)`,
+    readsTable('read', r.drivers, (read) => [stat(read?.ms)], () => ''),
+    `  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`,
+  ],
+  cli: (c) => [
+    `14. \`leasehold --db queue.db <command>\` on a small SQLite file: wall time of a process, spawn to exit, ${c.runs} runs each (ms)`,
+    table(['command', 'median', 'min', 'max'], c.commands.map((x) => [x.command, fmt(x.wall_ms.median), fmt(x.wall_ms.min), fmt(x.wall_ms.max)])),
+  ],
+  dashboard: (d) => [
+    `15. dashboard page data (src/dashboard/data.ts) with ${fmt(d.jobs)} jobs in the store (finished over 7 days, 1% FAILED, every 250th QUEUED, 32 in flight, ` +
+      `${fmt(d.worker_history)} exited children): ${d.runs} runs each after a first call (ms; target ${DASHBOARD_TARGET_MS})`,
+    readsTable('page data', d.drivers, (read) => [stat(read?.ms), read === undefined ? '' : fmt(read.first_ms)], (driver) => `${driver} first`),
+    `  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`,
+  ],
+};
+
 export function renderTable(report: BenchReport): string {
   const m = report.machine;
-  const s = report.sections;
-  const out: string[] = [];
-  out.push(
+  const out: string[] = [
     `leasehold benchmark (${report.quick ? 'QUICK smoke run: tiny sizes, not a measurement' : 'full run'}), ${report.started_at}, ${report.duration_seconds} s`,
     `machine: ${m.nproc} × ${m.cpu_model}, ${(m.mem_total_mb / 1024).toFixed(1)} GiB, ${m.os}, node ${m.node}, SQLite ${m.sqlite} (better-sqlite3 ${m.better_sqlite3})`,
     `load: loadavg ${m.loadavg_start.join(' ')} at start, ${m.loadavg_end.join(' ')} at end; ${m.cpu_busy_percent_before}% of all cores busy just before`,
     `source: commit ${report.source.commit}${report.source.dirty_files > 0 ? ` + ${report.source.dirty_files} uncommitted file(s) in src/, supervisor/, child/` : ''}`,
     `figures: median [min–max] over ${report.params.runs} run(s); ratios taken within each round`,
     '',
-  );
-  if (s.throughput !== undefined) {
-    out.push(`1. leasehold throughput on SQLite, no-op jobs, ${s.throughput.jobs} queued, supervise + children, full bookkeeping (jobs/s)`);
-    out.push('  written: what the supervisor and its children passed to write() (/proc/<pid>/io wchar: WAL frames, checkpoints, a little IPC and log), in 4 KiB pages');
-    out.push(throughputTable(s.throughput.results, BY_CHILDREN_AND_BATCH, m.nproc));
-    const scale = s.throughput.four_over_two_children;
-    if (scale !== undefined) out.push(`  4 children / 2 children (claim_batch ${report.params.claim_batch}), within a round: ${stat(scale)}`);
-    out.push('');
-  }
-  if (s.plainjob !== undefined) {
-    out.push(`2. ${s.plainjob.package}, same workload (jobs/s)`);
-    out.push(table(['processes', 'jobs/s (steady)', 'jobs/s (from spawn)'], s.plainjob.results.map((r) => [String(r.processes), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])));
-    if (s.plainjob.ratios.length > 0) {
-      out.push(table(['leasehold / plainjob', 'ratio'], s.plainjob.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${r.other.processes} processes`, stat(r.ratio)])));
-    }
-    out.push('');
-  }
-  if (s.raw !== undefined) out.push('3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)', ...rawTables(s.raw, 'tx'), '');
-  if (s.raw?.bookkeeping !== undefined) out.push(...floorTables(s.raw.bookkeeping), '');
-  if (s.enqueue !== undefined) {
-    const e = s.enqueue;
-    out.push('4. enqueue (jobs/s)');
-    out.push(
-      table(
-        ['how', 'jobs', 'jobs/s'],
-        [
-          ['`leasehold enqueue` per job (a process each)', String(e.cli_single.jobs), `${stat(e.cli_single.jobs_per_sec)} (${stat(e.cli_single.ms_per_job)} ms/job)`],
-          ['queue.enqueue per job (library)', String(e.library_single.jobs), stat(e.library_single.jobs_per_sec)],
-          [`queue.enqueueMany, chunks of ${e.library_bulk.chunk}`, String(e.library_bulk.jobs), stat(e.library_bulk.jobs_per_sec)],
-          ['`leasehold enqueue --file jobs.jsonl` (spawn to exit)', String(e.cli_bulk.jobs), stat(e.cli_bulk.jobs_per_sec)],
-        ],
-      ),
-      '',
-    );
-  }
-  if (s.latency !== undefined) out.push(`5. enqueue-to-start latency on ${latencyHeading(s.latency)}`, latencyTable(s.latency), '');
-  if (s.recovery !== undefined) {
-    const r = s.recovery;
-    out.push(`6. recovery after SIGKILL of a child mid-job, ${r.kills_per_run} kills per run; ${r.config} (ms)`);
-    out.push(
-      table(
-        ['from the kill to', 'p50', 'max'],
-        [
-          ['the job claimed again (the figure)', stat(r.reclaim_ms.p50), stat(r.reclaim_ms.max)],
-          ['the killed attempt closed (taken back)', stat(r.taken_back_ms.p50), stat(r.taken_back_ms.max)],
-          ['(backoff given to the retry)', stat(r.backoff_ms.p50), stat(r.backoff_ms.max)],
-        ],
-      ),
-      '',
-    );
-  }
-  if (s.depth !== undefined) {
-    const d = s.depth;
-    out.push(`7. claim cost against depth (store only, one process): ${d.method}`);
-    out.push(
-      table(
-        ['queued', 'fill time', 'claim+complete jobs/s'],
-        d.depths.map((x) => [x.depth.toLocaleString('en-US'), `${fmt(x.fill_seconds)} s (${fmt(x.fill_jobs_per_sec)} jobs/s)`, stat(x.claim_complete_jobs_per_sec)]),
-      ),
-    );
-    out.push(
-      `  deepest / shallowest: ${stat(d.deepest_over_shallowest)}`,
-      `  sweeper pass: ${d.sweeper.held.toLocaleString('en-US')} held leases, ${d.sweeper.expired} expired, batch ${d.sweeper.batch_size}: ${stat(d.sweeper.pass_ms)} ms (setup ${d.sweeper.setup_seconds} s)`,
-      '',
-    );
-  }
-  if (s.overhead !== undefined) {
-    const o = s.overhead;
-    out.push(`8. supervisor overhead; ${o.config}`);
-    out.push(
-      table(
-        ['what', 'value'],
-        [
-          ['supervisor RSS (MiB)', stat(o.rss_mb.supervisor)],
-          ['idle child RSS (MiB)', `${stat(o.rss_mb.child)} (per child: ${o.rss_mb.per_child_median.map(fmt).join(', ')})`],
-          ['  for scale: idle bare `node -e` RSS (MiB)', stat(o.rss_mb.bare_node)],
-          ['idle child SIGKILL → replacement ready, by CHILD_READY log (ms)', stat(o.child_replacement_ms.by_log)],
-          ['  same, by polling the workers row (ms)', stat(o.child_replacement_ms.by_registry)],
-          ['  of which restart-policy delay (ms)', stat(o.child_replacement_ms.restart_delay)],
-        ],
-      ),
-      '',
-    );
-  }
-  const pgThroughput = s['pg-throughput'];
-  if (pgThroughput !== undefined) {
-    out.push(`9. leasehold throughput on PostgreSQL (${report.params.postgres}), same workload as 1, ${pgThroughput.jobs} queued (jobs/s)`);
-    out.push('  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks');
-    out.push(throughputTable(pgThroughput.results, BY_CHILDREN_AND_BATCH, m.nproc));
-    if (pgThroughput.raw !== undefined) out.push('  raw ceiling: bare `pg` claim + fenced complete, one statement each, no bookkeeping (jobs/s)', ...rawTables(pgThroughput.raw, 'statement'));
-    out.push('');
-  }
-  const pgLatency = s['pg-latency'];
-  if (pgLatency !== undefined) {
-    out.push(`10. enqueue-to-start latency on PostgreSQL, as 5`);
-    out.push(`  with NOTIFY: ${latencyHeading(pgLatency.notify)}`, latencyTable(pgLatency.notify));
-    out.push(`  without (listen=off): ${latencyHeading(pgLatency.poll_only)}`, latencyTable(pgLatency.poll_only), '');
-  }
-  const hol = s['head-of-line'];
-  if (hol !== undefined) {
-    out.push(`11. head-of-line: ${hol.config}; ${hol.jobs} jobs in id order, ${hol.fast_ms} ms each but one of ${hol.slow_ms} ms at every ${hol.slow_every}th place (ms)`);
-    out.push(
-      table(
-        [`over the ${hol.fast_jobs} fast jobs of a run`, 'value'],
-        [
-          ['started_at − claimed_at, max (the figure)', stat(hol.fast_wait_ms.max)],
-          ['started_at − claimed_at, p99', stat(hol.fast_wait_ms.p99)],
-          ['started_at − claimed_at, p50', stat(hol.fast_wait_ms.p50)],
-          [`fast jobs that waited > ${LONG_WAIT_MS} ms (count)`, stat(hol.fast_waits_over_500ms)],
-          [`wall time, spawn to last finish (floor from the slow jobs alone: ${fmt(hol.wall_floor_ms)})`, stat(hol.wall_ms)],
-          ['jobs not SUCCEEDED (count)', stat(hol.not_succeeded)],
-        ],
-      ),
-      '',
-    );
-  }
-  if (s.concurrency !== undefined) {
-    const c = s.concurrency;
-    const ref = c.reference;
-    out.push(`12. throughput by classes[].concurrency on SQLite, ${c.children} child, claim_batch ${report.params.claim_batch}, supervise + child (jobs/s)`);
-    out.push(throughputTable(c.results, [['concurrency', (r) => String(r.concurrency)], ['job', (r) => (r.job_ms === 0 ? 'no-op' : `${r.job_ms} ms`)], ['jobs', (r) => String(r.jobs)]]));
-    out.push(`  next to: ${ref.queue}, concurrency ${ref.concurrency}: ${fmt(ref.jobs_per_sec)} ${ref.note}`, '');
-  }
-  if (s.reads !== undefined) {
-    const r = s.reads;
-    out.push(`13. operator reads with ${fmt(r.jobs)} jobs in the store (98% SUCCEEDED, 1% FAILED, 1% QUEUED, 3 classes, finished over the last 30 days): the store calls of \`leasehold list\` and \`stats\`, ${r.runs} runs each (ms)`);
-    const drivers = r.drivers.map((d) => d.driver);
-    const names = r.drivers[0]?.reads.map((x) => x.read) ?? [];
-    out.push(table(['read', ...drivers], names.map((name) => [name, ...r.drivers.map((d) => stat(d.reads.find((x) => x.read === name)?.ms))])));
-    out.push(`  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`, '');
-  }
-  if (s.cli !== undefined) {
-    out.push(`14. \`leasehold --db queue.db <command>\` on a small SQLite file: wall time of a process, spawn to exit, ${s.cli.runs} runs each (ms)`);
-    out.push(table(['command', 'median', 'min', 'max'], s.cli.commands.map((c) => [c.command, fmt(c.wall_ms.median), fmt(c.wall_ms.min), fmt(c.wall_ms.max)])), '');
-  }
-  if (s.dashboard !== undefined) {
-    const d = s.dashboard;
-    out.push(
-      `15. dashboard page data (src/dashboard/data.ts) with ${fmt(d.jobs)} jobs in the store (finished over 7 days, 1% FAILED, every 250th QUEUED, 32 in flight, ` +
-        `${fmt(d.worker_history)} exited children): ${d.runs} runs each after a first call (ms; target ${DASHBOARD_TARGET_MS})`,
-    );
-    const names = d.drivers[0]?.reads.map((x) => x.read) ?? [];
-    const columns = d.drivers.flatMap((x) => [x.driver, `${x.driver} first`]);
-    const cells = (name: string) => d.drivers.flatMap((x) => {
-      const read = x.reads.find((r) => r.read === name);
-      return [stat(read?.ms), read === undefined ? '' : fmt(read.first_ms)];
-    });
-    const label = (name: string) => (d.drivers[0]?.reads.find((r) => r.read === name)?.cold === true ? `${name} (cold: not in the target)` : name);
-    out.push(table(['page data', ...columns], names.map((name) => [label(name), ...cells(name)])));
-    out.push(`  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`, '');
+  ];
+  for (const name of SECTIONS) {
+    const section = report.sections[name];
+    if (section !== undefined) out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
     out.push('targets (issues 6, 11, 12, 13 and 14)');
@@ -290,24 +279,36 @@ export function renderTable(report: BenchReport): string {
   return `${out.join('\n')}\n`;
 }
 
+/**
+ * One row per read named by the first driver, and for each driver the
+ * cells `cells` makes of its read (columns: the driver, then `extra`'s).
+ * A read timed cold is labelled so: it is not in the target.
+ */
+function readsTable<R extends { read: string; cold?: boolean }>(header: string, drivers: { driver: string; reads: R[] }[], cells: (read: R | undefined) => string[], extra: (driver: string) => string): string {
+  const columns = drivers.flatMap((d) => [d.driver, extra(d.driver)].filter((c) => c !== ''));
+  const first = drivers[0]?.reads ?? [];
+  const label = (read: R) => (read.cold === true ? `${read.read} (cold: not in the target)` : read.read);
+  return table([header, ...columns], first.map((read) => [label(read), ...drivers.flatMap((d) => cells(d.reads.find((x) => x.read === read.read)))]));
+}
+
 /** The raw loop's runs, and leasehold's ratios to it; `per`: what one batch of the loop is (a transaction, a statement). */
 function rawTables(raw: RawSection, per: string): string[] {
-  const runs = table(['processes', `jobs/${per}`, 'jobs/s (steady)', 'jobs/s (from spawn)'], raw.results.map((r) => [String(r.processes), String(r.per_tx), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)]));
+  const runs = ratesTable(raw.results, [...BY_PROCESSES, [`jobs/${per}`, (r) => String(r.per_tx)]]);
   if (raw.ratios.length === 0) return [runs];
   const label = (r: Ratio) => `${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / raw ${r.other.processes} proc, ${r.other.per_tx}/${per}`;
-  return [runs, table(['leasehold / raw', 'ratio'], raw.ratios.map((r) => [label(r), stat(r.ratio)]))];
+  return [runs, figures(['leasehold / raw', 'ratio'], raw.ratios.map((r) => [label(r), r.ratio]))];
 }
 
 /** The raw loop with the data model's bookkeeping: its runs, leasehold over it, it over plainjob. */
 function floorTables(floor: BookkeepingFloor): string[] {
   return [
     `3b. the raw loop with the data model's bookkeeping (an attempt row, two timeline rows a job), ${floor.per_tx} jobs a transaction (jobs/s)`,
-    table(['processes', 'jobs/s (steady)', 'jobs/s (from spawn)'], floor.results.map((r) => [String(r.processes), stat(r.jobs_per_sec), stat(r.jobs_per_sec_from_start)])),
-    table(
+    ratesTable(floor.results, BY_PROCESSES),
+    figures(
       ['within a round', 'ratio'],
       [
-        ...floor.leasehold_over_floor.map((r) => [`leasehold ${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / this loop, ${r.other.processes} processes`, stat(r.ratio)]),
-        ...floor.floor_over_plainjob.map((r) => [`this loop, ${r.processes} processes / plainjob ${r.processes} processes`, stat(r.ratio)]),
+        ...floor.leasehold_over_floor.map((r): [string, Stat] => [`leasehold ${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / this loop, ${r.other.processes} processes`, r.ratio]),
+        ...floor.floor_over_plainjob.map((r): [string, Stat] => [`this loop, ${r.processes} processes / plainjob ${r.processes} processes`, r.ratio]),
       ],
     ),
   ];
@@ -333,33 +334,20 @@ function cpuCeiling(cpu: ThroughputRow['cpu_ms_per_1k_jobs'], cores: number): nu
 
 /** `cores`: also show each row's CPU ceiling on that many cores (the throughput sections). */
 function throughputTable<R extends ThroughputRow | ConcurrencyRow>(results: R[], lead: Lead<R> = BY_CHILDREN_AND_BATCH, cores?: number): string {
-  const server = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined);
-  return table(
-    [
-      ...lead.map(([header]) => header),
-      'jobs/s (steady)',
-      'jobs/s (from spawn)',
-      'events/job',
-      'KiB written/job',
-      'pages/job',
-      'CPU ms per 1k jobs: supervisor',
-      'children',
-      ...(server ? ['database server'] : []),
-      ...(cores === undefined ? [] : [`CPU ceiling, ${cores} cores (jobs/s)`]),
-    ],
-    results.map((r) => [
-      ...lead.map(([, cell]) => cell(r)),
-      stat(r.jobs_per_sec),
-      stat(r.jobs_per_sec_from_start),
-      fmt(r.events_per_job),
-      stat(r.written_kib_per_job),
-      stat(r.pages_written_per_job),
-      stat(r.cpu_ms_per_1k_jobs.supervisor),
-      stat(r.cpu_ms_per_1k_jobs.children),
-      ...(server ? [stat(r.cpu_ms_per_1k_jobs.server)] : []),
-      ...(cores === undefined ? [] : [fmt(cpuCeiling(r.cpu_ms_per_1k_jobs, cores))]),
-    ]),
-  );
+  const server: Lead<R> = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined) ? [['database server', (r) => stat(r.cpu_ms_per_1k_jobs.server)]] : [];
+  const ceiling: Lead<R> = cores === undefined ? [] : [[`CPU ceiling, ${cores} cores (jobs/s)`, (r) => fmt(cpuCeiling(r.cpu_ms_per_1k_jobs, cores))]];
+  return columnsTable(results, [
+    ...lead,
+    ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
+    ['jobs/s (from spawn)', (r) => stat(r.jobs_per_sec_from_start)],
+    ['events/job', (r) => fmt(r.events_per_job)],
+    ['KiB written/job', (r) => stat(r.written_kib_per_job)],
+    ['pages/job', (r) => stat(r.pages_written_per_job)],
+    ['CPU ms per 1k jobs: supervisor', (r) => stat(r.cpu_ms_per_1k_jobs.supervisor)],
+    ['children', (r) => stat(r.cpu_ms_per_1k_jobs.children)],
+    ...server,
+    ...ceiling,
+  ]);
 }
 
 function latencyHeading(l: LatencySection): string {
@@ -367,16 +355,10 @@ function latencyHeading(l: LatencySection): string {
 }
 
 function latencyTable(l: LatencySection): string {
-  const rows = table(
+  const row = (name: string, x: LatencyStats): [string, ...Stat[]] => [name, x.p50, x.p95, x.p99, x.max];
+  const rows = figures(
     ['measured as', 'p50', 'p95', 'p99', 'max'],
-    [
-      ['started_at − created_at', l.start_latency_ms],
-      ['claimed_at − created_at', l.claim_latency_ms],
-      ['STARTED event ts − created_at', l.started_event_latency_ms],
-    ].map(([name, v]) => {
-      const x = v as LatencySection['start_latency_ms'];
-      return [name as string, stat(x.p50), stat(x.p95), stat(x.p99), stat(x.max)];
-    }),
+    [row('started_at − created_at', l.start_latency_ms), row('claimed_at − created_at', l.claim_latency_ms), row('STARTED event ts − created_at', l.started_event_latency_ms)],
   );
   const idle =
     `  idle CPU, supervisor + ${l.idle_cpu.children} children, ${l.idle_cpu.window_seconds} s windows: ${stat(l.idle_cpu.cpu_seconds_per_minute)} CPU s/min ` +

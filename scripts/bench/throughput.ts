@@ -1,28 +1,10 @@
-/**
- * Section 1 (and pg-throughput): no-op jobs through a real supervisor and
- * its children. The queue is filled first (enqueueMany), then `supervise`
- * starts; a second connection counts SUCCEEDED rows every POLL_MS[driver]
- * until all are done.
- */
-import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, steadyRate, summarize, writtenBytes, type Stat } from './common.js';
-import type { RawSection } from './compare.js';
+/** Sections 1, 9 and 12: no-op jobs through a real supervisor and its children, with the CPU and bytes they cost per job. */
+import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
+import { drainRates, POLL_MS, type DrainRun } from './drain.js';
+import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
-
-/**
- * How often a drain is polled. A count on PostgreSQL is a query to the
- * server that the queue itself runs on: polled as often as SQLite's it
- * would take a share of the 2 cores from the run it measures.
- */
-export const POLL_MS: Record<Driver, number> = { sqlite: 10, postgres: 50 };
-
-export interface DrainRun {
-  /** Jobs/s from the first finished job seen to the last (start-up left out). */
-  jobsPerSec: number;
-  /** Jobs/s from the moment the process(es) were started to the last job finished. */
-  jobsPerSecFromStart: number;
-}
 
 export interface LeaseholdDrainRun extends DrainRun {
   attemptsPerJob: number;
@@ -84,7 +66,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
-  // The server's processes, by pid (backends come and go): see ticksSince.
+  // The server's processes, by pid (backends come and go): see sinceMark.
   const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
   // Until the mark: from the start, which is what a drain that ends between two polls is measured from (0/0 per job otherwise).
   let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
@@ -112,7 +94,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     // Read before the stop: the children are still alive.
     const atEnd = ticksNow();
     const serverAtEnd = serverTicks();
-    const written = bytesBetween(await writtenAtMark, await writtenNow());
+    const written = sinceMark(await writtenAtMark, await writtenNow());
     const perThousand = (jobs - doneAtMark) / 1000;
     const msPer1k = (ticks: number) => (ticks * 1000) / clockTicksPerSecond() / perThousand;
     const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0));
@@ -121,13 +103,12 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
     const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
-      jobsPerSec: steadyRate(timing, jobs),
-      jobsPerSecFromStart: jobs / ((timing.endMs - started) / 1000),
+      ...drainRates(timing, jobs, started),
       attemptsPerJob: attempts / jobs,
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(ticksSince(serverAtMark, serverAtEnd)) } : {}),
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd)) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
@@ -137,19 +118,14 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
 }
 
 /**
- * CPU ticks between two readings by pid: a pid seen only at the end started
- * after the mark (all its ticks count); one seen only at the mark ended
- * before the end, its ticks since the mark unknown (left out, where a sum of
- * every process at each end took its whole life off the total).
+ * What per-pid counters (CPU ticks, bytes written) rose by between two
+ * readings: a pid seen only at the end started after the mark (all of it
+ * counts); one seen only at the mark ended before the end (left out: its
+ * count since the mark is unknown). A server-wide count is a plain difference.
  */
-function ticksSince(mark: Map<number, number>, end: Map<number, number>): number {
-  return [...end].reduce((sum, [pid, ticks]) => sum + ticks - (mark.get(pid) ?? 0), 0);
-}
-
-/** Bytes written between two readings: a server-wide count, or per-pid counts (a pid seen only at the end started after the mark). */
-function bytesBetween(mark: number | Map<number, number>, end: number | Map<number, number>): number {
+function sinceMark(mark: number | Map<number, number>, end: number | Map<number, number>): number {
   if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
-  return [...end].reduce((sum, [pid, bytes]) => sum + bytes - (mark.get(pid) ?? 0), 0);
+  return [...end].reduce((sum, [pid, count]) => sum + count - (mark.get(pid) ?? 0), 0);
 }
 
 export interface ThroughputRow {
@@ -177,14 +153,21 @@ export interface ThroughputSection {
   raw?: RawSection;
 }
 
-/** One row per processes × claim_batch: every figure summarised over that configuration's runs. */
-export function throughputRows(
-  processes: number[],
-  batches: number[],
-  runsOf: (processes: number, claimBatch: number) => LeaseholdDrainRun[],
-  driver: Driver,
-): ThroughputRow[] {
-  return processes.flatMap((p) => batches.map((b) => throughputRow(p, b, runsOf(p, b), driver)));
+/** The claim batches of the leasehold rows: 1, and the run's `--claim-batch`. */
+export function runBatches(ctx: BenchContext): number[] {
+  return [...new Set([1, ctx.claimBatch])];
+}
+
+/** Leasehold at every processes × claim_batch of the run, as the contenders of a round. */
+export function leaseholdContenders(ctx: BenchContext, driver: Driver): Contender[] {
+  return ctx.sizes.processes.flatMap((p) =>
+    runBatches(ctx).map((b) => ({ key: lhKey(p, b), label: `leasehold ${p} children, claim_batch ${b}`, drain: () => leaseholdDrain(ctx, p, b, driver) })),
+  );
+}
+
+/** One row per processes × claim_batch: every figure summarised over the rounds. */
+export function throughputRows(ctx: BenchContext, rounds: Rounds, driver: Driver): ThroughputRow[] {
+  return ctx.sizes.processes.flatMap((p) => runBatches(ctx).map((b) => throughputRow(p, b, runsOf<LeaseholdDrainRun>(rounds, lhKey(p, b)), driver)));
 }
 
 /** The runs of one configuration, summarised. */

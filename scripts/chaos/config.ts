@@ -9,14 +9,8 @@ export const SHORT_CLASS = 'chaos_short';
 export const SHORT_CLASS_CONCURRENCY = 4;
 
 /**
- * Plentiful, so that every job must end SUCCEEDED. Trouble strikes only a
- * job's first attempt, and deliberate damage (a child SIGKILL, a SIGSTOP)
- * aims only at jobs on their first attempt. Every other attempt a job loses
- * is collateral: a kill or a stop aimed at a job beside it in the same
- * child (with 8 slots it takes all 8), a supervisor kill, a database fault.
- * Each event costs a job at most one attempt; the worst hit, the long
- * high-priority jobs of the 8-slot run, lose an attempt about half the time
- * (11 and 12 attempts seen), so the odds of losing 101 in a row are nil.
+ * Plentiful, so that every job must end SUCCEEDED: deliberate damage aims
+ * only at first attempts, and any other event costs a job at most one.
  */
 export const MAX_RETRIES = 100;
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProducerStore, WorkerRow } from '../../src/store/types.js';
 import { isPidAlive } from '../../src/pids.js';
 import { LONG_CLASS, SHORT_CLASS } from './config.js';
-import type { SeededRandom } from './random.js';
+import type { SeededRandom } from '../random.js';
 import type { Supervisors } from './supervisors.js';
 import { ZOMBIE_BAIT_PRIORITY } from './workload.js';
 

@@ -1,18 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPostgresUrl } from '../../src/store/database-url.js';
+import type { FaultInjector } from './fault-injector.js';
 import { BackendKills, queueApplicationName, withApplicationName } from './postgres-faults.js';
-import type { SeededRandom } from './random.js';
+import type { SeededRandom } from '../random.js';
 import { LockOuts } from './sqlite-lockouts.js';
-
-/** One kind of database fault, injected again and again at random moments. */
-export interface FaultInjector {
-  /** Do the damage once (it may last: a lock-out is held until it ends). */
-  inject(): Promise<void>;
-  /** Ends a fault in progress at once. */
-  interrupt(): void;
-  close(): Promise<void>;
-  report(): Record<string, number>;
-}
 
 /**
  * `--db-faults`: database faults at random moments during the damage phase.

@@ -30,13 +30,10 @@ export interface Effect {
 }
 
 /**
- * The effects log is a file of JSON lines, each appended by one write(2) on
- * a descriptor opened with O_APPEND: concurrent appends do not interleave,
- * and a SIGKILLed handler's lines survive (they are in the OS's cache). No
- * lock is held between two records. (A SQLite log did hold one: a child
- * SIGSTOPped in the middle of an insert left every other child waiting in
- * the busy handler, its event loop blocked, until the supervisor killed it
- * as unresponsive.)
+ * The effects log is a file of JSON lines, each appended by one write(2)
+ * with O_APPEND: appends do not interleave, a SIGKILLed handler's lines
+ * survive, and no lock is held between two records, so that a SIGSTOPped
+ * child cannot stall the others.
  */
 export class EffectsLog {
   constructor(readonly path: string) {

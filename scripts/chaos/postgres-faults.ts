@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { parsePostgresUrl } from '../../src/store/postgres/connection.js';
-import type { FaultInjector } from './db-faults.js';
+import type { FaultInjector } from './fault-injector.js';
 
 /** The queue's sessions, and no one else's: other suites may be using the same database at the same time. */
 const TERMINATE_QUEUE_BACKENDS = `

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { commandLine, descendants, listProcesses, readStat, type ProcStat } from './proc.js';
+import { commandLine, descendants, listProcesses, readStat, type ProcStat } from '../proc.js';
 
 /** A process of the run: its pid, its start (a later process with the same pid is someone else) and how we learned of it. */
 export interface NotedProcess {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
-import type { FaultInjector } from './db-faults.js';
+import type { FaultInjector } from './fault-injector.js';
 
 const HOLDER = fileURLToPath(new URL('./sqlite-lock-holder.js', import.meta.url));
 

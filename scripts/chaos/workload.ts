@@ -1,7 +1,7 @@
 import type { Queue } from '../../src/queue/queue.js';
 import type { ChaosPayload } from '../chaos-handler.js';
 import { LONG_CLASS, MAX_RETRIES, SHORT_CLASS } from './config.js';
-import type { SeededRandom } from './random.js';
+import type { SeededRandom } from '../random.js';
 
 /** Long jobs that run ahead of the rest: they make good zombies, whose jobs are given to another child at once. */
 export const ZOMBIE_BAIT_PRIORITY = 5;

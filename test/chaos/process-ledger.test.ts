@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killSurvivors, ProcessLedger } from '../../scripts/chaos/process-ledger.js';
-import { readStat } from '../../scripts/chaos/proc.js';
+import { readStat } from '../../scripts/proc.js';
 import { isAlive, waitForExit } from '../helpers/processes.js';
 
 /** Every process a test started, killed after it (groups included) whatever happened. */

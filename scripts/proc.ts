@@ -1,3 +1,4 @@
+/** What /proc says of processes, for the chaos program and the benchmark. */
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** What /proc/<pid>/stat says about a process: enough to find its family and to tell it from a later process with its pid. */
@@ -10,6 +11,8 @@ export interface ProcStat {
   session: number;
   /** When it started, in clock ticks since boot: a pid reused by another process has another start. */
   startTicks: number;
+  /** utime + stime, in clock ticks. */
+  cpuTicks: number;
   comm: string;
 }
 
@@ -33,6 +36,7 @@ export function readStat(pid: number): ProcStat | undefined {
     session: Number(fields[3]),
     // field 22 of stat; fields[] starts at field 3
     startTicks: Number(fields[19]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
   };
 }
 

@@ -1,4 +1,4 @@
-/** A small seeded generator (mulberry32): the same seed gives the same damage schedule. */
+/** A small seeded generator (mulberry32): the same seed gives the same chaos schedule, the same bench gaps. */
 export class SeededRandom {
   private state: number;
 
