@@ -50,7 +50,7 @@ async function drainStepByStep(queue: Queue, count: number, batch: number): Prom
     const jobs = await claim(store, { classes: ['bench'], ownerId: 'bench-worker', limit: batch, leaseMs: LEASE_MS });
     if (jobs.length === 0) throw new Error(`queue ran dry after ${done} of ${count}`);
     for (const job of jobs) {
-      await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+      await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS, claim: job });
       await complete(store, job);
     }
     done += jobs.length;
@@ -71,7 +71,7 @@ async function drainHotPath(queue: Queue, count: number, batch: number): Promise
   let done = 0;
   while (done < count) {
     if (jobs.length === 0) throw new Error(`queue ran dry after ${done} of ${count}`);
-    const settlements = jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: Date.now(), verdict: { type: 'complete' as const, result: null } }));
+    const settlements = jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: Date.now(), verdict: { type: 'complete' as const, result: null }, claim: job }));
     done += jobs.length;
     jobs = (await store.jobsSettle({ settlements, claim: done < count ? request : undefined })).claimed;
   }

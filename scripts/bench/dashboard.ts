@@ -49,7 +49,7 @@ async function writeRegistry(store: Store, history: number): Promise<void> {
     const cls = CLASSES[n % 2]!;
     await register(id, 'child', cls);
     const { claimed } = await store.jobsSettle({ settlements: [], claim: benchClaim({ classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 }) });
-    for (const job of claimed) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000 });
+    for (const job of claimed) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000, claim: job });
     await store.workerHeartbeat({ id, state: 'busy', jobId: claimed[0]?.id ?? null, cpuPercent: 12.5, memoryBytes: 80_000_000 });
   }
   await store.classDisabledRecord({ supervisorId: SUPERVISOR, class: CLASSES[2]!, reason: 'crash loop: 6 crashes within 60s' });

@@ -1,6 +1,6 @@
 /** The worker's two store writes, one job at a time, as the store-level benchmarks time them. */
 import { DEFAULT_MAX_RETRIES } from '../../src/queue/limits.js';
-import type { ClaimedJob, ClaimRequest, LeaseRef, WorkerStore } from '../../src/store/types.js';
+import type { ClaimedJob, ClaimRequest, WorkerStore } from '../../src/store/types.js';
 
 /** A claim for a class of the schema's default max_retries. */
 export function benchClaim(request: Omit<ClaimRequest, 'classMaxRetries'>): ClaimRequest {
@@ -13,7 +13,7 @@ export async function claim(store: WorkerStore, request: Omit<ClaimRequest, 'cla
 }
 
 /** One job's success on its own, fenced by its lease; a lost lease is an error here. */
-export async function complete(store: WorkerStore, job: LeaseRef): Promise<void> {
-  const [settled] = (await store.jobsSettle({ settlements: [{ ...job, startedAt: null, verdict: { type: 'complete', result: null } }] })).settled;
+export async function complete(store: WorkerStore, job: ClaimedJob): Promise<void> {
+  const [settled] = (await store.jobsSettle({ settlements: [{ ...job, startedAt: null, verdict: { type: 'complete', result: null }, claim: job }] })).settled;
   if (settled?.held !== true) throw new Error(`job ${job.id}: lease lost`);
 }
