@@ -3,7 +3,7 @@
  * tarball into a fresh folder, and there run both binaries, import the
  * library, typecheck against its types, have the installed supervisor run
  * a job, and the installed dashboard serve its pages and assets. Needs
- * `npm run build` first (`npm test` does it).
+ * `npm run build` first (`npm run test:all` does it).
  */
 import { execa, type Options } from 'execa';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

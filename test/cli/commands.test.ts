@@ -56,6 +56,7 @@ interface WorkerJson {
   supervisor_id: string | null;
   exited_at: number | null;
   uptime_ms: number;
+  heartbeat_at: number;
   heartbeat_age_ms: number;
   memory_bytes: number | null;
   restarts: number;
@@ -78,6 +79,7 @@ interface StatsJson {
     owner_id: string;
     pid: number | null;
     attempt: number;
+    heartbeat_at: number;
     heartbeat_age_ms: number;
     lease_left_ms: number;
     runtime_ms: number | null;
@@ -97,7 +99,15 @@ const run = {
   ids: { ok: [] as number[], fail: [] as number[], hang: 0, delayed: 0, keyed: 0, stdin: 0, bulk: [] as number[] },
   outputs: {} as Record<string, string>,
   migrate: {} as Record<string, unknown>,
-  live: { workers: undefined as unknown as WorkersJson, workersText: '', stats: undefined as unknown as StatsJson, statsText: '' },
+  live: {
+    workers: undefined as unknown as WorkersJson,
+    workersText: '',
+    stats: undefined as unknown as StatsJson,
+    statsText: '',
+    /** Read again once the heartbeats had moved on. */
+    workersLater: undefined as unknown as WorkersJson,
+    statsLater: undefined as unknown as StatsJson,
+  },
   supervisorPid: 0,
 };
 
@@ -107,6 +117,11 @@ const fresh = () => {
   const copy = copyDatabase(run.database, join(newDir(), 'copy.db'));
   return { db: copy, args: ['--config', run.configFile, '--db', copy] };
 };
+
+/** When the hang job's holder last renewed its lease, as stats reports it. */
+const hangHeartbeat = (stats: StatsJson) => stats.in_flight.find((job) => job.id === run.ids.hang)?.heartbeat_at;
+/** Each child's last heartbeat, by worker id. */
+const childHeartbeats = (workers: WorkersJson) => new Map(workers.workers.filter((w) => w.kind === 'child').map((w) => [w.id, w.heartbeat_at]));
 
 async function jobsById(args: string[]): Promise<Map<number, JobJson>> {
   const { jobs } = await leaseholdJson<{ jobs: JobJson[] }>([...args, 'list', '--limit', '1000']);
@@ -187,6 +202,24 @@ beforeAll(async () => {
   run.live.workersText = (await leasehold([...C(), 'workers'])).stdout;
   run.live.stats = await leaseholdJson<StatsJson>([...C(), 'stats']);
   run.live.statsText = (await leasehold([...C(), 'stats'])).stdout;
+  // Fresh means moving: read again until each heartbeat changed; the tests check which way.
+  run.live.statsLater = await waitFor(
+    "the hang job's heartbeat to change",
+    async () => {
+      const later = await leaseholdJson<StatsJson>([...C(), 'stats']);
+      return hangHeartbeat(later) !== hangHeartbeat(run.live.stats) ? later : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 200 },
+  );
+  run.live.workersLater = await waitFor(
+    "every child's heartbeat to change",
+    async () => {
+      const later = await leaseholdJson<WorkersJson>([...C(), 'workers']);
+      const beats = childHeartbeats(later);
+      return [...childHeartbeats(run.live.workers)].every(([id, at]) => ![undefined, at].includes(beats.get(id))) ? later : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 200 },
+  );
   expect(await sup.stop()).toBe(0);
 });
 
@@ -277,7 +310,9 @@ describe('leasehold against a database from a real supervisor run', () => {
     const hang = stats.in_flight.find((job) => job.id === run.ids.hang);
     const hangChild = run.live.workers.workers.find((w) => w.class === 'hang')!;
     expect(hang).toMatchObject({ class: 'hang', status: 'RUNNING', owner_id: hangChild.id, pid: hangChild.pid, attempt: 1 });
-    expect(hang!.heartbeat_age_ms).toBeLessThan(2_000);
+    expect(hang!.heartbeat_age_ms).toBe(stats.now - hang!.heartbeat_at);
+    // the lease was renewed while the job ran
+    expect(hangHeartbeat(run.live.statsLater)).toBeGreaterThan(hang!.heartbeat_at);
     expect(hang!.lease_left_ms).toBeGreaterThan(0);
     expect(hang!.runtime_ms).toBeGreaterThanOrEqual(0);
     expect(stats.jobs.by_class.find((row) => row.class === 'hang')).toMatchObject({ RUNNING: 1, total: 1 });
@@ -336,7 +371,9 @@ describe('leasehold against a database from a real supervisor run', () => {
       expect(child).toMatchObject({ supervisor_id: supervisor.id, stale: false, exited_at: null, restarts: 0 });
       expect(child.memory_bytes).toBeGreaterThan(0);
       expect(child.uptime_ms).toBeGreaterThan(0);
-      expect(child.heartbeat_age_ms).toBeLessThan(6_000);
+      expect(child.heartbeat_age_ms).toBe(run.live.workers.now - child.heartbeat_at);
+      // the child kept beating while the supervisor ran
+      expect(childHeartbeats(run.live.workersLater).get(child.id)).toBeGreaterThan(child.heartbeat_at);
     }
     expect(children.find((w) => w.class === 'hang')).toMatchObject({ job_id: run.ids.hang, state: 'busy' });
 

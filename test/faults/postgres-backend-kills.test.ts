@@ -2,8 +2,9 @@
  * Issue 15, dropped connections: under load (2 children, 300 short jobs) every
  * backend of the queue (the supervisor's and its children's, found by the
  * application_name they get from PGAPPNAME; never the test's own) is
- * terminated every 2 s for 20 s. No process crashes, the supervisor stays up,
- * and every job SUCCEEDED exactly once.
+ * terminated in ten rounds 2 s apart, at least one of them while jobs still
+ * wait. No process crashes, the supervisor stays up, and every job SUCCEEDED
+ * exactly once.
  *
  * Run under `flock -s /tmp/leasehold-pg.lock` (PostgreSQL is shared).
  */
@@ -24,10 +25,10 @@ const newDir = tempDir('leasehold-faults-kill-');
 
 const JOBS = 300;
 const KILL_EVERY_MS = 2_000;
-const KILL_FOR_MS = 20_000;
+const KILL_ROUNDS = 10;
 
 describe('PostgreSQL backends terminated under load', () => {
-  it('every 2 s for 20 s: no process crashes, the supervisor stays up, every job SUCCEEDED once', { timeout: 120_000 }, async () => {
+  it('ten rounds 2 s apart: no process crashes, the supervisor stays up, every job SUCCEEDED once', { timeout: 120_000 }, async () => {
     const dir = newDir();
     const schema = schemas.next();
     const appName = `leasehold_${schema}`.slice(0, 63);
@@ -48,17 +49,18 @@ describe('PostgreSQL backends terminated under load', () => {
     });
 
     const killed: number[] = [];
-    const until = Date.now() + KILL_FOR_MS;
-    while (Date.now() < until) {
+    /** Rounds that cut the queue's connections while jobs still waited: the fault hit the queue under load. */
+    let cutUnderLoad = 0;
+    for (let round = 1; round <= KILL_ROUNDS; round++) {
+      const waiting = (await sup.queue.store.jobList({ status: 'QUEUED', limit: 1 })).length;
       killed.push(await terminateBackends(appName));
-      expect(sup.exited(), `the supervisor exited after kill round ${killed.length}:\n${sup.output().slice(-3000)}`).toBe(false);
+      if (killed.at(-1)! > 0 && waiting > 0) cutUnderLoad++;
+      expect(sup.exited(), `the supervisor exited after kill round ${round}:\n${sup.output().slice(-3000)}`).toBe(false);
       await sleep(KILL_EVERY_MS);
     }
     const unfinishedAfterKills = (await sup.queue.store.jobList({ status: 'QUEUED', limit: 1_000 })).length;
     console.log(`backends terminated per round: ${killed.join(' ')}; jobs still queued when the kills stopped: ${unfinishedAfterKills}`);
-    // The fault really happened: most rounds found the queue's connections to cut.
-    expect(killed.length).toBeGreaterThanOrEqual(KILL_FOR_MS / KILL_EVERY_MS - 1);
-    expect(killed.filter((n) => n > 0).length).toBeGreaterThanOrEqual(killed.length / 2);
+    expect(cutUnderLoad).toBeGreaterThan(0);
 
     // No child crashed, was killed or restarted; no class stopped.
     expect(troubles(sup)).toEqual([]);

@@ -18,7 +18,7 @@ useProcessGuard();
 const newDir = tempDir('leasehold-cost-');
 
 const MIB = 1024 * 1024;
-/** CPU each burn job spends in its handler. */
+/** CPU time (not wall time) each burn job spends in its handler: whatever the machine's speed, the meter must count at least this. */
 const BURN_MS = 400;
 /** What each hungry job holds, and for how long (a few of the child's 0.5 s ticks). */
 const HUNGRY_MB = 200;
