@@ -17,6 +17,7 @@ export default defineConfig({
       'test/unit/**/*.test.ts',
       // the drivers
       'test/store/sqlite-conformance.test.ts',
+      'test/store/outcome-table.test.ts',
       'test/store/postgres-conformance.test.ts',
       // a second or two each
       'test/layers.test.ts',
@@ -25,7 +26,7 @@ export default defineConfig({
       'test/log.test.ts',
       'test/schedules.test.ts',
       'test/store/{faults,migrations,no-replace,query-plans,postgres-query-plans,stats}.test.ts',
-      'test/child/{lease-renewal,outcome-writer}.test.ts',
+      'test/child/{lease-renewal,group-commit}.test.ts',
       'test/chaos/{chaos-checks,process-ledger}.test.ts',
       'test/dashboard/{actions,cli,data,pages,postgres}.test.ts',
       'test/cli/{loads,version}.test.ts',
