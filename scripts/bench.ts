@@ -27,6 +27,7 @@ import { ProcessRegistry } from './bench/processes.js';
 import { runReads } from './bench/reads.js';
 import { runRecovery } from './bench/recovery.js';
 import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
+import { runTimeliness } from './bench/timeliness.js';
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -65,6 +66,7 @@ const RUNNERS: SectionRunner[] = [
   single('reads', (ctx) => runReads(ctx, ['sqlite', 'postgres'])),
   single('cli', runCli),
   single('dashboard', (ctx) => runDashboard(ctx, ['sqlite', 'postgres'])),
+  single('timeliness', runTimeliness),
 ];
 
 function usage(message: string): never {

@@ -57,7 +57,7 @@ describe('npm run bench -- --quick', () => {
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 6, 11, 12, 13 and 14)');
+    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15 and 30)');
     expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -88,12 +88,29 @@ describe('npm run bench -- --quick', () => {
       leaves(report.sections)
         .filter(([p]) => p.includes(path) && p.endsWith('.median'))
         .map(([p, v]) => [p, v] as const);
-    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms']) {
+    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms', 'kill_late_ms']) {
       const found = positive(key);
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
     }
-    expect(report.targets.map((t) => t.id).sort()).toEqual(['1-vs-plainjob', '1-vs-raw', '11-max', '12-pg', '12-scale', '13-reads', '14-cli', '15-dashboard', '5-p50', '5-p99', '6-p50', '7-depth']);
+    expect(report.targets.map((t) => t.id).sort()).toEqual([
+      '1-vs-plainjob',
+      '1-vs-raw',
+      '11-max',
+      '12-pg',
+      '12-scale',
+      '13-reads',
+      '14-cli',
+      '15-dashboard',
+      '30-child-heartbeat',
+      '30-job-heartbeat',
+      '30-kill-late',
+      '30-schedule-late',
+      '5-p50',
+      '5-p99',
+      '6-p50',
+      '7-depth',
+    ]);
     for (const target of report.targets) expect(target.value, target.id).not.toBeNull();
 
     expect(processesMentioning(dir)).toEqual([]);

@@ -41,6 +41,8 @@ export const FULL = {
   dashboardWorkerHistory: 2_000,
   /** Runs of each `leasehold` command timed (section 14). */
   cliRuns: 20,
+  /** Section 16: heartbeat samples while a job runs, jobs killed at max_runtime, occurrences of a per-second schedule. */
+  timeliness: { samples: 10, kills: 3, occurrences: 10 },
 };
 
 export type Sizes = typeof FULL;
@@ -66,6 +68,7 @@ export const QUICK: Sizes = {
   readsJobs: 3_000,
   dashboardWorkerHistory: 100,
   cliRuns: 10,
+  timeliness: { samples: 4, kills: 2, occurrences: 3 },
 };
 
 export interface BenchContext {

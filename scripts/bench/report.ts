@@ -15,6 +15,7 @@ import type { RecoverySection } from './recovery.js';
 import { slowestMedian } from './big-store.js';
 import { READ_TARGET_MS, type ReadsSection } from './reads.js';
 import { DASHBOARD_TARGET_MS, type DashboardSection } from './dashboard.js';
+import { CHILD_HEARTBEAT_TARGET_MS, JOB_HEARTBEAT_TARGET_MS, KILL_LATE_TARGET_MS, SCHEDULE_LATE_TARGET_MS, type TimelinessSection } from './timeliness.js';
 
 export const SECTIONS = [
   'throughput',
@@ -32,6 +33,7 @@ export const SECTIONS = [
   'reads',
   'cli',
   'dashboard',
+  'timeliness',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -59,6 +61,7 @@ export interface BenchReport {
     reads?: ReadsSection;
     cli?: CliSection;
     dashboard?: DashboardSection;
+    timeliness?: TimelinessSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -100,6 +103,11 @@ export function checkTargets(report: BenchReport): Target[] {
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestMedian(s.reads?.drivers), (v) => v <= READ_TARGET_MS);
   add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestMedian(s.dashboard?.drivers), (v) => v <= DASHBOARD_TARGET_MS);
   add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
+  const timely = s.timeliness;
+  add('30-job-heartbeat', `a running job's heartbeat age (\`stats\`), heartbeat_seconds 0.5: max <= ${JOB_HEARTBEAT_TARGET_MS} ms`, timely?.job_heartbeat_age_ms.max, (v) => v <= JOB_HEARTBEAT_TARGET_MS);
+  add('30-child-heartbeat', `children's heartbeat age (\`workers\`): max <= ${CHILD_HEARTBEAT_TARGET_MS} ms`, timely?.child_heartbeat_age_ms.max, (v) => v <= CHILD_HEARTBEAT_TARGET_MS);
+  add('30-kill-late', `a hanging job's attempt ends within ${KILL_LATE_TARGET_MS} ms past max_runtime_seconds 1 (kill_grace_seconds 0.5): max`, timely?.kill_late_ms.max, (v) => v <= KILL_LATE_TARGET_MS);
+  add('30-schedule-late', `a per-second schedule's occurrence enqueued <= ${SCHEDULE_LATE_TARGET_MS} ms after it came due: max`, timely?.schedule_late_ms.max, (v) => v <= SCHEDULE_LATE_TARGET_MS);
   return targets;
 }
 
@@ -255,6 +263,20 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     readsTable('page data', d.drivers, (read) => [stat(read?.ms), read === undefined ? '' : fmt(read.first_ms)], (driver) => `${driver} first`),
     `  set-up: ${d.drivers.map((x) => `${x.driver} ${fmt(x.setup_seconds)} s`).join(', ')}`,
   ],
+  timeliness: (t) => [
+    `16. timeliness: ${t.config} (ms, median [min–max] over the samples)`,
+    table(
+      ['measured as', 'samples', 'value'],
+      (
+        [
+          ['running job: now − heartbeat_at, as `leasehold stats`', t.job_heartbeat_age_ms],
+          ['children: now − heartbeat_at, as `leasehold workers`', t.child_heartbeat_age_ms],
+          ['killed at max_runtime: finished_at − (started_at + max_runtime)', t.kill_late_ms],
+          ['schedule: created_at − the occurrence it was due', t.schedule_late_ms],
+        ] as const
+      ).map(([label, figure]) => [label, String(figure.n), stat(figure)]),
+    ),
+  ],
 };
 
 export function renderTable(report: BenchReport): string {
@@ -272,7 +294,7 @@ export function renderTable(report: BenchReport): string {
     if (section !== undefined) out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 6, 11, 12, 13 and 14)');
+    out.push('targets (issues 1, 5-7, 11-15 and 30)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);
