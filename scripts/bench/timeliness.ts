@@ -10,6 +10,7 @@ import { inFlightView } from '../../src/reports/stats.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Queue } from '../../src/queue/queue.js';
+import type { JobRow, JobStatus } from '../../src/store/types.js';
 import { BENCH_CLASS, withSupervisor, writeSleepHandler, type SupervisedRun, type SupervisedSetup } from './leasehold.js';
 
 /** The tests' lease and heartbeat, which the heartbeat targets assume. */
@@ -73,39 +74,34 @@ async function heartbeatAges({ queue, supervisor }: SupervisedRun, samples: numb
   return ages;
 }
 
-/** `jobs` jobs that sleep HANG_MS, ignoring their signal, one a child: how long past max_runtime each attempt ended. */
-async function killLateness({ queue, supervisor }: SupervisedRun, jobs: number): Promise<number[]> {
-  const { store } = queue;
-  await waitFor(
-    `${jobs} jobs FAILED at max_runtime`,
+/** `count` jobs of the class (only those in `status`, if given), once there are that many; fails if the supervisor died first. */
+async function waitForJobs({ queue, supervisor }: SupervisedRun, what: string, count: number, options: { status?: JobStatus; timeoutMs: number }): Promise<JobRow[]> {
+  return waitFor(
+    what,
     async () => {
       const dead = supervisor.deadReason();
       if (dead !== undefined) throw new Error(dead);
-      return (await store.jobList({ class: BENCH_CLASS, status: 'FAILED', limit: jobs })).length >= jobs ? true : undefined;
+      const jobs = await queue.store.jobList({ class: BENCH_CLASS, status: options.status, limit: count });
+      return jobs.length >= count ? jobs : undefined;
     },
-    { intervalMs: 100, timeoutMs: 60_000 },
+    { intervalMs: 100, timeoutMs: options.timeoutMs },
   );
+}
+
+/** `jobs` jobs that sleep HANG_MS, ignoring their signal, one a child: how long past max_runtime each attempt ended. */
+async function killLateness(run: SupervisedRun, jobs: number): Promise<number[]> {
   const late: number[] = [];
-  for (const job of await store.jobList({ class: BENCH_CLASS, limit: jobs })) {
-    const attempt = (await store.attemptList({ jobId: job.id })).find((a) => a.error_code === 'TIMEOUT:MAX_RUNTIME');
-    if (attempt === undefined || attempt.finished_at === null) throw new Error(`job ${job.id}: no attempt ended TIMEOUT:MAX_RUNTIME (${job.status} ${String(job.error_code)})`);
+  for (const job of await waitForJobs(run, `${jobs} jobs FAILED at max_runtime`, jobs, { status: 'FAILED', timeoutMs: 60_000 })) {
+    const attempt = (await run.queue.store.attemptList({ jobId: job.id })).find((a) => a.error_code === 'TIMEOUT:MAX_RUNTIME');
+    if (attempt === undefined || attempt.finished_at === null) throw new Error(`job ${job.id}: no attempt ended TIMEOUT:MAX_RUNTIME (${String(job.error_code)})`);
     late.push(attempt.finished_at - (attempt.started_at + MAX_RUNTIME_SECONDS * 1_000));
   }
   return late;
 }
 
 /** created_at − run_at of the schedule's first `occurrences` jobs. */
-async function scheduleLateness({ queue, supervisor }: SupervisedRun, occurrences: number): Promise<number[]> {
-  const jobs = await waitFor(
-    `${occurrences} occurrences of the schedule`,
-    async () => {
-      const dead = supervisor.deadReason();
-      if (dead !== undefined) throw new Error(dead);
-      const enqueued = await queue.store.jobList({ class: BENCH_CLASS, limit: occurrences });
-      return enqueued.length >= occurrences ? enqueued : undefined;
-    },
-    { intervalMs: 250, timeoutMs: occurrences * 1_000 + 30_000 },
-  );
+async function scheduleLateness(run: SupervisedRun, occurrences: number): Promise<number[]> {
+  const jobs = await waitForJobs(run, `${occurrences} occurrences of the schedule`, occurrences, { timeoutMs: occurrences * 1_000 + 30_000 });
   return jobs.map((job) => job.created_at - job.run_at);
 }
 
