@@ -5,12 +5,12 @@
  * max_runtime a hanging job's attempt ends, and how long after its due time
  * a per-second schedule's occurrence is enqueued.
  */
-import { describeWorkers } from '../../src/reports/workers.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { inFlightView } from '../../src/reports/stats.js';
+import { describeWorkers } from '../../src/reports/workers.js';
+import type { JobRow, JobStatus } from '../../src/store/types.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import type { Queue } from '../../src/queue/queue.js';
-import type { JobRow, JobStatus } from '../../src/store/types.js';
 import { BENCH_CLASS, withSupervisor, writeSleepHandler, type SupervisedRun, type SupervisedSetup } from './leasehold.js';
 
 /** The tests' lease and heartbeat, which the heartbeat targets assume. */
