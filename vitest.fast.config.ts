@@ -33,6 +33,7 @@ export default defineConfig({
       // the parts together: a supervisor run worked through every command, how a handler's failures and crashes
       // end, what children measure, pause and rate limits
       'test/cli/commands.test.ts',
+      'test/cli/stale-supervisor.test.ts',
       'test/supervisor/failures.test.ts',
       'test/supervisor/cost.test.ts',
       'test/cli/pause.test.ts',

@@ -3,225 +3,22 @@
  * by a real supervisor run: each command's human output and its --json shape.
  * Commands that write work on a copy of that database.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  copyDatabase,
-  countRows,
-  fingerprint,
-  fixture,
-  isAlive,
-  killLeftovers,
-  leasehold,
-  leaseholdJson,
-  SupervisorRun,
-  writeConfig,
-} from './helpers.js';
+import { countRows, fingerprint, fixture, killLeftovers, leasehold, leaseholdJson, writeConfig } from './helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import type { JobJson, ShowJson, StatsJson, WorkersJson } from './json-shapes.js';
+import { C, childHeartbeats, fresh, hangHeartbeat, newDir, produceSupervisorRun, run } from './supervisor-run.js';
 
 const LATEST_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]!.version;
 
-const newDir = tempDir('leasehold-cli-');
 const AGO = /\d+(ms|s|m\d\ds) ago/;
 
-interface JobJson {
-  id: number;
-  class: string;
-  status: string;
-  attempts: number;
-  payload: unknown;
-  result: unknown;
-  owner_id: string | null;
-  error_code: string | null;
-  [key: string]: unknown;
-}
-interface ShowJson {
-  job: JobJson;
-  attempts: { attempt: number; status: string; owner_id: string; error_code: string | null }[];
-  events: { event: string; ts: number; actor: string; detail: unknown }[];
-}
-interface WorkerJson {
-  id: string;
-  kind: string;
-  pid: number;
-  class: string | null;
-  state: string;
-  stale: boolean;
-  job_id: number | null;
-  supervisor_id: string | null;
-  exited_at: number | null;
-  uptime_ms: number;
-  heartbeat_at: number;
-  heartbeat_age_ms: number;
-  memory_bytes: number | null;
-  restarts: number;
-}
-interface WorkersJson {
-  now: number;
-  stale_after_ms: number;
-  workers: WorkerJson[];
-}
-type Counts = Record<'QUEUED' | 'CLAIMED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'total', number>;
-interface StatsJson {
-  now: number;
-  window_ms: number;
-  jobs: { by_class: (Counts & { class: string })[]; total: Counts };
-  throughput: Record<'last_minute' | 'last_hour', { window_ms: number; SUCCEEDED: number; FAILED: number; CANCELLED: number; total: number; per_second: number }>;
-  in_flight: {
-    id: number;
-    class: string;
-    status: string;
-    owner_id: string;
-    pid: number | null;
-    attempt: number;
-    heartbeat_at: number;
-    heartbeat_age_ms: number;
-    lease_left_ms: number;
-    runtime_ms: number | null;
-    held_ms: number;
-  }[];
-  retries: { since: number; buckets: { class: string; status: string; attempts: number; jobs: number }[]; finished: number; retried: number };
-  errors: { since: number; top: { code: string; count: number; last_at: number }[]; by_class: { class: string; code: string; count: number }[] };
-  retention: { policy: Record<string, number>; would_delete: { status: string; older_than_days: number; finished_before: number; count: number }[]; total: number };
-  database: { bytes: number; page_count: number; page_size: number; free_pages: number };
-}
-
-/** Everything the supervisor run produced, for the tests to look at. */
-const run = {
-  dir: '',
-  configFile: '',
-  database: '',
-  ids: { ok: [] as number[], fail: [] as number[], hang: 0, delayed: 0, keyed: 0, stdin: 0, bulk: [] as number[] },
-  outputs: {} as Record<string, string>,
-  migrate: {} as Record<string, unknown>,
-  live: {
-    workers: undefined as unknown as WorkersJson,
-    workersText: '',
-    stats: undefined as unknown as StatsJson,
-    statsText: '',
-    /** Read again once the heartbeats had moved on. */
-    workersLater: undefined as unknown as WorkersJson,
-    statsLater: undefined as unknown as StatsJson,
-  },
-  supervisorPid: 0,
-};
-
-const C = () => ['--config', run.configFile];
-/** A fresh copy of the run's database: the config's classes, and --db pointing at the copy. */
-const fresh = () => {
-  const copy = copyDatabase(run.database, join(newDir(), 'copy.db'));
-  return { db: copy, args: ['--config', run.configFile, '--db', copy] };
-};
-
-/** When the hang job's holder last renewed its lease, as stats reports it. */
-const hangHeartbeat = (stats: StatsJson) => stats.in_flight.find((job) => job.id === run.ids.hang)?.heartbeat_at;
-/** Each child's last heartbeat, by worker id. */
-const childHeartbeats = (workers: WorkersJson) => new Map(workers.workers.filter((w) => w.kind === 'child').map((w) => [w.id, w.heartbeat_at]));
-
-async function jobsById(args: string[]): Promise<Map<number, JobJson>> {
-  const { jobs } = await leaseholdJson<{ jobs: JobJson[] }>([...args, 'list', '--limit', '1000']);
-  return new Map(jobs.map((job) => [job.id, job]));
-}
-
-function enqueuedId(stdout: string): number {
-  const match = /^enqueued job (\d+) \(\w+\)$/.exec(stdout.trim());
-  if (match === null) throw new Error(`unexpected enqueue output: ${stdout}`);
-  return Number(match[1]);
-}
-
-beforeAll(async () => {
-  run.dir = newDir();
-  run.database = join(run.dir, 'queue.db');
-  const logFile = join(run.dir, 'supervisor.log');
-  run.configFile = writeConfig(join(run.dir, 'queue.yaml'), {
-    database: run.database,
-    logFile,
-    shutdown_grace_seconds: 1,
-    classes: [
-      { name: 'ok', handler: fixture('ok') },
-      { name: 'fail', handler: fixture('fail'), max_retries: 1 },
-      { name: 'hang', handler: fixture('hang') },
-    ],
-  });
-
-  // Producers: every way of enqueueing, through the binary.
-  run.migrate = await leaseholdJson([...C(), 'migrate']);
-  run.ids.ok.push((await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'ok', '--payload', '{"to":"a@b"}'])).id);
-  const keyed = await leasehold([...C(), 'enqueue', 'ok', '--payload', '{"n":2}', '--key', 'k-2', '--priority', '5']);
-  run.outputs.enqueueText = keyed.stdout;
-  run.outputs.enqueueTextErr = keyed.stderr;
-  run.ids.keyed = enqueuedId(keyed.stdout);
-  run.outputs.enqueueAgain = (await leasehold([...C(), 'enqueue', 'ok', '--payload', '{"n":3}', '--key', 'k-2'])).stdout;
-  run.ids.stdin = enqueuedId((await leasehold([...C(), 'enqueue', 'ok', '-'], { input: '{"from":"stdin"}' })).stdout);
-  for (let i = 0; i < 2; i++) run.ids.fail.push((await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'fail', '--payload', `{"i":${i}}`])).id);
-  run.ids.hang = (await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'hang'])).id;
-  run.ids.delayed = (await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'ok', '--delay', '3600', '--max-retries', '2'])).id;
-  const bulkFile = join(run.dir, 'jobs.jsonl');
-  writeFileSync(bulkFile, [1, 2, 3].map((n) => JSON.stringify({ class: 'ok', payload: { n }, priority: n })).join('\n') + '\n');
-  const bulk = await leaseholdJson<{ count: number; ids: number[] }>([...C(), 'enqueue', '--file', bulkFile]);
-  run.outputs.bulkJson = JSON.stringify(bulk);
-  run.ids.bulk = bulk.ids;
-  const bulkFile2 = join(run.dir, 'jobs2.jsonl');
-  writeFileSync(bulkFile2, `${JSON.stringify({ class: 'ok', payload: { n: 4 } })}\n`);
-  const bulk2 = await leasehold([...C(), 'enqueue', '--file', bulkFile2]);
-  run.outputs.bulkText = bulk2.stdout;
-  run.outputs.bulkTextErr = bulk2.stderr;
-  const newest = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--limit', '1']);
-  run.ids.ok.push(run.ids.keyed, run.ids.stdin, ...run.ids.bulk, newest.jobs[0]!.id);
-
-  // A real supervisor works the queue.
-  const sup = await SupervisorRun.start(run.configFile, logFile);
-  run.supervisorPid = sup.pid;
-  await waitFor(
-    'ok jobs SUCCEEDED, fail jobs FAILED, the hang job RUNNING',
-    async () => {
-      const jobs = await jobsById(C());
-      return (
-        run.ids.ok.every((id) => jobs.get(id)?.status === 'SUCCEEDED') &&
-        run.ids.fail.every((id) => jobs.get(id)?.status === 'FAILED') &&
-        jobs.get(run.ids.hang)?.status === 'RUNNING'
-      );
-    },
-    { timeoutMs: 30_000, intervalMs: 200 },
-  );
-  // The health watch records the job each child runs, and its memory.
-  run.live.workers = await waitFor(
-    'the hang child in the registry with its job and memory',
-    async () => {
-      const workers = await leaseholdJson<WorkersJson>([...C(), 'workers']);
-      const hang = workers.workers.find((w) => w.class === 'hang');
-      return hang?.job_id === run.ids.hang && hang.memory_bytes !== null ? workers : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 200 },
-  );
-  run.live.workersText = (await leasehold([...C(), 'workers'])).stdout;
-  run.live.stats = await leaseholdJson<StatsJson>([...C(), 'stats']);
-  run.live.statsText = (await leasehold([...C(), 'stats'])).stdout;
-  // Fresh means moving: read again until each heartbeat changed; the tests check which way.
-  run.live.statsLater = await waitFor(
-    "the hang job's heartbeat to change",
-    async () => {
-      const later = await leaseholdJson<StatsJson>([...C(), 'stats']);
-      return hangHeartbeat(later) !== hangHeartbeat(run.live.stats) ? later : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 200 },
-  );
-  run.live.workersLater = await waitFor(
-    "every child's heartbeat to change",
-    async () => {
-      const later = await leaseholdJson<WorkersJson>([...C(), 'workers']);
-      const beats = childHeartbeats(later);
-      return [...childHeartbeats(run.live.workers)].every(([id, at]) => ![undefined, at].includes(beats.get(id))) ? later : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 200 },
-  );
-  expect(await sup.stop()).toBe(0);
-});
+beforeAll(produceSupervisorRun);
 
 afterAll(async () => {
   // The supervisor run stopped cleanly: nothing of it may be left running.
@@ -527,44 +324,5 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: true, version: LATEST_VERSION });
     expect(existsSync(file)).toBe(true);
     expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: false, version: LATEST_VERSION });
-  });
-});
-
-describe('a supervisor that died without cleaning up', () => {
-  let sup: SupervisorRun | undefined;
-  afterEach(async () => {
-    const killed = await killLeftovers();
-    sup = undefined;
-    expect(killed).toEqual([]);
-  });
-
-  it('workers shows it, and its children, as STALE once its heartbeat is old', async () => {
-    const dir = newDir();
-    const logFile = join(dir, 'supervisor.log');
-    const database = join(dir, 'queue.db');
-    const config = writeConfig(join(dir, 'queue.yaml'), { database, logFile, classes: [{ name: 'ok', handler: fixture('ok') }] });
-    sup = await SupervisorRun.start(config, logFile);
-    await sup.waitForEvent('CHILD_READY');
-    const children = sup.childPids();
-    expect(children.length).toBeGreaterThan(0);
-    sup.signal('SIGKILL');
-    await sup.waitForExit();
-    // Its children notice their parent is gone and exit on their own.
-    await waitFor('the orphaned children to exit', () => children.every((pid) => !isAlive(pid)), { timeoutMs: 15_000 });
-
-    const stale = await waitFor(
-      'the dead supervisor to show as stale',
-      async () => {
-        const listed = await leaseholdJson<WorkersJson>(['--db', database, 'workers']);
-        return listed.workers.length === 2 && listed.workers.every((w) => w.stale) ? listed : undefined;
-      },
-      { timeoutMs: 20_000, intervalMs: 500 },
-    );
-    const supervisor = stale.workers.find((w) => w.kind === 'supervisor')!;
-    expect(supervisor.heartbeat_age_ms).toBeGreaterThan(stale.stale_after_ms);
-    expect(supervisor.exited_at).toBeNull();
-    const text = (await leasehold(['--db', database, 'workers'])).stdout;
-    expect(text).toMatch(/^supervisor\s+\S+\s+\d+\s+-\s+STALE \(ready\)\s/m);
-    expect(text).toMatch(/^2 worker\(s\) STALE: their supervisor has not refreshed the registry for over 6s \(gone or stuck\)$/m);
   });
 });

@@ -57,9 +57,9 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
 
   const now = Date.UTC(2026, 0, 2);
   const three = <T>(value: T) => [value, value, value];
-  // SETTLE_SQL's sixteen: three planned successes, then their timeline rows (a trail row first)
-  const SUCCESSES = [[1, 2, 3], ['a', 'b', 'c'], three(now), ['1', '2', '3'], three('SUCCEEDED'), three('x'), three('x'), [1.5, 2, 3], [1, 2, 3], now,
-    [1, 1, 2], three(now), ['STARTED', 'SUCCEEDED', 'SUCCEEDED'], three('worker'), three('x'), [true, false, false]];
+  // SETTLE_SQL's eleven: three planned successes, then their timeline rows (a trail row first)
+  const timeline = [[1, 'STARTED', true], [1, 'SUCCEEDED', false], [2, 'SUCCEEDED', false]].map(([job_id, event, trail]) => ({ job_id, ts: now, event, actor: 'worker', detail: 'x', trail }));
+  const SUCCESSES = [[1, 2, 3], ['a', 'b', 'c'], three(now), ['1', '2', '3'], three('SUCCEEDED'), three('x'), three('x'), [1.5, 2, 3], [1, 2, 3], now, JSON.stringify(timeline)];
   // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],

@@ -78,12 +78,19 @@ async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecor
   return { written, claimed };
 }
 
-/** SETTLE_SQL's sixteen parameters: the planned rows of each success, then their timeline rows (the trail flagged). */
+/**
+ * SETTLE_SQL's eleven parameters: the planned rows of each success, then
+ * their timeline rows (the trail flagged) as one JSON document, which the
+ * server reads faster than the driver escapes text arrays.
+ */
 function successValues(planned: BlindSuccess[], now: number): unknown[] {
   const plans = planned.map(({ plan }) => plan);
-  const events = planned.flatMap(({ plan, trail }) => [...trail.map((e) => ({ e, trail: true })), ...plan.events.map((e) => ({ e, trail: false }))]);
   const column = <T>(pick: (plan: OutcomePlan) => T) => plans.map(pick);
-  const eventColumn = <T>(pick: (row: (typeof events)[number]) => T) => events.map(pick);
+  const timeline: TimelineRow[] = [];
+  for (const { plan, trail } of planned) {
+    for (const event of trail) timeline.push(timelineRow(event, true));
+    for (const event of plan.events) timeline.push(timelineRow(event, false));
+  }
   return [
     column((p) => p.id),
     column((p) => p.leaseToken),
@@ -95,13 +102,21 @@ function successValues(planned: BlindSuccess[], now: number): unknown[] {
     column((p) => p.attemptEnd.cpuMs),
     column((p) => p.attemptEnd.peakRssBytes),
     now,
-    eventColumn((row) => row.e.jobId),
-    eventColumn((row) => row.e.ts),
-    eventColumn((row) => row.e.event),
-    eventColumn((row) => row.e.actor),
-    eventColumn((row) => row.e.detail),
-    eventColumn((row) => row.trail),
+    JSON.stringify(timeline),
   ];
+}
+
+interface TimelineRow {
+  job_id: number;
+  ts: number;
+  event: string;
+  actor: string;
+  detail: string;
+  trail: boolean;
+}
+
+function timelineRow(event: PlannedEvent, trail: boolean): TimelineRow {
+  return { job_id: event.jobId, ts: event.ts, event: event.event, actor: event.actor, detail: event.detail, trail };
 }
 
 /** Append to the timeline, in order, in one statement. */

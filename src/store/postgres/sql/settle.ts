@@ -4,9 +4,9 @@
  *
  * Parameters, one array element per success: $1 ids, $2 lease tokens,
  * $3 lazy starts, $4 results, $5-$7 the attempts' end (status, code,
- * detail), $8 CPU ms, $9 peak RSS; $10 now; one element per timeline row, in
- * timeline order: $11 job ids, $12 times, $13 events, $14 actors,
- * $15 details, $16 trail (owed only while the row's start is unwritten).
+ * detail), $8 CPU ms, $9 peak RSS; $10 now; $11 the timeline rows, in
+ * order, as a JSON array of {job_id, ts, event, actor, detail, trail}
+ * (trail: owed only while the row's start is unwritten).
  *
  * Writes only rows still held by that token, in flight, whose lease has not
  * run out by now; their attempts and timeline rows with them. Nothing is
@@ -43,14 +43,14 @@ const SETTLE_CTES = `batch AS (
     events AS (
       INSERT INTO job_events (job_id, ts, event, actor, detail)
       SELECT e.job_id, e.ts, e.event, e.actor, e.detail
-      FROM unnest($11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::bool[]) WITH ORDINALITY
-        AS e(job_id, ts, event, actor, detail, trail, n)
+      FROM ROWS FROM (json_to_recordset($11::json) AS (job_id bigint, ts bigint, event text, actor text, detail text, trail boolean))
+        WITH ORDINALITY AS e(job_id, ts, event, actor, detail, trail, n)
       JOIN done AS d ON d.id = e.job_id
       WHERE NOT e.trail OR d.status = 'CLAIMED'
       ORDER BY e.n)`;
 
-/** The claim's values after the settlement's sixteen. */
-const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$17', owner: '$18', now: '$10', expires: '$19', limit: '$20', classMaxRetries: '$21' };
+/** The claim's values after the settlement's eleven. */
+const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$12', owner: '$13', now: '$10', expires: '$14', limit: '$15', classMaxRetries: '$16' };
 
 const settledRows = (claimColumns: boolean) =>
   `SELECT true AS settled, id, ${claimColumns ? 'NULL AS class, NULL AS payload, NULL::int AS priority, NULL::bigint AS run_at, NULL::int AS attempts, NULL::bigint AS max_retries, ' : ''}lease_token${
@@ -63,7 +63,7 @@ const settleAndClaim = (manyClasses: boolean) => `WITH ${SETTLE_CTES},
     UNION ALL ${settledRows(true)}`;
 
 export const SETTLE_SQL = nameAll('settle', {
-  /** (the sixteen above) -> a row (settled, id, lease_token) per success written. */
+  /** (the eleven above) -> a row (settled, id, lease_token) per success written. */
   successes: `WITH ${SETTLE_CTES}
     ${settledRows(false)}`,
   /** (the same, then class, ownerId, leaseExpiresAt, limit, classMaxRetries) -> also the claimed rows (settled false), their attempts written. */
