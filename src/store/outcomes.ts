@@ -267,7 +267,8 @@ export interface BlindSuccess {
  * its own start and owes no trail.
  */
 export function planBlindSuccess(settlement: Settlement & { claim: ClaimRecord }, result: string | null, now: number): BlindSuccess {
-  const facts = { ...claimFacts(settlement, settlement.claim), lease_token: settlement.leaseToken, status: 'CLAIMED' as const };
+  const { claim } = settlement;
+  const facts = { id: settlement.id, attempts: claim.attempt, owner_id: claim.ownerId, claimed_at: claim.claimedAt, lease_token: settlement.leaseToken, status: 'CLAIMED' as const };
   return { plan: successPlan(facts, result, now, settlement.startedAt, settlement.cost), trail: claimTrail(facts, settlement.startedAt) };
 }
 

@@ -71,9 +71,11 @@ async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecor
       request.classes.length === 1 ? [SETTLE_SQL.successesThenClaimOneClass, request.classes[0]] : [SETTLE_SQL.successesThenClaimManyClasses, request.classes];
     found = await rows<BatchRow>(db, statement, [...values, classes, request.ownerId, now + request.leaseMs, request.limit, request.classMaxRetries]);
   }
-  const settledKeys = new Set(found.filter((row) => row.settled).map((row) => leaseKey(row.id, row.lease_token)));
+  // Ids are unique in such a batch, and the statement wrote only the rows its tokens still held.
+  const settledIds = new Set<number>();
+  for (const row of found) if (row.settled) settledIds.add(row.id);
   const written = new Map<Settlement, SettleResult>();
-  settlements.forEach((s, index) => settledKeys.has(leaseKey(s.id, s.leaseToken)) && written.set(s, settleResult(planned[index]!.plan)));
+  settlements.forEach((s, index) => settledIds.has(s.id) && written.set(s, settleResult(planned[index]!.plan)));
   const claimed = request === undefined ? [] : claimedJobs(found.filter((row) => !row.settled), request.ownerId, now);
   return { written, claimed };
 }
@@ -84,26 +86,24 @@ async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecor
  * server reads faster than the driver escapes text arrays.
  */
 function successValues(planned: BlindSuccess[], now: number): unknown[] {
-  const plans = planned.map(({ plan }) => plan);
-  const column = <T>(pick: (plan: OutcomePlan) => T) => plans.map(pick);
+  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const [ids, tokens, starts, results, statuses, codes, details, cpu, rss] = columns as [unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[]];
   const timeline: TimelineRow[] = [];
   for (const { plan, trail } of planned) {
+    const end = plan.attemptEnd;
+    ids.push(plan.id);
+    tokens.push(plan.leaseToken);
+    starts.push(plan.startedAt);
+    results.push(plan.job.type === 'complete' ? plan.job.result : null);
+    statuses.push(end.status);
+    codes.push(end.code);
+    details.push(end.detail);
+    cpu.push(end.cpuMs);
+    rss.push(end.peakRssBytes);
     for (const event of trail) timeline.push(timelineRow(event, true));
     for (const event of plan.events) timeline.push(timelineRow(event, false));
   }
-  return [
-    column((p) => p.id),
-    column((p) => p.leaseToken),
-    column((p) => p.startedAt),
-    column((p) => (p.job.type === 'complete' ? p.job.result : null)),
-    column((p) => p.attemptEnd.status),
-    column((p) => p.attemptEnd.code),
-    column((p) => p.attemptEnd.detail),
-    column((p) => p.attemptEnd.cpuMs),
-    column((p) => p.attemptEnd.peakRssBytes),
-    now,
-    JSON.stringify(timeline),
-  ];
+  return [...columns, now, JSON.stringify(timeline)];
 }
 
 interface TimelineRow {
