@@ -253,6 +253,9 @@ function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now:
   };
 }
 
+/** A success whose holder passed its claim record: what a driver may write without reading the row first. */
+export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }> };
+
 /** A success planned without reading its row, and the claim trail it owes if the row's start is still unwritten. */
 export interface BlindSuccess {
   plan: OutcomePlan;
@@ -266,10 +269,10 @@ export interface BlindSuccess {
  * read the row first. The start is planned as unwritten; a RUNNING row keeps
  * its own start and owes no trail.
  */
-export function planBlindSuccess(settlement: Settlement & { claim: ClaimRecord }, result: string | null, now: number): BlindSuccess {
-  const { claim } = settlement;
-  const facts = { id: settlement.id, attempts: claim.attempt, owner_id: claim.ownerId, claimed_at: claim.claimedAt, lease_token: settlement.leaseToken, status: 'CLAIMED' as const };
-  return { plan: successPlan(facts, result, now, settlement.startedAt, settlement.cost), trail: claimTrail(facts, settlement.startedAt) };
+export function planBlindSuccess(settlement: BlindSettlement, now: number): BlindSuccess {
+  const facts = Object.assign(claimFacts(settlement, settlement.claim), { lease_token: settlement.leaseToken, status: 'CLAIMED' as const });
+  const { startedAt, cost, verdict } = settlement;
+  return { plan: successPlan(facts, verdict.result, now, startedAt, cost), trail: claimTrail(facts, startedAt) };
 }
 
 function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {

@@ -6,8 +6,8 @@
  * row; the statements here only apply them, fenced.
  */
 import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planBlindSuccess, planSettlement, settleResult } from '../outcomes.js';
-import type { BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import type { ClaimedJob, ClaimRecord, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
+import type { BlindSettlement, BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { ClaimedJob, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
 import { claim } from './claims.js';
 import { changes, rows, type Db } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
@@ -47,7 +47,7 @@ export async function settleBatch(runner: Runner, batch: Batch): Promise<Settled
 }
 
 /** The settlements the one statement can write, each with its claim record; undefined when the batch is not such. */
-function blindSuccesses(batch: Batch): (Settlement & { claim: ClaimRecord })[] | undefined {
+function blindSuccesses(batch: Batch): BlindSettlement[] | undefined {
   if (batch.claim?.rateLimit !== undefined || batch.claim?.classes.length === 0) return undefined;
   if (batch.settlements.length === 0 && batch.claim === undefined) return undefined;
   const ids = new Set<number>();
@@ -55,14 +55,14 @@ function blindSuccesses(batch: Batch): (Settlement & { claim: ClaimRecord })[] |
     if (s.verdict.type !== 'complete' || s.claim === undefined || ids.has(s.id)) return undefined;
     ids.add(s.id);
   }
-  return batch.settlements as (Settlement & { claim: ClaimRecord })[];
+  return batch.settlements as BlindSettlement[];
 }
 
 type BatchRow = ClaimedRow & { settled: boolean };
 
 /** The one statement: planned successes, then the claim. `written`: each settlement it wrote, with its result. */
-async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecord })[], request: ClaimRequest | undefined, now: number) {
-  const planned = settlements.map((s) => planBlindSuccess(s, s.verdict.type === 'complete' ? s.verdict.result : null, now));
+async function writeBlind(db: Db, settlements: BlindSettlement[], request: ClaimRequest | undefined, now: number) {
+  const planned = settlements.map((s) => planBlindSuccess(s, now));
   const values = successValues(planned, now);
   let found: BatchRow[];
   if (request === undefined) found = await rows<BatchRow>(db, SETTLE_SQL.successes, values);
@@ -86,8 +86,8 @@ async function writeBlind(db: Db, settlements: (Settlement & { claim: ClaimRecor
  * server reads faster than the driver escapes text arrays.
  */
 function successValues(planned: BlindSuccess[], now: number): unknown[] {
-  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
-  const [ids, tokens, starts, results, statuses, codes, details, cpu, rss] = columns as [unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[], unknown[]];
+  const column = (): unknown[] => [];
+  const [ids, tokens, starts, results, statuses, codes, details, cpu, rss] = [column(), column(), column(), column(), column(), column(), column(), column(), column()];
   const timeline: TimelineRow[] = [];
   for (const { plan, trail } of planned) {
     const end = plan.attemptEnd;
@@ -103,7 +103,7 @@ function successValues(planned: BlindSuccess[], now: number): unknown[] {
     for (const event of trail) timeline.push(timelineRow(event, true));
     for (const event of plan.events) timeline.push(timelineRow(event, false));
   }
-  return [...columns, now, JSON.stringify(timeline)];
+  return [ids, tokens, starts, results, statuses, codes, details, cpu, rss, now, JSON.stringify(timeline)];
 }
 
 interface TimelineRow {
