@@ -111,7 +111,7 @@ export class GroupCommit {
     this.queue = [];
     clearTimeout(this.timer);
     this.timer = undefined;
-    const settlements = batch.map(({ outcome: { job, run } }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict, cost: run.cost, claim: job }));
+    const settlements = batch.map(({ outcome: { job, run } }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict, cost: run.cost, claim: job, logs: run.logs }));
     try {
       const written = await this.deps.store.jobsSettle({ settlements, claim });
       this.deps.onWritten(batch.map(({ outcome }, index) => ({ outcome, result: written.settled[index]! })));

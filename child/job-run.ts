@@ -1,9 +1,10 @@
 import type { ClassConfig } from '../src/config/schema.js';
-import { coerceError, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
+import { coerceError, errorStack, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { retryDelayMs } from '../src/backoff.js';
 import { dbFaultOf } from '../src/store/faults.js';
-import type { AttemptCost, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
+import { AttemptLogBuffer } from '../src/store/job-logs.js';
+import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
 import type { Handler, HandlerContext, HandlerLog } from './handler.js';
 
@@ -46,6 +47,8 @@ export interface RunVerdict {
   error?: ErrorSummary;
   /** What the run cost up to its verdict; none for a job whose handler never began. */
   cost?: AttemptCost;
+  /** The lines the handler logged (ctx.log); none when it logged nothing. */
+  logs?: AttemptLogs;
 }
 
 /**
@@ -69,6 +72,8 @@ export class JobRun {
   private startWrite: Promise<void> | undefined;
   private lost = false;
   private meter: AttemptMeter | undefined;
+  /** Made at the handler's first ctx.log line: a job that logs nothing keeps and writes nothing. */
+  private logBuffer: AttemptLogBuffer | undefined;
   readonly startedAt = Date.now();
 
   constructor(
@@ -110,7 +115,7 @@ export class JobRun {
       clearTimeout(this.runtimeTimer);
       clearTimeout(this.startTimer);
     }
-    verdict = { ...verdict, cost: meter.read() };
+    verdict = { ...verdict, cost: meter.read(), logs: this.logBuffer?.logs() };
     // A start write in flight must land before the outcome, or the outcome would stamp the start twice.
     if (this.startWrite !== undefined) {
       await this.startWrite;
@@ -129,8 +134,9 @@ export class JobRun {
     if (this.lost) return null;
     const reason = this.abortReason;
     const cost = this.meter?.read();
-    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return { ...this.failure(reason), cost };
-    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart, cost };
+    const logs = this.logBuffer?.logs();
+    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return { ...this.failure(reason), cost, logs };
+    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart, cost, logs };
   }
 
   /** A resident-set reading taken while the handler runs (the run loop's periodic tick). */
@@ -164,8 +170,10 @@ export class JobRun {
     const detail = truncate(handlerSaid === undefined ? error.message : `${error.message} (handler: ${handlerSaid})`);
     const { backoff } = this.deps.config;
     const delay = retryDelayMs({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter }, this.job.attempt);
+    // The abort reason's own stack is ours (a timer's); what the handler threw shows where it was.
+    const stack = thrown === reason ? undefined : errorStack(thrown);
     return {
-      verdict: { type: 'fail', error: { code: error.code, detail, retryable: error.retryable }, retryDelayMs: delay },
+      verdict: { type: 'fail', error: { code: error.code, detail, retryable: error.retryable, stack }, retryDelayMs: delay },
       startedAt: this.unwrittenStart,
       error: { ...error, message: detail },
     };
@@ -196,7 +204,10 @@ export class JobRun {
 
   private context(): HandlerContext {
     const labels = { job_id: this.job.id, attempt: this.job.attempt };
-    const log = (level: LogLevel) => (msg: string, fields: Record<string, unknown> = {}) => this.deps.log(level, msg, { ...fields, ...labels });
+    const log = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
+      (this.logBuffer ??= new AttemptLogBuffer()).add(level, String(msg), fields);
+      this.deps.log(level, msg, { ...fields, ...labels });
+    };
     const handlerLog: HandlerLog = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
     const run = this;
     return {

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../src/backoff.js';
-import { coerceError } from '../src/errors.js';
+import { coerceError, errorStack } from '../src/errors.js';
 import { CHILD_EXIT, isSupervisorToChild, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, dbFaultOf, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
@@ -83,6 +83,28 @@ function listen(): { started: Promise<ChildStart>; onMessage: (handler: (message
   return { started, onMessage: (h) => (handler = h) };
 }
 
+/**
+ * An error nobody caught (thrown in a timer, a rejection nobody awaited)
+ * leaves the child in a state nobody can vouch for, so it still ends the
+ * child, as Node would; first the child tells the supervisor what it was,
+ * so that the attempt it blames says why, not only that the child crashed.
+ */
+function exitOnUncaught(): void {
+  let dying = false;
+  process.on('uncaughtException', (error, origin) => {
+    if (dying) return;
+    dying = true;
+    const message: ChildToSupervisor = { type: 'last-words', origin, error: coerceError(error), stack: errorStack(error) ?? null };
+    if (!process.connected) {
+      process.stderr.write(`${origin}: ${message.stack ?? message.error.message}\n`);
+      process.exit(1);
+    }
+    // The message must leave before the exit; a channel that cannot take it does not hold the exit up.
+    setTimeout(() => process.exit(1), 1_000).unref();
+    process.send?.(message, () => process.exit(1));
+  });
+}
+
 async function main(): Promise<void> {
   let store: WorkerStore | undefined;
   let loop: RunLoop | undefined;
@@ -106,6 +128,7 @@ async function main(): Promise<void> {
   });
   watch.start();
   startOrphanWatchdog();
+  exitOnUncaught();
 
   // SIGTERM comes from the supervisor killing us (runtime, memory, a blocked loop): it takes the running job back.
   process.on('SIGTERM', () => {

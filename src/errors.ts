@@ -96,6 +96,37 @@ export function coerceError(thrown: unknown): ErrorSummary {
   return { name: 'NonError', code: 'INTERNAL:UNHANDLED', message: truncate(`non-error thrown: ${text}`), retryable: true };
 }
 
+/** A stored stack is cut to this many bytes (the spec's cap on job_attempts.error_stack). */
+export const STACK_MAX_BYTES = 8 * 1024;
+/** How deep a `cause` chain is followed (a chain may loop). */
+const CAUSE_DEPTH = 5;
+
+/** `text` within `maxBytes` of UTF-8, cut at a character boundary, with a mark where it was cut. */
+export function capBytes(text: string, maxBytes = STACK_MAX_BYTES): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const mark = '\n… (cut)';
+  const cut = Buffer.from(text).subarray(0, maxBytes - Buffer.byteLength(mark)).toString();
+  // A character split by the cut decodes as U+FFFD: drop it.
+  return cut.replace(/\uFFFD$/, '') + mark;
+}
+
+/**
+ * Whatever a handler threw, in full: the stack (or the message, when there
+ * is none) of the error and of each error in its `cause` chain, capped.
+ * Undefined for a thrown value that is not an Error: its summary says all there is.
+ */
+export function errorStack(thrown: unknown): string | undefined {
+  if (!(thrown instanceof Error)) return undefined;
+  const parts: string[] = [];
+  let current: unknown = thrown;
+  for (let depth = 0; depth <= CAUSE_DEPTH && current !== undefined; depth++) {
+    const text = current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : `${safeStringify(current)}`;
+    parts.push(depth === 0 ? text : `Caused by: ${text}`);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return capBytes(parts.join('\n'));
+}
+
 function safeStringify(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);

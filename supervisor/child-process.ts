@@ -6,6 +6,7 @@ import type { DbOutage } from '../src/store/faults.js';
 import { isChildToSupervisor, type ChildStart, type SupervisorToChild } from '../src/ipc/protocol.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
+import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
 import type { ChildEvents, ChildExit, ChildKill, ChildState, KillReason, PoolChild, RetireReason, RunningJob, WatchedChild } from './supervised-child.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
@@ -29,8 +30,11 @@ export class ChildHandle implements PoolChild, WatchedChild {
   /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
   private unansweredSince: number | undefined;
   private outage: DbOutage | undefined;
-  /** The health watch's last sample of it. */
+  /** The health watch's last sample of it, and when it was taken. */
   private lastUsage: UsageSample | undefined;
+  private lastUsageAt = 0;
+  private readonly stderrTail = new StderrTail();
+  private uncaught: UncaughtError | undefined;
   readonly exited: Promise<ChildExit>;
   /** Resolves when it reports ready, or exits without ever being ready. */
   readonly ready: Promise<void>;
@@ -61,7 +65,11 @@ export class ChildHandle implements PoolChild, WatchedChild {
     });
     for (const stream of ['stdout', 'stderr'] as const) {
       const source = this.process[stream];
-      if (source !== null) createInterface({ input: source }).on('line', (line) => events.output(this, stream, line));
+      if (source === null) continue;
+      createInterface({ input: source }).on('line', (line) => {
+        if (stream === 'stderr') this.stderrTail.add(line);
+        events.output(this, stream, line);
+      });
     }
     // 'exit', not 'close': a grandchild holding the pipes open must not delay what we do about the child.
     this.exited = new Promise((resolve) => {
@@ -116,6 +124,16 @@ export class ChildHandle implements PoolChild, WatchedChild {
     return this.outage;
   }
 
+  get lastWords(): LastWords {
+    const lastRss = this.lastUsage === undefined ? undefined : { bytes: this.lastUsage.rssBytes, at: this.lastUsageAt };
+    return { uncaught: this.uncaught, lastRss, stderr: this.stderrTail.read() };
+  }
+
+  /** It says which error nobody caught: it exits next. */
+  diedOf(uncaught: UncaughtError): void {
+    this.uncaught ??= uncaught;
+  }
+
   /** Ask whether it is there; the clock of an unanswered ping keeps running from the first one. */
   ping(): void {
     this.unansweredSince ??= Date.now();
@@ -165,6 +183,7 @@ export class ChildHandle implements PoolChild, WatchedChild {
   /** A health-watch sample: the latest, and part of what each job it runs now used. */
   recordUsage(sample: UsageSample): void {
     this.lastUsage = sample;
+    this.lastUsageAt = Date.now();
     for (const job of this.inHand.values()) job.usage.observe(sample);
   }
 

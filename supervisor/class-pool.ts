@@ -268,6 +268,9 @@ export class ClassPool<C extends PoolChild> {
       case 'log':
         this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
         return;
+      case 'last-words':
+        child.diedOf(message);
+        return;
       case 'pong':
         return; // heard: ChildHandle keeps the time
       case 'db-error':
@@ -299,7 +302,8 @@ export class ClassPool<C extends PoolChild> {
         if (dbFaultOf(error) === undefined) throw error;
         this.logger.warn(`could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`, { pid: child.pid });
       });
-    const fields = { event: 'CHILD_EXITED', pid: child.pid, exit_code: exit.code, exit_signal: exit.signal, reason: end.reason };
+    const stack = child.lastWords.uncaught?.stack;
+    const fields = { event: 'CHILD_EXITED', pid: child.pid, exit_code: exit.code, exit_signal: exit.signal, reason: end.reason, ...(stack ? { stack } : {}) };
     this.logger.log(crashed ? 'warn' : 'info', `child exited: ${end.text}`, fields);
 
     if (!this.accepting) return;

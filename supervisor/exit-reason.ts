@@ -1,4 +1,5 @@
 import { CHILD_EXIT } from '../src/ipc/protocol.js';
+import type { UncaughtError } from './last-words.js';
 
 /** An exit code or signal in words, with what it probably means, for the log and for error_detail. */
 export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
@@ -36,6 +37,8 @@ export interface ChildEndFacts {
   killed?: { reason: string; detail: string } | undefined;
   retiring?: string | undefined;
   startupError?: string | undefined;
+  /** What it said last: the error nobody caught, if it told us. */
+  lastWords?: { uncaught: UncaughtError | undefined };
 }
 
 /**
@@ -57,5 +60,7 @@ export function describeChildEnd(child: ChildEndFacts, code: number | null, sign
       : { reason: 'exited', text: 'exited with code 0 unasked (a handler called process.exit?)' };
   }
   if (code === CHILD_EXIT.ORPHANED) return { reason: 'orphaned', text: describeExit(code, signal) };
+  const uncaught = child.lastWords?.uncaught;
+  if (uncaught !== undefined && signal === null) return { reason: 'crashed', text: `crashed: ${uncaught.origin} (exit code ${String(code)}): ${uncaught.error.message}` };
   return { reason: 'crashed', text: `crashed: ${describeExit(code, signal)}` };
 }

@@ -8,6 +8,7 @@ import type { ClassConfig } from '../src/config/schema.js';
 import type { ChildStart, ChildToSupervisor, SupervisorToChild } from '../src/ipc/protocol.js';
 import type { DbOutage } from '../src/store/faults.js';
 import type { JobUsage, UsageSample } from './job-usage.js';
+import type { LastWords, UncaughtError } from './last-words.js';
 
 /** Why a healthy child is taken out of service: the supervisor stops, or a reload replaces or removes it. */
 export type RetireReason = 'shutdown' | 'reload';
@@ -63,7 +64,10 @@ export interface PoolChild {
   readonly retiring: RetireReason | undefined;
   /** The database outage it reports, while it lasts. */
   readonly dbOutage: DbOutage | undefined;
+  /** What it said last: for the attempt its death is charged to. */
+  readonly lastWords: LastWords;
   send(message: SupervisorToChild): void;
+  diedOf(uncaught: UncaughtError): void;
   markReady(): void;
   startupFailed(error: string): void;
   reportOutage(outage: DbOutage | undefined): void;

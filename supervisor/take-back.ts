@@ -1,6 +1,7 @@
 import type { Logger } from '../src/log.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './job-log.js';
+import { lastWordsText } from './last-words.js';
 import type { MetricsSink } from './metrics-sink.js';
 import type { PoolChild } from './supervised-child.js';
 
@@ -51,6 +52,7 @@ export class JobTakeBack {
     const params: RecoverParams = {
       errorCode: child.killed?.code ?? 'WORKER:CRASHED',
       errorDetail: `child ${end}`,
+      errorStack: lastWordsText(child.pid, end, child.lastWords),
       event: child.killed === undefined ? 'RECOVERED' : child.killed.reason === 'max_runtime' ? 'TIMED_OUT' : 'KILLED',
       actor: this.deps.supervisorId,
       retryDelay,

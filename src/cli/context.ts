@@ -160,14 +160,20 @@ export function defineCommand<A extends GlobalArgs>(spec: CommandSpec<A>): Comma
  * A command on the one job its `<id>` names. The id is checked before the
  * database (which must exist) is opened, so a bad id touches nothing.
  */
-export function defineJobCommand(spec: { command: string; describe: string; run: (id: number, ctx: Context) => Promise<void> }): Command {
-  return defineCommand<JobArgs>({
+export function defineJobCommand<A extends JobArgs = JobArgs>(spec: {
+  command: string;
+  describe: string;
+  options?: Record<string, Options>;
+  run: (id: number, ctx: Context, args: A) => Promise<void>;
+}): Command {
+  return defineCommand<A>({
     command: spec.command,
     describe: spec.describe,
     positionals: { id: JOB_ID_ARG },
+    options: spec.options,
     run: async (args) => {
       const id = parseId(args.id);
-      await withExistingStore(args, (ctx) => spec.run(id, ctx));
+      await withExistingStore(args, (ctx) => spec.run(id, ctx, args));
     },
   });
 }

@@ -10,7 +10,7 @@ import { pausedClasses } from '../queue/class-controls.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
-import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
+import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobLogRow, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
 import { Recent } from './recent.js';
 import { ThroughputChart, type ThroughputMinute } from './throughput.js';
 import { classTroubles, type ClassTrouble } from './troubles.js';
@@ -66,6 +66,7 @@ export interface JobDetail {
   job: JobRow;
   attempts: AttemptRow[];
   events: EventRow[];
+  logs: JobLogRow[];
 }
 
 export interface DashboardData {
@@ -133,7 +134,8 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     async job(id) {
       const job = await store.jobGet({ id });
       if (job === undefined) return undefined;
-      return { job, attempts: await store.attemptList({ jobId: id }), events: await store.eventList({ jobId: id }) };
+      const [attempts, events, logs] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id }), await store.logList({ jobId: id })];
+      return { job, attempts, events, logs };
     },
     async jobByKey(key, jobClass) {
       return (await store.jobListByKey({ key, class: jobClass }))[0];

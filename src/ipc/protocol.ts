@@ -60,6 +60,8 @@ export type ChildToSupervisor =
   | { type: 'db-error'; kind: DbFaultKind }
   /** The child's database outage began (with what it saw first) or ended (null). */
   | { type: 'db-outage'; outage: DbOutage | null }
+  /** What a dying child says last: the error nobody caught, which ends it (the supervisor keeps it for the job it blames). */
+  | { type: 'last-words'; origin: 'uncaughtException' | 'unhandledRejection'; error: ErrorSummary; stack: string | null }
   /** A structured log line from the child or from a handler's ctx.log. */
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> };
 

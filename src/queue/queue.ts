@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
-import type { AttemptRow, EventRow, InsertedJob, JobListFilter, JobRow, ProducerStore, Store } from '../store/types.js';
+import type { AttemptRow, EventRow, InsertedJob, JobLogRow, JobListFilter, JobRow, ProducerStore, Store } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 
 export interface QueueOptions {
@@ -15,8 +15,11 @@ export interface QueueOptions {
 
 export interface JobDetails {
   job: JobRow;
+  /** Each with its error_stack: the thrown error's stack and cause chain, or a dead child's last words. */
   attempts: AttemptRow[];
   events: EventRow[];
+  /** The attempts' own log lines (ctx.log), by attempt, in order. */
+  logs: JobLogRow[];
 }
 
 /** The producer's side of leasehold: enqueue and look. */
@@ -56,8 +59,8 @@ export class Queue<S extends ProducerStore = Store> {
   async get(id: number): Promise<JobDetails | undefined> {
     const job = await this.store.jobGet({ id });
     if (job === undefined) return undefined;
-    const [attempts, events] = await Promise.all([this.store.attemptList({ jobId: id }), this.store.eventList({ jobId: id })]);
-    return { job, attempts, events };
+    const [attempts, events, logs] = await Promise.all([this.store.attemptList({ jobId: id }), this.store.eventList({ jobId: id }), this.store.logList({ jobId: id })]);
+    return { job, attempts, events, logs };
   }
 
   async list(filter: Partial<JobListFilter> = {}): Promise<JobRow[]> {

@@ -59,6 +59,8 @@ export interface AttemptRow {
   status: AttemptStatus;
   error_code: string | null;
   error_detail: string | null;
+  /** Why it failed, in full: the thrown error's stack with its cause chain, or what a dead child said last; capped at 8 KiB. */
+  error_stack: string | null;
   /** What the attempt cost its child (AttemptCost); null when nobody measured it. */
   cpu_ms: number | null;
   peak_rss_bytes: number | null;
@@ -73,6 +75,31 @@ export interface AttemptRow {
 export interface AttemptCost {
   cpuMs: number;
   peakRssBytes: number;
+}
+
+/** One line a handler wrote with ctx.log while its attempt ran; `fields` is JSON, or null when it gave none. */
+export interface JobLogLine {
+  ts: number;
+  level: string;
+  msg: string;
+  fields: string | null;
+}
+
+/** An attempt's own log lines, the last ones kept within the cap, and how many earlier ones the cap dropped. */
+export interface AttemptLogs {
+  lines: JobLogLine[];
+  dropped: number;
+}
+
+/** A stored log line of a job's attempt; seq orders an attempt's lines. */
+export interface JobLogRow {
+  job_id: number;
+  attempt: number;
+  seq: number;
+  ts: number;
+  level: string;
+  message: string;
+  fields: string | null;
 }
 
 export interface EventRow {
@@ -166,6 +193,8 @@ export interface FailureInput {
   detail: string;
   /** False skips the remaining retries. */
   retryable: boolean;
+  /** The error's stack with its cause chain (capped), kept in the attempt's row; none for a value that is not an Error. */
+  stack?: string;
 }
 
 /** What a worker decided about a job it ran. */
@@ -188,6 +217,8 @@ export interface Settlement extends LeaseRef {
   cost?: AttemptCost;
   /** The holder's record of its claim: with it, a batch of successes is written without reading the rows first. */
   claim?: ClaimRecord;
+  /** The lines the handler logged during the attempt; written with the outcome, in the same transaction. */
+  logs?: AttemptLogs;
 }
 
 /** A failed attempt's place in its job's retries: run `run` of the `of` it may have, and the rule that sent the job where it went. */
@@ -248,6 +279,8 @@ export interface RecoverParams {
   retryDelay: RetryDelay;
   /** False fails the job for good whatever its retries (a poison job). Default true. */
   retryable?: boolean;
+  /** The full story, for the attempts this take-back ends (a dead child's last words); error_detail stays short. */
+  errorStack?: string;
 }
 
 /** A take-back of everything one owner holds (see SupervisorStore.leasesRecoverByOwner). */

@@ -114,6 +114,29 @@ export const MAX_RETRIES_FROM_CLASS = `
 `;
 
 /**
+ * Both drivers' migration 9 (`id` and `time`: each driver's job-id and
+ * epoch-ms integer types): why an attempt failed, in full (the thrown
+ * error's stack and cause chain, or a dead child's last words), and a job's
+ * own log lines per attempt. One row per line, keyed by (job, attempt, seq):
+ * `logs <id>` reads them in order through the key, and deleting a job takes
+ * them with it. Both are written only by attempts that have them, so a job
+ * that neither fails nor logs writes nothing more.
+ */
+export const failureDetailMigration = (id: string, time: string) => `
+  ALTER TABLE job_attempts ADD COLUMN error_stack TEXT;
+  CREATE TABLE job_logs (
+    job_id  ${id}   NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    seq     INTEGER NOT NULL,
+    ts      ${time}  NOT NULL,
+    level   TEXT    NOT NULL,
+    message TEXT    NOT NULL,
+    fields  TEXT,
+    PRIMARY KEY (job_id, attempt, seq)
+  );
+`;
+
+/**
  * What every claim statement of both drivers writes into max_retries, given
  * the claimer's class value: the claim is when the job meets a config, and
  * writing it there lets every later decision (its worker's, a supervisor's

@@ -9,6 +9,7 @@ import { LeaseLostError } from '../errors.js';
 import { afterFailure, eventDetail } from './policy.js';
 import type {
   AttemptCost,
+  AttemptLogs,
   AttemptStatus,
   ClaimedJob,
   ClaimRecord,
@@ -79,17 +80,18 @@ export type JobWrite =
   | { type: 'finishBadly'; status: 'FAILED' | 'CANCELLED'; code: string; detail: string }
   | { type: 'release' };
 
-/** How an outcome ends the claim's attempt row; the cost is null when nobody measured it. */
+/** How an outcome ends the claim's attempt row; the cost is null when nobody measured it, the stack when there is none. */
 export interface AttemptEnd {
   status: AttemptStatus;
   code: string | null;
   detail: string | null;
+  stack: string | null;
   cpuMs: number | null;
   peakRssBytes: number | null;
 }
 
-function attemptEnd(status: AttemptStatus, code: string | null, detail: string | null, cost: AttemptCost | undefined): AttemptEnd {
-  return { status, code, detail, cpuMs: cost?.cpuMs ?? null, peakRssBytes: cost?.peakRssBytes ?? null };
+function attemptEnd(status: AttemptStatus, code: string | null, detail: string | null, cost: AttemptCost | undefined, stack?: string): AttemptEnd {
+  return { status, code, detail, stack: stack ?? null, cpuMs: cost?.cpuMs ?? null, peakRssBytes: cost?.peakRssBytes ?? null };
 }
 
 /** Everything one outcome writes about a held job, in the order a driver runs it: job, attempt, events. */
@@ -105,6 +107,8 @@ export interface OutcomePlan extends LeaseRef {
   runAt: number | null;
   /** For an attempt that failed: where it leaves the job's retries. */
   retry?: RetryAccount;
+  /** The lines its handler logged, written with the outcome (job-logs.ts makes the rows). */
+  logs?: AttemptLogs;
 }
 
 /** A fenced write that matched no row: recorded inside the transaction, then raised (by `fenced`) outside it, so the record commits. */
@@ -188,7 +192,7 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
     attempt: facts.attempts,
     startedAt,
     job,
-    attemptEnd: attemptEnd(status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail, cost),
+    attemptEnd: attemptEnd(status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail, cost, error.stack),
     events: [],
     status,
     runAt: status === 'QUEUED' ? runAt : null,
@@ -236,7 +240,9 @@ function releasePlan(facts: HeldFacts, now: number, actor: string, reason: strin
  */
 export function planSettlement(settlement: Settlement, facts: HeldFacts, now: number): OutcomePlan {
   const lazyStart = facts.status === 'CLAIMED' ? settlement.startedAt : null;
-  return withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart, settlement.cost), facts);
+  const plan = withClaimTrail(verdictPlan(settlement.verdict, facts, now, lazyStart, settlement.cost), facts);
+  if (settlement.logs !== undefined) plan.logs = settlement.logs;
+  return plan;
 }
 
 function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
@@ -254,7 +260,7 @@ function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now:
 }
 
 /** A success whose holder passed its claim record: what a driver may write without reading the row first. */
-export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }> };
+export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }>; logs?: undefined };
 
 /** A success planned without reading its row, and the claim trail it owes if the row's start is still unwritten. */
 export interface BlindSuccess {
@@ -301,7 +307,7 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
  */
 export function planRecovery(row: HeldFacts, params: RecoverParams, now: number, cost?: AttemptCost): OutcomePlan {
   const runAt = now + params.retryDelay(row.class, row.attempts);
-  const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true };
+  const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true, stack: params.errorStack };
   const plan = failurePlan(row, null, error, runAt, cost);
   const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
   const taken = { attempt: row.attempts, owner_id: row.owner_id, code: params.errorCode, detail: params.errorDetail };

@@ -1,5 +1,5 @@
 /** The Store's role for producers. */
-import type { Connection, EventRow, InsertedJob, JobListFilter, JobRow, AttemptRow, NewJob } from './data.js';
+import type { Connection, EventRow, InsertedJob, JobListFilter, JobLogRow, JobRow, AttemptRow, NewJob } from './data.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
 export interface ProducerStore extends Connection {
@@ -8,4 +8,6 @@ export interface ProducerStore extends Connection {
   jobList(params: JobListFilter): Promise<JobRow[]>;
   attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
   eventList(params: { jobId: number }): Promise<EventRow[]>;
+  /** Its attempts' own log lines (ctx.log), by attempt, in order. */
+  logList(params: { jobId: number }): Promise<JobLogRow[]>;
 }

@@ -10,6 +10,7 @@ import { classSuites, type OpenSame } from './conformance/classes.js';
 import { conformanceContext } from './conformance/context.js';
 import { dashboardSuites } from './conformance/dashboard.js';
 import { costSuites } from './conformance/cost.js';
+import { failureDetailSuites } from './conformance/failure-detail.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { limitSuites } from './conformance/limits.js';
@@ -33,6 +34,7 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     limitSuites(c);
     operatorSuites(c);
     costSuites(c);
+    failureDetailSuites(c);
     scheduleSuites(c);
     classSuites(c, openSame, countStarts);
     dashboardSuites(c);

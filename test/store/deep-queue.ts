@@ -18,7 +18,7 @@ export const LAST_HOUR_SINCE = new TestClock().now() + (COST_ROUNDS - 1) * HOUR;
 /**
  * The query-plan suites' queue, the same on both drivers: DEPTH jobs over four
  * classes, priorities and delays mixed, every 100th with an idempotency key;
- * 500 email jobs held by owner `w1`, 250 of them finished and 100 failed for
+ * 500 email jobs held by owner `w1`, 250 of them finished (8 log lines each) and 100 failed for
  * good with one of three error codes; 4,000 video jobs ended with their cost
  * (one in ten FAILED), over the 20 hours before the clock's time after
  * seeding. A registry with history: CHILDREN children of 30 hosts'
@@ -40,7 +40,14 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
   }
   const held = await claimJobs(store, { classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
   await store.jobsSettle({
-    settlements: held.slice(0, 250).map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null } })),
+    // each with its own log lines, for a planner to weigh job_logs' key against a scan
+    settlements: held.slice(0, 250).map((job) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt: null,
+      verdict: { type: 'complete', result: null },
+      logs: { lines: Array.from({ length: 8 }, (_, n) => ({ ts: clock.now(), level: 'info', msg: `step ${n}`, fields: null })), dropped: 0 },
+    })),
   });
   await store.jobsSettle({
     settlements: held.slice(250, 350).map((job, i) => ({

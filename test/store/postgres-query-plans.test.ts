@@ -80,6 +80,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     // a common pair may walk the primary key backwards instead, stopping after `limit` rows
     ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20, 40_000], null, false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
+    ['log lines of a job', HISTORY_SQL.logList, [1], 'job_logs_pkey', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, ['h1'], 'workers_live', false],
     // the dashboard
     ['list by error code', JOB_SQL.listFailedByCode, ['E:1', 20, 40_000], 'jobs_failed', true],

@@ -45,6 +45,7 @@ describe('query plans with a deep queue', () => {
     ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
     ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20, beforeId: 40_000 }], 'jobs_class_status', false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
+    ['log lines of a job', HISTORY_SQL.logList, [1], 'sqlite_autoindex_job_logs_1', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live', false],
     // the dashboard: a job by its key in any class (one seek per class present, a sort of what they found)
     ['jobs by idempotency key', JOB_SQL.listByKey, [{ key: 'key-100' }], 'jobs_idempotency', true],

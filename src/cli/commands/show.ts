@@ -1,19 +1,27 @@
-/** `leasehold show <id>`: the job's row, its attempts and its event timeline. */
+/** `leasehold show <id>`: the job's row, its attempts, the last failure's stack, and its event timeline; `--logs` adds its own log lines. */
 import { NotFoundError } from '../../errors.js';
+import { lastStack, logsText } from '../../reports/job-logs.js';
 import { attemptLines, jobFields, jobJson, parseStored, timelineLines } from '../../reports/job-view.js';
-import type { AttemptRow, EventRow, JobRow } from '../../store/types.js';
-import { defineJobCommand, output } from '../context.js';
+import type { AttemptRow, EventRow, JobLogRow, JobRow } from '../../store/types.js';
+import { defineJobCommand, output, type JobArgs } from '../context.js';
 import { clip, fields, table } from '../format.js';
 
-export const showCommand = defineJobCommand({
+interface ShowArgs extends JobArgs {
+  logs: boolean;
+}
+
+export const showCommand = defineJobCommand<ShowArgs>({
   command: 'show <id>',
-  describe: "a job: its row, attempts and event timeline",
-  run: async (id, { store, clock, json }) => {
+  describe: 'a job: its row, attempts, last stack trace and event timeline',
+  options: { logs: { type: 'boolean', default: false, describe: "also print the job's own log lines (ctx.log), per attempt" } },
+  run: async (id, { store, clock, json }, args) => {
     const job = await store.jobGet({ id });
     if (job === undefined) throw new NotFoundError(`job ${id}`);
     const [attempts, events] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id })];
+    const logs = args.logs ? await store.logList({ jobId: id }) : undefined;
     const now = clock.now();
-    output(json, { job: jobJson(job), attempts, events: events.map(eventJson) }, () => showText(job, attempts, events, now));
+    const value = { job: jobJson(job), attempts, events: events.map(eventJson), ...(logs === undefined ? {} : { logs }) };
+    output(json, value, () => showText(job, attempts, events, logs, now));
   },
 });
 
@@ -21,20 +29,19 @@ function eventJson(event: EventRow): Record<string, unknown> {
   return { ...event, detail: parseStored(event.detail) };
 }
 
-function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], now: number): string {
+function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], logs: JobLogRow[] | undefined, now: number): string {
+  const stack = lastStack(attempts);
   const sections = [
-    fields([
-      ...jobFields(job, now, 200),
-      ['payload', clip(job.payload, 200)],
-      ['result', clip(job.result, 200)],
-      ['progress', clip(job.progress, 200)],
-    ]),
+    // The error in full: the row keeps a summary of a few hundred characters, the stack below keeps the rest.
+    fields([...jobFields(job, now), ['payload', clip(job.payload, 200)], ['result', clip(job.result, 200)], ['progress', clip(job.progress, 200)]]),
     '',
     'attempts',
     table(
       ['#', 'status', 'owner', 'started', 'took', 'cpu', 'peak rss', 'error'],
       attemptLines(attempts, now, 60).map((a) => [a.attempt, a.status, a.owner, a.started, a.took, a.cpu, a.peak_rss, a.error]),
     ),
+    ...(stack === undefined ? [] : ['', `stack trace (attempt ${stack.attempt})`, indent(stack.stack)]),
+    ...(logs === undefined ? [] : ['', 'logs', logsText(logs)]),
     '',
     'timeline',
     table(
@@ -44,3 +51,5 @@ function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], now: 
   ];
   return sections.join('\n');
 }
+
+const indent = (text: string) => text.replace(/^/gm, '  ');

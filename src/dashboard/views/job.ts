@@ -1,5 +1,6 @@
 /** One job: every field, payload, result and progress as formatted JSON, its attempts, its timeline (as `leasehold show` prints them), and its actions. */
 import { html } from 'hono/html';
+import { logLines } from '../../reports/job-logs.js';
 import { attemptLines, jobFields, parseStored, timelineLines } from '../../reports/job-view.js';
 import type { JobRow } from '../../store/types.js';
 import type { JobDetail } from '../data.js';
@@ -32,6 +33,8 @@ ${actions(frame, job)}
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
 <section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
+${stacks(detail)}
+<section id="logs"><h2>Logs</h2>${logTable(detail)}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`)}`);
 }
 
@@ -40,6 +43,24 @@ function errorInFull(code: string | null, detail: string | null): Html {
   if (code === null) return html``;
   if (detail === null) return html`<strong class="bad">${code}</strong>`;
   return html`<strong class="bad">${code}:</strong> <pre class="error-detail">${detail}</pre>`;
+}
+
+/** Each attempt's stack, the last one open: the thrown error's stack and cause chain, or what a dead child said last. */
+function stacks(detail: JobDetail): Html {
+  const withStack = detail.attempts.filter((a) => a.error_stack !== null);
+  if (withStack.length === 0) return html``;
+  const last = withStack[withStack.length - 1];
+  return html`<section id="stack"><h2>Stack trace</h2>${withStack.map(
+    (a) => html`<details ${a === last ? 'open' : ''}><summary>attempt ${a.attempt}: ${a.error_code ?? a.status}</summary><pre class="stack"><code>${a.error_stack}</code></pre></details>`,
+  )}</section>`;
+}
+
+/** The job's own log lines (ctx.log), per attempt, in order. */
+function logTable(detail: JobDetail): Html {
+  const rows = logLines(detail.logs).map(
+    (l) => html`<tr class="log-${l.level}"><td class="num">${l.attempt}</td><td><small>${l.time}</small></td><td>${l.level}</td><td><code class="detail">${l.message}${l.fields === null ? '' : ` ${l.fields}`}</code></td></tr>`,
+  );
+  return table([{ numeric: '#' }, 'time', 'level', 'message'], rows, 'No log lines: the handler wrote none with ctx.log.');
 }
 
 function json(title: string, stored: string | null): Html {

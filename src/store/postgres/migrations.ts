@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -136,6 +136,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 8,
     name: "a class's max_retries for jobs whose enqueue set none, written by each claim",
     sql: MAX_RETRIES_FROM_CLASS,
+  },
+  {
+    version: 9,
+    name: "why attempts failed, in full (error_stack), and jobs' own log lines (job_logs)",
+    sql: failureDetailMigration('BIGINT', 'BIGINT'),
   },
 ];
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { failedStatement, failedValues, FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -67,6 +67,10 @@ export abstract class PostgresReads {
 
   async eventList(params: { jobId: number }): Promise<EventRow[]> {
     return rows<EventRow>(this.pool, HISTORY_SQL.eventList, [params.jobId]);
+  }
+
+  async logList(params: { jobId: number }): Promise<JobLogRow[]> {
+    return rows<JobLogRow>(this.pool, HISTORY_SQL.logList, [params.jobId]);
   }
 
   async jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]> {

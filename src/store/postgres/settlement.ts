@@ -7,7 +7,8 @@
  */
 import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planBlindSuccess, planSettlement, settleResult } from '../outcomes.js';
 import type { BlindSettlement, BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
-import type { ClaimedJob, ClaimRequest, LeaseRef, Settlement, SettleResult } from '../types.js';
+import type { ClaimedJob, ClaimRequest, JobLogRow, LeaseRef, Settlement, SettleResult } from '../types.js';
+import { jobLogRows } from '../job-logs.js';
 import { claim } from './claims.js';
 import { changes, rows, type Db } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
@@ -52,7 +53,8 @@ function blindSuccesses(batch: Batch): BlindSettlement[] | undefined {
   if (batch.settlements.length === 0 && batch.claim === undefined) return undefined;
   const ids = new Set<number>();
   for (const s of batch.settlements) {
-    if (s.verdict.type !== 'complete' || s.claim === undefined || ids.has(s.id)) return undefined;
+    // Logs go in the general path's transaction, with their outcome.
+    if (s.verdict.type !== 'complete' || s.claim === undefined || s.logs !== undefined || ids.has(s.id)) return undefined;
     ids.add(s.id);
   }
   return batch.settlements as BlindSettlement[];
@@ -181,12 +183,21 @@ export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<
   if (successes.length > 0) await changes(db, SETTLE_SQL.successes, successValues(successes.map((plan) => ({ plan, trail: [] })), now));
   const others = plans.filter((plan) => plan.job.type !== 'complete');
   for (const plan of others) {
-    const { status, code, detail, cpuMs, peakRssBytes } = plan.attemptEnd;
-    const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes];
+    const { status, code, detail, cpuMs, peakRssBytes, stack } = plan.attemptEnd;
+    const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes, stack];
     const job = plan.job;
     if (job.type === 'requeue') await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
     else if (job.type === 'finishBadly') await changes(db, LEASE_SQL.finishBadly, [...shared, job.status]);
     else await changes(db, LEASE_SQL.release, shared);
   }
   await record(db, others.flatMap((plan) => plan.events));
+  await recordLogs(db, plans);
+}
+
+/** The plans' own log lines, in one statement; none is written for plans without. */
+async function recordLogs(db: Db, plans: OutcomePlan[]): Promise<void> {
+  const logged = plans.flatMap((plan) => (plan.logs === undefined ? [] : jobLogRows(plan.id, plan.attempt, plan.logs)));
+  if (logged.length === 0) return;
+  const column = <K extends keyof JobLogRow>(key: K) => logged.map((row) => row[key]);
+  await changes(db, HISTORY_SQL.logInsertMany, [column('job_id'), column('attempt'), column('seq'), column('ts'), column('level'), column('message'), column('fields')]);
 }

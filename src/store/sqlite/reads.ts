@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -71,6 +71,10 @@ export abstract class SqliteReads {
 
   async eventList(params: { jobId: number }): Promise<EventRow[]> {
     return this.history.eventList.all(params.jobId) as EventRow[];
+  }
+
+  async logList(params: { jobId: number }): Promise<JobLogRow[]> {
+    return this.history.logList.all(params.jobId) as JobLogRow[];
   }
 
   async jobListHeldBy(params: { ownerId: string }): Promise<JobRow[]> {

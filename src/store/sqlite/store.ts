@@ -12,6 +12,7 @@ import { runSqliteMigrations } from './migrations.js';
 import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
+import { jobLogRows } from '../job-logs.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -29,6 +30,7 @@ export class SqliteStore extends SqliteReads implements Store {
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
   private readonly eventRows: MultiRowInserter;
   private readonly attemptRows: MultiRowInserter;
+  private readonly logRows: MultiRowInserter;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
   /** The last write in line (see `write`). */
@@ -38,6 +40,7 @@ export class SqliteStore extends SqliteReads implements Store {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
     this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
+    this.logRows = new MultiRowInserter(db, HISTORY_INSERTS.logs);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
       const result = work(now);
       this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
@@ -281,6 +284,7 @@ export class SqliteStore extends SqliteReads implements Store {
         break;
     }
     this.history.attemptFinish.run({ jobId: plan.id, attempt: plan.attempt, leaseToken: plan.leaseToken, ...plan.attemptEnd, now });
+    if (plan.logs !== undefined) this.logRows.run(jobLogRows(plan.id, plan.attempt, plan.logs).map((r) => [r.job_id, r.attempt, r.seq, r.ts, r.level, r.message, r.fields]));
     for (const event of plan.events) this.record(event);
   }
 

@@ -1,5 +1,6 @@
 import type { ChildStart, SupervisorToChild } from '../../../src/ipc/protocol.js';
 import type { DbOutage } from '../../../src/store/faults.js';
+import type { LastWords, UncaughtError } from '../../../supervisor/last-words.js';
 import type { ChildEvents, ChildExit, ChildKill, KillReason, PoolChild, RetireReason, RunningJob } from '../../../supervisor/supervised-child.js';
 
 let nextPid = 10_000;
@@ -21,6 +22,7 @@ export class FakeChild implements PoolChild {
   startupError: string | undefined;
   retiring: RetireReason | undefined;
   dbOutage: DbOutage | undefined;
+  lastWords: LastWords = { uncaught: undefined, lastRss: undefined, stderr: [] };
   private exit: ChildExit | undefined;
   private becameReady!: () => void;
   private readonly readied = new Promise<void>((resolve) => (this.becameReady = resolve));
@@ -34,6 +36,10 @@ export class FakeChild implements PoolChild {
     this.config = start.config;
     this.resultLimitBytes = start.resultLimitBytes;
     this.exited = new Promise((resolve) => (this.resolveExit = resolve));
+  }
+
+  diedOf(uncaught: UncaughtError): void {
+    this.lastWords.uncaught ??= uncaught;
   }
 
   get alive(): boolean {

@@ -11,7 +11,7 @@ export const HISTORY_SQL = nameAll('history', {
     JOIN job_attempts a ON a.job_id = t.job_id AND a.lease_token = t.lease_token JOIN jobs j ON j.id = a.job_id`,
   /** (jobId) oldest first. */
   attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail,
-      cpu_ms, peak_rss_bytes
+      error_stack, cpu_ms, peak_rss_bytes
     FROM job_attempts WHERE job_id = $1 ORDER BY attempt`,
   /** (jobIds[], ts[], events[], actors[], details[]) appends to the timeline in array order. */
   eventInsertMany: `INSERT INTO job_events (job_id, ts, event, actor, detail)
@@ -25,4 +25,9 @@ export const HISTORY_SQL = nameAll('history', {
     ORDER BY e.n FOR KEY SHARE OF jobs`,
   /** (jobId) oldest first. */
   eventList: `SELECT id, job_id, ts, event, actor, detail FROM job_events WHERE job_id = $1 ORDER BY id`,
+  /** (jobId) its attempts' own log lines, in order, through the primary key. */
+  logList: `SELECT job_id, attempt, seq, ts, level, message, fields FROM job_logs WHERE job_id = $1 ORDER BY attempt, seq`,
+  /** (jobIds[], attempts[], seqs[], ts[], levels[], messages[], fields[]) attempts' own log lines, written with their outcomes. */
+  logInsertMany: `INSERT INTO job_logs (job_id, attempt, seq, ts, level, message, fields)
+    SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[])`,
 });

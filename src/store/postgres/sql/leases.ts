@@ -61,13 +61,14 @@ const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyC
  * An outcome's write to `jobs`, fenced, and the end of that claim's attempt
  * with its cost, in one statement (the attempt ends only if the job row was
  * written). Parameters shared by the three: (id, leaseToken, startedAt, now,
- * attempt, attemptStatus, code, detail, cpuMs, peakRssBytes); `set` may use $11.
+ * attempt, attemptStatus, code, detail, cpuMs, peakRssBytes, stack); `set` may use $12.
  */
 function outcomeSql(set: string): string {
   return `WITH job AS (
       UPDATE jobs SET ${set}, lease_expires_at = NULL, started_at = coalesce(started_at, $3)
       WHERE ${FENCE} RETURNING id)
-    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8, cpu_ms = $9, peak_rss_bytes = $10
+    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8, cpu_ms = $9, peak_rss_bytes = $10,
+      error_stack = $11
     WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
 }
 
@@ -122,9 +123,9 @@ export const LEASE_SQL = nameAll('leases', {
   heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
     ORDER BY id FOR NO KEY UPDATE`,
   /** (outcome parameters, runAt) back to the queue for another try. */
-  requeue: outcomeSql(`status = 'QUEUED', run_at = $11, error_code = $7, error_detail = $8`),
+  requeue: outcomeSql(`status = 'QUEUED', run_at = $12, error_code = $7, error_detail = $8`),
   /** (outcome parameters, status FAILED|CANCELLED) terminal. */
-  finishBadly: outcomeSql(`status = $11, finished_at = $4, error_code = $7, error_detail = $8`),
+  finishBadly: outcomeSql(`status = $12, finished_at = $4, error_code = $7, error_detail = $8`),
   /** (outcome parameters) back to the queue without spending a retry, in the place it had (it was due). */
   release: outcomeSql(`status = 'QUEUED', run_at = LEAST(run_at, $4), releases = releases + 1`),
   /**

@@ -3,9 +3,9 @@ import type { MultiRowInsert } from '../multi-row.js';
 
 /** Statements on the two history tables: attempts (one row per claim) and events (the timeline). */
 export const HISTORY_SQL = {
-  /** (jobId, attempt, leaseToken, status, code, detail, cpuMs, peakRssBytes, now) ends the attempt with its cost; no row: not that claim's attempt. */
+  /** (jobId, attempt, leaseToken, status, code, detail, stack, cpuMs, peakRssBytes, now) ends the attempt with its cost; no row: not that claim's attempt. */
   attemptFinish: `UPDATE job_attempts SET status = @status, finished_at = @now, error_code = @code, error_detail = @detail,
-      cpu_ms = @cpuMs, peak_rss_bytes = @peakRssBytes
+      error_stack = @stack, cpu_ms = @cpuMs, peak_rss_bytes = @peakRssBytes
     WHERE job_id = @jobId AND attempt = @attempt AND lease_token = @leaseToken AND status = 'RUNNING'`,
   /** (jobId, leaseToken) -> that claim's attempt and its job's state now (EndedAttempt); no row: not a claim of this job. */
   attemptByToken: `SELECT a.job_id, a.lease_token, a.attempt, a.status, a.error_code, a.error_detail,
@@ -13,10 +13,12 @@ export const HISTORY_SQL = {
     FROM job_attempts a JOIN jobs j ON j.id = a.job_id WHERE a.job_id = @jobId AND a.lease_token = @leaseToken`,
   /** (jobId) oldest first. */
   attemptList: `SELECT job_id, attempt, owner_id, lease_token, started_at, finished_at, status, error_code, error_detail,
-      cpu_ms, peak_rss_bytes
+      error_stack, cpu_ms, peak_rss_bytes
     FROM job_attempts WHERE job_id = ? ORDER BY attempt`,
   /** (jobId) oldest first. */
   eventList: `SELECT id, job_id, ts, event, actor, detail FROM job_events WHERE job_id = ? ORDER BY id`,
+  /** (jobId) its attempts' own log lines, in order, through the primary key. */
+  logList: `SELECT job_id, attempt, seq, ts, level, message, fields FROM job_logs WHERE job_id = ? ORDER BY attempt, seq`,
 };
 
 export const prepareHistoryStatements = (db: SqliteDb) => prepareAll(db, HISTORY_SQL);
@@ -29,4 +31,6 @@ export const HISTORY_INSERTS = {
   attempts: { head: `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES`, row: `(?, ?, ?, ?, ?, 'RUNNING')` },
   /** (jobId, ts, event, actor, detail) per row: appends to the timeline. */
   events: { head: `INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES`, row: `(?, ?, ?, ?, ?)` },
+  /** (jobId, attempt, seq, ts, level, message, fields) per row: an attempt's own log lines, written with its outcome. */
+  logs: { head: `INSERT INTO job_logs (job_id, attempt, seq, ts, level, message, fields) VALUES`, row: `(?, ?, ?, ?, ?, ?, ?)` },
 } satisfies Record<string, MultiRowInsert>;
