@@ -1,7 +1,7 @@
 /** The Store's role for operators' commands, reports and the dashboard (the rows it reads: read-rows.ts). */
 import type { CancelOutcome, FailedFilter, JobRow, PauseOutcome, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './data.js';
 import type { ProducerStore } from './producer-store.js';
-import type { ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, FinishedMinute, InFlightJob, RateWindow, RetryBucket, StatusCount } from './read-rows.js';
+import type { ChildCrash, ClassControl, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, FinishedMinute, InFlightJob, RateWindow, RetryBucket, StatusCount } from './read-rows.js';
 
 /** The operator's commands and reports. */
 export interface OperatorStore extends ProducerStore {
@@ -21,6 +21,7 @@ export interface OperatorStore extends ProducerStore {
   classControlList(): Promise<ClassControl[]>;
   classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow>;
   statsCounts(): Promise<ClassStatusCount[]>;
+  statsOldestDue(params: { now: number }): Promise<ClassOldestDue[]>;
   /** Held jobs, held longest first, with their owner's pid from the worker registry. */
   statsInFlight(params: { limit: number }): Promise<InFlightJob[]>;
   /** Jobs that ended SUCCEEDED or FAILED at or after `since`, by class, status and attempts spent. */

@@ -8,6 +8,8 @@ export interface ProducerStore extends Connection {
   jobList(params: JobListFilter): Promise<JobRow[]>;
   attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
   eventList(params: { jobId: number }): Promise<EventRow[]>;
+  /** Whether a child of the class was ever registered in `workers`, on any host. */
+  workerClassServed(params: { class: string }): Promise<boolean>;
   /** Its attempts' own log lines (ctx.log), by attempt, in order. */
   logList(params: { jobId: number }): Promise<JobLogRow[]>;
 }

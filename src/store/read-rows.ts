@@ -25,6 +25,12 @@ export interface RateWindow {
   next_start_at: number | null;
 }
 
+/** A class with jobs due now (QUEUED, run_at passed) and the run_at of the one that has waited longest. */
+export interface ClassOldestDue {
+  class: string;
+  run_at: number;
+}
+
 export interface ClassStatusCount {
   class: string;
   status: JobStatus;

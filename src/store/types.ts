@@ -1,9 +1,9 @@
 /** The Store's roles, one interface each (the schedules' role: ./schedules.ts; the operator's: ./operator-store.ts, its reads: read-rows.ts), and, re-exported, the data they exchange (./data.ts). */
 import type { SchedulerStore } from './schedules.js';
 import type { OperatorStore } from './operator-store.js';
-import type { ClassControl, ClassStatusCount, RateWindow } from './read-rows.js';
+import type { ClassControl, ClassOldestDue, ClassStatusCount, RateWindow } from './read-rows.js';
 export type { OperatorStore } from './operator-store.js';
-export type { ClassPause, ClassControl, RateWindow, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+export type { ClassPause, ClassControl, RateWindow, ClassOldestDue, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
 export type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
 export type { ClassCost, AttemptCostRow, CostRanking } from './read-rows.js';
 import type { ProducerStore } from './producer-store.js';
@@ -61,6 +61,8 @@ export interface SupervisorStore extends Connection {
   workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;
   /** Jobs per class and status (pairs with no job are absent): /metrics, and `stats`. */
   statsCounts(): Promise<ClassStatusCount[]>;
+  /** Each class with jobs due now (QUEUED, run_at <= now) and the oldest due run_at: how long the queue has waited. */
+  statsOldestDue(params: { now: number }): Promise<ClassOldestDue[]>;
   /** ZOMBIE_WRITE_REJECTED events still in the timeline. */
   statsZombieWrites(): Promise<number>;
   /** Every class's control row, by name: paused or not (a paused class claims nothing), and its last pause and resume. */

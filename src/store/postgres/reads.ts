@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
+import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { failedStatement, failedValues, FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -90,6 +90,14 @@ export abstract class PostgresReads {
     const classes = await rows<{ class: string }>(this.pool, STATS_SQL.classesPresent);
     const counts = await Promise.all(classes.map((row) => rows<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])));
     return classes.flatMap((row, i) => counts[i]!.map((count) => ({ class: row.class, ...count })));
+  }
+
+  async statsOldestDue(params: { now: number }): Promise<ClassOldestDue[]> {
+    return rows<ClassOldestDue>(this.pool, STATS_SQL.oldestDue, [params.now]);
+  }
+
+  async workerClassServed(params: { class: string }): Promise<boolean> {
+    return (await first(this.pool, WORKER_SQL.classServed, [params.class])) !== undefined;
   }
 
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {

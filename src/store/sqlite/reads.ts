@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
+import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
 import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
@@ -92,6 +92,14 @@ export abstract class SqliteReads {
 
   async statsCounts(): Promise<ClassStatusCount[]> {
     return this.stats.countsByClassStatus.all() as ClassStatusCount[];
+  }
+
+  async statsOldestDue(params: { now: number }): Promise<ClassOldestDue[]> {
+    return this.stats.oldestDue.all(params) as ClassOldestDue[];
+  }
+
+  async workerClassServed(params: { class: string }): Promise<boolean> {
+    return this.workers.classServed.get(params) !== undefined;
   }
 
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {

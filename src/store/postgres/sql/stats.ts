@@ -40,6 +40,14 @@ export const STATS_SQL = nameAll('stats', {
   countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES].sort().map((status) => `('${status}')`).join(', ')}) AS s(status)
     CROSS JOIN LATERAL (SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = s.status) AS n
     WHERE n.count > 0 ORDER BY s.status`,
+  /**
+   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at: per class present, the least
+   * run_at of its QUEUED jobs through jobs_class_status or jobs_claim, as the planner picks.
+   */
+  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT c.class, o.run_at FROM classes AS c
+      CROSS JOIN LATERAL (SELECT min(run_at) AS run_at FROM jobs WHERE class = c.class AND status = 'QUEUED' AND run_at <= $1) AS o
+    WHERE c.class IS NOT NULL AND o.run_at IS NOT NULL ORDER BY c.class`,
   /** (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes. */
   inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
       j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at

@@ -28,6 +28,11 @@ export const WORKER_SQL = nameAll('workers', {
     WHERE c.kind = 'child' AND c.exited_at >= $1 AND (c.exit_code IS NULL OR c.exit_code <> 0)
       AND s.exited_at IS NULL AND s.heartbeat_at >= $2
     ORDER BY c.exited_at DESC LIMIT $3`,
+  /**
+   * (class) -> a row if a child of the class was ever registered, on any host. No index of its own: the
+   * library asks once per class per process, and the registry holds a row per child started.
+   */
+  classServed: `SELECT 1 AS served FROM workers WHERE kind = 'child' AND class = $1 LIMIT 1`,
   /** (host) workers recorded alive on a host, through workers_live. */
   liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = $1 AND exited_at IS NULL`,
 });

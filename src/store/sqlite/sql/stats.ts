@@ -46,6 +46,16 @@ export const STATS_SQL = {
       FROM classes AS c CROSS JOIN statuses AS s WHERE c.class IS NOT NULL)
     SELECT class, status, count FROM pairs WHERE count > 0 ORDER BY class, status`,
   /**
+   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at, by class: for each class present
+   * (a loose scan, in order), the least run_at of its QUEUED jobs in the covering jobs_claim (pinned: the planner would take
+   * jobs_class_status and read each row).
+   */
+  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT class, run_at FROM (
+      SELECT c.class AS class, (SELECT min(run_at) FROM jobs INDEXED BY jobs_claim WHERE class = c.class AND status = 'QUEUED' AND run_at <= @now) AS run_at
+      FROM classes AS c WHERE c.class IS NOT NULL)
+    WHERE run_at IS NOT NULL`,
+  /**
    * (limit) -> in-flight jobs, held longest first, with their owner's pid. Only
    * held rows live in the partial jobs_lease_expiry (a few per worker), so the
    * sort is over a handful of rows.

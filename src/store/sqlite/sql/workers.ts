@@ -28,6 +28,11 @@ export const WORKER_SQL = {
     WHERE c.kind = 'child' AND c.exited_at >= @since AND (c.exit_code IS NULL OR c.exit_code <> 0)
       AND s.exited_at IS NULL AND s.heartbeat_at >= @liveSince
     ORDER BY c.exited_at DESC LIMIT @limit`,
+  /**
+   * (class) -> a row if a child of the class was ever registered, on any host. No index of its own: the
+   * library asks once per class per process, and the registry holds a row per child started.
+   */
+  classServed: `SELECT 1 AS served FROM workers WHERE kind = 'child' AND class = @class LIMIT 1`,
   /** (host) workers recorded alive on a host, through workers_live. */
   liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = @host AND exited_at IS NULL`,
 };
