@@ -9,6 +9,7 @@ import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome } from '../src/ipc/protocol.js';
 import type { ClassConfig } from '../src/config/schema.js';
+import { ageSeconds } from '../src/reports/queue-age.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
 import { JOB_STATUSES, type AttemptCost, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
 
@@ -62,6 +63,14 @@ export class SupervisorMetrics implements MetricsSink {
       for (const name of classes()) gauge.set({ class: name }, 0);
       for (const row of await pausedClasses(store)) gauge.set({ class: row.class }, 1);
     });
+    databaseGauge(
+      { name: 'leasehold_queue_oldest_age_seconds', help: "How long each class's oldest due job (QUEUED, run_at passed) has waited; 0 when none is due", labelNames: ['class'] as const, registers },
+      async (gauge) => {
+        const now = Date.now();
+        for (const name of classes()) gauge.set({ class: name }, 0);
+        for (const row of await store.statsOldestDue({ now })) gauge.set({ class: row.class }, ageSeconds(now, row.run_at));
+      },
+    );
     const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
       databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
         for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes())) gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));

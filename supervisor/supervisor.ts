@@ -13,6 +13,7 @@ import { logRecovery } from './job-log.js';
 import { Sweeper } from './sweeper.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { PauseLog } from './pause-log.js';
+import { UnservedLog } from './unserved-log.js';
 import { Retention } from './retention.js';
 import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
@@ -52,6 +53,7 @@ export class Supervisor {
   private retention: Retention;
   private scheduler: Scheduler;
   private readonly pauseLog: PauseLog;
+  private readonly unservedLog: UnservedLog;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -91,6 +93,7 @@ export class Supervisor {
     this.scheduler = this.newScheduler();
     this.verdicts = new ReloadVerdicts(logger, { pid: process.pid, supervisorId, configFile: config.file, database: config.database });
     this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
+    this.unservedLog = new UnservedLog({ store, logger, intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
   /** The dashboard's pages on the HTTP port, when `http.dashboard` is on (a token from the environment; none: loopback only). */
@@ -158,6 +161,7 @@ export class Supervisor {
     this.retention.start();
     this.scheduler.start();
     this.pauseLog.start();
+    this.unservedLog.start();
     this.heartbeatTimer = setInterval(() => {
       void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
@@ -269,6 +273,7 @@ export class Supervisor {
     await this.retention.stop();
     await this.scheduler.stop();
     await this.pauseLog.stop();
+    await this.unservedLog.stop();
     await retireChildren(children, { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal, logger, reason: 'shutdown' });
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));

@@ -6,6 +6,7 @@ import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
 import { collectCost, type CostReport } from './cost.js';
+import { collectQueues, type QueueView } from './queue-age.js';
 import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RateLimit, type RetryBucket } from '../store/types.js';
 
 
@@ -68,6 +69,8 @@ export interface StatsReport {
   /** The window of `retries` and `errors`. */
   window_ms: number;
   jobs: JobCounts;
+  /** Each class's queue: how long its oldest due job has waited, and whether no live worker serves it. */
+  queues: QueueView[];
   /** Classes that claim nothing until resumed. */
   paused: ClassPause[];
   rate_limits: RateLimitView[];
@@ -101,8 +104,9 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
   const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
   const since = now - windowMs;
-  const [counts, paused, rateLimits, lastMinute, lastHour, inFlight, buckets, topErrors, errorsByClass, cost, wouldDelete, size] = await Promise.all([
+  const [counts, queues, paused, rateLimits, lastMinute, lastHour, inFlight, buckets, topErrors, errorsByClass, cost, wouldDelete, size] = await Promise.all([
     store.statsCounts(),
+    collectQueues(store, now, (options.classes ?? []).map((c) => c.name)),
     pausedClasses(store),
     Promise.all([...rateLimitsByClass(options.classes ?? [])].map(([jobClass, rateLimit]) => rateLimitView(store, jobClass, rateLimit, now))),
     throughput(store, now, 60_000),
@@ -119,6 +123,7 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
     now,
     window_ms: windowMs,
     jobs: jobCounts(counts),
+    queues,
     paused,
     rate_limits: rateLimits,
     throughput: { last_minute: lastMinute, last_hour: lastHour },

@@ -125,7 +125,7 @@ describe('leasehold against a database from a real supervisor run', () => {
 
   it('stats after the run: retries, top error codes (overall and per class), throughput, retention and the database size', async () => {
     const stats = await leaseholdJson<StatsJson>([...C(), 'stats']);
-    expect(Object.keys(stats)).toEqual(['now', 'window_ms', 'jobs', 'paused', 'rate_limits', 'throughput', 'in_flight', 'retries', 'errors', 'cost', 'retention', 'database']);
+    expect(Object.keys(stats)).toEqual(['now', 'window_ms', 'jobs', 'queues', 'paused', 'rate_limits', 'throughput', 'in_flight', 'retries', 'errors', 'cost', 'retention', 'database']);
     expect(stats.window_ms).toBe(24 * 3_600_000);
     // The hang job was handed back at shutdown: nothing in flight, the release is not an error.
     expect(stats.in_flight).toEqual([]);

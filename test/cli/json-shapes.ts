@@ -41,6 +41,7 @@ export interface StatsJson {
   now: number;
   window_ms: number;
   jobs: { by_class: (Counts & { class: string })[]; total: Counts };
+  queues: { class: string; oldest_age_seconds: number; unserved: boolean }[];
   throughput: Record<'last_minute' | 'last_hour', { window_ms: number; SUCCEEDED: number; FAILED: number; CANCELLED: number; total: number; per_second: number }>;
   in_flight: {
     id: number;

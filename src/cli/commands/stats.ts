@@ -82,6 +82,10 @@ function seconds(ms: number): string {
   return `${ms < 10_000 ? Number((ms / 1000).toFixed(1)) : Math.round(ms / 1000)}s`;
 }
 
+function queuedOf(report: StatsReport, name: string): number {
+  return report.jobs.by_class.find((row) => row.class === name)?.QUEUED ?? 0;
+}
+
 function statsText(report: StatsReport): string {
   const { now } = report;
   const window = formatDuration(report.window_ms);
@@ -102,6 +106,12 @@ function statsText(report: StatsReport): string {
       ]),
     ),
     ...classControlsText(report),
+    '',
+    'queues: how long the oldest due job has waited',
+    table(
+      ['class', 'queued', 'oldest due waited', 'state'],
+      report.queues.map((q) => [q.class, queuedOf(report, q.class), q.oldest_age_seconds === 0 ? '-' : seconds(q.oldest_age_seconds * 1000), q.unserved ? 'UNSERVED: no live worker on any host' : paused.has(q.class) ? 'paused' : '']),
+    ),
     '',
     `throughput: last minute ${done(minute)}; last hour ${done(hour)}`,
     '',
