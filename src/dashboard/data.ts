@@ -8,6 +8,7 @@
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
+import { collectQueues, type QueueView } from '../reports/queue-age.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobLogRow, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
@@ -38,6 +39,8 @@ export interface Overview {
   top_errors: TopError[];
   paused: ClassPause[];
   troubles: ClassTrouble[];
+  /** Each class's oldest due job's age, and whether no live worker serves it. */
+  queues: QueueView[];
   /** What the last hour's attempts cost: classes by CPU and by memory, the slowest and hungriest attempts. */
   cost: CostReport;
 }
@@ -114,7 +117,7 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     // The parts at once: on PostgreSQL each is a round trip on a connection of its own.
     async overview() {
       const now = options.now();
-      const [counted, chart, inFlight, topErrors, paused, troubles, cost] = await Promise.all([
+      const [counted, chart, inFlight, topErrors, paused, troubles, cost, queues] = await Promise.all([
         counts.get(),
         throughput.minutes(now),
         store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
@@ -122,9 +125,10 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
         pausedClasses(store),
         classTroubles(store, now, options.classes),
         collectCost(store, now, COST_LIMIT),
+        collectQueues(store, now, []),
       ]);
       const in_flight = inFlight.map((job) => inFlightView(job, now));
-      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles, cost };
+      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles, cost, queues };
     },
     async jobs(query) {
       const jobs = await store.jobList({ ...query, limit: query.limit + 1 });

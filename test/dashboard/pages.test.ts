@@ -40,6 +40,12 @@ describe('dashboard pages', () => {
     expect([count('QUEUED'), count('CLAIMED'), count('SUCCEEDED'), count('FAILED'), count('total')]).toEqual(['1', '1', '1', '3', '6']);
     const reportRow = /<tr data-class="report">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
     expect(textOf(reportRow)).toContain('report 0 0 0 0 2 0 2');
+    // email's job is due and no worker of it lives anywhere: flagged, with how long it has waited
+    const emailRow = /<tr data-class="email">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
+    expect(emailRow).toContain('<span class="badge trouble" title="jobs are due and no live worker of the class runs on any host">unserved</span>');
+    expect(emailRow).toMatch(/<td class="num( muted)?" data-oldest-age="[\d.]+">/);
+    expect(reportRow).not.toContain('unserved');
+    expect(reportRow).toContain('<td class="num muted" data-oldest-age="0">-</td>');
     const text = textOf(body);
     expect(text).toMatch(/Oldest in flight .*#\d+ email CLAIMED host\/child-1/);
     expect(body).toContain(`href="/jobs/${ids.claimed}"`);

@@ -39,12 +39,18 @@ function byClass(frame: Frame, overview: Overview): Html {
     count === 0 ? html`<td class="num muted">0</td>` : html`<td class="num"><a href="${jobsUrl({ class: jobClass, status })}">${count}</a></td>`;
   const paused = new Set(overview.paused.map((p) => p.class));
   const troubled = new Map(overview.troubles.map((t) => [t.class, t.kind === 'crash_loop' ? 'crash loop' : 'disabled']));
+  const queues = new Map(overview.queues.map((q) => [q.class, q]));
+  const unserved = html` <span class="badge trouble" title="jobs are due and no live worker of the class runs on any host">unserved</span>`;
   const marks = (name: string) =>
-    html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}`;
+    html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}${queues.get(name)?.unserved === true ? unserved : ''}`;
+  const oldestDue = (name: string) => {
+    const age = queues.get(name)?.oldest_age_seconds ?? 0;
+    return age === 0 ? html`<td class="num muted" data-oldest-age="0">-</td>` : html`<td class="num" data-oldest-age="${age}">${formatDuration(age * 1000)}</td>`;
+  };
   const rows = overview.counts.by_class.map(
-    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
+    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td>${oldestDue(row.class)}<td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
   );
-  return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, ''], rows, 'No jobs yet.');
+  return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, { numeric: 'oldest due' }, ''], rows, 'No jobs yet.');
 }
 
 function inFlight(overview: Overview): Html {
