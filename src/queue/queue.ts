@@ -3,6 +3,7 @@ import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
 import type { AttemptRow, EventRow, InsertedJob, JobLogRow, JobListFilter, JobRow, ProducerStore, Store } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
+import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
   /** A SQLite file path or a postgres:// URL. */
@@ -11,6 +12,8 @@ export interface QueueOptions {
   limits?: Partial<EnqueueLimits>;
   /** Recorded as the actor of the ENQUEUED events. */
   actor?: string;
+  /** A class no supervisor has ever served: 'warn' once per class per process (default), 'refuse' (InvalidInputError UNKNOWN_CLASS), or 'ignore'. */
+  unknownClass?: UnknownClassRule;
 }
 
 export interface JobDetails {
@@ -28,12 +31,14 @@ export class Queue<S extends ProducerStore = Store> {
   private readonly clock: Clock;
   private readonly limits: EnqueueLimits;
   private readonly actor: string;
+  private readonly unknownClass: UnknownClassCheck;
 
   constructor(store: S, options: Omit<QueueOptions, 'database'> = {}) {
     this.store = store;
     this.clock = options.clock ?? systemClock;
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
+    this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn');
   }
 
   async enqueue(request: EnqueueRequest): Promise<InsertedJob> {
@@ -53,6 +58,7 @@ export class Queue<S extends ProducerStore = Store> {
         throw error;
       }
     });
+    await this.unknownClass.check(jobs.map((job) => job.class));
     return this.store.jobInsert({ jobs, actor: this.actor });
   }
 
