@@ -236,6 +236,27 @@ export function operatorSuites(c: Conformance): void {
     });
   });
   describe('workers', () => {
+    it('the oldest due job of each class, and whether a class was ever served', async () => {
+      const first = c.clock.now();
+      await enqueue();
+      c.clock.advance(1_000);
+      await enqueue();
+      await enqueue({ class: 'sms', runAt: c.clock.now() + 60_000 });
+      const held = await enqueue({ class: 'video' });
+      expect((await claimOne(OWNER_A, ['video'])).id).toBe(held);
+      expect(await c.store.statsOldestDue({ now: c.clock.now() })).toEqual([{ class: 'email', run_at: first }]);
+      expect(await c.store.statsOldestDue({ now: c.clock.now() + 60_000 })).toEqual([
+        { class: 'email', run_at: first },
+        { class: 'sms', run_at: c.clock.now() + 60_000 },
+      ]);
+
+      expect(await c.store.workerClassServed({ class: 'email' })).toBe(false);
+      await c.store.workerRegister({ id: 'child-9', kind: 'child', host: 'h1', supervisorId: 'sup-9', pid: 9, class: 'email', state: 'ready', restarts: 0 });
+      await c.store.workerExit({ id: 'child-9', state: 'exited', exitCode: 0, exitSignal: null });
+      expect(await c.store.workerClassServed({ class: 'email' })).toBe(true);
+      expect(await c.store.workerClassServed({ class: 'sms' })).toBe(false);
+    });
+
     it('registers, heartbeats, exits and lists', async () => {
       const base = { host: 'h1', supervisorId: 'sup-1', restarts: 0 } as const;
       await c.store.workerRegister({ ...base, id: 'sup-1', kind: 'supervisor', supervisorId: null, pid: 10, class: null, state: 'ready' });
