@@ -38,7 +38,7 @@ export class UnservedLog {
   private async check(): Promise<void> {
     const { store, logger } = this.options;
     const queues = await collectQueues(store, Date.now(), []);
-    const now = new Set(queues.filter((q) => q.unserved).map((q) => q.class));
+    const unservedNow = new Set(queues.filter((q) => q.unserved).map((q) => q.class));
     for (const q of queues) {
       if (!q.unserved || this.unserved.has(q.class)) continue;
       logger.warn(`class ${q.class} has jobs due (the oldest waiting ${q.oldest_age_seconds}s) and no live worker on any host: is it in a config?`, {
@@ -48,6 +48,6 @@ export class UnservedLog {
       });
     }
     this.unserved.clear();
-    for (const name of now) this.unserved.add(name);
+    for (const name of unservedNow) this.unserved.add(name);
   }
 }

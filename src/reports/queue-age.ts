@@ -26,6 +26,7 @@ export interface QueueStore {
 /** Rows of the live registry read at most: far above any deployment's children. */
 const LIVE_WORKERS_READ = 10_000;
 
+/** Seconds from run_at to now, to a tenth: never negative. */
 export function ageSeconds(now: number, runAt: number): number {
   return Math.max(0, Math.round((now - runAt) / 100) / 10);
 }
