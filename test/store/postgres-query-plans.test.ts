@@ -95,8 +95,8 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [now, 'email', 'E:1'], 'jobs_failed', false],
     ['classes present', STATS_SQL.classesPresent, [], 'jobs_class_status', false],
     ['counts of a class by status', STATS_SQL.countsOfClass, ['email'], 'jobs_class_status', true],
-    // the QUEUED range of each class present, then a sort of one row per class
-    ['oldest due job per class', STATS_SQL.oldestDue, [now], 'jobs_class_status', true],
+    // a seek in jobs_claim per priority of each class present, then a sort of one row per priority
+    ['oldest due job per class', STATS_SQL.oldestDue, [now], 'jobs_claim', true],
     ['throughput per minute', STATS_SQL.finishedByMinute, [now - 60_000, now], 'jobs_finished', true],
     ['children that crashed lately', WORKER_SQL.crashes, [now - 60_000, now - 6_000, 100], 'workers_exited', true],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key

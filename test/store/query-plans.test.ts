@@ -60,8 +60,8 @@ describe('query plans with a deep queue', () => {
     ['throughput per minute', STATS_SQL.finishedByMinute, [{ since: now - 60_000, until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
     ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
-    // the oldest due job of each class present: a range of the covering jobs_claim each
-    ['oldest due job per class', STATS_SQL.oldestDue, [{ now }], 'USING COVERING INDEX jobs_claim (class=?)', false],
+    // the oldest due job of each class present: a seek in the covering jobs_claim per priority of each class
+    ['oldest due job per class', STATS_SQL.oldestDue, [{ now }], 'USING COVERING INDEX jobs_claim (class=? AND priority=?)', true],
     ['disabled classes', CLASS_SQL.disabledList, [{ liveSince: now - 6_000 }], 'sqlite_autoindex_workers_1 (id=?)', true],
   ];
 

@@ -241,13 +241,16 @@ export function operatorSuites(c: Conformance): void {
       await enqueue();
       c.clock.advance(1_000);
       await enqueue();
+      // the oldest whatever its priority: a later job of a higher one hides nothing
+      await enqueue({ priority: 9 });
       await enqueue({ class: 'sms', runAt: c.clock.now() + 60_000 });
+      await enqueue({ class: 'sms', priority: 5, runAt: c.clock.now() + 30_000 });
       const held = await enqueue({ class: 'video' });
       expect((await claimOne(OWNER_A, ['video'])).id).toBe(held);
       expect(await c.store.statsOldestDue({ now: c.clock.now() })).toEqual([{ class: 'email', run_at: first }]);
       expect(await c.store.statsOldestDue({ now: c.clock.now() + 60_000 })).toEqual([
         { class: 'email', run_at: first },
-        { class: 'sms', run_at: c.clock.now() + 60_000 },
+        { class: 'sms', run_at: c.clock.now() + 30_000 },
       ]);
 
       expect(await c.store.workerClassServed({ class: 'email' })).toBe(false);

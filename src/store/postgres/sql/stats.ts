@@ -41,13 +41,21 @@ export const STATS_SQL = nameAll('stats', {
     CROSS JOIN LATERAL (SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = s.status) AS n
     WHERE n.count > 0 ORDER BY s.status`,
   /**
-   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at: per class present, the least
-   * run_at of its QUEUED jobs through jobs_class_status or jobs_claim, as the planner picks.
+   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at. jobs_claim orders a
+   * class's QUEUED jobs by priority first, so its least run_at is the least of each priority's first
+   * entry: a loose scan of the classes present, then of each class's priorities, then one seek per
+   * priority. The supervisor asks every few seconds, so it must not read a deep queue row by row.
    */
-  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT}
-    SELECT c.class, o.run_at FROM classes AS c
-      CROSS JOIN LATERAL (SELECT min(run_at) AS run_at FROM jobs WHERE class = c.class AND status = 'QUEUED' AND run_at <= $1) AS o
-    WHERE c.class IS NOT NULL AND o.run_at IS NOT NULL ORDER BY c.class`,
+  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT},
+    priorities(class, priority) AS (
+      SELECT c.class, (SELECT max(priority) FROM jobs WHERE class = c.class AND status = 'QUEUED')
+      FROM classes AS c WHERE c.class IS NOT NULL
+      UNION ALL
+      SELECT p.class, (SELECT max(priority) FROM jobs WHERE class = p.class AND status = 'QUEUED' AND priority < p.priority)
+      FROM priorities AS p WHERE p.priority IS NOT NULL)
+    SELECT p.class, min(f.run_at) AS run_at FROM priorities AS p
+      CROSS JOIN LATERAL (SELECT run_at FROM jobs WHERE class = p.class AND status = 'QUEUED' AND priority = p.priority ORDER BY run_at LIMIT 1) AS f
+    WHERE p.priority IS NOT NULL GROUP BY p.class HAVING min(f.run_at) <= $1 ORDER BY p.class`,
   /** (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes. */
   inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
       j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at

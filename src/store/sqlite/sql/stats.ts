@@ -46,15 +46,22 @@ export const STATS_SQL = {
       FROM classes AS c CROSS JOIN statuses AS s WHERE c.class IS NOT NULL)
     SELECT class, status, count FROM pairs WHERE count > 0 ORDER BY class, status`,
   /**
-   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at, by class: for each class present
-   * (a loose scan, in order), the least run_at of its QUEUED jobs in the covering jobs_claim (pinned: the planner would take
-   * jobs_class_status and read each row).
+   * (now) -> (class, run_at) for each class with jobs due, the oldest due run_at. jobs_claim orders a
+   * class's QUEUED jobs by priority first, so its least run_at is the least of each priority's first
+   * entry: a loose scan of the classes present, then of each class's priorities, then one seek per
+   * priority. The supervisor asks every few seconds, so it must not read a deep queue row by row.
    */
-  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT}
-    SELECT class, run_at FROM (
-      SELECT c.class AS class, (SELECT min(run_at) FROM jobs INDEXED BY jobs_claim WHERE class = c.class AND status = 'QUEUED' AND run_at <= @now) AS run_at
-      FROM classes AS c WHERE c.class IS NOT NULL)
-    WHERE run_at IS NOT NULL`,
+  oldestDue: `WITH RECURSIVE ${CLASSES_PRESENT},
+    priorities(class, priority) AS (
+      SELECT c.class, (SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE class = c.class AND status = 'QUEUED')
+      FROM classes AS c WHERE c.class IS NOT NULL
+      UNION ALL
+      SELECT p.class, (SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE class = p.class AND status = 'QUEUED' AND priority < p.priority)
+      FROM priorities AS p WHERE p.priority IS NOT NULL),
+    firsts(class, run_at) AS (
+      SELECT p.class, (SELECT run_at FROM jobs INDEXED BY jobs_claim WHERE class = p.class AND status = 'QUEUED' AND priority = p.priority ORDER BY run_at LIMIT 1)
+      FROM priorities AS p WHERE p.priority IS NOT NULL)
+    SELECT class, min(run_at) AS run_at FROM firsts GROUP BY class HAVING min(run_at) <= @now ORDER BY class`,
   /**
    * (limit) -> in-flight jobs, held longest first, with their owner's pid. Only
    * held rows live in the partial jobs_lease_expiry (a few per worker), so the
