@@ -7,9 +7,11 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
+import { scheduleViews, schedulesOf, type ScheduleView } from '../queue/schedules.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
+import type { SchedulerStore } from '../store/schedules.js';
 import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobLogRow, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
 import { Recent } from './recent.js';
 import { ThroughputChart, type ThroughputMinute } from './throughput.js';
@@ -18,7 +20,7 @@ import { classTroubles, type ClassTrouble } from './troubles.js';
 export type { ThroughputMinute } from './throughput.js';
 export type { ClassTrouble } from './troubles.js';
 
-export type DashboardStore = OperatorStore;
+export type DashboardStore = OperatorStore & Pick<SchedulerStore, 'scheduleList'>;
 
 /** An error code of the last hour, and whether any FAILED job ended with it (a bulk retry of the code would queue some). */
 export interface TopError extends ErrorCount {
@@ -83,6 +85,8 @@ export interface DashboardData {
   workers(): Promise<WorkerView[]>;
   /** How many FAILED jobs a bulk retry with this filter would queue (what the confirmation shows). */
   failedCount(filter: FailedFilter): Promise<number>;
+  /** The config's schedules, their next run and their last (none without a config). */
+  schedules(): Promise<ScheduleView[]>;
 }
 
 export interface DashboardDataOptions {
@@ -152,6 +156,9 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     },
     async failedCount(filter) {
       return store.jobCountFailed(filter);
+    },
+    async schedules() {
+      return scheduleViews(schedulesOf(options.classes ?? []), await store.scheduleList(), options.now());
     },
   };
 }

@@ -37,10 +37,15 @@ export function parseJobId(raw: string, parameter = 'job id'): number {
   return id;
 }
 
+/** A class name in a path. */
+export function parseClassName(raw: string): string {
+  if (!CLASS_NAME.test(raw)) throw new BadParameter('class', 'a class name (letters, digits, "_", "." or "-")', raw);
+  return raw;
+}
+
 export function parseClass(query: Query): string | undefined {
   const value = given(query, 'class');
-  if (value !== undefined && !CLASS_NAME.test(value)) throw new BadParameter('class', 'a class name (letters, digits, "_", "." or "-")', value);
-  return value;
+  return value === undefined ? undefined : parseClassName(value);
 }
 
 export function parseErrorCode(query: Query): string | undefined {

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { afterEach } from 'vitest';
+import type { ClassConfig } from '../../src/config/schema.js';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { closeLogger, createLogger, type Logger } from '../../src/log.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
@@ -63,14 +64,14 @@ export interface Served {
 }
 
 /** The dashboard in this process on a free port over the queue's database; stopped after the test. */
-export async function serve(database: string, dir: string, options: { readOnly?: boolean; token?: string } = {}): Promise<Served> {
+export async function serve(database: string, dir: string, options: { readOnly?: boolean; token?: string; classes?: readonly ClassConfig[] } = {}): Promise<Served> {
   const queue = await openQueue({ database, actor: 'test' });
   const logFile = path.join(dir, `dashboard-${Date.now()}.log`);
   const logger: Logger = createLogger({ level: 'info', file: logFile, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: false });
   const server = new DashboardServer({
     store: queue.store,
     database,
-    classes: undefined,
+    classes: options.classes,
     readOnly: options.readOnly ?? false,
     token: options.token,
     logger,

@@ -6,7 +6,7 @@ import { JOB_STATUSES, type JobStatus } from '../../store/types.js';
 import type { Overview } from '../data.js';
 import { jobsUrl, retryFailedUrl } from '../params.js';
 import { throughputChart } from './chart.js';
-import { ago, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
+import { actionForm, ago, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
 
 export function overviewPage(frame: Frame, overview: Overview): Html {
   return layout(frame, live('/', overview.now, html`${alerts(overview)}${tiles(overview)}
@@ -42,9 +42,17 @@ function byClass(frame: Frame, overview: Overview): Html {
   const marks = (name: string) =>
     html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}`;
   const rows = overview.counts.by_class.map(
-    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
+    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td><td class="row-actions">${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}${pauseOrResume(frame, row.class, paused.has(row.class))}</td></tr>`,
   );
   return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, ''], rows, 'No jobs yet.');
+}
+
+/** A running class can be paused (its claims stop on every host), a paused one resumed. */
+function pauseOrResume(frame: Frame, jobClass: string, paused: boolean): Html {
+  const url = `/classes/${encodeURIComponent(jobClass)}/${paused ? 'resume' : 'pause'}`;
+  return paused
+    ? actionForm(frame, { url, label: 'Resume' })
+    : actionForm(frame, { url, label: 'Pause', danger: true, confirm: `Pause ${jobClass}? No host claims its jobs until it is resumed; jobs running now go on.` });
 }
 
 function inFlight(overview: Overview): Html {
