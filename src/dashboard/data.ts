@@ -71,6 +71,12 @@ export interface JobDetail {
   logs: JobLogRow[];
 }
 
+/** What a bulk action's confirmation counted: the newest matching job's id (null: none match), and how many match. */
+export interface BulkScope {
+  through_id: number | null;
+  count: number;
+}
+
 export interface DashboardData {
   overview(): Promise<Overview>;
   jobs(query: JobsQuery): Promise<JobsPage>;
@@ -85,6 +91,10 @@ export interface DashboardData {
   workers(): Promise<WorkerView[]>;
   /** How many FAILED jobs a bulk retry with this filter would queue (what the confirmation shows). */
   failedCount(filter: FailedFilter): Promise<number>;
+  /** The bulk retry's scope: FAILED jobs of the filter. */
+  failedScope(filter: FailedFilter): Promise<BulkScope>;
+  /** The bulk cancel's scope: QUEUED jobs of a class, or of every class. */
+  queuedScope(jobClass: string | undefined): Promise<BulkScope>;
   /** The config's schedules, their next run and their last (none without a config). */
   schedules(): Promise<ScheduleView[]>;
 }
@@ -106,6 +116,9 @@ export const WORKERS_SHOWN = 200;
 const LIVE_WORKERS_READ = 5_000;
 
 export function dashboardData(store: DashboardStore, options: DashboardDataOptions): DashboardData {
+  // The newest id first, then the count: a job that arrives between the two is counted but not taken, so the action
+  // touches no more than the confirmation said.
+  const scope = async (newest: JobRow[], count: () => Promise<number>): Promise<BulkScope> => ({ through_id: newest[0]?.id ?? null, count: await count() });
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   // Attempts of jobs retried since, or cancelled while they ran, leave codes no FAILED job ended with: nothing to retry.
@@ -156,6 +169,16 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     },
     async failedCount(filter) {
       return store.jobCountFailed(filter);
+    },
+    async failedScope(filter) {
+      return scope(await store.jobList({ ...filter, status: 'FAILED', limit: 1 }), () => store.jobCountFailed(filter));
+    },
+    async queuedScope(jobClass) {
+      const queued = async () => {
+        const { total, by_class } = jobCounts(await store.statsCounts());
+        return jobClass === undefined ? total.QUEUED : (by_class.find((row) => row.class === jobClass)?.QUEUED ?? 0);
+      };
+      return scope(await store.jobList({ class: jobClass, status: 'QUEUED', limit: 1 }), queued);
     },
     async schedules() {
       return scheduleViews(schedulesOf(options.classes ?? []), await store.scheduleList(), options.now());
