@@ -7,21 +7,16 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
 import { pausedClasses } from '../../src/queue/class-controls.js';
 import { runSchedules, schedulesOf } from '../../src/queue/schedules.js';
 import type { Queue } from '../../src/queue/queue.js';
 import { systemClock } from '../../src/clock.js';
 import { tempDir } from '../helpers/temp.js';
-import { seed, serve, Session, textOf, TOKEN } from './helpers.js';
+import { SCHEDULED_CLASSES, seed, serve, Session, textOf, TOKEN } from './helpers.js';
 
 const newDir = tempDir('leasehold-dashboard-');
 
-/** Two classes; report has a daily schedule with a payload and a priority (it never comes due while a test runs). */
-const CLASSES = parseConfig(
-  `database: ./q.db\nclasses:\n  - name: report\n    handler: ./h.js\n    schedules:\n      - { name: nightly, cron: "30 3 * * *", timezone: UTC, payload: { kind: digest }, priority: 4 }\n  - name: email\n    handler: ./h.js\n`,
-  '/tmp/queue.yaml',
-).classes;
+const CLASSES = SCHEDULED_CLASSES;
 
 async function dashboard(options: { readOnly?: boolean; token?: string } = {}) {
   const dir = newDir();
