@@ -101,7 +101,7 @@ export class Supervisor {
     if (config.http?.dashboard !== true) return undefined;
     const token = process.env[TOKEN_ENV] || undefined;
     checkListenAddress(config.http.host, token);
-    return dashboardListener({ store: this.store, database: config.database, classes: config.classes, readOnly: false, token, logger: this.options.logger });
+    return dashboardListener({ store: this.store, database: config.database, classes: config.classes, payloadLimitBytes: config.payload_limit_bytes, readOnly: false, token, logger: this.options.logger });
   }
 
   private newPool(classConfig: ClassConfig): ClassPool<ChildHandle> {

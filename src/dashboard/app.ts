@@ -9,24 +9,30 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from '../log.js';
+import { runScheduleNow, type Schedule } from '../queue/schedules.js';
 import type { OperatorStore } from '../store/types.js';
 import { loadAssets } from './assets.js';
 import type { DashboardData } from './data.js';
-import { BadParameter, parseJobId, parseJobsQuery, parseRetryFilter } from './params.js';
+import { BadParameter, parseBulkBounds, parseClass, parseClassName, parseJobId, parseJobsQuery, parseRetryFilter } from './params.js';
 import { Guard, localPath, type Access, type DashboardEnv } from './security.js';
 import { DONE_NOTICES, jobPage, type DoneNotice } from './views/job.js';
 import { jobsPage } from './views/jobs.js';
 import type { Frame, Html } from './views/layout.js';
-import { confirmRetryPage, loginPage, messagePage, retryDonePage } from './views/messages.js';
+import { bulkDonePage, confirmBulkPage } from './views/bulk.js';
+import { loginPage, messagePage } from './views/messages.js';
 import { overviewPage } from './views/overview.js';
+import { schedulesPage } from './views/schedules.js';
 import { workersPage } from './views/workers.js';
 
 /** The store's operator writes the actions make. */
-export type DashboardActions = Pick<OperatorStore, 'jobRetry' | 'jobCancel' | 'jobRetryFailed'>;
+export type DashboardActions = Pick<OperatorStore, 'jobRetry' | 'jobCancel' | 'jobRetryFailed' | 'jobCancelQueued' | 'classPause' | 'classResume' | 'jobInsert'>;
 
 export interface DashboardOptions extends Access {
   data: DashboardData;
   actions: DashboardActions;
+  /** The config's schedules ("run now" enqueues one of their jobs), and its payload limit. */
+  schedules: readonly Schedule[];
+  payloadLimitBytes: number;
   /** The database as the pages name it (its password hidden). */
   database: string;
   logger: Logger;
@@ -138,17 +144,61 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     return c.redirect(`/jobs/${id}?done=${outcome}`, 303);
   });
 
+  // Bulk actions: a confirmation that counts, then a POST bounded by what it counted.
+  const readOnly = (c: Ctx) => refuse(c, 403, 'this dashboard is read-only: it takes no actions');
+  const formField = async (c: Ctx) => {
+    const form = await c.req.parseBody();
+    return (name: string) => (typeof form[name] === 'string' ? form[name] : undefined);
+  };
+
   app.get('/retry-failed', async (c) => {
-    if (options.readOnly) return refuse(c, 403, 'this dashboard is read-only: it takes no actions');
+    if (options.readOnly) return readOnly(c);
     const filter = parseRetryFilter((name) => c.req.query(name));
-    return render(c, confirmRetryPage(frame(c, 'Retry failed jobs', 'jobs'), filter, await data.failedCount(filter)));
+    return render(c, confirmBulkPage(frame(c, 'Retry failed jobs', 'jobs'), { kind: 'retry', filter }, await data.failedScope(filter)));
   });
 
   app.post('/retry-failed', async (c) => {
-    const form = await c.req.parseBody();
-    const filter = parseRetryFilter((name) => (typeof form[name] === 'string' ? form[name] : undefined));
-    const count = await actions.jobRetryFailed({ ...filter, actor: actor(c) });
-    return render(c, retryDonePage(frame(c, 'Retried', 'jobs'), filter, count));
+    const field = await formField(c);
+    const filter = parseRetryFilter(field);
+    const count = await actions.jobRetryFailed({ ...filter, ...parseBulkBounds(field), actor: actor(c) });
+    return render(c, bulkDonePage(frame(c, 'Retried', 'jobs'), { kind: 'retry', filter }, count));
+  });
+
+  app.get('/cancel-queued', async (c) => {
+    if (options.readOnly) return readOnly(c);
+    const jobClass = parseClass((name) => c.req.query(name));
+    return render(c, confirmBulkPage(frame(c, 'Cancel queued jobs', 'jobs'), { kind: 'cancel', filter: { class: jobClass } }, await data.queuedScope(jobClass)));
+  });
+
+  app.post('/cancel-queued', async (c) => {
+    const field = await formField(c);
+    const jobClass = parseClass(field);
+    const count = await actions.jobCancelQueued({ class: jobClass, ...parseBulkBounds(field), actor: actor(c) });
+    return render(c, bulkDonePage(frame(c, 'Cancelled', 'jobs'), { kind: 'cancel', filter: { class: jobClass } }, count));
+  });
+
+  app.post('/classes/:class/pause', async (c) => {
+    const jobClass = parseClassName(c.req.param('class'));
+    const outcome = await actions.classPause({ class: jobClass, actor: actor(c) });
+    if (outcome === 'already_paused') return refuse(c, 409, `class ${jobClass} is already paused`);
+    return c.redirect('/', 303);
+  });
+
+  app.post('/classes/:class/resume', async (c) => {
+    const jobClass = parseClassName(c.req.param('class'));
+    const outcome = await actions.classResume({ class: jobClass, actor: actor(c) });
+    if (outcome === 'not_paused') return refuse(c, 409, `class ${jobClass} is not paused`);
+    return c.redirect('/', 303);
+  });
+
+  app.get('/schedules', async (c) => render(c, schedulesPage(frame(c, 'Schedules', 'schedules'), await data.schedules(), options.schedules.length > 0, options.now())));
+
+  app.post('/schedules/:class/:name/run', async (c) => {
+    const { class: jobClass, name } = c.req.param();
+    const schedule = options.schedules.find((s) => s.class === jobClass && s.config.name === name);
+    if (schedule === undefined) return refuse(c, 404, `the config has no schedule ${JSON.stringify(name)} of class ${JSON.stringify(jobClass)}`);
+    const job = await runScheduleNow(actions, schedule, { clock: { now: options.now }, actor: actor(c), payloadLimitBytes: options.payloadLimitBytes });
+    return c.redirect(`/jobs/${job.id}?done=enqueued`, 303);
   });
 
   app.get('/workers', async (c) => render(c, workersPage(frame(c, 'Workers', 'workers'), await data.workers(), options.now())));

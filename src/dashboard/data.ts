@@ -7,10 +7,12 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
+import { scheduleViews, schedulesOf, type ScheduleView } from '../queue/schedules.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
 import { collectQueues, type QueueView } from '../reports/queue-age.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
+import type { SchedulerStore } from '../store/schedules.js';
 import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobLogRow, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
 import { Recent } from './recent.js';
 import { ThroughputChart, type ThroughputMinute } from './throughput.js';
@@ -19,7 +21,7 @@ import { classTroubles, type ClassTrouble } from './troubles.js';
 export type { ThroughputMinute } from './throughput.js';
 export type { ClassTrouble } from './troubles.js';
 
-export type DashboardStore = OperatorStore;
+export type DashboardStore = OperatorStore & Pick<SchedulerStore, 'scheduleList'>;
 
 /** An error code of the last hour, and whether any FAILED job ended with it (a bulk retry of the code would queue some). */
 export interface TopError extends ErrorCount {
@@ -72,6 +74,12 @@ export interface JobDetail {
   logs: JobLogRow[];
 }
 
+/** What a bulk action's confirmation counted: the newest matching job's id (null: none match), and how many match. */
+export interface BulkScope {
+  through_id: number | null;
+  count: number;
+}
+
 export interface DashboardData {
   overview(): Promise<Overview>;
   jobs(query: JobsQuery): Promise<JobsPage>;
@@ -86,6 +94,12 @@ export interface DashboardData {
   workers(): Promise<WorkerView[]>;
   /** How many FAILED jobs a bulk retry with this filter would queue (what the confirmation shows). */
   failedCount(filter: FailedFilter): Promise<number>;
+  /** The bulk retry's scope: FAILED jobs of the filter. */
+  failedScope(filter: FailedFilter): Promise<BulkScope>;
+  /** The bulk cancel's scope: QUEUED jobs of a class, or of every class. */
+  queuedScope(jobClass: string | undefined): Promise<BulkScope>;
+  /** The config's schedules, their next run and their last (none without a config). */
+  schedules(): Promise<ScheduleView[]>;
 }
 
 export interface DashboardDataOptions {
@@ -105,6 +119,9 @@ export const WORKERS_SHOWN = 200;
 const LIVE_WORKERS_READ = 5_000;
 
 export function dashboardData(store: DashboardStore, options: DashboardDataOptions): DashboardData {
+  // The newest id first, then the count: a job that arrives between the two is counted but not taken, so the action
+  // touches no more than the confirmation said.
+  const scope = async (newest: JobRow[], count: () => Promise<number>): Promise<BulkScope> => ({ through_id: newest[0]?.id ?? null, count: await count() });
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   // Attempts of jobs retried since, or cancelled while they ran, leave codes no FAILED job ended with: nothing to retry.
@@ -156,6 +173,19 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     },
     async failedCount(filter) {
       return store.jobCountFailed(filter);
+    },
+    async failedScope(filter) {
+      return scope(await store.jobList({ ...filter, status: 'FAILED', limit: 1 }), () => store.jobCountFailed(filter));
+    },
+    async queuedScope(jobClass) {
+      const queued = async () => {
+        const { total, by_class } = jobCounts(await store.statsCounts());
+        return jobClass === undefined ? total.QUEUED : (by_class.find((row) => row.class === jobClass)?.QUEUED ?? 0);
+      };
+      return scope(await store.jobList({ class: jobClass, status: 'QUEUED', limit: 1 }), queued);
+    },
+    async schedules() {
+      return scheduleViews(schedulesOf(options.classes ?? []), await store.scheduleList(), options.now());
     },
   };
 }

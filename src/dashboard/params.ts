@@ -3,7 +3,7 @@
  * page that names it and says what it takes; an empty one (a form's blank
  * field) is absent.
  */
-import { JOB_STATUSES, type FailedFilter, type JobStatus } from '../store/types.js';
+import { JOB_STATUSES, type BulkBounds, type FailedFilter, type JobStatus } from '../store/types.js';
 import type { JobsQuery } from './data.js';
 
 /** A parameter the request got wrong: the 400 page shows the message. */
@@ -37,10 +37,15 @@ export function parseJobId(raw: string, parameter = 'job id'): number {
   return id;
 }
 
+/** A class name in a path. */
+export function parseClassName(raw: string): string {
+  if (!CLASS_NAME.test(raw)) throw new BadParameter('class', 'a class name (letters, digits, "_", "." or "-")', raw);
+  return raw;
+}
+
 export function parseClass(query: Query): string | undefined {
   const value = given(query, 'class');
-  if (value !== undefined && !CLASS_NAME.test(value)) throw new BadParameter('class', 'a class name (letters, digits, "_", "." or "-")', value);
-  return value;
+  return value === undefined ? undefined : parseClassName(value);
 }
 
 export function parseErrorCode(query: Query): string | undefined {
@@ -79,6 +84,11 @@ export function parseRetryFilter(query: Query): FailedFilter {
   return filter;
 }
 
+/** A bulk action's bounds, as its confirmation's form sends them: the newest job it counted, and the count. */
+export function parseBulkBounds(query: Query): Required<BulkBounds> {
+  return { throughId: parseJobId(given(query, 'through_id') ?? '', 'through_id'), limit: parseJobId(given(query, 'count') ?? '', 'count') };
+}
+
 /** The jobs page's URL for a query (the page's own, or the next one's with its cursor). */
 export function jobsUrl(query: Partial<JobsQuery>): string {
   const params = new URLSearchParams();
@@ -90,11 +100,25 @@ export function jobsUrl(query: Partial<JobsQuery>): string {
   return search === '' ? '/jobs' : `/jobs?${search}`;
 }
 
+/** The fields of a bulk action's filter, as its URL and its form carry them. */
+export function filterFields(filter: FailedFilter): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (filter.class !== undefined) fields.class = filter.class;
+  if (filter.errorCode !== undefined) fields.error_code = filter.errorCode;
+  return fields;
+}
+
+function withFilter(path: string, filter: FailedFilter): string {
+  const search = new URLSearchParams(filterFields(filter)).toString();
+  return search === '' ? path : `${path}?${search}`;
+}
+
 /** The bulk retry's confirmation URL for a filter. */
 export function retryFailedUrl(filter: FailedFilter): string {
-  const params = new URLSearchParams();
-  if (filter.class !== undefined) params.set('class', filter.class);
-  if (filter.errorCode !== undefined) params.set('error_code', filter.errorCode);
-  const search = params.toString();
-  return search === '' ? '/retry-failed' : `/retry-failed?${search}`;
+  return withFilter('/retry-failed', filter);
+}
+
+/** The bulk cancel's confirmation URL for the QUEUED jobs of a class, or all of them. */
+export function cancelQueuedUrl(jobClass: string | undefined): string {
+  return withFilter('/cancel-queued', { class: jobClass });
 }

@@ -7,6 +7,8 @@ import { getRequestListener } from '@hono/node-server';
 import { ListeningServer, type RequestListener } from '../listening-server.js';
 import type { Logger } from '../log.js';
 import type { ClassConfig } from '../config/schema.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../queue/limits.js';
+import { schedulesOf } from '../queue/schedules.js';
 import { redactDatabase } from '../store/database-url.js';
 import { dashboardApp } from './app.js';
 import { dashboardData, type DashboardStore } from './data.js';
@@ -18,6 +20,8 @@ export interface DashboardSettings {
   database: string;
   /** The config's classes, when there is a config: their restart windows judge a crash loop. */
   classes: readonly ClassConfig[] | undefined;
+  /** The config's payload_limit_bytes: a schedule's "run now" checks its payload as the scheduler does. */
+  payloadLimitBytes?: number;
   readOnly: boolean;
   /** From --token or LEASEHOLD_DASHBOARD_TOKEN; undefined: none (loopback only). */
   token: string | undefined;
@@ -31,6 +35,8 @@ export function dashboardListener(settings: DashboardSettings): RequestListener 
   const app = dashboardApp({
     data: dashboardData(settings.store, { now, classes: settings.classes }),
     actions: settings.store,
+    schedules: schedulesOf(settings.classes ?? []),
+    payloadLimitBytes: settings.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
     database: redactDatabase(settings.database),
     readOnly: settings.readOnly,
     token: checkToken(settings.token),

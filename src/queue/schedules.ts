@@ -8,7 +8,7 @@ import type { Cron } from 'croner';
 import type { Clock } from '../clock.js';
 import type { CatchUpMode, ClassConfig, ScheduleConfig } from '../config/schema.js';
 import type { ScheduleRow, SchedulerStore } from '../store/schedules.js';
-import type { InsertedJob } from '../store/types.js';
+import type { InsertedJob, ProducerStore } from '../store/types.js';
 import { cronOf } from './cron.js';
 import { prepareJob } from './enqueue.js';
 
@@ -134,6 +134,55 @@ async function advanceSchedule(store: SchedulerStore, schedule: Schedule, row: S
   const result = await store.scheduleAdvance({ ...target, expected: row.checked_through, through: plan.through, jobs });
   if (!result.advanced) return { type: 'lost', schedule };
   return { type: 'advanced', schedule, enqueued: result.jobs.map((job, i) => ({ at: plan.enqueue[i] as number, job })), skipped: plan.skipped };
+}
+
+/** A schedule as `leasehold schedules` and the dashboard show it: the config's fields, its next run (computed), its last run (the database). */
+export interface ScheduleView {
+  class: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  catch_up: CatchUpMode;
+  priority: number;
+  payload: unknown;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  last_job_id: number | null;
+  checked_through: number | null;
+}
+
+export function scheduleViews(schedules: readonly Schedule[], rows: readonly ScheduleRow[], now: number): ScheduleView[] {
+  const byKey = new Map(rows.map((row) => [rowKey(row.class, row.name), row]));
+  return schedules.map((schedule) => {
+    const { name, cron, timezone, catch_up, priority, payload } = schedule.config;
+    const row = byKey.get(rowKey(schedule.class, name));
+    return {
+      class: schedule.class,
+      name,
+      cron,
+      timezone,
+      catch_up,
+      priority,
+      payload,
+      next_run_at: nextOccurrence([schedule], now) ?? null,
+      last_run_at: row?.last_run_at ?? null,
+      last_job_id: row?.last_job_id ?? null,
+      checked_through: row?.checked_through ?? null,
+    };
+  });
+}
+
+/**
+ * Enqueue one job of the schedule now, as an occurrence would be (its payload
+ * and priority), past its cursor: the next occurrence still comes once. Its
+ * key names the schedule and says it was run by hand.
+ */
+export async function runScheduleNow(store: Pick<ProducerStore, 'jobInsert'>, schedule: Schedule, options: SchedulePassOptions): Promise<InsertedJob> {
+  const now = options.clock.now();
+  const { payload, priority, name } = schedule.config;
+  const job = prepareJob({ class: schedule.class, payload, priority, key: `schedule:${name}!run-now@${new Date(now).toISOString()}` }, options.clock, { payloadLimitBytes: options.payloadLimitBytes });
+  const [inserted] = await store.jobInsert({ jobs: [job], actor: options.actor });
+  return inserted as InsertedJob;
 }
 
 function rowKey(cls: string, name: string): string {

@@ -312,6 +312,16 @@ export interface FailedFilter {
   errorCode?: string;
 }
 
+/**
+ * How far a bulk action reaches: jobs up to `throughId` (the newest a
+ * confirmation counted), `limit` at most (its count). Jobs that came after
+ * are left alone. Without them: every job that matches.
+ */
+export interface BulkBounds {
+  throughId?: number;
+  limit?: number;
+}
+
 export interface WorkerRegistration {
   id: string;
   kind: WorkerKind;

@@ -1,5 +1,5 @@
 /** Which statement of a driver answers a jobs list or a FAILED-jobs filter: the choice both drivers make alike. */
-import type { FailedFilter, JobListFilter } from './types.js';
+import type { BulkBounds, FailedFilter, JobListFilter } from './types.js';
 
 /** The cursor of a first page: below every id. */
 export const FIRST_PAGE = Number.MAX_SAFE_INTEGER;
@@ -15,6 +15,32 @@ export function jobListStatement(filter: JobListFilter): JobListStatement | unde
   }
   if (filter.status !== undefined) return filter.class === undefined ? 'listByStatus' : 'listByClassStatus';
   return filter.class === undefined ? 'listAll' : 'listByClass';
+}
+
+/** Jobs a bulk action changes in one transaction: a request never holds the write lock for long. */
+export const BULK_BATCH = 500;
+
+/**
+ * A bulk action in batches: `batch(through, size)` changes at most `size`
+ * matching jobs with ids up to `through` in one transaction and says how many
+ * it changed; a changed job matches no more, so the next batch takes others.
+ */
+export async function inBatches(bounds: BulkBounds, batch: (throughId: number, size: number) => Promise<number>): Promise<number> {
+  const throughId = bounds.throughId ?? FIRST_PAGE;
+  const limit = bounds.limit ?? Number.POSITIVE_INFINITY;
+  let done = 0;
+  for (;;) {
+    const size = Math.min(BULK_BATCH, limit - done);
+    if (size <= 0) return done;
+    const changed = await batch(throughId, size);
+    done += changed;
+    if (changed < size) return done;
+  }
+}
+
+/** The bulk cancel's statement: every QUEUED job, or a class's. */
+export function cancelQueuedStatement(filter: { class?: string }): 'cancelAllQueued' | 'cancelClassQueued' {
+  return filter.class === undefined ? 'cancelAllQueued' : 'cancelClassQueued';
 }
 
 /** Which FAILED jobs a filter takes: every one, a class's, an error code's, or both given. */

@@ -1,5 +1,5 @@
 /** The Store's role for operators' commands, reports and the dashboard (the rows it reads: read-rows.ts). */
-import type { CancelOutcome, FailedFilter, JobRow, PauseOutcome, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './data.js';
+import type { BulkBounds, CancelOutcome, FailedFilter, JobRow, PauseOutcome, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './data.js';
 import type { ProducerStore } from './producer-store.js';
 import type { ChildCrash, ClassControl, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, FinishedMinute, InFlightJob, RateWindow, RetryBucket, StatusCount } from './read-rows.js';
 
@@ -9,7 +9,10 @@ export interface OperatorStore extends ProducerStore {
   migrate(): Promise<void>;
   jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome>;
   jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome>;
-  jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number>;
+  /** The FAILED jobs of a filter run once more, within the bounds, in transactions of BULK_BATCH jobs; returns how many. */
+  jobRetryFailed(params: FailedFilter & BulkBounds & { actor: string }): Promise<number>;
+  /** The QUEUED jobs (of a class) are cancelled, within the bounds, in transactions of BULK_BATCH jobs; returns how many. */
+  jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number>;
   /** How many FAILED jobs `jobRetryFailed` with this filter would queue now. */
   jobCountFailed(params: FailedFilter): Promise<number>;
   /** Jobs enqueued with this idempotency key (unique within a class: one per class at most), newest first. */

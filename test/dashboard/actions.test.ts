@@ -81,7 +81,7 @@ describe('dashboard actions', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.body).toContain('data-count="2"');
     expect(textOf(confirm.body)).toContain('Retry 2 FAILED job(s) of class report with error UPSTREAM:DOWN?');
-    const done = await session.act('/retry-failed', { class: 'report', error_code: 'UPSTREAM:DOWN' });
+    const done = await session.act('/retry-failed', { class: 'report', error_code: 'UPSTREAM:DOWN', through_id: String(Math.max(...ids.failed)), count: '2' });
     expect(done.status).toBe(200);
     expect(textOf(done.body)).toContain('2 FAILED job(s) of class report with error UPSTREAM:DOWN queued to run again');
     for (const id of ids.failed) expect(await lastEvent(queue, id)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });

@@ -6,6 +6,8 @@
  */
 import path from 'node:path';
 import { afterEach } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import type { ClassConfig } from '../../src/config/schema.js';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { closeLogger, createLogger, type Logger } from '../../src/log.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
@@ -29,6 +31,12 @@ export interface Seeded {
 }
 
 export const MARKUP = '<script>alert("x")</script>';
+
+/** A config's classes: report has a daily schedule with a payload and a priority (it never comes due while a test runs). */
+export const SCHEDULED_CLASSES = parseConfig(
+  `database: ./q.db\nclasses:\n  - name: report\n    handler: ./h.js\n    schedules:\n      - { name: nightly, cron: "30 3 * * *", timezone: UTC, payload: { kind: digest }, priority: 4 }\n  - name: email\n    handler: ./h.js\n`,
+  '/tmp/queue.yaml',
+).classes;
 
 /** One job in each state a page shows, written as a worker would (claims, settles). */
 export async function seed(queue: Queue): Promise<Seeded> {
@@ -63,14 +71,14 @@ export interface Served {
 }
 
 /** The dashboard in this process on a free port over the queue's database; stopped after the test. */
-export async function serve(database: string, dir: string, options: { readOnly?: boolean; token?: string } = {}): Promise<Served> {
+export async function serve(database: string, dir: string, options: { readOnly?: boolean; token?: string; classes?: readonly ClassConfig[] } = {}): Promise<Served> {
   const queue = await openQueue({ database, actor: 'test' });
   const logFile = path.join(dir, `dashboard-${Date.now()}.log`);
   const logger: Logger = createLogger({ level: 'info', file: logFile, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: false });
   const server = new DashboardServer({
     store: queue.store,
     database,
-    classes: undefined,
+    classes: options.classes,
     readOnly: options.readOnly ?? false,
     token: options.token,
     logger,

@@ -91,8 +91,14 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, ['email'], null, false],
     ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, ['E:1'], 'jobs_failed', false],
     ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, ['email', 'E:1'], 'jobs_failed', false],
-    ['retry of an error code', JOB_SQL.retryCodeFailed, [now, 'E:1'], 'jobs_failed', false],
-    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [now, 'email', 'E:1'], 'jobs_failed', false],
+    // bulk actions, a batch at a time below the newest id the confirmation counted; the deep queue's few
+    // FAILED jobs of a class may be read from the bitmap of their index and sorted
+    ['retry of every FAILED job', JOB_SQL.retryAllFailed, [now, 40_000, 500], null, true],
+    ['retry of a class', JOB_SQL.retryClassFailed, [now, 'email', 40_000, 500], 'jobs_class_status', true],
+    ['retry of an error code', JOB_SQL.retryCodeFailed, [now, 'E:1', 40_000, 500], 'jobs_failed', false],
+    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [now, 'email', 'E:1', 40_000, 500], 'jobs_failed', false],
+    ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [now, 40_000, 500], 'jobs_class_status', false],
+    ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [now, 'email', 40_000, 500], null, false],
     ['classes present', STATS_SQL.classesPresent, [], 'jobs_class_status', false],
     ['counts of a class by status', STATS_SQL.countsOfClass, ['email'], 'jobs_class_status', true],
     // a seek in jobs_claim per priority of each class present, then a sort of one row per priority

@@ -54,8 +54,13 @@ describe('query plans with a deep queue', () => {
     ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, [{ class: 'email' }], 'jobs_class_status (class=? AND status=?)', false],
     ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, [{ errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
     ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, [{ class: 'email', errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
-    ['retry of an error code', JOB_SQL.retryCodeFailed, [{ errorCode: 'E:1', now }], 'jobs_failed', false],
-    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [{ class: 'email', errorCode: 'E:1', now }], 'jobs_failed (class=? AND error_code=?)', false],
+    // bulk actions, a batch at a time below the newest id the confirmation counted
+    ['retry of every FAILED job', JOB_SQL.retryAllFailed, [{ now, throughId: 40_000, limit: 500 }], 'COVERING INDEX jobs_failed', false],
+    ['retry of a class', JOB_SQL.retryClassFailed, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
+    ['retry of an error code', JOB_SQL.retryCodeFailed, [{ errorCode: 'E:1', now, throughId: 40_000, limit: 500 }], 'jobs_failed (class=? AND error_code=? AND id<?)', false],
+    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [{ class: 'email', errorCode: 'E:1', now, throughId: 40_000, limit: 500 }], 'jobs_failed (class=? AND error_code=? AND id<?)', false],
+    ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [{ now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
+    ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
     // grouped by minute: a sort of the window's rows (the dashboard asks for the current minute)
     ['throughput per minute', STATS_SQL.finishedByMinute, [{ since: now - 60_000, until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
     ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],

@@ -32,7 +32,7 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
     const target = await resolveTarget(args);
     const { store, database } = await openContext(target, args, { create: false });
     const logger = createLogger({ level: target.config?.log.level ?? 'info', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: true });
-    const server = new DashboardServer({ store, database, classes: target.config?.classes, readOnly: args.readOnly, token, logger, host: args.host, port: args.port });
+    const server = new DashboardServer({ store, database, classes: target.config?.classes, payloadLimitBytes: target.config?.payload_limit_bytes, readOnly: args.readOnly, token, logger, host: args.host, port: args.port });
     try {
       const port = await server.start();
       const url = `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}/`;

@@ -1,6 +1,6 @@
 /** `leasehold schedules`: each cron schedule of the config, its next run (computed) and its last run (from the database). */
 import { InvalidInputError } from '../../errors.js';
-import { nextOccurrence, schedulesOf } from '../../queue/schedules.js';
+import { scheduleViews, schedulesOf } from '../../queue/schedules.js';
 import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatWhen, table } from '../format.js';
 
@@ -13,24 +13,7 @@ export const schedulesCommand = defineCommand<GlobalArgs>({
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const now = clock.now();
-      const rows = await store.scheduleList();
-      const schedules = schedulesOf(target.config?.classes ?? []).map((schedule) => {
-        const { name, cron, timezone, catch_up, priority, payload } = schedule.config;
-        const row = rows.find((r) => r.class === schedule.class && r.name === name);
-        return {
-          class: schedule.class,
-          name,
-          cron,
-          timezone,
-          catch_up,
-          priority,
-          payload,
-          next_run_at: nextOccurrence([schedule], now) ?? null,
-          last_run_at: row?.last_run_at ?? null,
-          last_job_id: row?.last_job_id ?? null,
-          checked_through: row?.checked_through ?? null,
-        };
-      });
+      const schedules = scheduleViews(schedulesOf(target.config?.classes ?? []), await store.scheduleList(), now);
       output(args.json, { now, schedules }, () =>
         table(
           ['class', 'name', 'cron', 'timezone', 'catch_up', 'next run', 'last run', 'last job'],

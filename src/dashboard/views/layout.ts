@@ -16,7 +16,7 @@ export const LIVE_INTERVAL = '2s';
 export interface Frame {
   /** The tab's title and the page's heading. */
   title: string;
-  nav: 'overview' | 'jobs' | 'workers' | undefined;
+  nav: 'overview' | 'jobs' | 'schedules' | 'workers' | undefined;
   /** The database, its password hidden. */
   database: string;
   readOnly: boolean;
@@ -45,7 +45,7 @@ export function layout(frame: Frame, body: Html): Html {
 <body>
 <header class="container-fluid">
 <nav>
-<ul><li><a href="/" class="brand"><strong>leasehold</strong></a></li>${link('overview', '/', 'Overview')}${link('jobs', '/jobs', 'Jobs')}${link('workers', '/workers', 'Workers')}</ul>
+<ul><li><a href="/" class="brand"><strong>leasehold</strong></a></li>${link('overview', '/', 'Overview')}${link('jobs', '/jobs', 'Jobs')}${link('schedules', '/schedules', 'Schedules')}${link('workers', '/workers', 'Workers')}</ul>
 <ul><li><small class="muted" title="database">${frame.database}</small></li>${frame.readOnly ? html`<li><span class="badge read-only">read-only</span></li>` : ''}<li><small class="offline-note">connection lost, retrying…</small></li></ul>
 </nav>
 </header>

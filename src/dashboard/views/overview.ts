@@ -6,7 +6,7 @@ import { JOB_STATUSES, type JobStatus } from '../../store/types.js';
 import type { Overview } from '../data.js';
 import { jobsUrl, retryFailedUrl } from '../params.js';
 import { throughputChart } from './chart.js';
-import { ago, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
+import { actionForm, ago, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
 
 export function overviewPage(frame: Frame, overview: Overview): Html {
   return layout(frame, live('/', overview.now, html`${alerts(overview)}${tiles(overview)}
@@ -48,9 +48,17 @@ function byClass(frame: Frame, overview: Overview): Html {
     return age === 0 ? html`<td class="num muted" data-oldest-age="0">-</td>` : html`<td class="num" data-oldest-age="${age}">${formatDuration(age * 1000)}</td>`;
   };
   const rows = overview.counts.by_class.map(
-    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td>${oldestDue(row.class)}<td>${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}</td></tr>`,
+    (row) => html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td>${oldestDue(row.class)}<td class="row-actions">${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}${pauseOrResume(frame, row.class, paused.has(row.class))}</td></tr>`,
   );
   return table(['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, { numeric: 'oldest due' }, ''], rows, 'No jobs yet.');
+}
+
+/** A running class can be paused (its claims stop on every host), a paused one resumed. */
+function pauseOrResume(frame: Frame, jobClass: string, paused: boolean): Html {
+  const url = `/classes/${encodeURIComponent(jobClass)}/${paused ? 'resume' : 'pause'}`;
+  return paused
+    ? actionForm(frame, { url, label: 'Resume' })
+    : actionForm(frame, { url, label: 'Pause', danger: true, confirm: `Pause ${jobClass}? No host claims its jobs until it is resumed; jobs running now go on.` });
 }
 
 function inFlight(overview: Overview): Html {

@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import { claimFacts, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
 import type { ClaimFacts, HeldFacts, OutcomePlan } from '../outcomes.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { BulkBounds, FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { insertJobs } from './inserts.js';
@@ -12,7 +12,7 @@ import { runPostgresMigrations } from './migrations.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { JOB_SQL } from './sql/jobs.js';
-import { failedStatement, failedValues } from '../job-filters.js';
+import { cancelQueuedStatement, failedStatement, failedValues, inBatches } from '../job-filters.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
@@ -144,12 +144,26 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
-  async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
-    return this.write(async (db, now) => {
-      const retried = await rows<{ id: number; class: string }>(db, JOB_SQL[failedStatement('retry', params)], [now, ...failedValues(params)]);
-      await this.requeuedByOperator(db, retried, now, params.actor);
-      return retried.length;
-    });
+  async jobRetryFailed(params: FailedFilter & BulkBounds & { actor: string }): Promise<number> {
+    const statement = JOB_SQL[failedStatement('retry', params)];
+    return inBatches(params, (throughId, limit) =>
+      this.write(async (db, now) => {
+        const retried = await rows<{ id: number; class: string }>(db, statement, [now, ...failedValues(params), throughId, limit]);
+        await this.requeuedByOperator(db, retried, now, params.actor);
+        return retried.length;
+      }),
+    );
+  }
+
+  async jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number> {
+    const statement = JOB_SQL[cancelQueuedStatement(params)];
+    return inBatches(params, (throughId, limit) =>
+      this.write(async (db, now) => {
+        const cancelled = await rows<{ id: number }>(db, statement, [now, ...(params.class === undefined ? [] : [params.class]), throughId, limit]);
+        await record(db, cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor)));
+        return cancelled.length;
+      }),
+    );
   }
 
   private async requeuedByOperator(db: Db, jobs: { id: number; class: string }[], now: number, actor: string): Promise<void> {

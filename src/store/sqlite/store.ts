@@ -3,9 +3,9 @@ import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, pla
 import type { ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import { failedStatement } from '../job-filters.js';
+import { cancelQueuedStatement, failedStatement, inBatches } from '../job-filters.js';
 import { maxRetriesFromClass } from '../policy.js';
-import type { FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type { BulkBounds, FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
@@ -155,13 +155,26 @@ export class SqliteStore extends SqliteReads implements Store {
     });
   }
 
-  async jobRetryFailed(params: FailedFilter & { actor: string }): Promise<number> {
+  async jobRetryFailed(params: FailedFilter & BulkBounds & { actor: string }): Promise<number> {
     const statement = this.jobs[failedStatement('retry', params)];
-    return this.write((now) => {
-      const rows = statement.all({ now, class: params.class, errorCode: params.errorCode }) as { id: number }[];
-      for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
-      return rows.length;
-    });
+    return inBatches(params, (throughId, limit) =>
+      this.write((now) => {
+        const rows = statement.all({ now, class: params.class, errorCode: params.errorCode, throughId, limit }) as { id: number }[];
+        for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
+        return rows.length;
+      }),
+    );
+  }
+
+  async jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number> {
+    const statement = this.jobs[cancelQueuedStatement(params)];
+    return inBatches(params, (throughId, limit) =>
+      this.write((now) => {
+        const rows = statement.all({ now, class: params.class, throughId, limit }) as { id: number }[];
+        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor));
+        return rows.length;
+      }),
+    );
   }
 
   async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {

@@ -71,6 +71,27 @@ export function dashboardSuites(c: Conformance): void {
       expect(events.at(-1)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard' });
     });
 
+    it('bulk retry and bulk cancel take only jobs up to throughId, and no more than limit, in batches', async () => {
+      await c.queue.enqueueMany(Array.from({ length: 7 }, () => ({ class: 'a', maxRetries: 0 })));
+      for (let i = 0; i < 7; i++) await finish('a', 'X:1');
+      expect(await c.store.jobRetryFailed({ class: 'a', throughId: 5, limit: 100, actor: 'dashboard' })).toBe(5);
+      expect((await c.store.jobList({ status: 'FAILED', limit: 10 })).map((job) => job.id)).toEqual([7, 6]);
+      expect(await c.store.jobRetryFailed({ errorCode: 'X:1', throughId: 7, limit: 1, actor: 'dashboard' })).toBe(1);
+      expect(await c.store.jobCountFailed({})).toBe(1);
+
+      // more than one batch of queued jobs; those past throughId stay queued
+      await c.queue.enqueueMany(Array.from({ length: 1_200 }, (_, i) => ({ class: i % 2 === 0 ? 'b' : 'c' })));
+      const newest = (await c.store.jobList({ limit: 1 }))[0]!.id;
+      const through = newest - 100;
+      expect(await c.store.jobCancelQueued({ class: 'b', throughId: through, limit: 2, actor: 'dashboard' })).toBe(2);
+      expect(await c.store.jobCancelQueued({ throughId: through, limit: 10_000, actor: 'dashboard' })).toBe(through - 1 - 2); // all but the one still FAILED and the two cancelled
+      const queued = await c.store.jobList({ status: 'QUEUED', limit: 2_000 });
+      expect(queued.map((job) => job.id).sort((x, y) => x - y)).toEqual([...Array.from({ length: 100 }, (_, i) => through + 1 + i)]);
+      const events = await c.store.eventList({ jobId: through });
+      expect(events.at(-1)).toMatchObject({ event: 'CANCELLED', actor: 'dashboard' });
+      expect(await c.store.jobCancelQueued({ throughId: newest, limit: 10_000, actor: 'dashboard' })).toBe(100);
+    });
+
     it('finds jobs by idempotency key, in any class or in one', async () => {
       const first = await c.enqueue({ class: 'a', key: 'order-7' });
       const second = await c.enqueue({ class: 'b', key: 'order-7' });

@@ -7,6 +7,21 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
+const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1`;
+
+/**
+ * One batch of a bulk action: `set` (now: $1) on at most `limit` jobs that
+ * match `filter` with ids up to `throughId`, checked again as they change
+ * (a row another writer changed meanwhile may match no more); returns them.
+ * Newest first: without an order, when most rows match, the planner scans
+ * the table for the first `limit` instead of walking an index down.
+ */
+const bulkBatch = (set: string, filter: string, throughId: string, limit: string) =>
+  `UPDATE jobs SET ${set} WHERE id = ANY(ARRAY(SELECT id FROM jobs WHERE ${filter} AND id <= ${throughId} ORDER BY id DESC LIMIT ${limit})) AND ${filter} RETURNING id, class`;
+/** The same over a filter without a class: through an index led by class, a LATERAL range per class present. */
+const bulkBatchOfEachClass = (set: string, filter: string, throughId: string, limit: string) => `UPDATE jobs SET ${set} WHERE id = ANY(ARRAY(WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT batch.id FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
+      SELECT id FROM jobs WHERE class = present.class AND ${filter} AND id <= ${throughId} ORDER BY id DESC LIMIT ${limit}) AS batch LIMIT ${limit})) AND ${filter} RETURNING id, class`;
 
 /** A recursive CTE `classes(class)`: every class present, in order, by one seek each in jobs_class_status (NULL ends it). */
 export const CLASSES_PRESENT = `classes(class) AS (
@@ -83,21 +98,24 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
   lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
-  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2
-    WHERE id = $1 AND status = 'QUEUED'`,
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2 WHERE id = $1 AND status = 'QUEUED'`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = $2
     WHERE id = $1 AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
   /** (now, id) a FAILED job runs once more, now; no row changed: it was not FAILED. */
   retryFailed: `UPDATE jobs SET ${RETRY} WHERE id = $2 AND status = 'FAILED' RETURNING id, class`,
-  /** (now) every FAILED job runs once more; returns their ids. */
-  retryAllFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' RETURNING id, class`,
-  /** (now, class) every FAILED job of a class runs once more; returns their ids. */
-  retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 RETURNING id, class`,
-  /** (now, errorCode) every FAILED job of an error code; returns their ids. */
-  retryCodeFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND error_code = $2 RETURNING id, class`,
-  /** (now, class, errorCode) every FAILED job of a class and an error code; returns their ids. */
-  retryClassCodeFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = $2 AND error_code = $3 RETURNING id, class`,
+  /** (now, throughId, limit) a batch of FAILED jobs runs once more, a range of an index per class; returns their ids and classes. */
+  retryAllFailed: bulkBatchOfEachClass(RETRY, `status = 'FAILED'`, '$2', '$3'),
+  /** (now, class, throughId, limit) a batch of a class's. */
+  retryClassFailed: bulkBatch(RETRY, `class = $2 AND status = 'FAILED'`, '$3', '$4'),
+  /** (now, errorCode, throughId, limit) a batch of an error code's, through jobs_failed. */
+  retryCodeFailed: bulkBatchOfEachClass(RETRY, `status = 'FAILED' AND error_code = $2`, '$3', '$4'),
+  /** (now, class, errorCode, throughId, limit) a batch of a class's of an error code, through jobs_failed. */
+  retryClassCodeFailed: bulkBatch(RETRY, `class = $2 AND status = 'FAILED' AND error_code = $3`, '$4', '$5'),
+  /** (now, throughId, limit) a batch of QUEUED jobs is cancelled, a range of jobs_class_status per class; returns their ids and classes. */
+  cancelAllQueued: bulkBatchOfEachClass(CANCEL, `status = 'QUEUED'`, '$2', '$3'),
+  /** (now, class, throughId, limit) a batch of a class's. */
+  cancelClassQueued: bulkBatch(CANCEL, `class = $2 AND status = 'QUEUED'`, '$3', '$4'),
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
   /** (id) -> a row when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = $1`,

@@ -40,6 +40,21 @@ const newestOfEachClass = (filter: JobFilter, index: string) => `WITH RECURSIVE 
 
 /** A FAILED job runs once more, now, with one more run granted if its retries are spent. */
 const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, attempts - releases)`;
+const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now`;
+
+/**
+ * One batch of a bulk action: `set` on at most @limit jobs that match
+ * `filter` with ids up to @throughId (found through the index the filter
+ * leads), checked again as they change; returns their ids.
+ */
+const bulkBatch = (set: string, filter: JobFilter) =>
+  `UPDATE jobs SET ${set} WHERE id IN (SELECT id FROM jobs WHERE ${filter('')} AND id <= @throughId LIMIT @limit) AND ${filter('')} RETURNING id`;
+/** The same over a filter without a class: through an index led by class, one range per class present. */
+const bulkBatchOfEachClass = (set: string, filter: JobFilter) => `UPDATE jobs SET ${set} WHERE id IN (WITH RECURSIVE ${CLASSES_PRESENT}
+    SELECT j.id FROM classes CROSS JOIN jobs AS j WHERE j.class = classes.class AND ${filter('j.')} AND j.id <= @throughId LIMIT @limit) AND ${filter('')} RETURNING id`;
+const failed: JobFilter = (alias) => `${alias}status = 'FAILED'`;
+const queued: JobFilter = (alias) => `${alias}status = 'QUEUED'`;
+const ofClass = (filter: JobFilter): JobFilter => (alias) => `${alias}class = @class AND ${filter(alias)}`;
 
 /** Producer and operator statements on `jobs`; the lists are newest first, below @beforeId (keyset pagination). */
 export const JOB_SQL = {
@@ -84,21 +99,24 @@ export const JOB_SQL = {
   /** (class, errorCode) -> one range of jobs_failed. */
   countFailedOfClassWithCode: `SELECT count(*) AS count FROM jobs WHERE class = @class AND ${failedWithCode('')}`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
-  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now
-    WHERE id = @id AND status = 'QUEUED'`,
+  cancelQueued: `UPDATE jobs SET ${CANCEL} WHERE id = @id AND status = 'QUEUED'`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = @now
     WHERE id = @id AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
   /** (id, now) a FAILED job runs once more, now; no row changed: it was not FAILED. */
   retryFailed: `UPDATE jobs SET ${RETRY} WHERE id = @id AND status = 'FAILED'`,
-  /** (now) every FAILED job runs once more; returns their ids. */
-  retryAllFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' RETURNING id`,
-  /** (class, now) every FAILED job of a class; returns their ids. */
-  retryClassFailed: `UPDATE jobs SET ${RETRY} WHERE status = 'FAILED' AND class = @class RETURNING id`,
-  /** (errorCode, now) every FAILED job of an error code; returns their ids. */
-  retryCodeFailed: `UPDATE jobs SET ${RETRY} WHERE ${failedWithCode('')} RETURNING id`,
-  /** (class, errorCode, now) every FAILED job of a class and an error code; returns their ids. */
-  retryClassCodeFailed: `UPDATE jobs SET ${RETRY} WHERE class = @class AND ${failedWithCode('')} RETURNING id`,
+  /** (now, throughId, limit) a batch of FAILED jobs runs once more, through jobs_failed (FAILED jobs only); returns their ids. */
+  retryAllFailed: bulkBatch(RETRY, failed),
+  /** (class, now, throughId, limit) a batch of a class's, through jobs_class_status. */
+  retryClassFailed: bulkBatch(RETRY, ofClass(failed)),
+  /** (errorCode, now, throughId, limit) a batch of an error code's, through jobs_failed. */
+  retryCodeFailed: bulkBatchOfEachClass(RETRY, failedWithCode),
+  /** (class, errorCode, now, throughId, limit) a batch of a class's of an error code, through jobs_failed. */
+  retryClassCodeFailed: bulkBatch(RETRY, ofClass(failedWithCode)),
+  /** (now, throughId, limit) a batch of QUEUED jobs is cancelled, a range of jobs_class_status per class; returns their ids. */
+  cancelAllQueued: bulkBatchOfEachClass(CANCEL, queued),
+  /** (class, now, throughId, limit) a batch of a class's, through jobs_class_status. */
+  cancelClassQueued: bulkBatch(CANCEL, ofClass(queued)),
   /** (id) attempts and events go with it (ON DELETE CASCADE). */
   /** (id) -> 1 when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = ?`,
