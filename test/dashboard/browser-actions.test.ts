@@ -6,41 +6,15 @@
  * screenshotted into artifacts/screenshots/.
  */
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pausedClasses } from '../../src/queue/class-controls.js';
 import { tempDir } from '../helpers/temp.js';
-import { launchBrowser, screenshot } from './browser.js';
+import { screenshot, usePages } from './browser.js';
 import { SCHEDULED_CLASSES, seed, serve } from './helpers.js';
 
 const newDir = tempDir('leasehold-dashboard-actions-');
-const DEADLINE = 20_000;
 
-let browser: Browser;
-let context: BrowserContext | undefined;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  context = undefined;
-});
-
-/** A page whose confirm() dialogs are answered yes, remembering what they asked. */
-async function newPage(): Promise<{ page: Page; asked: string[] }> {
-  context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(DEADLINE);
-  const asked: string[] = [];
-  page.on('dialog', (dialog) => {
-    asked.push(dialog.message());
-    void dialog.accept();
-  });
-  return { page, asked };
-}
+const newPage = usePages();
 
 async function dashboard() {
   const dir = newDir();

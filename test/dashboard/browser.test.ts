@@ -8,14 +8,14 @@
  * is hidden. Each page is screenshotted into artifacts/screenshots/.
  */
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { claimJobs, failIfHeld } from '../helpers/fenced-writes.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { holdsFor, waitFor } from '../helpers/wait.js';
-import { countLivePolls, launchBrowser, livePolls, liveSwaps, screenshot, setVisibility } from './browser.js';
+import { countLivePolls, livePolls, liveSwaps, screenshot, setVisibility, usePages } from './browser.js';
 import { seed, serve, TOKEN } from './helpers.js';
 import { seedHistory } from './history.js';
 
@@ -23,25 +23,10 @@ useProcessGuard();
 const newDir = tempDir('leasehold-dashboard-browser-');
 const DEADLINE = 20_000;
 
-let browser: Browser;
-let context: BrowserContext | undefined;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  context = undefined;
-});
+const openPage = usePages();
 
 async function newPage(): Promise<Page> {
-  context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(DEADLINE);
-  page.on('dialog', (dialog) => void dialog.accept()); // the cancel button asks first
-  return page;
+  return (await openPage()).page;
 }
 
 /** The big number of a status on the overview. */

@@ -6,7 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SCREENSHOTS = path.join(ROOT, 'artifacts/screenshots');
@@ -16,6 +17,40 @@ export function launchBrowser(): Promise<Browser> {
     executablePath: '/usr/bin/chromium',
     args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
   });
+}
+
+/** How long a page waits for what a test looks for. */
+const PAGE_DEADLINE_MS = 20_000;
+
+/**
+ * One Chromium for a test file, and a fresh browser context per page, closed
+ * after each test. The pages answer yes to every confirm() dialog (the
+ * actions ask first), and remember what they were asked.
+ */
+export function usePages(): () => Promise<{ page: Page; asked: string[] }> {
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return async () => {
+    const context = await browser!.newContext({ viewport: { width: 1440, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(PAGE_DEADLINE_MS);
+    const asked: string[] = [];
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
+    return { page, asked };
+  };
 }
 
 /** A full-page screenshot of what the page shows now, as artifacts/screenshots/<name>.png. */

@@ -4,35 +4,26 @@
  * function; the page shows the stack (the function and its file) and the
  * job's own log lines, in order. Screenshotted into artifacts/screenshots/.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
-import { launchBrowser, screenshot } from './browser.js';
+import { screenshot, usePages } from './browser.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-failure-page-');
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const newPage = usePages();
 
 describe("a failed job's page in a browser", () => {
   it('shows the stack trace of the last attempt and the lines the job logged', async () => {
     const sup = await startSupervisor({ dir: newDir(), http: { port: 0, dashboard: true }, classes: [{ name: 'pay', handler: 'explained' }] });
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     try {
       const { port } = await sup.waitForEvent('HTTP_LISTENING');
       const { id } = await sup.queue.enqueue({ class: 'pay', payload: { mode: 'nested' } });
       await sup.waitForJob(id, 'FAILED');
 
-      const page = await context.newPage();
-      page.setDefaultTimeout(20_000);
+      const { page } = await newPage();
       await page.goto(`http://127.0.0.1:${port as number}/jobs/${id}`);
       const stack = page.locator('#stack details[open] pre.stack');
       await stack.waitFor();
@@ -45,7 +36,6 @@ describe("a failed job's page in a browser", () => {
       ]);
       await screenshot(page, 'job-stack-and-logs');
     } finally {
-      await context.close();
       await sup.stop();
     }
   });
