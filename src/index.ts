@@ -1,5 +1,5 @@
 /** The library entry point for producers: enqueue, get, list. */
-export { openQueue, Queue, type QueueOptions, type JobDetails } from './queue/queue.js';
+export { openQueue, Queue, type QueueOptions, type JobDetails, type JobView } from './queue/queue.js';
 export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
 export { openStore } from './store/open.js';
 export type * from './store/types.js';

@@ -215,7 +215,7 @@ describe('the installed package', () => {
       const details = await queue.get(id);
       return details?.job.status === 'SUCCEEDED' ? details.job : undefined;
     }).finally(() => supervisor.kill('SIGTERM')); // drain and stop, however the wait went
-    expect(JSON.parse(done.result ?? 'null')).toEqual({ echoed: { n: 1 } });
+    expect(done.result).toEqual({ echoed: { n: 1 } });
     const result = await supervisor;
     expect(result.exitCode).toBe(0);
   });

@@ -16,8 +16,11 @@ export interface QueueOptions {
   unknownClass?: UnknownClassRule;
 }
 
+/** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
+export type JobView = Omit<JobRow, 'payload' | 'result' | 'progress'> & { payload: unknown; result: unknown; progress: unknown };
+
 export interface JobDetails {
-  job: JobRow;
+  job: JobView;
   /** Each with its error_stack: the thrown error's stack and cause chain, or a dead child's last words. */
   attempts: AttemptRow[];
   events: EventRow[];
@@ -66,7 +69,7 @@ export class Queue<S extends ProducerStore = Store> {
     const job = await this.store.jobGet({ id });
     if (job === undefined) return undefined;
     const [attempts, events, logs] = await Promise.all([this.store.attemptList({ jobId: id }), this.store.eventList({ jobId: id }), this.store.logList({ jobId: id })]);
-    return { job, attempts, events, logs };
+    return { job: jobView(job), attempts, events, logs };
   }
 
   async list(filter: Partial<JobListFilter> = {}): Promise<JobRow[]> {
@@ -81,4 +84,11 @@ export class Queue<S extends ProducerStore = Store> {
 export async function openQueue(options: QueueOptions): Promise<Queue> {
   const store = await openStore(options.database, { clock: options.clock });
   return new Queue(store, options);
+}
+
+const parsed = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
+
+/** Every stored JSON column was written as JSON (enqueue checks payloads, a worker stringifies results and progress). */
+function jobView(job: JobRow): JobView {
+  return { ...job, payload: parsed(job.payload), result: parsed(job.result), progress: parsed(job.progress) };
 }

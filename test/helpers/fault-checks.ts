@@ -163,7 +163,7 @@ export function expectCommittedOnce(details: JobDetails[]): void {
     const last = attempts[attempts.length - 1]!;
     expect(last.status, label).toBe('SUCCEEDED');
     expect(job.lease_token, label).toBe(last.lease_token);
-    expect((JSON.parse(job.result ?? 'null') as { token?: string } | null)?.token, label).toBe(job.lease_token);
+    expect((job.result as { token?: string } | null)?.token, label).toBe(job.lease_token);
     // Only outcome writes: a heartbeat that was in flight while the outcome committed is turned away after it, fault or not.
     const zombie = events.filter((e) => {
       if (e.event !== 'ZOMBIE_WRITE_REJECTED') return false;

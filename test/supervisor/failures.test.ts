@@ -23,7 +23,7 @@ describe('handler failure modes under a real supervisor', () => {
     );
 
     const { job, attempts, events } = await sup.waitForJob(id, 'SUCCEEDED');
-    expect(JSON.parse(job.result ?? 'null')).toEqual({ ok: true, echo: { hello: 'world', say: 'hello from the handler' } });
+    expect(job.result).toEqual({ ok: true, echo: { hello: 'world', say: 'hello from the handler' } });
     expect(attempts.map((a) => [a.attempt, a.status, a.error_code])).toEqual([[1, 'SUCCEEDED', null]]);
     expect(job.owner_id).toBe(child?.id);
     expect(events.map((e) => e.event)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
@@ -152,7 +152,7 @@ describe('handler failure modes under a real supervisor', () => {
       [1, 'FAILED', 'WORKER:CRASHED'],
       [2, 'SUCCEEDED', null],
     ]);
-    const result = JSON.parse(job.result ?? 'null') as { pid: number };
+    const result = job.result as { pid: number };
     expect(result.pid).not.toBe(first?.pid);
     expect(attempts[1]?.owner_id).not.toBe(attempts[0]?.owner_id);
     await waitForReplacement(sup, 'once', first!.pid);

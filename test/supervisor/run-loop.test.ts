@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JobDetails } from '../../src/queue/queue.js';
-import type { JobRow } from '../../src/store/types.js';
+import type { JobView } from '../../src/queue/queue.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, waitForReplacement, type ClassSpec, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
@@ -90,7 +90,7 @@ async function claimedWithSlow(
   slow: JobSpec,
   neighbour: JobSpec,
   options: { more?: number; neighbourFirst?: boolean } = {},
-): Promise<{ slow: JobRow; neighbourId: number; moreIds: number[] }> {
+): Promise<{ slow: JobView; neighbourId: number; moreIds: number[] }> {
   const fast = () => ({ payload: { ms: 0 }, maxRetries: 0 });
   const pair = options.neighbourFirst ? [neighbour, slow] : [slow, neighbour];
   for (let round = 1; ; round++) {

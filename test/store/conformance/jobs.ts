@@ -9,6 +9,18 @@ import { fixedDelay, LEASE_MS, OWNER_A, OWNER_B, type Conformance } from './cont
 export function jobSuites(c: Conformance): void {
   const { enqueue, claimOne, eventsOf } = c;
   describe('enqueue', () => {
+    it("get(): the job with its payload, result and progress parsed, its attempts, timeline and log lines", async () => {
+      const id = await enqueue({ payload: { to: 'ada@example.com', n: [1, 2] } });
+      const job = await c.claimOne();
+      await c.store.jobProgress({ id, leaseToken: job.leaseToken, progress: JSON.stringify({ step: 2 }) });
+      await c.store.jobsSettle({ settlements: [{ id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: JSON.stringify({ sent: true }) } }] });
+      const details = (await c.queue.get(id))!;
+      expect(details.job).toMatchObject({ id, status: 'SUCCEEDED', payload: { to: 'ada@example.com', n: [1, 2] }, result: { sent: true }, progress: { step: 2 } });
+      expect(details.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
+      expect(details.logs).toEqual([]);
+      expect(await c.queue.get(id + 1000)).toBeUndefined();
+    });
+
     it('stores a queued job with its defaults and an ENQUEUED event', async () => {
       const id = await enqueue({ payload: { to: 'a@b' } });
       const job = await c.store.jobGet({ id });
