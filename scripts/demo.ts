@@ -1,6 +1,7 @@
 /**
  * npm run demo — the supervisor on config.example.yaml (SQLite, the demo
- * handlers), with a trickle of demo jobs so there is something to watch.
+ * handlers, the dashboard on loopback), with a trickle of demo jobs so there
+ * is something to watch, and the dashboard's URL printed once it answers.
  * Ctrl-C drains and stops it, as with `supervise`.
  */
 import { execa } from 'execa';
@@ -23,6 +24,21 @@ process.on('SIGTERM', () => {
   supervisor.kill('SIGTERM');
 });
 
+/** The dashboard's URL, printed once the supervisor's HTTP port answers (a newcomer's first look). */
+async function announceDashboard(): Promise<void> {
+  if (config.http?.dashboard !== true) return;
+  const url = `http://${config.http.host}:${config.http.port}/`;
+  for (let tries = 0; tries < 100 && !stopping && supervisor.exitCode === null; tries++) {
+    const up = await fetch(`${url}healthz`).then(
+      () => true,
+      () => false,
+    );
+    if (up) return void process.stdout.write(`\ndemo: the dashboard is at ${url}\n\n`);
+    await sleep(100);
+  }
+}
+
+void announceDashboard();
 const queue = await openQueue({ database: config.database, actor: 'demo' });
 for (let n = 1; !stopping && supervisor.exitCode === null; n++) {
   const jobClass = CLASSES[n % CLASSES.length] ?? 'email';
