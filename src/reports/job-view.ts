@@ -36,15 +36,18 @@ function limited(text: string | null, textLimit: number | undefined): string | n
  */
 const waitsForClassLimit = (job: JobRow) => job.max_retries_from_class === 1 && job.attempts === 0;
 
-/** Attempts so far and the most the job may run, in words. */
+/** Runs so far: claims that counted against max_retries (a claim handed back without spending a retry is none). */
+export const runsOf = (job: Pick<JobRow, 'attempts' | 'releases'>) => job.attempts - job.releases;
+
+/** Runs so far and the most the job may run, in words. */
 function attemptsOfMost(job: JobRow): string {
-  if (waitsForClassLimit(job)) return `${job.attempts} of at most the class's max_retries + 1, read when a worker claims it`;
-  return `${job.attempts} of at most ${job.max_retries + 1}${job.max_retries_from_class === 1 ? " (the class's max_retries when last claimed)" : ''}`;
+  if (waitsForClassLimit(job)) return `${runsOf(job)} of at most the class's max_retries + 1, read when a worker claims it`;
+  return `${runsOf(job)} of at most ${job.max_retries + 1}${job.max_retries_from_class === 1 ? " (the class's max_retries when last claimed)" : ''}`;
 }
 
-/** The same in a table cell: `attempts/most`, `0/class` until the class's limit is read. */
+/** The same in a table cell: `runs/most`, `0/class` until the class's limit is read. */
 export function attemptsCell(job: JobRow): string {
-  return `${job.attempts}/${waitsForClassLimit(job) ? 'class' : job.max_retries + 1}`;
+  return `${runsOf(job)}/${waitsForClassLimit(job) ? 'class' : job.max_retries + 1}`;
 }
 
 /** The row's fields as (label, value), in the order an operator reads them; the JSON columns (payload, result, progress) are left to the caller. */

@@ -85,7 +85,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(ids).toHaveLength(11);
     expect(Object.keys(all.jobs[0]!)).toEqual([
-      'id', 'class', 'status', 'priority', 'attempts', 'max_retries', 'max_retries_from_class', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
+      'id', 'class', 'status', 'priority', 'attempts', 'runs', 'max_retries', 'max_retries_from_class', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
     ]);
 
     const failed = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--status', 'FAILED']);

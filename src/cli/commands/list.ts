@@ -1,10 +1,10 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
 import { InvalidInputError } from '../../errors.js';
-import { attemptsCell } from '../../reports/job-view.js';
+import { attemptsCell, runsOf } from '../../reports/job-view.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
 import { checkClassOption, defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
-import { clip, formatAgo, table } from '../format.js';
+import { clip, formatAgo, formatDuration, table } from '../format.js';
 
 const MAX_LIMIT = 10_000;
 
@@ -31,7 +31,7 @@ export const listCommand = defineCommand<ListArgs>({
       const now = clock.now();
       output(args.json, { jobs: jobs.map(listJson) }, () =>
         table(
-          ['id', 'class', 'status', 'pri', 'attempts', 'created', 'run at', 'finished', 'owner', 'error'],
+          ['id', 'class', 'status', 'pri', 'attempts', 'created', 'run at', 'running', 'finished', 'owner', 'error'],
           jobs.map((job) => [
             job.id,
             job.class,
@@ -40,6 +40,8 @@ export const listCommand = defineCommand<ListArgs>({
             attemptsCell(job),
             formatAgo(job.created_at, now),
             job.status === 'QUEUED' ? formatAgo(job.run_at, now) : null,
+            // how long a running job has run: since its start, whenever it was created
+            job.status === 'RUNNING' && job.started_at !== null ? formatDuration(now - job.started_at) : null,
             formatAgo(job.finished_at, now),
             job.owner_id,
             job.error_code === null ? null : `${job.error_code}: ${clip(job.error_detail, 40)}`,
@@ -58,6 +60,7 @@ export function listJson(job: JobRow): Record<string, unknown> {
     status: job.status,
     priority: job.priority,
     attempts: job.attempts,
+    runs: runsOf(job),
     max_retries: job.max_retries,
     max_retries_from_class: job.max_retries_from_class,
     created_at: job.created_at,
