@@ -97,7 +97,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(await leasehold([...C(), 'list', '--class', 'nosuch'])).toMatchObject({ exitCode: 2, stdout: '' });
 
     const text = (await leasehold([...C(), 'list', '--limit', '3'])).stdout.trimEnd().split('\n');
-    expect(text[0]).toMatch(/^ID\s+CLASS\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED\s+RUN AT\s+FINISHED\s+OWNER\s+ERROR$/);
+    expect(text[0]).toMatch(/^ID\s+CLASS\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED\s+RUN AT\s+RUNNING\s+FINISHED\s+OWNER\s+ERROR$/);
     expect(text).toHaveLength(4);
     expect(text[1]).toMatch(new RegExp(`^\\s*${ids[0]}\\s+ok\\s+SUCCEEDED\\s+\\d+\\s+1/1\\s+${AGO.source}`));
   });
