@@ -29,7 +29,7 @@ export default defineConfig({
       'test/child/{lease-renewal,group-commit}.test.ts',
       'test/chaos/{chaos-checks,process-ledger}.test.ts',
       'test/dashboard/{actions,cli,data,pages,postgres}.test.ts',
-      'test/cli/{loads,version}.test.ts',
+      'test/cli/{loads,version,logs,list-columns}.test.ts',
       // the parts together: a supervisor run worked through every command, how a handler's failures and crashes
       // end and are explained, what children measure, pause and rate limits
       'test/cli/commands.test.ts',

@@ -12,6 +12,7 @@ type LoadCommand = () => Promise<Command>;
 const COMMANDS: Record<string, LoadCommand> = {
   enqueue: async () => (await import('./commands/enqueue.js')).enqueueCommand,
   show: async () => (await import('./commands/show.js')).showCommand,
+  logs: async () => (await import('./commands/logs.js')).logsCommand,
   list: async () => (await import('./commands/list.js')).listCommand,
   stats: async () => (await import('./commands/stats.js')).statsCommand,
   workers: async () => (await import('./commands/workers.js')).workersCommand,

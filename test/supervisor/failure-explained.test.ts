@@ -46,6 +46,8 @@ describe('every failure explained', () => {
 
     const withLogs = await leasehold(['show', String(id), '--logs', '--db', sup.database]);
     expect(withLogs.stdout).toMatch(/info\s+charging the card \{"amount":1250\}\n.*warn\s+the bank is slow today/);
+    const logs = await leasehold(['logs', String(id), '--db', sup.database]);
+    expect(logs.stdout).toMatch(/^attempt 1\n.*info\s+charging the card \{"amount":1250\}\n.*warn\s+the bank is slow today$/);
 
     const dashboard = await serve(sup.database, dir);
     const page = await (await fetch(`${dashboard.base}/jobs/${id}`)).text();
@@ -93,8 +95,9 @@ describe('every failure explained', () => {
     const sup = await startSupervisor({ dir: newDir(), classes: [explained()] });
     const { id } = await sup.queue.enqueue({ class: 'pay', payload: { mode: 'chatty', lines: 250 } });
     await sup.waitForJob(id, 'SUCCEEDED');
-    const shown = await leasehold(['show', String(id), '--logs', '--db', sup.database]);
-    const lines = shown.stdout.split('\n').filter((line) => / info | warn /.test(line));
+    const logs = await leasehold(['logs', String(id), '--db', sup.database]);
+    expect(logs.exitCode).toBe(0);
+    const lines = logs.stdout.split('\n').filter((line) => / info | warn /.test(line));
     expect(lines[0]).toContain('50 earlier lines were dropped');
     expect(lines.slice(1).map((line) => line.trim().split(/\s+/).slice(2).join(' '))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i + 51}`));
     // the supervisor's own log still relays every line
