@@ -35,7 +35,7 @@ describe('loadConfig', () => {
     expect(config.file).toBe(path.join(repoRoot, 'config.example.yaml'));
     expect(config.database).toBe(path.join(repoRoot, 'data/queue.db'));
     expect(config.log.file).toBe(path.join(repoRoot, 'logs/supervisor.log'));
-    expect(config.http).toEqual({ port: 9464, host: '127.0.0.1', dashboard: false });
+    expect(config.http).toEqual({ port: 9464, host: '127.0.0.1', dashboard: true });
     expect(config.classes.map((cls) => cls.name)).toEqual(['email', 'flaky', 'report']);
     for (const cls of config.classes) {
       expect(path.isAbsolute(cls.handler)).toBe(true);
