@@ -133,7 +133,7 @@ describe('the installed package', () => {
       const { id } = await queue.enqueue({ class: 'email', payload: { to: 'a@b' } });
       const { job } = await queue.get(id);
       await queue.close();
-      console.log(JSON.stringify({ id, class: job.class, status: job.status, payload: JSON.parse(job.payload) }));
+      console.log(JSON.stringify({ id, class: job.class, status: job.status, payload: job.payload }));
     `;
     const result = await inApp('node', ['--input-type=module', '-e', script]);
     expect(result.exitCode, String(result.stderr)).toBe(0);

@@ -55,7 +55,7 @@ const inDir = (name: string) => join(dir, name);
 
 const CASES: [string, Args, RegExp, string?][] = [
   ['unknown command', withConfig('frobnicate'), /^leasehold: Unknown command: frobnicate$/],
-  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, list, stats, workers, schedules, cancel, retry, pause, resume, prune, sweep, migrate, reload or dashboard$/],
+  ['no command', withConfig(), /^leasehold: give a command: enqueue, show, logs, list, stats, workers, schedules, cancel, retry, pause, resume, prune, sweep, migrate, reload or dashboard$/],
   ['unknown flag', withConfig('list', '--colour', 'red'), /^leasehold: Unknown argument: colour$/],
   ['unknown flag on enqueue (a typo)', withConfig('enqueue', 'ok', '--paylod', '{}'), /^leasehold: Unknown argument: paylod$/],
   ['payload that is not JSON', withConfig('enqueue', 'ok', '--payload', '{"to":'), /^leasehold: payload is not JSON: .+$/],

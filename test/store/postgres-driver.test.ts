@@ -61,7 +61,7 @@ describe('PostgreSQL schema and migrations', () => {
       expect([jobs.id, jobs.payload, jobs.result]).toEqual(['bigint', 'text', 'text']);
       expect(Object.keys(await columns('job_attempts'))).toEqual(expect.arrayContaining([
         'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
-        'cpu_ms', 'peak_rss_bytes',
+        'error_stack', 'cpu_ms', 'peak_rss_bytes',
       ]));
       expect(Object.keys(await columns('job_events'))).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
       expect(Object.keys(await columns('workers'))).toEqual(expect.arrayContaining([
@@ -70,7 +70,7 @@ describe('PostgreSQL schema and migrations', () => {
       ]));
     });
 
-    it('deletes attempts and events with their job (ON DELETE CASCADE)', async () => {
+    it('deletes attempts, events and log lines with their job (ON DELETE CASCADE)', async () => {
       const client = await adminClient();
       const result = await client.query(
         `SELECT conrelid::regclass::text AS child, confdeltype FROM pg_constraint
@@ -81,6 +81,7 @@ describe('PostgreSQL schema and migrations', () => {
       expect(result.rows).toEqual([
         { child: `${schema}.job_attempts`, confdeltype: 'c' },
         { child: `${schema}.job_events`, confdeltype: 'c' },
+        { child: `${schema}.job_logs`, confdeltype: 'c' },
       ]);
     });
 
