@@ -31,11 +31,12 @@ export default defineConfig({
       'test/dashboard/{actions,cli,data,pages,postgres}.test.ts',
       'test/cli/{loads,version,logs,list-columns}.test.ts',
       // the parts together: a supervisor run worked through every command, how a handler's failures and crashes
-      // end and are explained, what children measure, pause and rate limits
+      // end and are explained, who is charged when a child dies, what children measure, pause and rate limits
       'test/cli/commands.test.ts',
       'test/cli/stale-supervisor.test.ts',
       'test/supervisor/failures.test.ts',
       'test/supervisor/failure-explained.test.ts',
+      'test/supervisor/blame.test.ts',
       'test/supervisor/cost.test.ts',
       'test/cli/pause.test.ts',
     ],
