@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../src/backoff.js';
 import { coerceError, errorStack } from '../src/errors.js';
+import { FlightRecorder } from '../src/ipc/flight-record.js';
 import { CHILD_EXIT, isSupervisorToChild, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, dbFaultOf, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
@@ -144,7 +145,8 @@ async function main(): Promise<void> {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const handler = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
-    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log });
+    const recorder = new FlightRecorder(start.flightRecord);
+    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
     await exit(CHILD_EXIT.STARTUP_FAILED);

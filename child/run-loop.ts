@@ -1,5 +1,6 @@
 import type { LeaseholdError } from '../src/errors.js';
 import { classRateLimit } from '../src/queue/class-controls.js';
+import type { FlightRecorder } from '../src/ipc/flight-record.js';
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
 import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
@@ -18,10 +19,17 @@ export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 's
   ownerId: string;
   /** The child's channel to the supervisor. */
   send: (message: ChildToSupervisor) => void;
+  /** Where each slot's running job is recorded for the supervisor, before its handler begins. */
+  recorder: Pick<FlightRecorder, 'started' | 'idle'>;
 }
+
+/** Starts are counted for the supervisor's metrics and reported at most this often (not one message per start). */
+export const STARTS_REPORT_MS = 1_000;
 
 interface Running {
   run: JobRun;
+  /** Its record's place in the flight recorder. */
+  slot: number;
   ended: Promise<void>;
   /** performance.now() when its handler began: the run time the prefetch goes by, finer than the millisecond stamps. */
   began: number;
@@ -62,6 +70,11 @@ export class RunLoop {
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
   private readonly prefetch: Prefetch;
+  /** Slots no handler runs in, and those of them whose record still names the job that ran there last. */
+  private readonly freeSlots: number[];
+  private readonly staleSlots = new Set<number>();
+  private startsUnreported = 0;
+  private startsTimer: NodeJS.Timeout | undefined;
   private claimScheduled = false;
   private claimRun: Promise<void> | undefined;
   private handbackTimer: NodeJS.Timeout | undefined;
@@ -70,6 +83,7 @@ export class RunLoop {
   constructor(private readonly deps: RunLoopDeps) {
     const { config } = deps;
     this.slots = config.concurrency;
+    this.freeSlots = Array.from({ length: this.slots }, (_, slot) => this.slots - 1 - slot);
     this.rateLimit = classRateLimit(config);
     this.prefetch = new Prefetch({ slots: this.slots, claimBatch: config.claim_batch, rateLimited: this.rateLimit !== undefined });
     this.idle = new IdleWait(config.poll_seconds * 1000);
@@ -115,13 +129,15 @@ export class RunLoop {
     for (const { run } of runs) run.abort(ABORT.shutdown(reason));
     const letGo = await Promise.race([Promise.all(runs.map((entry) => entry.ended)).then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs))]);
     if (!letGo) {
-      for (const [id, { run }] of this.running) {
-        this.running.delete(id);
+      for (const [id, entry] of this.running) {
+        const { run } = entry;
+        this.endRun(entry);
         const verdict = await run.verdictNow();
         const durationMs = Date.now() - run.startedAt;
         if (verdict === null) this.letGo(id, durationMs);
         else if (this.held.has(id)) this.writer.add({ job: run.job, run: verdict, durationMs });
       }
+      this.clearStaleSlots();
     }
     await this.finish();
   }
@@ -133,8 +149,9 @@ export class RunLoop {
    */
   async abandon(): Promise<void> {
     this.beginStopping();
-    for (const [id, { run }] of this.running) {
-      this.running.delete(id);
+    for (const [id, entry] of this.running) {
+      const { run } = entry;
+      this.endRun(entry);
       this.held.delete(id);
       this.leases.untrack(id);
       run.abort(ABORT.shutdown('killed'));
@@ -155,11 +172,12 @@ export class RunLoop {
     await this.writer.drain();
     this.writer.close();
     this.leases.stop();
+    this.reportStarts();
   }
 
   /** Start what the free slots can take, hand back later what they cannot, and claim when a slot is free and nothing waits. */
   private pump(): void {
-    if (this.stopping) return;
+    if (this.stopping) return this.clearStaleSlots();
     let late = false;
     for (const [id, { job, askedAt }] of this.waiting) {
       if (this.running.size >= this.slots) break;
@@ -170,6 +188,7 @@ export class RunLoop {
       late ||= !onTime;
     }
     if (late) void this.writer.flush();
+    this.clearStaleSlots();
     this.armHandback();
     if (this.running.size < this.slots && this.waiting.size === 0) this.scheduleClaim();
   }
@@ -221,9 +240,12 @@ export class RunLoop {
 
   private begin(job: ClaimedJob): void {
     const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat(), costs: this.costs }, job);
-    // Told before the handler runs: a handler that blocks the event loop at once must not hide its start from the supervisor.
-    this.deps.send({ type: 'job-started', jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken });
-    const entry: Running = { run, ended: Promise.resolve(), began: performance.now() };
+    const slot = this.freeSlots.pop()!;
+    this.staleSlots.delete(slot);
+    // Recorded before the handler runs: a handler that blocks the event loop or kills its child at once must not hide its start.
+    this.deps.recorder.started(slot, { jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: run.startedAt });
+    this.countStart();
+    const entry: Running = { run, slot, ended: Promise.resolve(), began: performance.now() };
     this.running.set(job.id, entry);
     entry.ended = run.run().then((verdict) => this.onRunEnd(entry, verdict));
   }
@@ -232,12 +254,37 @@ export class RunLoop {
     const { job } = entry.run;
     // Not ours any more: a stop already wrote its verdict, or the supervisor takes it back.
     if (this.running.get(job.id) !== entry) return;
-    this.running.delete(job.id);
+    this.endRun(entry);
     const durationMs = Date.now() - entry.run.startedAt;
     this.prefetch.jobEnded(performance.now() - entry.began, durationMs);
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
     this.pump();
+  }
+
+  /** Its handler is done with: its slot is free, and its record is emptied unless a job starts there first (pump). */
+  private endRun(entry: Running): void {
+    this.running.delete(entry.run.job.id);
+    this.freeSlots.push(entry.slot);
+    this.staleSlots.add(entry.slot);
+  }
+
+  private clearStaleSlots(): void {
+    for (const slot of this.staleSlots) this.deps.recorder.idle(slot);
+    this.staleSlots.clear();
+  }
+
+  private countStart(): void {
+    this.startsUnreported += 1;
+    this.startsTimer ??= setTimeout(() => this.reportStarts(), STARTS_REPORT_MS);
+  }
+
+  private reportStarts(): void {
+    clearTimeout(this.startsTimer);
+    this.startsTimer = undefined;
+    if (this.startsUnreported === 0) return;
+    this.deps.send({ type: 'jobs-started', count: this.startsUnreported });
+    this.startsUnreported = 0;
   }
 
   /** One resident-set reading for every running job's peak: a job that grows and shrinks between its start and end is seen. */

@@ -3,11 +3,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
-import { isChildToSupervisor, type ChildStart, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { FlightRecordFile, type FlightRecord } from '../src/ipc/flight-record.js';
+import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
-import type { ChildEvents, ChildExit, ChildKill, ChildState, KillReason, PoolChild, RetireReason, RunningJob, WatchedChild } from './supervised-child.js';
+import type { ChildEvents, ChildExit, ChildKill, ChildSpec, ChildState, KillReason, PoolChild, RetireReason, RunningJob, WatchedChild } from './supervised-child.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
@@ -19,10 +20,12 @@ const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 export class ChildHandle implements PoolChild, WatchedChild {
   readonly process: ChildProcess;
   readonly pid: number;
-  private lifecycle: ChildState = 'starting';
+  /** Ready or busy is told by what it runs (`state`); 'ready' stands for both here. */
+  private lifecycle: Exclude<ChildState, 'busy'> = 'starting';
   private lastStarted: RunningJob | undefined;
-  /** Jobs it started whose outcome it has not written yet (outcomes are written in batches), in start order. */
+  /** The jobs whose handlers it runs, as its flight recorder said when last read (once more when it exits). */
   private readonly inHand = new Map<number, RunningJob>();
+  private readonly flight: FlightRecordFile;
   private finishedCount = 0;
   private killedFor: ChildKill | undefined;
   private startupFailure: string | undefined;
@@ -46,19 +49,23 @@ export class ChildHandle implements PoolChild, WatchedChild {
   readonly config: ClassConfig;
   readonly resultLimitBytes: number;
 
-  constructor(start: ChildStart, events: ChildEvents<ChildHandle>) {
+  constructor(start: ChildSpec, events: ChildEvents<ChildHandle>) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
     this.resultLimitBytes = start.resultLimitBytes;
+    this.flight = new FlightRecordFile(start.workerId, start.config.concurrency);
     this.process = fork(CHILD_MAIN, [], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
-    if (this.process.pid === undefined) throw new Error(`could not fork a child for class ${start.config.name}`);
+    if (this.process.pid === undefined) {
+      this.flight.remove();
+      throw new Error(`could not fork a child for class ${start.config.name}`);
+    }
     this.pid = this.process.pid;
-    this.send(start);
+    this.send({ ...start, flightRecord: this.flight.path });
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (isChildToSupervisor(message)) events.message(this, message);
@@ -74,6 +81,9 @@ export class ChildHandle implements PoolChild, WatchedChild {
     // 'exit', not 'close': a grandchild holding the pipes open must not delay what we do about the child.
     this.exited = new Promise((resolve) => {
       this.process.once('exit', (code, signal) => {
+        // What it ran when it died stays as the file said then: the take-back blames from it.
+        this.readFlight();
+        this.flight.remove();
         this.lifecycle = 'exited';
         this.becameReady();
         clearTimeout(this.killTimer);
@@ -93,15 +103,45 @@ export class ChildHandle implements PoolChild, WatchedChild {
   }
 
   get state(): ChildState {
-    return this.lifecycle;
+    if (this.lifecycle !== 'ready') return this.lifecycle;
+    return this.running().size > 0 ? 'busy' : 'ready';
   }
 
   get job(): RunningJob | undefined {
+    this.running();
     return this.lastStarted;
   }
 
   get started(): ReadonlyMap<number, RunningJob> {
+    return this.running();
+  }
+
+  /** What it runs now: read from its flight recorder while it lives; what it ran when it died, after. */
+  private running(): ReadonlyMap<number, RunningJob> {
+    if (this.lifecycle !== 'exited') this.readFlight();
     return this.inHand;
+  }
+
+  /**
+   * Brings inHand up to the records: a job keeps what the samples showed
+   * while its record stays; a record of another job or attempt is a new start.
+   */
+  private readFlight(): void {
+    const records = new Map<number, FlightRecord>(this.flight.read().map((record) => [record.jobId, record]));
+    for (const [jobId, job] of this.inHand) {
+      const record = records.get(jobId);
+      if (record === undefined || record.attempt !== job.attempt || record.leaseToken !== job.leaseToken) this.inHand.delete(jobId);
+    }
+    let last: RunningJob | undefined;
+    for (const record of records.values()) {
+      let job = this.inHand.get(record.jobId);
+      if (job === undefined) {
+        job = { jobId: record.jobId, attempt: record.attempt, leaseToken: record.leaseToken, startedAt: record.startedAt, usage: new JobUsage(this.lastUsage) };
+        this.inHand.set(record.jobId, job);
+      }
+      if (last === undefined || job.startedAt >= last.startedAt) last = job;
+    }
+    this.lastStarted = last;
   }
 
   get jobsFinished(): number {
@@ -154,20 +194,9 @@ export class ChildHandle implements PoolChild, WatchedChild {
     if (this.process.connected) this.process.send(message, () => undefined);
   }
 
-  /** It says it started a job: the job it runs now (with one slot, the one to blame for what the child does). */
-  jobStarted(job: Pick<RunningJob, 'jobId' | 'attempt' | 'leaseToken'>): void {
-    this.lastStarted = { jobId: job.jobId, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: Date.now(), usage: new JobUsage(this.lastUsage) };
-    this.inHand.set(job.jobId, this.lastStarted);
-    if (this.lifecycle === 'ready') this.lifecycle = 'busy';
-  }
-
-  /** It says a job's outcome is written: out of its hands; with its last job done, it is ready again. */
-  jobFinished(jobId: number): void {
-    this.inHand.delete(jobId);
+  /** It says a job's outcome is written. */
+  jobFinished(): void {
     this.finishedCount += 1;
-    if (this.lastStarted?.jobId !== jobId) return;
-    this.lastStarted = undefined;
-    if (this.lifecycle === 'busy') this.lifecycle = 'ready';
   }
 
   /** It says it could not start (its handler or store would not load); its exit follows. */
@@ -182,9 +211,11 @@ export class ChildHandle implements PoolChild, WatchedChild {
 
   /** A health-watch sample: the latest, and part of what each job it runs now used. */
   recordUsage(sample: UsageSample): void {
+    // Read first: a job found running now counts its CPU from the sample before this one.
+    const running = this.running();
     this.lastUsage = sample;
     this.lastUsageAt = Date.now();
-    for (const job of this.inHand.values()) job.usage.observe(sample);
+    for (const job of running.values()) job.usage.observe(sample);
   }
 
   markReady(): void {
@@ -236,7 +267,7 @@ export class ChildHandle implements PoolChild, WatchedChild {
    * with several, nobody can tell, so none.
    */
   soleSuspect(): RunningJob | undefined {
-    return this.config.concurrency === 1 ? this.lastStarted : undefined;
+    return this.config.concurrency === 1 ? this.job : undefined;
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -258,9 +258,8 @@ export class ClassPool<C extends PoolChild> {
         child.startupFailed(message.error.message);
         this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
         return;
-      case 'job-started':
-        child.jobStarted(message);
-        this.metrics.jobStarted(this.config.name);
+      case 'jobs-started':
+        this.metrics.jobsStarted(this.config.name, message.count);
         return;
       case 'jobs-finished':
         for (const job of message.jobs) this.onJobFinished(child, job);
@@ -283,7 +282,7 @@ export class ClassPool<C extends PoolChild> {
   }
 
   private onJobFinished(child: C, message: FinishedJob): void {
-    child.jobFinished(message.jobId);
+    child.jobFinished();
     this.takeBack.finished(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
     if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });

@@ -13,7 +13,7 @@ export type RecoverySource = 'child_exit' | 'sweeper' | 'startup';
 
 export interface MetricsSink {
   /** A child started a job it claimed. */
-  jobStarted(jobClass: string): void;
+  jobsStarted(jobClass: string, count: number): void;
   /** A job left a child's hands. */
   jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void;
   /** What an attempt of the class cost: as its child measured it, or as our samples showed for one it could not report (killed, crashed). */
@@ -31,7 +31,7 @@ export interface MetricsSink {
 const ignore = (): void => undefined;
 
 export const NO_METRICS: MetricsSink = Object.freeze({
-  jobStarted: ignore,
+  jobsStarted: ignore,
   jobFinished: ignore,
   jobCost: ignore,
   jobsRecovered: ignore,

@@ -128,8 +128,8 @@ export class SupervisorMetrics implements MetricsSink {
     for (const kind of DB_FAULT_KINDS) this.dbErrors.inc({ kind }, 0);
   }
 
-  jobStarted(jobClass: string): void {
-    this.claimed.inc({ class: jobClass });
+  jobsStarted(jobClass: string, count: number): void {
+    this.claimed.inc({ class: jobClass }, count);
   }
 
   jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void {

@@ -24,7 +24,7 @@ export interface RunningJob {
   jobId: number;
   attempt: number;
   leaseToken: string;
-  /** When the child said it started the job (its start reaches the database later, or with the outcome). */
+  /** When the child began the job, as its flight recorder says (its start reaches the database later, or with the outcome). */
   startedAt: number;
   /** What the health watch's samples of the child showed while it ran the job. */
   usage: JobUsage;
@@ -44,8 +44,11 @@ export interface ChildEvents<C> {
   exit(child: C, exit: ChildExit): void;
 }
 
+/** What a child is started with, but for its flight recorder file, which the child's handle makes. */
+export type ChildSpec = Omit<ChildStart, 'flightRecord'>;
+
 /** Starts a child process for `start`, whose messages, output and exit go to `events`. */
-export type StartChild<C> = (start: ChildStart, events: ChildEvents<C>) => C;
+export type StartChild<C> = (start: ChildSpec, events: ChildEvents<C>) => C;
 
 /** A child as its pool sees it: what it was started with, what it told us, and the transitions the pool asks of it. */
 export interface PoolChild {
@@ -71,8 +74,7 @@ export interface PoolChild {
   markReady(): void;
   startupFailed(error: string): void;
   reportOutage(outage: DbOutage | undefined): void;
-  jobStarted(job: Pick<RunningJob, 'jobId' | 'attempt' | 'leaseToken'>): void;
-  jobFinished(jobId: number): void;
+  jobFinished(): void;
   /** Why it did not become ready (it exited first, or was not ready within `timeoutMs`: then it is killed), or undefined once it is. */
   untilReady(timeoutMs: number): Promise<string | undefined>;
   retire(reason: RetireReason): void;
@@ -87,9 +89,9 @@ export interface WatchedChild {
   readonly config: ClassConfig;
   readonly state: ChildState;
   readonly alive: boolean;
-  /** The job it started last, as it told us. */
+  /** The job it started last, of those it runs now. */
   readonly job: RunningJob | undefined;
-  /** Jobs it started whose outcome it has not written yet, in start order. */
+  /** Jobs whose handlers it runs now, as its flight recorder says. */
   readonly started: ReadonlyMap<number, RunningJob>;
   readonly killed: ChildKill | undefined;
   readonly dbOutage: DbOutage | undefined;

@@ -21,6 +21,7 @@ import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { isPidAlive } from '../src/pids.js';
+import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 import { retireChildren } from './retire.js';
@@ -155,6 +156,7 @@ export class Supervisor {
     await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
     await this.checkClock();
     await this.takeBackFromPreviousRuns();
+    removeOrphanFlightFiles(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();
     this.sweeper.start();

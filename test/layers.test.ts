@@ -1,7 +1,7 @@
 /**
  * Imports point down. The library floor (src/ but for src/cli, src/dashboard and the IPC
  * protocol) imports no process and no command; the two processes never
- * import each other, and share only src/ipc/protocol.ts; the commands import
+ * import each other, and share only src/ipc/ (the messages, and the flight recorder's file); the commands import
  * no process. Read from the sources' own import lists, as TypeScript parses them.
  * No module imports itself round a circle: a circle is a leaf module missing.
  */

@@ -18,6 +18,8 @@ export interface ChildStart {
   database: string;
   resultLimitBytes: number;
   config: ClassConfig;
+  /** The flight recorder file (flight-record.ts) with one record per slot, made by the supervisor. */
+  flightRecord: string;
 }
 
 export type SupervisorToChild =
@@ -52,7 +54,8 @@ export type ChildToSupervisor =
   | { type: 'ready' }
   /** The child could not start (handler missing or broken, store unreachable); it exits next. */
   | { type: 'startup-failed'; error: ErrorSummary }
-  | { type: 'job-started'; jobId: number; attempt: number; leaseToken: string }
+  /** How many jobs it started since it last said (at most once a second: the starts themselves are in the flight recorder). */
+  | { type: 'jobs-started'; count: number }
   /** The outcomes a child just wrote, one message per write (outcomes are written in batches). */
   | { type: 'jobs-finished'; jobs: FinishedJob[] }
   | { type: 'pong' }

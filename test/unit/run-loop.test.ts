@@ -10,7 +10,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
 import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
-import { RunLoop } from '../../child/run-loop.js';
+import { RunLoop, STARTS_REPORT_MS } from '../../child/run-loop.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
@@ -47,10 +47,13 @@ function setup(fields: Record<string, unknown> = {}) {
   const { handler, ran, signals } = taskHandler();
   const sent: ChildToSupervisor[] = [];
   const config = classConfig({ concurrency: 1, claim_batch: 8, poll_seconds: 0.2, lease_seconds: 3, heartbeat_seconds: HEARTBEAT_MS / 1000, ...fields });
-  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message) });
+  // The flight recorder's writes, in order: a start names its job, an idle slot is null.
+  const recorded: { slot: number; jobId: number | null }[] = [];
+  const recorder = { started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }), idle: (slot: number) => void recorded.push({ slot, jobId: null }) };
+  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder });
   const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : []));
-  const startedIds = (): number[] => sent.flatMap((message) => (message.type === 'job-started' ? [message.jobId] : []));
-  return { store, loop, ran, signals, finished, startedIds };
+  const startedIds = (): number[] => recorded.flatMap((write) => (write.jobId === null ? [] : [write.jobId]));
+  return { store, loop, ran, signals, finished, startedIds, recorded, sent };
 }
 
 async function stopped(loop: RunLoop): Promise<void> {
@@ -108,6 +111,28 @@ describe('RunLoop', () => {
     await until('the last job settled', () => store.verdicts().has(waiting[3]!));
     expect(startedIds()).toEqual([...fast, blocker, waiting[3]]);
     expect(finished().map((job) => job.jobId)).not.toContain(waiting[0]);
+    await stopped(loop);
+  });
+
+  it('records each start in its own slot before the handler runs, empties a slot nothing starts in, and counts starts in one message a second', async () => {
+    const { store, loop, ran, recorded, sent } = setup({ concurrency: 2 });
+    const [a, b, c] = store.enqueue({ ms: 20 }, { ms: 40 }, { ms: 5 }) as [number, number, number];
+    loop.start();
+    await until('every job settled', () => store.settled.length === 3);
+    expect(ran).toEqual([a, b, c]);
+    // a and b run side by side in slots 0 and 1; c takes the slot a left; each slot is emptied once its last job ends
+    expect(recorded.filter((write) => write.jobId !== null)).toEqual([
+      { slot: 0, jobId: a },
+      { slot: 1, jobId: b },
+      { slot: 0, jobId: c },
+    ]);
+    expect(recorded.slice(-2).sort((x, y) => x.slot - y.slot)).toEqual([
+      { slot: 0, jobId: null },
+      { slot: 1, jobId: null },
+    ]);
+    expect(sent.filter((message) => message.type === 'jobs-started')).toEqual([]);
+    await vi.advanceTimersByTimeAsync(STARTS_REPORT_MS);
+    expect(sent.filter((message) => message.type === 'jobs-started')).toEqual([{ type: 'jobs-started', count: 3 }]);
     await stopped(loop);
   });
 

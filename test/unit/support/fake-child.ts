@@ -1,7 +1,7 @@
-import type { ChildStart, SupervisorToChild } from '../../../src/ipc/protocol.js';
+import type { SupervisorToChild } from '../../../src/ipc/protocol.js';
 import type { DbOutage } from '../../../src/store/faults.js';
 import type { LastWords, UncaughtError } from '../../../supervisor/last-words.js';
-import type { ChildEvents, ChildExit, ChildKill, KillReason, PoolChild, RetireReason, RunningJob } from '../../../supervisor/supervised-child.js';
+import type { ChildEvents, ChildExit, ChildSpec, ChildKill, KillReason, PoolChild, RetireReason, RunningJob } from '../../../supervisor/supervised-child.js';
 
 let nextPid = 10_000;
 
@@ -13,7 +13,7 @@ let nextPid = 10_000;
 export class FakeChild implements PoolChild {
   readonly pid = nextPid++;
   readonly workerId: string;
-  readonly config: ChildStart['config'];
+  readonly config: ChildSpec['config'];
   readonly resultLimitBytes: number;
   readonly exited: Promise<ChildExit>;
   readonly sent: SupervisorToChild[] = [];
@@ -29,7 +29,7 @@ export class FakeChild implements PoolChild {
   private resolveExit!: (exit: ChildExit) => void;
 
   constructor(
-    start: ChildStart,
+    start: ChildSpec,
     private readonly events: ChildEvents<FakeChild>,
   ) {
     this.workerId = start.workerId;
@@ -58,7 +58,7 @@ export class FakeChild implements PoolChild {
   }
 
   runJob(jobId: number): void {
-    this.events.message(this, { type: 'job-started', jobId, attempt: 1, leaseToken: `token-${jobId}` });
+    this.events.message(this, { type: 'jobs-started', count: 1 });
     this.events.message(this, { type: 'jobs-finished', jobs: [{ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 1 }] });
   }
 
@@ -90,10 +90,6 @@ export class FakeChild implements PoolChild {
 
   reportOutage(outage: DbOutage | undefined): void {
     this.dbOutage = outage;
-  }
-
-  jobStarted(): void {
-    // The pool's tests blame no job: soleSuspect() is always undefined.
   }
 
   jobFinished(): void {

@@ -1,0 +1,127 @@
+/**
+ * The flight recorder: which jobs a child's handlers run, in a small file
+ * the supervisor reads (at each health tick, and once when the child has
+ * exited) instead of a message per start. One fixed-size record per slot:
+ * job id, attempt, lease token, start time, and a sequence number at both
+ * ends, so that a read torn by a write in progress is told and read again.
+ * The child writes a slot's record with one synchronous positional write
+ * before it calls the handler: the kernel keeps the page when the child
+ * dies, so no start is hidden by a handler that blocks or kills its child at
+ * once. The file lives where a reboot clears it (/dev/shm, or the system's
+ * temp), named after its supervisor's pid so that a supervisor can remove
+ * what a dead one left.
+ */
+import { closeSync, existsSync, openSync, readdirSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const RECORD_BYTES = 64;
+const SEQ_START = 0;
+const ATTEMPT = 4;
+const JOB_ID = 8;
+const STARTED_AT = 16;
+const TOKEN_LENGTH = 24;
+const TOKEN = 25;
+const TOKEN_MAX = 35;
+const SEQ_END = 60;
+/** Reads of one slot before a write in progress is taken to have stopped (the writer died mid-write): the slot counts as empty. */
+const TORN_READS = 3;
+export const FLIGHT_FILE_PREFIX = 'leasehold-flight-';
+
+/** A job whose handler a child runs, as its slot's record says. */
+export interface FlightRecord {
+  slot: number;
+  jobId: number;
+  attempt: number;
+  leaseToken: string;
+  startedAt: number;
+}
+
+export const flightRecordDir = (): string => (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+
+/** Remove the recorder files of supervisors that are gone (`alive` says whether a pid runs). */
+export function removeOrphanFlightFiles(alive: (pid: number) => boolean): void {
+  for (const name of readdirSync(flightRecordDir())) {
+    const pid = name.startsWith(FLIGHT_FILE_PREFIX) ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10) : Number.NaN;
+    if (Number.isInteger(pid) && !alive(pid)) rmSync(path.join(flightRecordDir(), name), { force: true });
+  }
+}
+
+/** The supervisor's side: makes one child's file, reads which jobs it runs, and removes the file once the child is gone. */
+export class FlightRecordFile {
+  readonly path: string;
+  private readonly buffer = Buffer.alloc(RECORD_BYTES);
+  private fd: number | undefined;
+
+  constructor(
+    workerId: string,
+    private readonly slots: number,
+  ) {
+    this.path = path.join(flightRecordDir(), `${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
+    writeFileSync(this.path, Buffer.alloc(slots * RECORD_BYTES));
+    this.fd = openSync(this.path, 'r');
+  }
+
+  /** The jobs the records say run now, by slot; none once removed. */
+  read(): FlightRecord[] {
+    const { fd, buffer } = this;
+    if (fd === undefined) return [];
+    const records: FlightRecord[] = [];
+    for (let slot = 0; slot < this.slots; slot++) {
+      for (let read = 0; read < TORN_READS; read++) {
+        if (readSync(fd, buffer, 0, RECORD_BYTES, slot * RECORD_BYTES) < RECORD_BYTES) break;
+        if (buffer.readUInt32LE(SEQ_START) !== buffer.readUInt32LE(SEQ_END)) continue;
+        const jobId = buffer.readDoubleLE(JOB_ID);
+        if (jobId > 0) {
+          const leaseToken = buffer.toString('latin1', TOKEN, TOKEN + buffer[TOKEN_LENGTH]!);
+          records.push({ slot, jobId, attempt: buffer.readUInt32LE(ATTEMPT), leaseToken, startedAt: buffer.readDoubleLE(STARTED_AT) });
+        }
+        break;
+      }
+    }
+    return records;
+  }
+
+  remove(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    rmSync(this.path, { force: true });
+  }
+}
+
+/** The child's side: writes a slot's record before its handler begins, and empties slots that went idle. */
+export class FlightRecorder {
+  private readonly record = Buffer.alloc(RECORD_BYTES);
+  private readonly fd: number;
+  private seq = 0;
+
+  constructor(file: string) {
+    this.fd = openSync(file, 'r+');
+  }
+
+  started(slot: number, job: Omit<FlightRecord, 'slot'>): void {
+    this.seq = (this.seq + 1) >>> 0;
+    const record = this.record;
+    record.fill(0);
+    record.writeUInt32LE(this.seq, SEQ_START);
+    record.writeUInt32LE(job.attempt, ATTEMPT);
+    record.writeDoubleLE(job.jobId, JOB_ID);
+    record.writeDoubleLE(job.startedAt, STARTED_AT);
+    record[TOKEN_LENGTH] = record.write(job.leaseToken, TOKEN, TOKEN_MAX, 'latin1');
+    record.writeUInt32LE(this.seq, SEQ_END);
+    writeSync(this.fd, record, 0, RECORD_BYTES, slot * RECORD_BYTES);
+  }
+
+  /** The slot runs nothing now. */
+  idle(slot: number): void {
+    this.seq = (this.seq + 1) >>> 0;
+    this.record.fill(0);
+    this.record.writeUInt32LE(this.seq, SEQ_START);
+    this.record.writeUInt32LE(this.seq, SEQ_END);
+    writeSync(this.fd, this.record, 0, RECORD_BYTES, slot * RECORD_BYTES);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
