@@ -25,7 +25,7 @@ export default defineConfig({
       'test/backoff.test.ts',
       'test/log.test.ts',
       'test/schedules.test.ts',
-      'test/store/{faults,migrations,no-replace,query-plans,postgres-query-plans,stats}.test.ts',
+      'test/store/{faults,migrations,no-replace,query-plans,postgres-query-plans,stats,idle-claim}.test.ts',
       'test/child/{lease-renewal,group-commit}.test.ts',
       'test/chaos/{chaos-checks,process-ledger}.test.ts',
       'test/dashboard/{actions,cli,data,pages,postgres}.test.ts',

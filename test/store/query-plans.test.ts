@@ -37,6 +37,7 @@ describe('query plans with a deep queue', () => {
   // [what, statement, values, its index, a sort of a handful of rows is fine]
   const mustUseIndex: [string, string, unknown[], string, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, [claim], 'jobs_claim', false],
+    ['an idle claim looks first (one class)', LEASE_SQL.dueOneClass, [{ class: 'email', now }], 'jobs_claim', false],
     ['sweeper: expired leases', LEASE_SQL.expired, [{ now, limit: 100 }], 'jobs_lease_expiry', false],
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, [{ ownerId: 'w1' }], 'jobs_owner', false],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],

@@ -222,6 +222,17 @@ export class SqliteStore extends SqliteReads implements Store {
     return claimedJobs(rows, params.ownerId, now);
   }
 
+  /** Whether a claim of these classes would take a job now; when the read fails, the claim is made to find out (and report the fault). */
+  private anyDue(classes: string[]): boolean {
+    const now = this.clock.now();
+    try {
+      const due = classes.length === 1 ? this.leases.dueOneClass.get({ class: classes[0], now }) : this.leases.dueManyClasses.get({ classes: JSON.stringify(classes), now });
+      return due !== undefined;
+    } catch {
+      return true;
+    }
+  }
+
   async jobStart(params: JobStartParams): Promise<void> {
     const outcome = await this.write((now) => {
       const startedAt = params.startedAt ?? now;
@@ -257,6 +268,8 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+    // An idle worker is woken by every commit: it looks before it takes the write lock from those who have work to write.
+    if (params.settlements.length === 0 && params.claim !== undefined && !this.anyDue(params.claim.classes)) return { settled: [], claimed: [] };
     return this.write((now) => ({
       settled: params.settlements.map((settlement) => this.settle(settlement, now)),
       claimed: params.claim === undefined ? [] : this.claim(params.claim, now),

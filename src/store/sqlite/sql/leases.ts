@@ -18,10 +18,14 @@ function claimSql(classFilter: string, notPaused: string): string {
   return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, started_at = NULL, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt,
       finished_at = NULL, progress = NULL, attempts = attempts + 1, max_retries = ${CLAIM_MAX_RETRIES('@classMaxRetries')}
-    WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND ${classFilter} AND run_at <= @now
-                   AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)
-                 ORDER BY priority DESC, run_at, id LIMIT @limit)
+    WHERE id IN (SELECT id FROM jobs WHERE ${claimable(classFilter, notPaused)} ORDER BY priority DESC, run_at, id LIMIT @limit)
     RETURNING ${CLAIMED_COLUMNS}`;
+}
+
+/** The rows a claim may take: queued, due, of its classes, and not paused. */
+function claimable(classFilter: string, notPaused: string): string {
+  return `status = 'QUEUED' AND ${classFilter} AND run_at <= @now
+    AND NOT EXISTS (SELECT 1 FROM class_controls AS c WHERE c.class = ${notPaused} AND c.paused_at IS NOT NULL)`;
 }
 
 /** Statements a worker runs about jobs it holds; each fenced write matches (id, lease_token, status). */
@@ -30,6 +34,10 @@ export const LEASE_SQL = {
   claimOneClass: claimSql('class = @class', '@class'),
   /** (classes as a JSON array, ...) the same for several classes; this one sorts its candidates. */
   claimManyClasses: claimSql('class IN (SELECT value FROM json_each(@classes))', 'jobs.class'),
+  /** (class, now) -> a row when a claim would take something: read without the write lock before an empty-handed claim takes it. */
+  dueOneClass: `SELECT 1 AS due FROM jobs WHERE ${claimable('class = @class', '@class')} LIMIT 1`,
+  /** (classes as a JSON array, now) -> the same for several classes. */
+  dueManyClasses: `SELECT 1 AS due FROM jobs WHERE ${claimable('class IN (SELECT value FROM json_each(@classes))', 'jobs.class')} LIMIT 1`,
   /** (id, leaseToken, startedAt, now, leaseExpiresAt) CLAIMED -> RUNNING; no row: lease lost. */
   start: `UPDATE jobs SET status = 'RUNNING', started_at = @startedAt, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt
     WHERE id = @id AND lease_token = @leaseToken AND status = 'CLAIMED' RETURNING id, attempts, owner_id, claimed_at`,
