@@ -256,7 +256,7 @@ export class RunLoop {
     if (this.running.get(job.id) !== entry) return;
     this.endRun(entry);
     const durationMs = Date.now() - entry.run.startedAt;
-    this.prefetch.jobEnded(performance.now() - entry.began, durationMs);
+    this.prefetch.jobEnded(performance.now() - entry.began);
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
     this.pump();

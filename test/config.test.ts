@@ -78,12 +78,12 @@ describe('loadConfig', () => {
     });
   });
 
-  it('holds 64 jobs a child by default with one slot, 16 with several, and what the config says when it says', () => {
+  it('holds 64 jobs a child by default with one slot, 16 or twice the slots with several, and what the config says when it says', () => {
     const config = parseConfig(
-      'database: q.db\nclasses:\n  - { name: a, handler: a.js }\n  - { name: b, handler: b.js, concurrency: 4 }\n  - { name: c, handler: c.js, claim_batch: 3 }\n',
+      'database: q.db\nclasses:\n  - { name: a, handler: a.js }\n  - { name: b, handler: b.js, concurrency: 4 }\n  - { name: c, handler: c.js, claim_batch: 3 }\n  - { name: d, handler: d.js, concurrency: 20 }\n',
       '/tmp/queue.yaml',
     );
-    expect(config.classes.map((c) => c.claim_batch)).toEqual([64, 16, 3]);
+    expect(config.classes.map((c) => c.claim_batch)).toEqual([64, 16, 3, 40]);
   });
 
   it('derives the heartbeat from the lease when it is not given, and lets max_restarts be 0', () => {
