@@ -48,7 +48,7 @@ function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sect
 /**
  * The section registry, in the order they run. A new section adds its name
  * to SECTIONS, its JSON to BenchReport and a renderer to RENDER (report.ts),
- * and a runner here; a new target is one more line of checkTargets.
+ * and a runner here; a new target is one more line of checkTargets (targets.ts).
  */
 const RUNNERS: SectionRunner[] = [
   {
