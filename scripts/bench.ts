@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { defaultClaimBatch } from '../src/queue/limits.js';
 import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
 import { round, TempDirs } from './bench/common.js';
-import { runComparison, runPgThroughput } from './bench/compare.js';
+import { runComparison, runPgComparison } from './bench/compare.js';
 import { runCli } from './bench/cli.js';
 import { runDashboard } from './bench/dashboard.js';
 import { runConcurrency } from './bench/concurrency.js';
@@ -26,7 +26,8 @@ import { runOverhead } from './bench/overhead.js';
 import { ProcessRegistry } from './bench/processes.js';
 import { runReads } from './bench/reads.js';
 import { runRecovery } from './bench/recovery.js';
-import { checkTargets, renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
+import { renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
+import { checkTargets } from './bench/targets.js';
 import { runTimeliness } from './bench/timeliness.js';
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
@@ -34,7 +35,7 @@ const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgre
 
 type Sections = BenchReport['sections'];
 
-/** A runner fills one section, or several whose measurements interleave (1-3). */
+/** A runner fills one section, or several whose measurements interleave (1-3 with BullMQ, 9 with graphile-worker). */
 interface SectionRunner {
   names: SectionName[];
   run(ctx: BenchContext, wanted: ReadonlySet<SectionName>): Promise<Sections>;
@@ -47,19 +48,22 @@ function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sect
 /**
  * The section registry, in the order they run. A new section adds its name
  * to SECTIONS, its JSON to BenchReport and a renderer to RENDER (report.ts),
- * and a runner here; a new target is one more line of checkTargets.
+ * and a runner here; a new target is one more line of checkTargets (targets.ts).
  */
 const RUNNERS: SectionRunner[] = [
   {
-    names: ['throughput', 'plainjob', 'raw'],
-    run: (ctx, wanted) => runComparison(ctx, { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw') }, packageVersion('plainjob')),
+    names: ['throughput', 'plainjob', 'raw', 'bullmq'],
+    run: (ctx, wanted) => runComparison(ctx, { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw'), bullmq: wanted.has('bullmq') }, packageVersion('plainjob')),
   },
   single('enqueue', runEnqueue),
   single('latency', runLatency),
   single('recovery', runRecovery),
   single('depth', runDepth),
   single('overhead', runOverhead),
-  single('pg-throughput', runPgThroughput),
+  {
+    names: ['pg-throughput', 'graphile-worker'],
+    run: (ctx, wanted) => runPgComparison(ctx, { 'pg-throughput': wanted.has('pg-throughput'), 'graphile-worker': wanted.has('graphile-worker') }),
+  },
   single('pg-latency', runPgLatency),
   single('head-of-line', runHeadOfLine),
   single('concurrency', runConcurrency),
@@ -138,7 +142,7 @@ const report: BenchReport = {
   duration_seconds: 0,
   machine: { ...(await machineInfo()), loadavg_end: [] },
   source: sourceInfo(),
-  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: wanted.has('pg-throughput') || wanted.has('pg-latency') ? redactDatabase(pgUrl) : null },
+  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: (['pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) => wanted.has(name)) ? redactDatabase(pgUrl) : null },
   sections: {},
   section_loadavg: {},
   targets: [],

@@ -57,7 +57,7 @@ describe('npm run bench -- --quick', () => {
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15 and 30)');
+    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30 and 32)');
     expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -106,6 +106,12 @@ describe('npm run bench -- --quick', () => {
       '30-job-heartbeat',
       '30-kill-late',
       '30-schedule-late',
+      '32-bullmq-1',
+      '32-bullmq-2',
+      '32-cpu-1',
+      '32-cpu-2',
+      '32-pg-graphile',
+      '32-pg-graphile-local',
       '5-p50',
       '5-p99',
       '6-p50',

@@ -1,31 +1,48 @@
 /**
  * The sections run in rounds (rounds.ts): 1-3 together (leasehold at every
- * processes × claim_batch, plainjob, the raw loop), and 9, section 1 on
- * PostgreSQL with the raw loop beside it at the run's claim_batch.
+ * processes × claim_batch, plainjob, the raw loop) with BullMQ, and 9,
+ * section 1 on PostgreSQL with the raw loop beside it at the run's
+ * claim_batch, with graphile-worker.
  */
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
+import { bullmqContender, bullmqSection, graphileContenders, graphileSection, type BullmqSection, type GraphileSection } from './peers.js';
 import { plainjobDrain } from './plainjob.js';
 import { rawDrain } from './raw.js';
-import { lhKey, leaseholdRatios, ratesOf, ratioOf, rawKey, rawSection, runRounds, type BookkeepingFloor, type Contender, type Ratio, type RawSection, type Rounds } from './rounds.js';
+import { cpuOf, CPU_PER_JOB, lhKey, leaseholdRatios, ratesOf, ratioOf, rawKey, rawSection, runRounds, type BookkeepingFloor, type Contender, type Ratio, type RawSection, type Rounds } from './rounds.js';
 import { leaseholdContenders, runBatches, throughputRows, type ThroughputSection } from './throughput.js';
 
 export const METHOD =
   `jobs/s from the first job seen SUCCEEDED to the last (a read-only connection counts finished rows every ${POLL_MS.sqlite} ms); ` +
   '`from_start` is from spawning the process(es) to the last job, start-up included';
 
+export interface PlainjobSection {
+  package: string;
+  method: string;
+  jobs: number;
+  /** `cpu_ms_per_1k_jobs`: every worker process, as section 1's supervisor + children. */
+  results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat; cpu_ms_per_1k_jobs: Stat }[];
+  ratios: Ratio[];
+  /** Leasehold's CPU per job (supervisor + children) over plainjob's, as many processes, within a round. */
+  cpu_ratios: Ratio[];
+}
+
 export interface ComparisonSections {
   throughput?: ThroughputSection;
-  plainjob?: { package: string; method: string; jobs: number; results: { processes: number; jobs_per_sec: Stat; jobs_per_sec_from_start: Stat }[]; ratios: Ratio[] };
+  plainjob?: PlainjobSection;
   raw?: RawSection;
+  bullmq?: BullmqSection;
 }
+
+/** The sections of the SQLite rounds. */
+export type ComparisonWanted = Record<'throughput' | 'plainjob' | 'raw' | 'bullmq', boolean>;
 
 const pjKey = (p: number) => `pj:${p}`;
 const floorKey = (p: number) => `floor:${p}`;
 
 /** The drains of a round, for the sections wanted. */
-function contenders(ctx: BenchContext, want: { throughput: boolean; plainjob: boolean; raw: boolean }): Contender[] {
+function contenders(ctx: BenchContext, want: ComparisonWanted): Contender[] {
   const { sizes } = ctx;
   return [
     ...(want.throughput ? leaseholdContenders(ctx, 'sqlite') : []),
@@ -36,10 +53,11 @@ function contenders(ctx: BenchContext, want: { throughput: boolean; plainjob: bo
           { key: floorKey(p), label: `raw loop with bookkeeping, ${p} processes, ${ctx.claimBatch} per transaction`, drain: () => rawDrain(ctx, p, ctx.claimBatch, 'sqlite', true) },
         ])
       : []),
+    ...(want.bullmq ? [bullmqContender(ctx)] : []),
   ];
 }
 
-export async function runComparison(ctx: BenchContext, want: { throughput: boolean; plainjob: boolean; raw: boolean }, plainjobVersion: string): Promise<ComparisonSections> {
+export async function runComparison(ctx: BenchContext, want: ComparisonWanted, plainjobVersion: string): Promise<ComparisonSections> {
   const { sizes } = ctx;
   const batches = runBatches(ctx);
   const rounds = await runRounds(ctx, 'SQLite', contenders(ctx, want));
@@ -56,12 +74,14 @@ export async function runComparison(ctx: BenchContext, want: { throughput: boole
   if (want.plainjob) {
     sections.plainjob = {
       package: `plainjob@${plainjobVersion}`,
-      method: `${METHOD}; plainjob's own worker loop (defineWorker) with a no-op processor and a silent logger, one worker per process`,
+      method: `${METHOD}; plainjob's own worker loop (defineWorker) with a no-op processor and a silent logger, one worker per process; CPU: the worker processes, measured as section 1's`,
       jobs: sizes.jobs,
-      results: sizes.plainjobProcesses.map((p) => ({ processes: p, ...ratesOf(rounds, pjKey(p)) })),
+      results: sizes.plainjobProcesses.map((p) => ({ processes: p, ...ratesOf(rounds, pjKey(p)), cpu_ms_per_1k_jobs: cpuOf(rounds, pjKey(p)) })),
       ratios: leaseholdRatios(rounds, sizes.plainjobProcesses, batches, (p) => ({ key: pjKey(p) })),
+      cpu_ratios: leaseholdRatios(rounds, sizes.plainjobProcesses, batches, (p) => ({ key: pjKey(p) }), CPU_PER_JOB),
     };
   }
+  if (want.bullmq) sections.bullmq = bullmqSection(ctx, rounds);
   if (want.raw) {
     sections.raw = {
       ...rawSection(rounds, {
@@ -90,10 +110,25 @@ function bookkeepingFloor(rounds: Rounds, processes: number[], perTx: number): B
   };
 }
 
-export async function runPgThroughput(ctx: BenchContext): Promise<ThroughputSection> {
+export interface PgComparisonSections {
+  'pg-throughput'?: ThroughputSection;
+  'graphile-worker'?: GraphileSection;
+}
+
+/** Section 9 and graphile-worker, in the same rounds. */
+export async function runPgComparison(ctx: BenchContext, want: Record<keyof PgComparisonSections, boolean>): Promise<PgComparisonSections> {
   const { sizes } = ctx;
   const raw = sizes.rawProcesses.map((p) => ({ key: rawKey(p, ctx.claimBatch), label: `raw loop ${p} processes, ${ctx.claimBatch} per statement`, drain: () => rawDrain(ctx, p, ctx.claimBatch, 'postgres') }));
-  const rounds = await runRounds(ctx, 'PostgreSQL', [...leaseholdContenders(ctx, 'postgres'), ...raw]);
+  const leasehold = want['pg-throughput'] ? [...leaseholdContenders(ctx, 'postgres'), ...raw] : [];
+  const rounds = await runRounds(ctx, 'PostgreSQL', [...leasehold, ...(want['graphile-worker'] ? graphileContenders(ctx) : [])]);
+  return {
+    ...(want['pg-throughput'] ? { 'pg-throughput': pgThroughputSection(ctx, rounds) } : {}),
+    ...(want['graphile-worker'] ? { 'graphile-worker': graphileSection(ctx, rounds) } : {}),
+  };
+}
+
+function pgThroughputSection(ctx: BenchContext, rounds: Rounds): ThroughputSection {
+  const { sizes } = ctx;
   const method =
     `jobs/s from the first job seen SUCCEEDED to the last (a second connection counts finished rows every ${POLL_MS.postgres} ms); ` +
     '`from_start` is from spawning the supervisor to the last job';

@@ -1,6 +1,6 @@
 /** What every drain shares (sections 1-3, 9 and 12): its poll, its figures, and a drain by plain worker processes. */
 import { join } from 'node:path';
-import { pollDrain, steadyRate, type DrainTiming } from './common.js';
+import { clockTicksPerSecond, cpuTicks, pollDrain, steadyRate, type DrainTiming } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver, RowCounter } from './database.js';
 import type { Managed } from './processes.js';
@@ -17,6 +17,12 @@ export interface DrainRun {
   jobsPerSec: number;
   /** Jobs/s from the moment the process(es) were started to the last job finished. */
   jobsPerSecFromStart: number;
+  /**
+   * CPU (user + system) per 1,000 jobs of every process that does the
+   * queue's work, from a tenth of the jobs done (start-up left out) to the
+   * last; unmeasured for workers that exit when the queue is empty.
+   */
+  cpuMsPer1k?: number;
 }
 
 /** A drain's two rates; `startedMs`: when its processes were spawned (performance.now). */
@@ -32,11 +38,34 @@ export interface WorkerDrain {
   processes: number;
   jobs: number;
   dir: string;
-  driver: Driver;
-  counter: RowCounter;
+  pollMs: number;
+  counter: Pick<RowCounter, 'close'>;
   countDone: () => Promise<number>;
-  /** The workers exit 0 once the queue is empty; otherwise any exit is too early. */
+  /** The workers exit 0 once the queue is empty (CPU unmeasured); otherwise any exit is too early. */
   exitWhenEmpty: boolean;
+  /** Processes other than the workers whose CPU counts too (a peer's server). */
+  serverPids?: number[];
+}
+
+/** The CPU ticks of `pids` now, by pid (0 for one gone). */
+export function ticksOf(pids: number[]): Map<number, number> {
+  return new Map(pids.map((pid) => [pid, cpuTicks(pid) ?? 0]));
+}
+
+/** Clock ticks as CPU ms per 1,000 of `jobs`. */
+export function msPer1k(ticks: number, jobs: number): number {
+  return (ticks * 1000) / clockTicksPerSecond() / (jobs / 1000);
+}
+
+/**
+ * What per-pid counters (CPU ticks, bytes written) rose by between two
+ * readings: a pid seen only at the end started after the mark (all of it
+ * counts); one seen only at the mark ended before the end (left out: its
+ * count since the mark is unknown). A server-wide count is a plain difference.
+ */
+export function sinceMark(mark: number | Map<number, number>, end: number | Map<number, number>): number {
+  if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
+  return [...end].reduce((sum, [pid, count]) => sum + count - (mark.get(pid) ?? 0), 0);
 }
 
 /** `processes` copies of a worker script drain a filled queue; the counter is closed and every worker stopped after. */
@@ -46,12 +75,25 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
   const failed = (w: Managed) => (drain.exitWhenEmpty ? w.exit !== undefined && w.exit.exitCode !== 0 : !w.running);
   try {
     for (let i = 0; i < drain.processes; i++) workers.push(ctx.processes.startNode(`${drain.name}-${i}`, drain.script, drain.args, { output: join(drain.dir, `worker-${i}.out`) }));
+    const pids = [...workers.map((w) => w.pid), ...(drain.serverPids ?? [])];
+    // Until the mark: from the start, which is what a drain that ends between two polls is measured from.
+    let atMark = ticksOf(pids);
+    let doneAtMark = 0;
     const timing = await pollDrain(drain.countDone, drain.jobs, {
-      intervalMs: POLL_MS[drain.driver],
+      intervalMs: drain.pollMs,
       timeoutMs: ctx.sizes.drainTimeoutMs,
       alive: () => (workers.some(failed) ? `a ${drain.name} worker failed or exited early; see ${drain.dir}` : undefined),
+      mark: {
+        atDone: Math.ceil(drain.jobs / 10),
+        reached: (done) => {
+          if (done >= drain.jobs) return;
+          atMark = ticksOf(pids);
+          doneAtMark = done;
+        },
+      },
     });
-    return drainRates(timing, drain.jobs, started);
+    const cpu = drain.exitWhenEmpty ? {} : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - doneAtMark) };
+    return { ...drainRates(timing, drain.jobs, started), ...cpu };
   } finally {
     await drain.counter.close();
     await Promise.all(workers.map((w) => w.stop(5_000)));

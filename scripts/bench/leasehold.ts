@@ -79,13 +79,15 @@ export const writeSleepFirstAttemptHandler = (dir: string, ms: number) => writeH
 /** The payload of the n-th job (from 0) a fill enqueues. */
 export type PayloadOf = (n: number) => Record<string, unknown>;
 
+/** Call `add` with the numbers 0 to `count` - 1 in order, `chunk` at a time (a queue's bulk add each). */
+export async function inChunks(count: number, add: (ns: number[]) => unknown, chunk = FILL_CHUNK): Promise<void> {
+  for (let done = 0; done < count; done += chunk) await add(Array.from({ length: Math.min(chunk, count - done) }, (_, i) => done + i));
+}
+
 /** Enqueue `count` jobs (payload `{ n }` unless `payloadOf` says) with enqueueMany, FILL_CHUNK per call, in id order; returns the seconds it took. */
 export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK, payloadOf: PayloadOf = (n) => ({ n })): Promise<number> {
   const started = performance.now();
-  for (let done = 0; done < count; done += chunk) {
-    const size = Math.min(chunk, count - done);
-    await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: BENCH_CLASS, payload: payloadOf(done + i) })));
-  }
+  await inChunks(count, (ns) => queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: payloadOf(n) }))), chunk);
   return (performance.now() - started) / 1000;
 }
 

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { better, defineQueue, JobStatus, type Logger } from 'plainjob';
 import type { BenchContext } from './context.js';
 import { SqliteCounter } from './database.js';
-import { drainByWorkers, type DrainRun } from './drain.js';
-import { FILL_CHUNK } from './leasehold.js';
+import { drainByWorkers, POLL_MS, type DrainRun } from './drain.js';
+import { inChunks } from './leasehold.js';
 
 const WORKER = fileURLToPath(new URL('./plainjob-worker.js', import.meta.url));
 const silent: Logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
@@ -16,12 +16,9 @@ export async function plainjobDrain(ctx: BenchContext, processes: number): Promi
   const dir = ctx.dirs.make(`plainjob-p${processes}`);
   const database = join(dir, 'plainjob.db');
   const queue = defineQueue({ connection: better(new Database(database)), logger: silent });
-  for (let done = 0; done < jobs; done += FILL_CHUNK) {
-    const size = Math.min(FILL_CHUNK, jobs - done);
-    queue.addMany('bench', Array.from({ length: size }, (_, i) => ({ n: done + i })));
-  }
+  await inChunks(jobs, (ns) => queue.addMany('bench', ns.map((n) => ({ n }))));
   queue.close();
   const counter = new SqliteCounter(database);
   const countDone = counter.count('SELECT count(*) FROM plainjob_jobs WHERE status = ?', JobStatus.Done);
-  return drainByWorkers(ctx, { name: 'plainjob', script: WORKER, args: [database], processes, jobs, dir, driver: 'sqlite', counter, countDone, exitWhenEmpty: false });
+  return drainByWorkers(ctx, { name: 'plainjob', script: WORKER, args: [database], processes, jobs, dir, pollMs: POLL_MS.sqlite, counter, countDone, exitWhenEmpty: false });
 }

@@ -108,7 +108,12 @@ export class ProcessRegistry {
 
   /** Start `node <script> ...args`. */
   startNode(name: string, script: string, args: string[], options: StartOptions = {}): Managed {
-    const child = execa(process.execPath, [script, ...args], {
+    return this.start(name, process.execPath, [script, ...args], options);
+  }
+
+  /** Start `command ...args` (a program other than node: a peer's server). */
+  start(name: string, command: string, args: string[], options: StartOptions = {}): Managed {
+    const child = execa(command, args, {
       reject: false,
       stdin: 'ignore',
       stdout: options.output === undefined ? 'ignore' : { file: options.output, append: true },

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver } from './database.js';
-import { drainByWorkers, type DrainRun } from './drain.js';
+import { drainByWorkers, POLL_MS, type DrainRun } from './drain.js';
 
 const WORKER = fileURLToPath(new URL('./raw-worker.js', import.meta.url));
 
@@ -91,7 +91,7 @@ export async function rawDrain(ctx: BenchContext, processes: number, perTx: numb
     const counter = await database.counter();
     const args = [driver, database.url, String(perTx), ...(bookkeeping ? ['bookkeeping'] : [])];
     const countDone = counter.count(`SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`);
-    return await drainByWorkers(ctx, { name: 'raw', script: WORKER, args, processes, jobs, dir, driver, counter, countDone, exitWhenEmpty: true });
+    return await drainByWorkers(ctx, { name: 'raw', script: WORKER, args, processes, jobs, dir, pollMs: POLL_MS[driver], counter, countDone, exitWhenEmpty: true });
   } finally {
     await database.dispose();
   }

@@ -1,8 +1,10 @@
-/** The JSON document's shape, the targets of issues 6 and 11 checked against it, and the readable table. */
+/** The JSON document's shape and the readable table (targets.ts checks the targets against the document). */
 import type { Stat } from './common.js';
-import type { ComparisonSections } from './compare.js';
+import type { ComparisonSections, PgComparisonSections } from './compare.js';
+import type { PeerRatio, PeerRow } from './peers.js';
 import type { BookkeepingFloor, RawSection, Ratio } from './rounds.js';
-import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, type CliSection } from './cli.js';
+import type { Target } from './targets.js';
+import type { CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
@@ -10,23 +12,24 @@ import { LONG_WAIT_MS, type HeadOfLineSection } from './head-of-line.js';
 import type { LatencySection, LatencyStats, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
-import type { ThroughputRow, ThroughputSection } from './throughput.js';
+import type { ThroughputRow } from './throughput.js';
 import type { RecoverySection } from './recovery.js';
-import { slowestMedian } from './big-store.js';
-import { READ_TARGET_MS, type ReadsSection } from './reads.js';
+import type { ReadsSection } from './reads.js';
 import { DASHBOARD_TARGET_MS, type DashboardSection } from './dashboard.js';
-import { CHILD_HEARTBEAT_TARGET_MS, JOB_HEARTBEAT_TARGET_MS, KILL_LATE_TARGET_MS, SCHEDULE_LATE_TARGET_MS, type TimelinessSection } from './timeliness.js';
+import type { TimelinessSection } from './timeliness.js';
 
 export const SECTIONS = [
   'throughput',
   'plainjob',
   'raw',
+  'bullmq',
   'enqueue',
   'latency',
   'recovery',
   'depth',
   'overhead',
   'pg-throughput',
+  'graphile-worker',
   'pg-latency',
   'head-of-line',
   'concurrency',
@@ -48,13 +51,12 @@ export interface BenchReport {
   source: { commit: string; dirty_files: number };
   /** `postgres`: the server of the pg-* sections (the URL without its password), when they ran. */
   params: { runs: number; jobs: number; claim_batch: number; processes: number[]; postgres: string | null };
-  sections: ComparisonSections & {
+  sections: ComparisonSections & PgComparisonSections & {
     enqueue?: EnqueueSection;
     latency?: LatencySection;
     recovery?: RecoverySection;
     depth?: DepthSection;
     overhead?: OverheadSection;
-    'pg-throughput'?: ThroughputSection;
     'pg-latency'?: PgLatencySection;
     'head-of-line'?: HeadOfLineSection;
     concurrency?: ConcurrencySection;
@@ -70,46 +72,6 @@ export interface BenchReport {
 }
 
 type Sections = BenchReport['sections'];
-
-export interface Target {
-  id: string;
-  target: string;
-  value: number | null;
-  met: boolean | null;
-}
-
-function findRatio(ratios: Ratio[] | undefined, processes: number, batch: number): Stat | undefined {
-  return ratios?.find((r) => r.leasehold.processes === processes && r.leasehold.claim_batch === batch)?.ratio;
-}
-
-export function checkTargets(report: BenchReport): Target[] {
-  const s = report.sections;
-  const batch = report.params.claim_batch;
-  const targets: Target[] = [];
-  const add = (id: string, target: string, value: number | undefined, met: (v: number) => boolean) =>
-    targets.push({ id, target, value: value ?? null, met: value === undefined || !Number.isFinite(value) ? null : met(value) });
-  add('1-vs-plainjob', `leasehold 2 children (claim_batch ${batch}) >= 2x plainjob 2 processes`, findRatio(s.plainjob?.ratios, 2, batch)?.median, (v) => v >= 2);
-  add('1-vs-raw', `leasehold 2 children (claim_batch ${batch}) >= 50% of raw 10-per-tx, 2 processes`, findRatio(s.raw?.ratios, 2, batch)?.median, (v) => v >= 0.5);
-  add('5-p50', 'enqueue-to-start p50 <= 5 ms (default config)', s.latency?.start_latency_ms.p50.median, (v) => v <= 5);
-  add('5-p99', 'enqueue-to-start p99 <= 50 ms (default config)', s.latency?.start_latency_ms.p99.median, (v) => v <= 50);
-  add('6-p50', 'reclaim after SIGKILL p50 <= 1000 ms (default config)', s.recovery?.reclaim_ms.p50.median, (v) => v <= 1000);
-  const deepest = s.depth?.depths[s.depth.depths.length - 1]?.depth;
-  add('7-depth', `claim+complete at depth ${deepest ?? '1e6'} within 1.5x of depth 1e3 (ratio >= 0.67)`, s.depth?.deepest_over_shallowest.median, (v) => v >= 1 / 1.5);
-  const hol = s['head-of-line'];
-  add('11-max', `head-of-line: fast jobs' max started_at − claimed_at <= 50 ms (2 children, ${hol?.slow_ms ?? 3000} ms job every ${hol?.slow_every ?? 250}th)`, hol?.fast_wait_ms.max.median, (v) => v <= 50);
-  add('12-scale', `leasehold 4 children >= 2 children (claim_batch ${batch}, ratio within a round)`, s.throughput?.four_over_two_children?.median, (v) => v >= 1);
-  const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
-  add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
-  add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestMedian(s.reads?.drivers), (v) => v <= READ_TARGET_MS);
-  add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestMedian(s.dashboard?.drivers), (v) => v <= DASHBOARD_TARGET_MS);
-  add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
-  const timely = s.timeliness;
-  add('30-job-heartbeat', `a running job's heartbeat age (\`stats\`), heartbeat_seconds 0.5: max <= ${JOB_HEARTBEAT_TARGET_MS} ms`, timely?.job_heartbeat_age_ms.max, (v) => v <= JOB_HEARTBEAT_TARGET_MS);
-  add('30-child-heartbeat', `children's heartbeat age (\`workers\`): max <= ${CHILD_HEARTBEAT_TARGET_MS} ms`, timely?.child_heartbeat_age_ms.max, (v) => v <= CHILD_HEARTBEAT_TARGET_MS);
-  add('30-kill-late', `a hanging job's attempt ends within ${KILL_LATE_TARGET_MS} ms past max_runtime_seconds 1 (kill_grace_seconds 0.5): max`, timely?.kill_late_ms.max, (v) => v <= KILL_LATE_TARGET_MS);
-  add('30-schedule-late', `a per-second schedule's occurrence enqueued <= ${SCHEDULE_LATE_TARGET_MS} ms after it came due: max`, timely?.schedule_late_ms.max, (v) => v <= SCHEDULE_LATE_TARGET_MS);
-  return targets;
-}
 
 // ---- the table
 
@@ -151,6 +113,21 @@ function ratesTable<R extends { jobs_per_sec: Stat; jobs_per_sec_from_start: Sta
 
 const BY_PROCESSES: Lead<{ processes: number }> = [['processes', (r) => String(r.processes)]];
 
+const RATES_AND_CPU: Lead<PeerRow> = [
+  ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
+  ['jobs/s (from spawn)', (r) => stat(r.jobs_per_sec_from_start)],
+  ['CPU ms per 1k jobs', (r) => stat(r.cpu_ms_per_1k_jobs)],
+];
+
+/** The ratio in `ratios` of the same leasehold row as `row`. */
+const sameLeasehold = (ratios: Ratio[], row: Ratio) => ratios.find((r) => r.leasehold.processes === row.leasehold.processes && r.leasehold.claim_batch === row.leasehold.claim_batch);
+
+/** Leasehold's jobs/s over a peer's, within a round; `what` names the peer's row. */
+function peerRatios<R extends PeerRatio>(peer: string, ratios: R[], what: (r: R) => string = () => peer): string[] {
+  if (ratios.length === 0) return [];
+  return [figures([`leasehold / ${peer}, within a round`, 'jobs/s'], ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${what(r)}`, r.ratio]))];
+}
+
 /** Each section's lines in the table (a blank line follows each); a new section adds its entry here. */
 const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: BenchReport) => string[] } = {
   throughput: (t, report) => [
@@ -160,9 +137,14 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ...(t.four_over_two_children === undefined ? [] : [`  4 children / 2 children (claim_batch ${report.params.claim_batch}), within a round: ${stat(t.four_over_two_children)}`]),
   ],
   plainjob: (p) => [
-    `2. ${p.package}, same workload (jobs/s)`,
-    ratesTable(p.results, BY_PROCESSES),
-    ...(p.ratios.length === 0 ? [] : [figures(['leasehold / plainjob', 'ratio'], p.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${r.other.processes} processes`, r.ratio]))]),
+    `2. ${p.package}, same workload (jobs/s; CPU ms per 1k jobs of every worker process, as section 1's supervisor + children)`,
+    columnsTable(p.results, [...BY_PROCESSES, ...RATES_AND_CPU]),
+    ...(p.ratios.length === 0 ? [] : [figures(['leasehold / plainjob, within a round', 'jobs/s', 'CPU per job'], p.ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${r.other.processes} processes`, r.ratio, sameLeasehold(p.cpu_ratios, r)?.ratio]))]),
+  ],
+  bullmq: (b) => [
+    `2b. ${b.package}, same workload: ${b.processes} worker process at concurrency ${b.concurrency} on a redis-server of its own (jobs/s; CPU ms per 1k jobs of the worker and redis-server)`,
+    columnsTable([b], RATES_AND_CPU),
+    ...peerRatios('BullMQ', b.ratios),
   ],
   raw: (raw) => [
     '3. raw ceiling: bare better-sqlite3 claim + fenced complete, no bookkeeping (jobs/s)',
@@ -221,6 +203,11 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     '  written: the WAL the server generated (pg_current_wal_lsn() moved), in 8 KiB blocks',
     throughputTable(t.results, BY_CHILDREN_AND_BATCH, report.machine.nproc),
     ...(t.raw === undefined ? [] : ['  raw ceiling: bare `pg` claim + fenced complete, one statement each, no bookkeeping (jobs/s)', ...rawTables(t.raw, 'statement')]),
+  ],
+  'graphile-worker': (g) => [
+    `9b. ${g.package}, same workload as 9: ${g.processes} processes × concurrency ${g.concurrency} (jobs/s; CPU ms per 1k jobs of its processes, not the server's)`,
+    columnsTable(g.results, [['mode', (r) => r.mode], ...RATES_AND_CPU]),
+    ...peerRatios('graphile-worker', g.ratios, (r) => r.mode),
   ],
   'pg-latency': (l) => [
     '10. enqueue-to-start latency on PostgreSQL, as 5',
@@ -294,7 +281,7 @@ export function renderTable(report: BenchReport): string {
     if (section !== undefined) out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 1, 5-7, 11-15 and 30)');
+    out.push('targets (issues 1, 5-7, 11-15, 30 and 32)');
     out.push(table(['target', 'value', 'met'], report.targets.map((t) => [t.target, t.value === null ? 'n/a' : fmt(t.value), t.met === null ? '–' : t.met ? 'yes' : 'NO'])));
   }
   for (const e of report.errors) out.push(`ERROR in ${e.section}: ${e.error}`);

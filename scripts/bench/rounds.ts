@@ -44,10 +44,21 @@ export function ratesOf(rounds: Rounds, key: string): { jobs_per_sec: Stat; jobs
   return { jobs_per_sec: summarize(runs.map((r) => r.jobsPerSec)), jobs_per_sec_from_start: summarize(runs.map((r) => r.jobsPerSecFromStart)) };
 }
 
-/** a's jobs/s over b's within each round, summarised; undefined unless every round ran both. */
-export function ratioOf(rounds: Rounds, a: string, b: string): Stat | undefined {
-  if (!rounds.every((r) => r.has(a) && r.has(b))) return undefined;
-  return summarize(rounds.map((r) => (r.get(a) as DrainRun).jobsPerSec / (r.get(b) as DrainRun).jobsPerSec), 2);
+/** What a ratio compares: jobs/s by default, or CPU per job. */
+export type Figure = (run: DrainRun) => number | undefined;
+const JOBS_PER_SEC: Figure = (run) => run.jobsPerSec;
+export const CPU_PER_JOB: Figure = (run) => run.cpuMsPer1k;
+
+/** a's figure over b's within each round, summarised; undefined unless every round measured both. */
+export function ratioOf(rounds: Rounds, a: string, b: string, figure: Figure = JOBS_PER_SEC): Stat | undefined {
+  const pairs = rounds.map((r) => [r.get(a), r.get(b)].map((run) => (run === undefined ? undefined : figure(run))));
+  if (!pairs.every(([x, y]) => x !== undefined && y !== undefined)) return undefined;
+  return summarize(pairs.map(([x, y]) => (x as number) / (y as number)), 2);
+}
+
+/** A configuration's CPU ms per 1,000 jobs over the rounds (section 1's rule: from a tenth of the jobs done). */
+export function cpuOf(rounds: Rounds, key: string): Stat {
+  return summarize(runsOf(rounds, key).map((run) => run.cpuMsPer1k ?? Number.NaN));
 }
 
 export interface Ratio {
@@ -57,11 +68,11 @@ export interface Ratio {
 }
 
 /** Each leasehold row (processes × batch) over the configuration `otherKey(processes)` names, where every round ran both. */
-export function leaseholdRatios(rounds: Rounds, processes: number[], batches: number[], other: (processes: number) => { key: string; per_tx?: number }): Ratio[] {
+export function leaseholdRatios(rounds: Rounds, processes: number[], batches: number[], other: (processes: number) => { key: string; per_tx?: number }, figure?: Figure): Ratio[] {
   return processes.flatMap((p) =>
     batches.flatMap((b) => {
       const { key, per_tx } = other(p);
-      const ratio = ratioOf(rounds, lhKey(p, b), key);
+      const ratio = ratioOf(rounds, lhKey(p, b), key, figure);
       return ratio === undefined ? [] : [{ leasehold: { processes: p, claim_batch: b }, other: { processes: p, ...(per_tx === undefined ? {} : { per_tx }) }, ratio }];
     }),
   );

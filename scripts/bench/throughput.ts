@@ -1,8 +1,8 @@
 /** Sections 1, 9 and 12: no-op jobs through a real supervisor and its children, with the CPU and bytes they cost per job. */
-import { clockTicksPerSecond, cpuTicks, pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
+import { pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { drainRates, POLL_MS, type DrainRun } from './drain.js';
+import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, type DrainRun } from './drain.js';
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
 
@@ -62,12 +62,12 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
-  const ticksNow = () => new Map(pids().map((pid) => [pid, cpuTicks(pid) ?? 0]));
+  const ticksNow = () => ticksOf(pids());
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
   // The server's processes, by pid (backends come and go): see sinceMark.
-  const serverTicks = () => new Map(driver === 'postgres' ? processesNamed('postgres').map((pid) => [pid, cpuTicks(pid) ?? 0]) : []);
+  const serverTicks = () => ticksOf(driver === 'postgres' ? processesNamed('postgres') : []);
   // Until the mark: from the start, which is what a drain that ends between two polls is measured from (0/0 per job otherwise).
   let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
   writtenAtMark.catch(() => undefined); // replaced unread when the mark is reached: its failure must not go unhandled
@@ -95,9 +95,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     const atEnd = ticksNow();
     const serverAtEnd = serverTicks();
     const written = sinceMark(await writtenAtMark, await writtenNow());
-    const perThousand = (jobs - doneAtMark) / 1000;
-    const msPer1k = (ticks: number) => (ticks * 1000) / clockTicksPerSecond() / perThousand;
-    const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0));
+    const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0), jobs - doneAtMark);
     const supervisorCpu = used(supervisor.pid);
     const childrenCpu = [...atEnd.keys()].filter((pid) => pid !== supervisor.pid).reduce((sum, pid) => sum + used(pid), 0);
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
@@ -108,24 +106,14 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd)) } : {}),
+      cpuMsPer1k: supervisorCpu + childrenCpu,
+      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - doneAtMark) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
     };
   } finally {
     await counter.close();
     await supervisor.stop();
   }
-}
-
-/**
- * What per-pid counters (CPU ticks, bytes written) rose by between two
- * readings: a pid seen only at the end started after the mark (all of it
- * counts); one seen only at the mark ended before the end (left out: its
- * count since the mark is unknown). A server-wide count is a plain difference.
- */
-function sinceMark(mark: number | Map<number, number>, end: number | Map<number, number>): number {
-  if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
-  return [...end].reduce((sum, [pid, count]) => sum + count - (mark.get(pid) ?? 0), 0);
 }
 
 export interface ThroughputRow {
