@@ -3,7 +3,6 @@ import type { Stat } from './common.js';
 import type { ComparisonSections, PgComparisonSections } from './compare.js';
 import type { PeerRatio, PeerRow } from './peers.js';
 import type { BookkeepingFloor, RawSection, Ratio } from './rounds.js';
-import type { Target } from './targets.js';
 import type { CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
@@ -39,6 +38,14 @@ export const SECTIONS = [
   'timeliness',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
+
+/** One target: its id, what it says, the value measured (null: not measured in this run), and whether it was met. */
+export interface Target {
+  id: string;
+  target: string;
+  value: number | null;
+  met: boolean | null;
+}
 
 export interface BenchReport {
   bench: 'leasehold';

@@ -5,15 +5,8 @@ import type { Stat } from './common.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import type { GraphileMode } from './graphile.js';
 import { READ_TARGET_MS } from './reads.js';
-import type { BenchReport } from './report.js';
+import type { BenchReport, Target } from './report.js';
 import { CHILD_HEARTBEAT_TARGET_MS, JOB_HEARTBEAT_TARGET_MS, KILL_LATE_TARGET_MS, SCHEDULE_LATE_TARGET_MS } from './timeliness.js';
-
-export interface Target {
-  id: string;
-  target: string;
-  value: number | null;
-  met: boolean | null;
-}
 
 /** The ratio of leasehold's row with `processes` children at `batch` in a list of them (Ratio, PeerRatio). */
 function findRatio(ratios: { leasehold: { processes: number; claim_batch: number }; ratio: Stat }[] | undefined, processes: number, batch: number): Stat | undefined {
