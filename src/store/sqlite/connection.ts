@@ -78,9 +78,16 @@ function withBusyRetrySync<T>(work: () => T): T {
 // An interface (not an alias) so declaration files can name it.
 export interface Statement extends Database.Statement<unknown[], unknown> {}
 
-/** Prepare a named set of statements once, when the store opens. */
+/**
+ * A named set of statements, each prepared once, on first use: a CLI
+ * command runs a few of the 75, and paid for preparing them all at open.
+ * Getters, not a property set later, keep the record's shape fixed.
+ */
 export function prepareAll<K extends string>(db: SqliteDb, sql: Record<K, string>): Record<K, Statement> {
   const prepared = {} as Record<K, Statement>;
-  for (const name of Object.keys(sql) as K[]) prepared[name] = db.prepare(sql[name]);
+  for (const name of Object.keys(sql) as K[]) {
+    let statement: Statement | undefined;
+    Object.defineProperty(prepared, name, { enumerable: true, get: () => (statement ??= db.prepare(sql[name])) });
+  }
   return prepared;
 }
