@@ -1,10 +1,17 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../../backoff.js';
 
 export type SqliteDb = Database.Database;
+
+/**
+ * better-sqlite3 is CommonJS: require() skips the scan of its exports that
+ * an ES import makes (about 12M instructions of a CLI run's 690M).
+ */
+const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 /**
  * How long a statement waits for another connection's lock inside SQLite.
@@ -34,7 +41,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 2_000;
  */
 export function openSqlite(path: string): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  const db = new BetterSqlite3(path, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('foreign_keys = ON');
   withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = NORMAL');
