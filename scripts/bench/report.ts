@@ -248,7 +248,7 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     `  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`,
   ],
   cli: (c) => [
-    `14. \`leasehold --db queue.db <command>\` on a small SQLite file: wall time of a process, spawn to exit, ${c.runs} runs each (ms)`,
+    `14. \`leasehold --db queue.db <command>\` (one row with --config) on a small SQLite file: wall time of a process, spawn to exit, ${c.runs} runs each (ms; target ${CLI_TARGET_MS} for ${CLI_TARGET_COMMANDS.join(', ')})`,
     table(['command', 'median', 'min', 'max'], c.commands.map((x) => [x.command, fmt(x.wall_ms.median), fmt(x.wall_ms.min), fmt(x.wall_ms.max)])),
   ],
   dashboard: (d) => [

@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 import { GLOBAL_OPTIONS, PROGRAM, STDIN_TOKEN, type Command } from './context.js';
 import { fastArgs } from './fast-args.js';
 import { EXIT } from '../exit.js';
-import { packageVersion } from '../package-version.js';
 
 type LoadCommand = () => Promise<Command>;
 
@@ -38,6 +37,8 @@ function namedCommand(args: string[]): LoadCommand | undefined {
 /** yargs: for what the fast path leaves (help, no command, a typo, bad or unusual arguments), with every command loaded unless one was named. */
 async function runYargs(args: string[], commands: Command[]): Promise<void> {
   const { default: yargs } = await import('yargs');
+  // Read from package.json only here: the fast path never prints the version.
+  const { packageVersion } = await import('../package-version.js');
   const names = Object.keys(COMMANDS);
   const cli = yargs(args).scriptName(PROGRAM).usage('$0 (--config queue.yaml | --db PATH) <command> [options]').options(GLOBAL_OPTIONS);
   for (const command of commands) cli.command(command);

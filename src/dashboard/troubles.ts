@@ -7,6 +7,7 @@
 import type { ClassConfig } from '../config/schema.js';
 import { DEFAULT_RESTART } from '../queue/limits.js';
 import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
+import { byName } from '../reports/format.js';
 import type { ChildCrash, OperatorStore } from '../store/types.js';
 
 /** A class that is not consuming jobs as configured: disabled by a supervisor, or crashing again and again. */
@@ -54,7 +55,7 @@ export async function classTroubles(store: TroubleStore, now: number, classes: r
     if (disabled.has(crash.class) || crash.exited_at < now - windowOf(crash.class)) continue;
     byClass.set(crash.class, [...(byClass.get(crash.class) ?? []), crash]);
   }
-  for (const [name, crashes] of [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, crashes] of [...byClass.entries()].sort(([a], [b]) => byName(a, b))) {
     if (crashes.length < CRASH_LOOP_EXITS) continue;
     const [last] = crashes; // newest first
     const how = last!.exit_signal === null ? `exit code ${last!.exit_code ?? 'unknown'}` : `signal ${last!.exit_signal}`;

@@ -5,6 +5,7 @@
  * ran together when `concurrency` is above 1.
  */
 import type { AttemptCostRow, ClassCost, OperatorStore } from '../store/types.js';
+import { byName } from './format.js';
 
 /** The window of the cost section: the last hour, as the throughput beside it. */
 export const COST_WINDOW_MS = 3_600_000;
@@ -30,7 +31,7 @@ export async function collectCost(store: OperatorStore, now: number, limit: numb
     since,
     window_ms: COST_WINDOW_MS,
     by_cpu: ranking.by_class,
-    by_memory: [...ranking.by_class].sort((a, b) => b.max_peak_rss_bytes - a.max_peak_rss_bytes || a.class.localeCompare(b.class)),
+    by_memory: [...ranking.by_class].sort((a, b) => b.max_peak_rss_bytes - a.max_peak_rss_bytes || byName(a.class, b.class)),
     slowest: ranking.top_cpu,
     hungriest: ranking.top_rss,
   };

@@ -67,3 +67,12 @@ export function clip(text: string | null | undefined, max = 60): string {
   const line = text.replace(/\s+/g, ' ');
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
+
+/**
+ * Class names in code-unit order, as the database's own ORDER BY class gives
+ * them: the same on every machine, where localeCompare follows the locale and
+ * builds an ICU collator on first use (about 15 ms of a `stats` run).
+ */
+export function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -5,6 +5,7 @@
  */
 import { pausedClasses } from '../queue/class-controls.js';
 import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
+import { byName } from './format.js';
 import type { ClassControl, ClassOldestDue, WorkerRow } from '../store/types.js';
 
 /** A class's queue at `now`. */
@@ -57,7 +58,7 @@ export async function collectQueues(store: QueueStore, now: number, classes: Ite
   const served = servedClasses(live, now);
   const pausedNames = new Set(paused.map((row) => row.class));
   const oldest = new Map(due.map((row) => [row.class, row.run_at]));
-  const names = [...new Set([...classes, ...oldest.keys()])].sort((a, b) => a.localeCompare(b));
+  const names = [...new Set([...classes, ...oldest.keys()])].sort(byName);
   return names.map((name) => {
     const runAt = oldest.get(name);
     return {

@@ -6,6 +6,7 @@ import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
 import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
 import { collectCost, type CostReport } from './cost.js';
+import { byName } from './format.js';
 import { collectQueues, type QueueView } from './queue-age.js';
 import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RateLimit, type RetryBucket } from '../store/types.js';
 
@@ -177,7 +178,7 @@ export function jobCounts(rows: readonly ClassStatusCount[]): JobCounts {
     total[row.status] += row.count;
     total.total += row.count;
   }
-  return { by_class: [...byClass.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, counts]) => ({ class: name, ...counts })), total };
+  return { by_class: [...byClass.entries()].sort(([a], [b]) => byName(a, b)).map(([name, counts]) => ({ class: name, ...counts })), total };
 }
 
 /** A held job and its ages at `now`. */

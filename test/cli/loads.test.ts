@@ -45,6 +45,7 @@ describe('on SQLite with --db', () => {
     ['enqueue', () => ['--db', database, 'enqueue', 'ok', '--allow-unknown-class', '--payload', '{}']],
     ['show', () => ['--db', database, 'show', '1']],
     ['stats', () => ['--db', database, 'stats', '--json']],
+    ['list', () => ['--db', database, 'list']],
   ];
 
   it.each(CASES)('%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics, config parser or yargs', async (command, args) => {

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
+import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
 import { systemClock } from '../../src/clock.js';
 import { holdExclusiveLock } from '../helpers/faults.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
@@ -22,6 +23,24 @@ describe('SQLite schema and migrations', () => {
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
       db.close();
+    }
+  });
+
+  it('opens a current file preparing none of the store\'s statements: each is prepared on its first use, once', async () => {
+    const path = dbPathIn(newDir());
+    await (await SqliteStore.open({ path, clock: systemClock })).close();
+    const prepare = vi.spyOn(Database.prototype, 'prepare');
+    try {
+      const store = await SqliteStore.open({ path, clock: systemClock });
+      // Only the schema ledger is read at open (a CLI command runs a few of the store's 75 statements).
+      expect(prepare.mock.calls.map(([sql]) => sql).filter((sql) => !sql.includes('schema_migrations'))).toEqual([]);
+      prepare.mockClear();
+      expect(await store.jobGet({ id: 1 })).toBeUndefined();
+      expect(await store.jobGet({ id: 2 })).toBeUndefined();
+      expect(prepare.mock.calls.map(([sql]) => sql)).toEqual([JOB_SQL.get]);
+      await store.close();
+    } finally {
+      prepare.mockRestore();
     }
   });
 

@@ -52,7 +52,7 @@ export class SqliteStore extends SqliteReads implements Store {
     };
   }
 
-  /** Open (creating the file and folder if needed), migrate, and prepare every statement once. */
+  /** Open (creating the file and folder if needed) and migrate; each statement is prepared on its first use (prepareAll). */
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     const db = openSqlite(options.path);
     try {
