@@ -3,7 +3,7 @@ import type { Stat } from './common.js';
 import type { ComparisonSections, PgComparisonSections } from './compare.js';
 import type { PeerRatio, PeerRow } from './peers.js';
 import type { BookkeepingFloor, RawSection, Ratio } from './rounds.js';
-import type { CliSection } from './cli.js';
+import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, type CliSection } from './cli.js';
 import type { ConcurrencyRow, ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
