@@ -37,14 +37,31 @@ export interface FlightRecord {
   startedAt: number;
 }
 
-export const flightRecordDir = (): string => (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+/** Where the files go, first choice first: memory that a reboot clears, else the system's temp (where a container has no writable /dev/shm). */
+const flightRecordDirs = (): string[] => [...(existsSync('/dev/shm') ? ['/dev/shm'] : []), tmpdir()];
 
 /** Remove the recorder files of supervisors that are gone (`alive` says whether a pid runs). */
 export function removeOrphanFlightFiles(alive: (pid: number) => boolean): void {
-  for (const name of readdirSync(flightRecordDir())) {
-    const pid = name.startsWith(FLIGHT_FILE_PREFIX) ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10) : Number.NaN;
-    if (Number.isInteger(pid) && !alive(pid)) rmSync(path.join(flightRecordDir(), name), { force: true });
+  for (const dir of flightRecordDirs()) {
+    for (const name of readdirSync(dir)) {
+      const pid = name.startsWith(FLIGHT_FILE_PREFIX) ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10) : Number.NaN;
+      if (Number.isInteger(pid) && !alive(pid)) rmSync(path.join(dir, name), { force: true });
+    }
   }
+}
+
+/** Write `bytes` of zeros as `name` in the first of the directories that takes it; its path. */
+function createEmpty(name: string, bytes: number): string {
+  const dirs = flightRecordDirs();
+  for (const [i, dir] of dirs.entries()) {
+    try {
+      writeFileSync(path.join(dir, name), Buffer.alloc(bytes));
+      return path.join(dir, name);
+    } catch (error) {
+      if (i === dirs.length - 1) throw error;
+    }
+  }
+  throw new Error('no directory for the flight recorder');
 }
 
 /** The supervisor's side: makes one child's file, reads which jobs it runs, and removes the file once the child is gone. */
@@ -57,8 +74,7 @@ export class FlightRecordFile {
     workerId: string,
     private readonly slots: number,
   ) {
-    this.path = path.join(flightRecordDir(), `${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
-    writeFileSync(this.path, Buffer.alloc(slots * RECORD_BYTES));
+    this.path = createEmpty(`${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`, slots * RECORD_BYTES);
     this.fd = openSync(this.path, 'r');
   }
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FLIGHT_FILE_PREFIX, FlightRecorder, FlightRecordFile, flightRecordDir, RECORD_BYTES, removeOrphanFlightFiles } from '../../src/ipc/flight-record.js';
+import { FLIGHT_FILE_PREFIX, FlightRecorder, FlightRecordFile, RECORD_BYTES, removeOrphanFlightFiles } from '../../src/ipc/flight-record.js';
 import { isPidAlive } from '../../src/pids.js';
 
 const files: FlightRecordFile[] = [];
@@ -70,7 +70,7 @@ describe('flight recorder', () => {
     const mine = newFile(1);
     const gone = spawn(process.execPath, ['-e', '0']);
     await new Promise((resolve) => gone.on('exit', resolve));
-    const orphan = path.join(flightRecordDir(), `${FLIGHT_FILE_PREFIX}${gone.pid}-test_flight.1`);
+    const orphan = path.join(path.dirname(mine.path), `${FLIGHT_FILE_PREFIX}${gone.pid}-test_flight.1`);
     writeFileSync(orphan, Buffer.alloc(RECORD_BYTES));
     removeOrphanFlightFiles(isPidAlive);
     expect(existsSync(orphan)).toBe(false);
