@@ -25,6 +25,7 @@ import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/m
 import { runOverhead } from './bench/overhead.js';
 import { ProcessRegistry } from './bench/processes.js';
 import { runReads } from './bench/reads.js';
+import { runRealWork } from './bench/real-work.js';
 import { runRecovery } from './bench/recovery.js';
 import { renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
 import { checkTargets } from './bench/targets.js';
@@ -71,6 +72,7 @@ const RUNNERS: SectionRunner[] = [
   single('cli', runCli),
   single('dashboard', (ctx) => runDashboard(ctx, ['sqlite', 'postgres'])),
   single('timeliness', runTimeliness),
+  single('real-work', runRealWork),
 ];
 
 function usage(message: string): never {

@@ -35,6 +35,11 @@ export const FULL = {
    * 1000 / sleepMs jobs a second).
    */
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [200, 800, 1_600] },
+  /**
+   * Section 17's drains, each about 15 s: jobs that await 5 ms at concurrency
+   * 1 (about 180 a second) and at 20, and jobs that burn 0.5 ms of CPU.
+   */
+  realWork: { awaitJobs: 2_500, wideJobs: 40_000, burnJobs: 25_000 },
   /** Jobs in the store whose operator reads are timed (sections 13 and 15). */
   readsJobs: 1_000_000,
   /** Exited children in the registry whose dashboard pages are timed (section 15). */
@@ -65,6 +70,7 @@ export const QUICK: Sizes = {
   crashKills: 1,
   headOfLine: { jobs: 200, fastMs: 1, slowEvery: 50, slowMs: 500 },
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
+  realWork: { awaitJobs: 40, wideJobs: 400, burnJobs: 300 },
   readsJobs: 3_000,
   dashboardWorkerHistory: 100,
   cliRuns: 10,

@@ -1,4 +1,4 @@
-/** What every drain shares (sections 1-3, 9 and 12): its poll, its figures, and a drain by plain worker processes. */
+/** What every drain shares (sections 1-3, 9, 12 and 17): its poll, its figures, and a drain by plain worker processes. */
 import { join } from 'node:path';
 import { clockTicksPerSecond, cpuTicks, pollDrain, steadyRate, type DrainTiming } from './common.js';
 import type { BenchContext } from './context.js';

@@ -60,10 +60,14 @@ export function describeClass(configFile: string): string {
   );
 }
 
-/** A handler module `name`.mjs in `dir` whose default export runs `body` (with `job` and a promise `sleep` in scope). */
-function writeHandler(dir: string, name: string, body: string): string {
+/**
+ * A handler module `name`.mjs in `dir` whose default export runs `body` (with
+ * `job` and a promise `sleep` in scope) and returns `returns`; `scope`: lines
+ * at the module's top level, kept across the jobs of a child.
+ */
+function writeHandler(dir: string, name: string, body: string, { scope = '', returns = 'null' } = {}): string {
   const file = join(dir, `${name}.mjs`);
-  writeFileSync(file, `import { setTimeout as sleep } from 'node:timers/promises';\nexport default async function handler(job) {\n  ${body}\n  return null;\n}\n`);
+  writeFileSync(file, `import { setTimeout as sleep } from 'node:timers/promises';\n${scope}export default async function handler(job) {\n  ${body}\n  return ${returns};\n}\n`);
   return file;
 }
 
@@ -72,6 +76,26 @@ export const writeNoopHandler = (dir: string) => writeHandler(dir, 'noop', '');
 
 /** A handler that sleeps the job's `payload.ms` (0 or none: returns at once). */
 export const writeSleepHandler = (dir: string) => writeHandler(dir, 'sleep', 'const ms = job.payload?.ms ?? 0;\n  if (ms > 0) await sleep(ms);');
+
+/**
+ * Section 17's handler: sleeps `payload.ms`, or with `payload.burn` spends
+ * that much CPU in a busy loop; it counts its calls in flight in its child
+ * and returns the most seen at once so far (PEAK_RUNNING reads the highest).
+ */
+export const writeWorkHandler = (dir: string) =>
+  writeHandler(
+    dir,
+    'work',
+    `running++;
+  peak = Math.max(peak, running);
+  try {
+    if (job.payload.burn) for (const until = cpuMicros() + job.payload.ms * 1000; cpuMicros() < until; );
+    else await sleep(job.payload.ms);
+  } finally {
+    running--;
+  }`,
+    { scope: 'let running = 0;\nlet peak = 0;\nconst cpuMicros = () => {\n  const used = process.cpuUsage();\n  return used.user + used.system;\n};\n', returns: 'peak' },
+  );
 
 /** A handler that sleeps `ms` on a job's first attempt only (later attempts return at once). */
 export const writeSleepFirstAttemptHandler = (dir: string, ms: number) => writeHandler(dir, 'sleep-first', `if (job.attempt === 1) await sleep(${ms});`);
@@ -95,6 +119,8 @@ export async function openBenchQueue(database: string): Promise<Queue> {
   return new Queue(await openStore(database), { actor: 'bench' });
 }
 
+/** The most calls of writeWorkHandler's seen running at once in a child, over the drain. */
+export const PEAK_RUNNING = 'SELECT max(CAST(result AS INTEGER)) FROM jobs';
 export const SUCCEEDED_COUNT = `SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'`;
 /** Jobs in a final state, whichever: a drain that must not wait forever on a job that failed. */
 export const FINISHED_COUNT = `SELECT count(*) FROM jobs WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;

@@ -12,6 +12,7 @@ import type { LatencySection, LatencyStats, PgLatencySection } from './latency.j
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { ThroughputRow } from './throughput.js';
+import type { RealWorkSection } from './real-work.js';
 import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
 import { DASHBOARD_TARGET_MS, type DashboardSection } from './dashboard.js';
@@ -36,6 +37,7 @@ export const SECTIONS = [
   'cli',
   'dashboard',
   'timeliness',
+  'real-work',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -71,6 +73,7 @@ export interface BenchReport {
     cli?: CliSection;
     dashboard?: DashboardSection;
     timeliness?: TimelinessSection;
+    'real-work'?: RealWorkSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -270,6 +273,11 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
         ] as const
       ).map(([label, figure]) => [label, String(figure.n), stat(figure)]),
     ),
+  ],
+  'real-work': (w) => [
+    '17. real work on SQLite: jobs that await a timer or burn CPU, supervise + children (jobs/s; CPU ms per job and per 1k jobs)',
+    throughputTable(w.results, [['job', (r) => `${r.work} ${r.job_ms} ms`], ['concurrency', (r) => String(r.concurrency)], ...BY_CHILDREN_AND_BATCH, ['jobs', (r) => String(r.jobs)], ['CPU ms/job, all', (r) => stat(r.cpu_ms_per_job)], ['most running', (r) => stat(r.peak_running)]]),
+    `  burning jobs, 2 children / 1 child, within a round: ${stat(w.burn_two_over_one)}`,
   ],
 };
 

@@ -1,5 +1,5 @@
 /**
- * Drains run in rounds (sections 1-3, 9 and 12): every configuration once a
+ * Drains run in rounds (sections 1-3, 9, 12 and 17): every configuration once a
  * round, back to back, and ratios taken within a round, so that a machine
  * busier in one round than another cannot fake a win or a loss.
  */

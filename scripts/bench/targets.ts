@@ -5,6 +5,7 @@ import type { Stat } from './common.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import type { GraphileMode } from './graphile.js';
 import { READ_TARGET_MS } from './reads.js';
+import { realWorkTargets } from './real-work.js';
 import type { BenchReport, Target } from './report.js';
 import { CHILD_HEARTBEAT_TARGET_MS, JOB_HEARTBEAT_TARGET_MS, KILL_LATE_TARGET_MS, SCHEDULE_LATE_TARGET_MS } from './timeliness.js';
 
@@ -48,6 +49,7 @@ export function checkTargets(report: BenchReport): Target[] {
   add('30-child-heartbeat', `children's heartbeat age (\`workers\`): max <= ${CHILD_HEARTBEAT_TARGET_MS} ms`, timely?.child_heartbeat_age_ms.max, (v) => v <= CHILD_HEARTBEAT_TARGET_MS);
   add('30-kill-late', `a hanging job's attempt ends within ${KILL_LATE_TARGET_MS} ms past max_runtime_seconds 1 (kill_grace_seconds 0.5): max`, timely?.kill_late_ms.max, (v) => v <= KILL_LATE_TARGET_MS);
   add('30-schedule-late', `a per-second schedule's occurrence enqueued <= ${SCHEDULE_LATE_TARGET_MS} ms after it came due: max`, timely?.schedule_late_ms.max, (v) => v <= SCHEDULE_LATE_TARGET_MS);
+  for (const target of realWorkTargets(s['real-work'])) add(...target);
   return targets;
 }
 

@@ -1,10 +1,10 @@
-/** Sections 1, 9 and 12: no-op jobs through a real supervisor and its children, with the CPU and bytes they cost per job. */
+/** Sections 1, 9, 12 and 17: jobs (no-op but in 12 and 17) through a real supervisor and its children, with the CPU and bytes they cost per job. */
 import { pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, type DrainRun } from './drain.js';
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
-import { fillQueue, openBenchQueue, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler } from './leasehold.js';
+import { fillQueue, openBenchQueue, PEAK_RUNNING, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler, writeWorkHandler, type PayloadOf } from './leasehold.js';
 
 export interface LeaseholdDrainRun extends DrainRun {
   attemptsPerJob: number;
@@ -24,6 +24,8 @@ export interface LeaseholdDrainRun extends DrainRun {
    * IPC and log). PostgreSQL: the WAL the server generated (its WAL position).
    */
   bytesWrittenPerJob: number;
+  /** With a `work` workload: the most jobs seen running at once in a child (PEAK_RUNNING). */
+  peakRunning?: number;
 }
 
 /** The page a write is counted in: SQLite's page, PostgreSQL's WAL block. */
@@ -38,6 +40,15 @@ export interface Workload {
   concurrency?: number;
   /** Each job sleeps this long in its handler (0: the no-op handler). */
   jobMs?: number;
+  /** Section 17: writeWorkHandler's jobs, that await or burn jobMs, and the run's peakRunning. */
+  work?: 'await' | 'burn';
+}
+
+/** The handler a workload's jobs run, and their payload (none: `{ n }`). */
+function handlerOf(workload: Workload): { write: (dir: string) => string; payloadOf?: PayloadOf } {
+  const ms = workload.jobMs ?? 0;
+  if (workload.work !== undefined) return { write: writeWorkHandler, payloadOf: (n) => ({ n, ms, burn: workload.work === 'burn' }) };
+  return ms > 0 ? { write: writeSleepHandler, payloadOf: (n) => ({ n, ms }) } : { write: writeNoopHandler };
 }
 
 export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number, driver: Driver = 'sqlite', workload: Workload = {}): Promise<LeaseholdDrainRun> {
@@ -47,18 +58,18 @@ export async function leaseholdDrain(ctx: BenchContext, processes: number, claim
   const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}${label}`);
   const database = benchDatabase(ctx, dir, driver);
   try {
-    const handler = jobMs > 0 ? writeSleepHandler(dir) : writeNoopHandler(dir);
-    const config = writeConfig(dir, { database: database.url, handler, processes, claimBatch, concurrency: workload.concurrency });
+    const { write, payloadOf } = handlerOf(workload);
+    const config = writeConfig(dir, { database: database.url, handler: write(dir), processes, claimBatch, concurrency: workload.concurrency });
     const queue = await openBenchQueue(database.url);
-    await fillQueue(queue, jobs, undefined, jobMs > 0 ? (n) => ({ n, ms: jobMs }) : undefined);
+    await fillQueue(queue, jobs, undefined, payloadOf);
     await queue.close();
-    return await drain(ctx, dir, config, jobs, await database.counter(), driver);
+    return await drain(ctx, dir, config, jobs, await database.counter(), driver, workload.work !== undefined);
   } finally {
     await database.dispose();
   }
 }
 
-async function drain(ctx: BenchContext, dir: string, config: string, jobs: number, counter: RowCounter, driver: Driver): Promise<LeaseholdDrainRun> {
+async function drain(ctx: BenchContext, dir: string, config: string, jobs: number, counter: RowCounter, driver: Driver, countPeak: boolean): Promise<LeaseholdDrainRun> {
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
@@ -109,6 +120,7 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       cpuMsPer1k: supervisorCpu + childrenCpu,
       ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - doneAtMark) } : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
+      ...(countPeak ? { peakRunning: await counter.count(PEAK_RUNNING)() } : {}),
     };
   } finally {
     await counter.close();
