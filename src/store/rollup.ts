@@ -125,3 +125,18 @@ export function windowBounds(window: { since: number; until?: number }, now: num
   const to = window.until === undefined ? OPEN : Math.max(from, bucketOf(until));
   return { since: window.since, from, to, until };
 }
+
+/** A window's raw edges as a driver binds them: one raw select for [lo, hi) given its bounds, for each edge (UNION ALL). */
+export type WindowEdges = (edge: (lo: string, hi: string) => string) => string;
+
+/**
+ * Both drivers' CTE `errors(class, code, count, last_at)`: per class and error code, the attempts of a window that
+ * ended with a real error (handed-back claims are not), the edges' through job_attempts_error and the buckets'.
+ * `rolled`: the driver's condition on the buckets of the window.
+ */
+export const errorsCte = (edges: WindowEdges, rolled: string) => `errors(class, code, count, last_at) AS (${edges(
+  (lo, hi) => `SELECT j.class, a.error_code, count(*), max(a.finished_at) FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= ${lo} AND a.finished_at < ${hi} GROUP BY j.class, a.error_code`,
+)}
+      UNION ALL SELECT class, code, sum(ended), max(last_at) FROM attempt_rollup WHERE ${rolled} AND code NOT IN ('', 'LEASE:RELEASED')
+      GROUP BY class, code)`;

@@ -2,14 +2,14 @@ import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 import { CLASSES_PRESENT } from './jobs.js';
-import { ROLLUP_BUCKET_MS } from '../../rollup.js';
+import { errorsCte, ROLLUP_BUCKET_MS, type WindowEdges } from '../../rollup.js';
 
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /**
  * A window [$1, $4) is read as the rollup's buckets of [$2, $3) (../../rollup.ts, windowBounds) and the raw rows
  * at its two edges, [$1, $2) and [$3, $4): `edge` is one raw select for [lo, hi), given its bounds.
  */
-const edges = (edge: (lo: string, hi: string) => string) => `${edge('$1', '$2')}
+const edges: WindowEdges = (edge) => `${edge('$1', '$2')}
       UNION ALL ${edge('$3', '$4')}`;
 const ROLLED = `bucket >= $2 AND bucket < $3`;
 /**
@@ -41,13 +41,7 @@ const MEASURED = `WITH measured AS MATERIALIZED (${edges(
 const costTop = (column: string) => `(SELECT coalesce(json_agg(top), '[]') FROM (
     SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM ranked
     ORDER BY ${column} DESC, job_id, attempt LIMIT $5) AS top)`;
-/** (window) -> per class and error code, the attempts that ended with a real error: the edges' and the buckets'. */
-const ERRORS = `errors(class, code, count, last_at) AS (${edges(
-  (lo, hi) => `SELECT j.class, a.error_code, count(*), max(a.finished_at) FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
-      WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= ${lo} AND a.finished_at < ${hi} GROUP BY j.class, a.error_code`,
-)}
-      UNION ALL SELECT class, code, sum(ended), max(last_at) FROM attempt_rollup WHERE ${ROLLED} AND code NOT IN ('', 'LEASE:RELEASED')
-      GROUP BY class, code)`;
+const ERRORS = errorsCte(edges, ROLLED);
 /** (window) -> SUCCEEDED and FAILED jobs that ended in it by class, status, attempts spent and bucket: the edges' and the buckets'. */
 const ENDED = `ended(class, status, attempts, bucket, jobs) AS (${edges(
   (lo, hi) => `SELECT class, status, attempts - releases, finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, count(*) FROM jobs
