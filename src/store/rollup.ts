@@ -140,3 +140,14 @@ export const errorsCte = (edges: WindowEdges, rolled: string) => `errors(class, 
 )}
       UNION ALL SELECT class, code, sum(ended), max(last_at) FROM attempt_rollup WHERE ${rolled} AND code NOT IN ('', 'LEASE:RELEASED')
       GROUP BY class, code)`;
+
+/**
+ * Both drivers' test of a cost_top candidate `c` (its bucket, job_id, attempt and `column`): true when fewer than
+ * COST_TOP_KEPT kept rows of its bucket precede it in the rankings' order (most first, then job id, attempt). A
+ * candidate it turns away can never rank there, as the rows that precede it stay; a tie does not let it in, which
+ * would keep a row per job where a child's peak RSS repeats from job to job. The `>=` bounds the walk of the
+ * (bucket, column) index to the rows at or above the candidate's figure.
+ */
+export const mayRank = (column: string, bucket: string) => `(SELECT count(*) FROM (SELECT 1 FROM cost_top AS t WHERE t.bucket = ${bucket} AND t.${column} >= c.${column}
+        AND (t.${column} > c.${column} OR t.job_id < c.job_id OR (t.job_id = c.job_id AND t.attempt < c.attempt))
+        LIMIT ${COST_TOP_KEPT}) AS preceding) < ${COST_TOP_KEPT}`;

@@ -67,7 +67,7 @@ describe('query plans with a deep queue', () => {
     ['throughput per minute', STATS_SQL.finishedByMinute, [windowBounds({ since: now - 60_000, until: now }, now)], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
     ['throughput per minute (its buckets)', STATS_SQL.finishedByMinute, [windowBounds({ since: now - 60_000, until: now }, now)], 'job_rollup USING PRIMARY KEY (bucket>? AND bucket<?)', true],
     // the rollup: a batch's costliest attempts against their bucket's kept ones, and its retention
-    ["rollup: a batch's costliest attempts", ROLLUP_SQL.addTop, [{ rows: '[]' }], 'cost_top_cpu (bucket=?)', true],
+    ["rollup: a batch's costliest attempts", ROLLUP_SQL.addTop, [{ rows: '[]' }], 'cost_top_cpu (bucket=? AND cpu_ms>?)', true],
     ['rollup retention: jobs', ROLLUP_SQL.pruneJobs, [{ before: now }], 'PRIMARY KEY (bucket<?)', false],
     ['rollup retention: attempts', ROLLUP_SQL.pruneAttempts, [{ before: now }], 'PRIMARY KEY (bucket<?)', false],
     ['rollup retention: costliest attempts', ROLLUP_SQL.pruneTop, [{ before: now }], 'cost_top_', false],

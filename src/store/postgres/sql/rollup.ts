@@ -1,9 +1,6 @@
 import { nameAll } from '../connection.js';
-import { COST_TOP_KEPT, ROLLUP_BUCKET_MS } from '../../rollup.js';
+import { COST_TOP_KEPT, mayRank, ROLLUP_BUCKET_MS } from '../../rollup.js';
 
-/** The `COST_TOP_KEPT`-th most of `column` in `bucket`: a candidate below it cannot rank there. */
-const keptFloor = (column: string, bucket: string) =>
-  `coalesce((SELECT t.${column} FROM cost_top AS t WHERE t.bucket = ${bucket} ORDER BY t.${column} DESC LIMIT 1 OFFSET ${COST_TOP_KEPT - 1}), -1)`;
 const JOB_UPSERT = `ON CONFLICT (bucket, class, status, runs) DO UPDATE SET jobs = job_rollup.jobs + excluded.jobs`;
 const ATTEMPT_UPSERT = `ON CONFLICT (bucket, class, code) DO UPDATE SET ended = attempt_rollup.ended + excluded.ended,
       measured = attempt_rollup.measured + excluded.measured, cpu_ms = attempt_rollup.cpu_ms + excluded.cpu_ms,
@@ -26,13 +23,12 @@ export const successRollupCtes = (now: string) => `rolled_jobs AS (
       ${ATTEMPT_UPSERT}),
     rolled_top AS (
       INSERT INTO cost_top (bucket, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
-      SELECT ${now} / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, id, attempts, class, attempt_status, cpu_ms, rss, ${now} FROM (
-        SELECT id, attempts, class, attempt_status, cpu_ms, coalesce(peak_rss_bytes, 0) AS rss,
+      SELECT bucket, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, ${now} FROM (
+        SELECT ${now} / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS} AS bucket, id AS job_id, attempts AS attempt, class, attempt_status AS status, cpu_ms,
+          coalesce(peak_rss_bytes, 0) AS peak_rss_bytes,
           row_number() OVER (ORDER BY cpu_ms DESC, id) AS by_cpu, row_number() OVER (ORDER BY coalesce(peak_rss_bytes, 0) DESC, id) AS by_rss
         FROM done WHERE cpu_ms IS NOT NULL) AS c
-      WHERE (by_cpu <= ${COST_TOP_KEPT} OR by_rss <= ${COST_TOP_KEPT})
-        AND (cpu_ms >= ${keptFloor('cpu_ms', `${now} / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}`)}
-          OR rss >= ${keptFloor('peak_rss_bytes', `${now} / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}`)})
+      WHERE (by_cpu <= ${COST_TOP_KEPT} OR by_rss <= ${COST_TOP_KEPT}) AND (${mayRank('cpu_ms', 'c.bucket')} OR ${mayRank('peak_rss_bytes', 'c.bucket')})
       ON CONFLICT (job_id, attempt) DO NOTHING)`;
 
 /** The rollup's writes for outcome plans (rollupOf's rows, each table's as one JSON array), and its retention. */
@@ -52,7 +48,7 @@ export const ROLLUP_SQL = nameAll('rollup', {
     INSERT INTO cost_top (bucket, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
     SELECT c.* FROM json_to_recordset($3::json)
       AS c(bucket bigint, job_id bigint, attempt int, class text, status text, cpu_ms float8, peak_rss_bytes bigint, finished_at bigint)
-    WHERE c.cpu_ms >= ${keptFloor('cpu_ms', 'c.bucket')} OR c.peak_rss_bytes >= ${keptFloor('peak_rss_bytes', 'c.bucket')}
+    WHERE ${mayRank('cpu_ms', 'c.bucket')} OR ${mayRank('peak_rss_bytes', 'c.bucket')}
     ON CONFLICT (job_id, attempt) DO NOTHING`,
   /** (before) deletes the buckets older than any window reads (retention). */
   prune: `WITH jobs_gone AS (DELETE FROM job_rollup WHERE bucket < $1), attempts_gone AS (DELETE FROM attempt_rollup WHERE bucket < $1)

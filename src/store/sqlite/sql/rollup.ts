@@ -1,9 +1,5 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
-import { COST_TOP_KEPT } from '../../rollup.js';
-
-/** The `COST_TOP_KEPT`-th most of `column` in the candidate's bucket: a candidate below it cannot rank there. */
-const keptFloor = (column: string) =>
-  `coalesce((SELECT ${column} FROM cost_top AS t WHERE t.bucket = c.bucket ORDER BY ${column} DESC LIMIT 1 OFFSET ${COST_TOP_KEPT - 1}), -1)`;
+import { mayRank } from '../../rollup.js';
 
 /**
  * The rollup's writes (../../rollup.ts): each takes a batch's rows as one JSON array of objects (the rows
@@ -22,12 +18,13 @@ export const ROLLUP_SQL = {
       cpu_ms = cpu_ms + excluded.cpu_ms, max_peak_rss_bytes = max(max_peak_rss_bytes, excluded.max_peak_rss_bytes),
       last_at = max(last_at, excluded.last_at)`,
   /** (rows) keeps the candidates that their bucket's kept attempts do not already outrank, by CPU or by peak RSS. */
-  addTop: `INSERT INTO cost_top (bucket, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
-    SELECT c.* FROM (
+  addTop: `WITH c AS MATERIALIZED (
       SELECT value ->> 'bucket' AS bucket, value ->> 'job_id' AS job_id, value ->> 'attempt' AS attempt, value ->> 'class' AS class,
         value ->> 'status' AS status, value ->> 'cpu_ms' AS cpu_ms, value ->> 'peak_rss_bytes' AS peak_rss_bytes,
-        value ->> 'finished_at' AS finished_at FROM json_each(@rows)) AS c
-    WHERE c.cpu_ms >= ${keptFloor('cpu_ms')} OR c.peak_rss_bytes >= ${keptFloor('peak_rss_bytes')}
+        value ->> 'finished_at' AS finished_at FROM json_each(@rows))
+    INSERT INTO cost_top (bucket, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
+    SELECT c.* FROM c
+    WHERE ${mayRank('cpu_ms', 'c.bucket')} OR ${mayRank('peak_rss_bytes', 'c.bucket')}
     ON CONFLICT (job_id, attempt) DO NOTHING`,
   /** (before) deletes the buckets older than any window reads (retention). */
   pruneJobs: `DELETE FROM job_rollup WHERE bucket < @before`,
