@@ -18,7 +18,7 @@ import { ROLLUP_SQL } from '../../src/store/postgres/sql/rollup.js';
 const schemas = schemaPool('lh_plans');
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
-const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode, STATS_SQL.costRanking]);
+const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode, STATS_SQL.costRanking, STATS_SQL.finishedByMinute]);
 
 /**
  * The plan of a statement as it runs: generic (what a named statement ends

@@ -134,8 +134,9 @@ export abstract class PostgresReads {
     return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, this.window(params));
   }
 
+  /** Planned with its values: the generic plan of the edges' ranges read jobs_finished whole (78 ms against 2.5 with 360,000 jobs in the hour). */
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, this.window(params));
+    return readPlannedWithValues<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, this.window(params));
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {
