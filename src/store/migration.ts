@@ -1,3 +1,5 @@
+import { COST_TOP_KEPT, ROLLUP_BUCKET_MS } from './rollup.js';
+
 /** One numbered schema step of a driver; append-only, never edited once shipped. */
 export interface Migration {
   version: number;
@@ -144,3 +146,74 @@ export const failureDetailMigration = (id: string, time: string) => `
  * on the row it updates anyway: no read, no round trip.
  */
 export const CLAIM_MAX_RETRIES = (classMaxRetries: string) => `CASE WHEN max_retries_from_class = 1 THEN ${classMaxRetries} ELSE max_retries END`;
+
+/**
+ * Both drivers' migration 10 (`time` and `real`: each driver's epoch-ms
+ * integer and float types; `keyed`: SQLite's WITHOUT ROWID, so that a
+ * window's buckets are one range of the key whatever the table's statistics). The rollup
+ * (rollup.ts): terminal jobs and ended attempts counted per bucket, and each
+ * bucket's costliest attempts, so that a window's aggregates add up a row
+ * per bucket, not one per job. Filled here from the rows already there; the
+ * outcome batches keep it from then on.
+ */
+export const rollupMigration = (time: string, real: string, keyed: string) => `
+  CREATE TABLE job_rollup (
+    bucket ${time}  NOT NULL,
+    class  TEXT    NOT NULL,
+    status TEXT    NOT NULL,
+    runs   INTEGER NOT NULL,
+    jobs   ${time}  NOT NULL,
+    PRIMARY KEY (bucket, class, status, runs)
+  )${keyed};
+  CREATE TABLE attempt_rollup (
+    bucket             ${time}  NOT NULL,
+    class              TEXT    NOT NULL,
+    code               TEXT    NOT NULL,
+    ended              ${time}  NOT NULL,
+    measured           ${time}  NOT NULL,
+    cpu_ms             ${real}  NOT NULL,
+    max_peak_rss_bytes ${time}  NOT NULL,
+    last_at            ${time}  NOT NULL,
+    PRIMARY KEY (bucket, class, code)
+  )${keyed};
+  CREATE TABLE cost_top (
+    job_id         ${time}  NOT NULL,
+    attempt        INTEGER NOT NULL,
+    bucket         ${time}  NOT NULL,
+    class          TEXT    NOT NULL,
+    status         TEXT    NOT NULL,
+    cpu_ms         ${real}  NOT NULL,
+    peak_rss_bytes ${time}  NOT NULL,
+    finished_at    ${time}  NOT NULL,
+    PRIMARY KEY (job_id, attempt)
+  );
+  CREATE INDEX cost_top_cpu ON cost_top (bucket, cpu_ms);
+  CREATE INDEX cost_top_rss ON cost_top (bucket, peak_rss_bytes);
+  ${ROLLUP_REBUILD}
+`;
+
+/** Fills the rollup from the jobs and attempts rows (the migration, and the bench after it writes rows in bulk). */
+export const ROLLUP_REBUILD = `
+  DELETE FROM job_rollup;
+  DELETE FROM attempt_rollup;
+  DELETE FROM cost_top;
+  INSERT INTO job_rollup (bucket, class, status, runs, jobs)
+    SELECT finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, class, status, attempts - releases, count(*) FROM jobs
+    WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at IS NOT NULL
+    GROUP BY finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, class, status, attempts - releases;
+  INSERT INTO attempt_rollup (bucket, class, code, ended, measured, cpu_ms, max_peak_rss_bytes, last_at)
+    SELECT a.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, j.class, coalesce(a.error_code, ''), count(*), count(a.cpu_ms),
+      coalesce(sum(a.cpu_ms), 0), coalesce(max(CASE WHEN a.cpu_ms IS NOT NULL THEN a.peak_rss_bytes END), 0), max(a.finished_at)
+    FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+    WHERE a.status <> 'RUNNING' AND a.finished_at IS NOT NULL
+    GROUP BY a.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, j.class, coalesce(a.error_code, '');
+  INSERT INTO cost_top (job_id, attempt, bucket, class, status, cpu_ms, peak_rss_bytes, finished_at)
+    SELECT job_id, attempt, bucket, class, status, cpu_ms, peak_rss_bytes, finished_at FROM (
+      SELECT a.job_id, a.attempt, a.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS} AS bucket, j.class, a.status, a.cpu_ms,
+        coalesce(a.peak_rss_bytes, 0) AS peak_rss_bytes, a.finished_at,
+        row_number() OVER (PARTITION BY a.finished_at / ${ROLLUP_BUCKET_MS} ORDER BY a.cpu_ms DESC, a.job_id, a.attempt) AS by_cpu,
+        row_number() OVER (PARTITION BY a.finished_at / ${ROLLUP_BUCKET_MS} ORDER BY a.peak_rss_bytes DESC, a.job_id, a.attempt) AS by_rss
+      FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.status <> 'RUNNING' AND a.finished_at IS NOT NULL AND a.cpu_ms IS NOT NULL) AS ranked
+    WHERE by_cpu <= ${COST_TOP_KEPT} OR by_rss <= ${COST_TOP_KEPT};
+`;
