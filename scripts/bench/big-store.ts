@@ -3,7 +3,6 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { systemClock } from '../../src/clock.js';
 import { openStore } from '../../src/store/open.js';
-import { ROLLUP_REBUILD } from '../../src/store/migration.js';
 import type { Store } from '../../src/store/types.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
@@ -43,8 +42,6 @@ function finishSql(now: number, mix: BigStoreMix): string[] {
     );
   }
   if (mix.keyEvery > 0) statements.push(`UPDATE jobs SET idempotency_key = 'key-' || id WHERE id % ${mix.keyEvery} = 0`);
-  // The rows above bypass the outcome batches: the rollup is filled from them as migration 10 fills it.
-  statements.push(ROLLUP_REBUILD);
   return statements;
 }
 

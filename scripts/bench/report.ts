@@ -249,9 +249,6 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     `13. operator reads with ${fmt(r.jobs)} jobs in the store (98% SUCCEEDED, 1% FAILED, 1% QUEUED, 3 classes, finished over the last 30 days): the store calls of \`leasehold list\` and \`stats\`, ${r.runs} runs each (ms)`,
     readsTable('read', r.drivers, (read) => [stat(read?.ms)], () => ''),
     `  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`,
-    `13b. the same reads' operator pages with ${fmt(r.live_hour.jobs)} jobs, all finished within the last hour (1% FAILED), ${r.runs} runs each (ms)`,
-    readsTable('read', r.live_hour.drivers, (read) => [stat(read?.ms)], () => ''),
-    `  set-up: ${r.live_hour.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`,
   ],
   cli: (c) => [
     `14. \`leasehold --db queue.db <command>\` (one row with --config) on a small SQLite file: wall time of a process, spawn to exit, ${c.runs} runs each (ms; target ${CLI_TARGET_MS} for ${CLI_TARGET_COMMANDS.join(', ')})`,

@@ -42,11 +42,6 @@ export function checkTargets(report: BenchReport): Target[] {
   const pg2 = s['pg-throughput']?.results.find((r) => r.processes === 2 && r.claim_batch === batch);
   add('12-pg', `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 15,000 jobs/s`, pg2?.jobs_per_sec.median, (v) => v >= 15_000);
   add('13-reads', `list and stats at ${s.reads?.jobs ?? '1e6'} jobs: the slowest read <= ${READ_TARGET_MS} ms`, slowestMedian(s.reads?.drivers), (v) => v <= READ_TARGET_MS);
-  // The slowest driver's median of each read on the live-hour store, against that read's own target.
-  for (const read of s.reads?.live_hour.drivers[0]?.reads ?? []) {
-    const medians = s.reads!.live_hour.drivers.map((d) => d.reads.find((r) => r.read === read.read)?.ms.median ?? Number.NaN);
-    add(`13-live-${read.key}`, `${read.read}, an hour of 100 jobs/s behind it (${s.reads!.live_hour.jobs} jobs): <= ${read.target_ms} ms`, Math.max(...medians), (v) => v <= read.target_ms);
-  }
   add('15-dashboard', `dashboard page data at ${s.dashboard?.jobs ?? '1e6'} jobs, caches warm: the slowest median <= ${DASHBOARD_TARGET_MS} ms`, slowestMedian(s.dashboard?.drivers), (v) => v <= DASHBOARD_TARGET_MS);
   add('14-cli', `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`, slowestCommand(s.cli), (v) => v <= CLI_TARGET_MS);
   const timely = s.timeliness;

@@ -9,7 +9,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdConfig } from '../config/schema.js';
 import { TERMINAL_STATUSES, type MaintenanceStore, type TerminalStatus } from '../store/types.js';
-import { ROLLUP_KEPT_MS, ROLLUP_PRUNE_MARGIN_MS } from '../store/rollup.js';
 
 export type RetentionPolicy = LeaseholdConfig['retention'];
 
@@ -76,8 +75,6 @@ export async function pruneFinishedJobs(store: MaintenanceStore, policy: Retenti
   });
   if (options.dryRun === true) return report(true);
   for (const line of lines) line.count = 0;
-  // Whole buckets only; what no window reads any more (rollup.ts), however long the jobs themselves are kept.
-  await store.rollupPrune({ before: now - ROLLUP_KEPT_MS - ROLLUP_PRUNE_MARGIN_MS });
   for (const line of lines) {
     for (;;) {
       if (options.stopped?.() === true) return report(false);

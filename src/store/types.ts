@@ -88,8 +88,6 @@ export interface MaintenanceStore extends Connection {
   jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number>;
   /** Deletes up to `limit` of them, oldest first, in one short transaction (attempts and events go too); returns how many. */
   jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
-  /** Deletes the rollup's buckets older than `before` (rollup.ts), in one short transaction. */
-  rollupPrune(params: { before: number }): Promise<void>;
   /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
   integrityCheck(): Promise<string[]>;
 }

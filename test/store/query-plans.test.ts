@@ -10,8 +10,6 @@ import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
-import { windowBounds } from '../../src/store/rollup.js';
-import { ROLLUP_SQL } from '../../src/store/sqlite/sql/rollup.js';
 
 const newDir = tempDir();
 
@@ -65,13 +63,7 @@ describe('query plans with a deep queue', () => {
     ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [{ now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
     ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
     // grouped by minute: a sort of the window's rows (the dashboard asks for the current minute)
-    ['throughput per minute', STATS_SQL.finishedByMinute, [windowBounds({ since: now - 60_000, until: now }, now)], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
-    ['throughput per minute (its buckets)', STATS_SQL.finishedByMinute, [windowBounds({ since: now - 60_000, until: now }, now)], 'job_rollup USING PRIMARY KEY (bucket>? AND bucket<?)', true],
-    // the rollup: a batch's costliest attempts against their bucket's kept ones, and its retention
-    ["rollup: a batch's costliest attempts", ROLLUP_SQL.addTop, [{ rows: '[]' }], 'cost_top_cpu (bucket=? AND cpu_ms>?)', true],
-    ['rollup retention: jobs', ROLLUP_SQL.pruneJobs, [{ before: now }], 'PRIMARY KEY (bucket<?)', false],
-    ['rollup retention: attempts', ROLLUP_SQL.pruneAttempts, [{ before: now }], 'PRIMARY KEY (bucket<?)', false],
-    ['rollup retention: costliest attempts', ROLLUP_SQL.pruneTop, [{ before: now }], 'cost_top_', false],
+    ['throughput per minute', STATS_SQL.finishedByMinute, [{ since: now - 60_000, until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
     ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
     // the oldest due job of each class present: a seek in the covering jobs_claim per priority of each class
@@ -105,21 +97,19 @@ describe('query plans with a deep queue', () => {
   });
 
   // [what, statement, values]: a window's measured attempts, then a sort of those
-  const lastHour = windowBounds({ since: LAST_HOUR_SINCE }, now);
-  const costReads: [string, string, Record<string, number> | typeof lastHour][] = [
-    ['cost by class', STATS_SQL.costByClass, lastHour],
-    ['attempts by CPU', STATS_SQL.costTopCpu, { ...lastHour, limit: 10 }],
-    ['attempts by peak memory', STATS_SQL.costTopRss, { ...lastHour, limit: 10 }],
+  const costReads: [string, string, Record<string, number>][] = [
+    ['cost by class', STATS_SQL.costByClass, { since: LAST_HOUR_SINCE }],
+    ['attempts by CPU', STATS_SQL.costTopCpu, { since: LAST_HOUR_SINCE, limit: 10 }],
+    ['attempts by peak memory', STATS_SQL.costTopRss, { since: LAST_HOUR_SINCE, limit: 10 }],
   ];
 
   it.each(costReads)('stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table', (_name, sql, bind) => {
     const detail = plan(store, sql, [bind]).join('\n');
-    expect(detail).toContain('SEARCH j USING INDEX jobs_finished (status=? AND finished_at>? AND finished_at<?)');
+    expect(detail).toContain('SEARCH j USING INDEX jobs_finished (status=? AND finished_at>?)');
     expect(detail).toContain('SEARCH a USING PRIMARY KEY (job_id=? AND attempt=?)');
     // covering: a row of job_attempts read for each of the index's entries would cost a seek each
     expect(detail).toContain('SEARCH job_attempts USING COVERING INDEX job_attempts_error');
-    expect(detail).toMatch(/SEARCH (attempt_rollup USING PRIMARY KEY|cost_top USING INDEX cost_top_\w+) \(bucket>\? AND bucket<\?\)/);
-    expect(detail).not.toMatch(/^SCAN (jobs|j|job_attempts|a|attempt_rollup|cost_top)$/m);
+    expect(detail).not.toMatch(/^SCAN (jobs|j|job_attempts|a)$/m);
   });
 
   it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, rollupMigration, schedulesTable, type Migration } from '../migration.js';
-import { ROLLUP_BUCKET_MS } from '../rollup.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, type Migration } from '../migration.js';
 
 
 /**
@@ -142,31 +141,6 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: "why attempts failed, in full (error_stack), and jobs' own log lines (job_logs)",
     sql: failureDetailMigration('BIGINT', 'BIGINT'),
-  },
-  {
-    version: 10,
-    name: 'the rollup: finished jobs and ended attempts per bucket, and each bucket\'s costliest attempts',
-    sql: `${rollupMigration('BIGINT', 'DOUBLE PRECISION', '')}
-      -- An operator's retry takes a finished job out of its bucket; an operator's cancel of a queued job (no attempt,
-      -- no outcome plan) puts it in. Outcome plans write their own rows, one upsert per batch (rollup.ts). The WHEN
-      -- is tested without calling the function: other writes pay nothing more.
-      CREATE FUNCTION jobs_rollup_by_operator() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.finished_at IS NULL THEN
-          UPDATE job_rollup SET jobs = jobs - 1
-          WHERE bucket = OLD.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS} AND class = OLD.class AND status = OLD.status
-            AND runs = OLD.attempts - OLD.releases;
-        ELSE
-          INSERT INTO job_rollup (bucket, class, status, runs, jobs)
-          VALUES (NEW.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, NEW.class, NEW.status, NEW.attempts - NEW.releases, 1)
-          ON CONFLICT (bucket, class, status, runs) DO UPDATE SET jobs = job_rollup.jobs + 1;
-        END IF;
-        RETURN NULL;
-      END $$;
-      CREATE TRIGGER jobs_rollup_by_operator AFTER UPDATE OF finished_at ON jobs FOR EACH ROW
-        WHEN ((OLD.finished_at IS NOT NULL AND NEW.finished_at IS NULL) OR (OLD.status = 'QUEUED' AND NEW.finished_at IS NOT NULL))
-        EXECUTE FUNCTION jobs_rollup_by_operator();
-    `,
   },
 ];
 

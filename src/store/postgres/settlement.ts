@@ -14,8 +14,6 @@ import { changes, rows, type Db } from './connection.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { SETTLE_SQL } from './sql/settle.js';
-import { ROLLUP_SQL } from './sql/rollup.js';
-import { rollupOf, type RolledOutcome } from '../rollup.js';
 
 export const leaseKey = (id: number, leaseToken: string) => `${id}:${leaseToken}`;
 
@@ -145,7 +143,7 @@ async function settle(db: Db, settlements: Settlement[], now: number): Promise<S
   if (settlements.length === 0) return [];
   const bind = [settlements.map((s) => s.id), settlements.map((s) => s.leaseToken)];
   const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
-  const outcomes: RolledOutcome[] = [];
+  const plans: OutcomePlan[] = [];
   const stale: PlannedEvent[] = [];
   for (const [key, facts] of held) if (liveFacts(facts, now) === undefined) held.delete(key);
   const gone = settlements.filter((s) => !held.has(leaseKey(s.id, s.leaseToken)));
@@ -161,10 +159,10 @@ async function settle(db: Db, settlements: Settlement[], now: number): Promise<S
     }
     held.delete(key);
     const plan = planSettlement(settlement, facts, now);
-    outcomes.push({ plan, facts });
+    plans.push(plan);
     return settleResult(plan);
   });
-  await apply(db, outcomes, now);
+  await apply(db, plans, now);
   await recordZombies(db, stale);
   return results;
 }
@@ -178,15 +176,12 @@ async function endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, Ende
 /**
  * Inside a transaction: write outcome plans whose facts the caller read and
  * locked, and their timeline. The successes go in SETTLE_SQL's one statement
- * (their trail already decided from the facts, their rollup written there),
- * the rest one by one, then their rollup in one statement.
+ * (their trail already decided from the facts), the rest one by one.
  */
-export async function apply(db: Db, outcomes: RolledOutcome[], now: number): Promise<void> {
-  const plans = outcomes.map((outcome) => outcome.plan);
+export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
   const successes = plans.filter((plan) => plan.job.type === 'complete');
   if (successes.length > 0) await changes(db, SETTLE_SQL.successes, successValues(successes.map((plan) => ({ plan, trail: [] })), now));
-  const rest = outcomes.filter((outcome) => outcome.plan.job.type !== 'complete');
-  const others = rest.map((outcome) => outcome.plan);
+  const others = plans.filter((plan) => plan.job.type !== 'complete');
   for (const plan of others) {
     const { status, code, detail, cpuMs, peakRssBytes, stack } = plan.attemptEnd;
     const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes, stack];
@@ -197,10 +192,6 @@ export async function apply(db: Db, outcomes: RolledOutcome[], now: number): Pro
   }
   await record(db, others.flatMap((plan) => plan.events));
   await recordLogs(db, plans);
-  if (rest.length > 0) {
-    const { jobs, attempts, top } = rollupOf(rest, now);
-    await changes(db, ROLLUP_SQL.add, [JSON.stringify(jobs), JSON.stringify(attempts), JSON.stringify(top)]);
-  }
 }
 
 /** The plans' own log lines, in one statement; none is written for plans without. */

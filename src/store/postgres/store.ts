@@ -16,7 +16,6 @@ import { cancelQueuedStatement, failedStatement, failedValues, inBatches } from 
 import { LEASE_SQL } from './sql/leases.js';
 import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
-import { ROLLUP_SQL } from './sql/rollup.js';
 import { SCHEDULE_SQL } from './sql/schedules.js';
 import { WORKER_SQL } from './sql/workers.js';
 
@@ -267,9 +266,9 @@ export class PostgresStore extends PostgresReads implements Store {
 
   /** Inside a transaction: take back locked held rows, each as `plan` says. */
   private async recoverRows(db: Db, held: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): Promise<RecoveredJob[]> {
-    const outcomes = held.map((row) => ({ plan: plan(row), facts: row }));
-    await apply(db, outcomes, now);
-    return outcomes.map(({ plan: planned, facts }) => recoveredJob(facts, planned));
+    const plans = held.map(plan);
+    await apply(db, plans, now);
+    return held.map((row, index) => recoveredJob(row, plans[index]!));
   }
 
   // worker registry
@@ -294,9 +293,5 @@ export class PostgresStore extends PostgresReads implements Store {
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
     if (params.limit < 1) return 0;
     return this.write((db) => changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]));
-  }
-
-  async rollupPrune(params: { before: number }): Promise<void> {
-    await this.write((db) => changes(db, ROLLUP_SQL.prune, [params.before]));
   }
 }

@@ -1,6 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, rollupMigration, schedulesTable, type Migration } from '../migration.js';
-import { ROLLUP_BUCKET_MS } from '../rollup.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -137,28 +136,6 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: "why attempts failed, in full (error_stack), and jobs' own log lines (job_logs)",
     sql: failureDetailMigration('INTEGER', 'INTEGER'),
-  },
-  {
-    version: 10,
-    name: 'the rollup: finished jobs and ended attempts per bucket, and each bucket\'s costliest attempts',
-    sql: `${rollupMigration('INTEGER', 'REAL', ' WITHOUT ROWID')}
-      -- An operator's retry takes a finished job out of its bucket; an operator's cancel of a queued job (no attempt,
-      -- no outcome plan) puts it in. Outcome plans write their own rows, one upsert per batch (rollup.ts).
-      CREATE TRIGGER jobs_rollup_unfinished AFTER UPDATE OF finished_at ON jobs
-        WHEN OLD.finished_at IS NOT NULL AND NEW.finished_at IS NULL
-      BEGIN
-        UPDATE job_rollup SET jobs = jobs - 1
-        WHERE bucket = OLD.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS} AND class = OLD.class AND status = OLD.status
-          AND runs = OLD.attempts - OLD.releases;
-      END;
-      CREATE TRIGGER jobs_rollup_cancelled_queued AFTER UPDATE OF finished_at ON jobs
-        WHEN OLD.status = 'QUEUED' AND NEW.finished_at IS NOT NULL
-      BEGIN
-        INSERT INTO job_rollup (bucket, class, status, runs, jobs)
-        VALUES (NEW.finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, NEW.class, NEW.status, NEW.attempts - NEW.releases, 1)
-        ON CONFLICT (bucket, class, status, runs) DO UPDATE SET jobs = jobs + 1;
-      END;
-    `,
   },
 ];
 

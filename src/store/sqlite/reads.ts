@@ -5,7 +5,6 @@ import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, 
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
-import { COST_TOP_KEPT, windowBounds, type WindowBounds } from '../rollup.js';
 import type { SqliteDb } from './connection.js';
 import { prepareClassStatements, type ClassStatements } from './sql/classes.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
@@ -107,43 +106,36 @@ export abstract class SqliteReads {
     return this.stats.inFlightOldest.all(params) as InFlightJob[];
   }
 
-  /** A window's bounds as the rollup's reads take them (../rollup.ts). */
-  private window(params: { since: number; until?: number }, rollup = true): WindowBounds {
-    return windowBounds(params, this.clock.now(), rollup);
-  }
-
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return this.stats.retryDistribution.all(this.window(params)) as RetryBucket[];
+    return this.stats.retryDistribution.all(params) as RetryBucket[];
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
-    return this.stats.topErrors.all({ ...this.window(params), limit: params.limit }) as ErrorCount[];
+    return this.stats.topErrors.all(params) as ErrorCount[];
   }
 
   async statsTopErrorsByClass(params: { since: number; limit: number }): Promise<ClassErrorCount[]> {
-    return this.stats.topErrorsByClass.all({ ...this.window(params), limit: params.limit }) as ClassErrorCount[];
+    return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
   }
 
-  /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than cost_top keeps reads raw. */
+  /** Three reads in one snapshot, so the rankings agree with the totals. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const window = this.window(params, params.limit <= COST_TOP_KEPT);
-    const bind = { ...window, limit: params.limit };
     const read = this.db.transaction(
       (): CostRanking => ({
-        by_class: this.stats.costByClass.all(window) as ClassCost[],
-        top_cpu: this.stats.costTopCpu.all(bind) as AttemptCostRow[],
-        top_rss: this.stats.costTopRss.all(bind) as AttemptCostRow[],
+        by_class: this.stats.costByClass.all({ since: params.since }) as ClassCost[],
+        top_cpu: this.stats.costTopCpu.all(params) as AttemptCostRow[],
+        top_rss: this.stats.costTopRss.all(params) as AttemptCostRow[],
       }),
     );
     return read.deferred();
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return this.stats.finishedSince.all(this.window(params)) as StatusCount[];
+    return this.stats.finishedSince.all(params) as StatusCount[];
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return this.stats.finishedByMinute.all(this.window(params)) as FinishedMinute[];
+    return this.stats.finishedByMinute.all(params) as FinishedMinute[];
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {

@@ -13,8 +13,6 @@ import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { jobLogRows } from '../job-logs.js';
-import { rollupOf, type RolledOutcome } from '../rollup.js';
-import { prepareRollupStatements, type RollupStatements } from './sql/rollup.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -33,11 +31,8 @@ export class SqliteStore extends SqliteReads implements Store {
   private readonly eventRows: MultiRowInserter;
   private readonly attemptRows: MultiRowInserter;
   private readonly logRows: MultiRowInserter;
-  private readonly rollup: RollupStatements;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
-  /** The outcomes the transaction in progress wrote, added to the rollup together before it commits. */
-  private pendingOutcomes: RolledOutcome[] = [];
   /** The last write in line (see `write`). */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -46,16 +41,13 @@ export class SqliteStore extends SqliteReads implements Store {
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
     this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
     this.logRows = new MultiRowInserter(db, HISTORY_INSERTS.logs);
-    this.rollup = prepareRollupStatements(db);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
       const result = work(now);
       this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
-      if (this.pendingOutcomes.length > 0) this.addToRollup(now);
       return result;
     });
     this.transaction = (work, now) => {
       this.pendingEvents = [];
-      this.pendingOutcomes = [];
       return wrapped.immediate(work, now);
     };
   }
@@ -91,14 +83,6 @@ export class SqliteStore extends SqliteReads implements Store {
     const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T));
     this.writes = turn.catch(() => undefined);
     return turn;
-  }
-
-  /** Inside a transaction: the outcomes it wrote, one statement per rollup table. */
-  private addToRollup(now: number): void {
-    const { jobs, attempts, top } = rollupOf(this.pendingOutcomes, now);
-    if (jobs.length > 0) this.rollup.addJobs.run({ rows: JSON.stringify(jobs) });
-    this.rollup.addAttempts.run({ rows: JSON.stringify(attempts) });
-    if (top.length > 0) this.rollup.addTop.run({ rows: JSON.stringify(top) });
   }
 
   /** Inside a transaction: append to the timeline when the transaction's work is done. */
@@ -303,12 +287,12 @@ export class SqliteStore extends SqliteReads implements Store {
       return { id: settlement.id, held: false };
     }
     const plan = planSettlement(settlement, facts, now);
-    this.apply(plan, facts, now);
+    this.apply(plan, now);
     return settleResult(plan);
   }
 
   /** Inside a transaction: run an outcome plan with the fenced statements; the caller read its facts under the lease. */
-  private apply(plan: OutcomePlan, facts: HeldFacts, now: number): void {
+  private apply(plan: OutcomePlan, now: number): void {
     const ref = { id: plan.id, leaseToken: plan.leaseToken, startedAt: plan.startedAt, now };
     const job = plan.job;
     switch (job.type) {
@@ -328,7 +312,6 @@ export class SqliteStore extends SqliteReads implements Store {
     this.history.attemptFinish.run({ jobId: plan.id, attempt: plan.attempt, leaseToken: plan.leaseToken, ...plan.attemptEnd, now });
     if (plan.logs !== undefined) this.logRows.run(jobLogRows(plan.id, plan.attempt, plan.logs).map((r) => [r.job_id, r.attempt, r.seq, r.ts, r.level, r.message, r.fields]));
     for (const event of plan.events) this.record(event);
-    this.pendingOutcomes.push({ plan, facts });
   }
 
   // the sweeper and the supervisor
@@ -353,7 +336,7 @@ export class SqliteStore extends SqliteReads implements Store {
   private recoverRows(rows: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
     return rows.map((row) => {
       const planned = plan(row);
-      this.apply(planned, row, now);
+      this.apply(planned, now);
       return recoveredJob(row, planned);
     });
   }
@@ -388,13 +371,5 @@ export class SqliteStore extends SqliteReads implements Store {
     if (params.limit < 1) return 0;
     const bind = { status: params.status, before: params.finishedBefore, limit: params.limit };
     return this.write(() => this.retention.deleteOlderBatch.run(bind).changes);
-  }
-
-  async rollupPrune(params: { before: number }): Promise<void> {
-    await this.write(() => {
-      this.rollup.pruneJobs.run(params);
-      this.rollup.pruneAttempts.run(params);
-      this.rollup.pruneTop.run(params);
-    });
   }
 }

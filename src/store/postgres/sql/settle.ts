@@ -9,7 +9,7 @@
  * (trail: owed only while the row's start is unwritten).
  *
  * Writes only rows still held by that token, in flight, whose lease has not
- * run out by now; their attempts, timeline rows and rollup rows with them. Nothing is
+ * run out by now; their attempts and timeline rows with them. Nothing is
  * decided here: the rows' contents come planned, and the row's status only
  * tells whether the claim trail is still owed.
  *
@@ -20,7 +20,6 @@
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { CLAIMED_COLUMNS, claimCtes, type ClaimParams } from './leases.js';
-import { successRollupCtes } from './rollup.js';
 
 // The pick goes by primary key alone; the fence is tested on the locked rows (why: docs/performance.md, "Settling a batch").
 const SETTLE_CTES = `batch AS (
@@ -35,8 +34,7 @@ const SETTLE_CTES = `batch AS (
         lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at)
       FROM held AS h JOIN batch AS b USING (id, lease_token)
       WHERE j.id = h.id AND j.lease_token = h.lease_token AND h.${IN_FLIGHT} AND h.lease_expires_at > $10
-      RETURNING j.id, j.lease_token, h.status, h.attempts, j.class, j.attempts - j.releases AS runs, b.attempt_status, b.code, b.detail,
-        b.cpu_ms, b.peak_rss_bytes),
+      RETURNING j.id, j.lease_token, h.status, h.attempts, b.attempt_status, b.code, b.detail, b.cpu_ms, b.peak_rss_bytes),
     attempts_ended AS (
       UPDATE job_attempts AS a SET status = d.attempt_status, finished_at = $10, error_code = d.code, error_detail = d.detail,
         cpu_ms = d.cpu_ms, peak_rss_bytes = d.peak_rss_bytes
@@ -49,8 +47,7 @@ const SETTLE_CTES = `batch AS (
         WITH ORDINALITY AS e(job_id, ts, event, actor, detail, trail, n)
       JOIN done AS d ON d.id = e.job_id
       WHERE NOT e.trail OR d.status = 'CLAIMED'
-      ORDER BY e.n),
-    ${successRollupCtes('$10')}`;
+      ORDER BY e.n)`;
 
 /** The claim's values after the settlement's eleven. */
 const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$12', owner: '$13', now: '$10', expires: '$14', limit: '$15', classMaxRetries: '$16' };

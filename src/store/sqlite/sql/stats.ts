@@ -2,18 +2,12 @@ import { prepareAll, type SqliteDb } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 import { CLASSES_PRESENT } from './jobs.js';
-import { errorsCte, ROLLUP_BUCKET_MS, type WindowEdges } from '../../rollup.js';
 
 const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+/** Attempts handed back at shutdown carry this code; they are not errors. */
+const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
 /**
- * A window [@since, @until) is read as the rollup's buckets of [@from, @to) (../../rollup.ts, windowBounds) and the
- * raw rows at its two edges, [@since, @from) and [@to, @until): `edge` is one raw select for [lo, hi), given its bounds.
- */
-const edges: WindowEdges = (edge) => `${edge('@since', '@from')}
-      UNION ALL ${edge('@to', '@until')}`;
-const ROLLED = `bucket >= @from AND bucket < @to`;
-/**
- * The attempts that ended in the window's raw edges and whose cost was measured, with their class. They have
+ * The attempts that ended at or after @since and whose cost was measured, with their class. They have
  * no index of their own (it would take one more entry at every attempt's end, on the hot path): a
  * success ends its job, so the successes are the jobs that ended SUCCEEDED in the window (through
  * jobs_finished) and their last attempt (its number is the job's attempts, its end the job's);
@@ -21,31 +15,19 @@ const ROLLED = `bucket >= @from AND bucket < @to`;
  * job_attempts_error, which the top error codes read too: its entries are filtered by their own
  * finished_at first (w), since a row of job_attempts (WITHOUT ROWID) costs a seek per entry read.
  */
-const MEASURED = `WITH measured AS (${edges(
-  (lo, hi) => `SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+const MEASURED = `WITH measured AS (
+    SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
       FROM jobs AS j INDEXED BY jobs_finished JOIN job_attempts AS a ON a.job_id = j.id AND a.attempt = j.attempts
-      WHERE j.status = 'SUCCEEDED' AND j.finished_at >= ${lo} AND j.finished_at < ${hi} AND a.cpu_ms IS NOT NULL
+      WHERE j.status = 'SUCCEEDED' AND j.finished_at >= @since AND a.cpu_ms IS NOT NULL
     UNION ALL
     SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
-      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND finished_at >= ${lo} AND finished_at < ${hi}) AS w
+      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND finished_at >= @since) AS w
       JOIN job_attempts AS a ON a.job_id = w.job_id AND a.attempt = w.attempt JOIN jobs AS j ON j.id = a.job_id
-      WHERE a.cpu_ms IS NOT NULL`,
-)})`;
-/** (window, limit) -> the measured attempts that ended in it with the most of `column`: the edges', and each bucket's kept ones. */
+      WHERE a.cpu_ms IS NOT NULL)`;
+/** (since, limit) -> the measured attempts that ended since then with the most of `column`. */
 const costTop = (column: string) => `${MEASURED}
-  SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM (
-    SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
-    UNION ALL
-    SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM cost_top WHERE ${ROLLED})
+  SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
   ORDER BY ${column} DESC, job_id, attempt LIMIT @limit`;
-const ERRORS = errorsCte(edges, ROLLED);
-/** (window) -> SUCCEEDED and FAILED jobs that ended in it by class, status, attempts spent and bucket (10 s): the edges' and the buckets'. */
-const ENDED = `ended(class, status, attempts, bucket, jobs) AS (${edges(
-  (lo, hi) => `SELECT class, status, attempts - releases, finished_at / ${ROLLUP_BUCKET_MS} * ${ROLLUP_BUCKET_MS}, count(*) FROM jobs INDEXED BY jobs_finished
-      WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= ${lo} AND finished_at < ${hi}
-      GROUP BY class, status, attempts - releases, finished_at / ${ROLLUP_BUCKET_MS}`,
-)}
-      UNION ALL SELECT class, status, runs, bucket, jobs FROM job_rollup WHERE ${ROLLED} AND status IN ('SUCCEEDED', 'FAILED'))`;
 
 /**
  * The operator's questions (`leasehold stats`, /metrics), read-only. Each one
@@ -90,48 +72,46 @@ export const STATS_SQL = {
     FROM jobs AS j INDEXED BY jobs_lease_expiry LEFT JOIN workers AS w ON w.id = j.owner_id
     WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT @limit`,
   /**
-   * (window) -> jobs that ended SUCCEEDED or FAILED in it, by class, status and attempts spent (claims handed back
-   * at shutdown do not count). The edges are pinned to jobs_finished: with statistics the planner skip-scans
+   * (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status
+   * and attempts spent (claims handed back at shutdown do not count). Pinned to
+   * jobs_finished: with statistics the planner skip-scans
    * jobs_class_status instead, which reads every finished job whatever the window.
    */
-  retryDistribution: `WITH ${ENDED}
-    SELECT class, status, attempts, sum(jobs) AS jobs FROM ended
-    GROUP BY class, status, attempts HAVING sum(jobs) > 0 ORDER BY class, status, attempts`,
-  /** (window, limit) -> the most frequent error codes of attempts that ended in it (the edges through job_attempts_error). */
-  topErrors: `WITH ${ERRORS}
-    SELECT code, sum(count) AS count, max(last_at) AS last_at FROM errors
-    GROUP BY code ORDER BY count DESC, code LIMIT @limit`,
-  /** (window, limit) -> the same, Top-N within each class. */
-  topErrorsByClass: `WITH ${ERRORS}
-    SELECT class, code, count, last_at FROM (
-      SELECT class, code, sum(count) AS count, max(last_at) AS last_at, row_number() OVER (PARTITION BY class ORDER BY sum(count) DESC, code) AS rank
-      FROM errors GROUP BY class, code)
+  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs INDEXED BY jobs_finished
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since
+    GROUP BY class, status, attempts - releases ORDER BY class, status, attempts`,
+  /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
+  topErrors: `SELECT error_code AS code, count(*) AS count, max(finished_at) AS last_at FROM job_attempts
+    WHERE ${REAL_ERROR} AND finished_at >= @since
+    GROUP BY error_code ORDER BY count DESC, code LIMIT @limit`,
+  /** (since, limit) -> the same, Top-N within each class (attempts through job_attempts_error, class by the jobs key). */
+  topErrorsByClass: `SELECT class, code, count, last_at FROM (
+      SELECT j.class AS class, a.error_code AS code, count(*) AS count, max(a.finished_at) AS last_at,
+        row_number() OVER (PARTITION BY j.class ORDER BY count(*) DESC, a.error_code) AS rank
+      FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
+      WHERE a.error_code IS NOT NULL AND a.error_code <> 'LEASE:RELEASED' AND a.finished_at >= @since
+      GROUP BY j.class, a.error_code)
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
   /**
-   * (window) -> per class, the measured attempts that ended in it: how many, their CPU (total and mean)
-   * and the highest peak RSS; most CPU first. The edges' halves pinned to their index, as retryDistribution is.
+   * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
+   * and the highest peak RSS; most CPU first. Both halves pinned to their index, as retryDistribution is.
    */
   costByClass: `${MEASURED}
-    SELECT class, sum(attempts) AS attempts, sum(cpu_ms) AS cpu_ms, sum(cpu_ms) / sum(attempts) AS mean_cpu_ms, max(max_peak_rss_bytes) AS max_peak_rss_bytes
-    FROM (
-      SELECT class, count(*) AS attempts, sum(cpu_ms) AS cpu_ms, max(peak_rss_bytes) AS max_peak_rss_bytes FROM measured GROUP BY class
-      UNION ALL
-      SELECT class, sum(measured), sum(cpu_ms), max(max_peak_rss_bytes) FROM attempt_rollup WHERE ${ROLLED} AND measured > 0 GROUP BY class)
-    GROUP BY class ORDER BY sum(cpu_ms) DESC, class`,
-  /** (window, limit) -> the measured attempts that ended in it that used the most CPU. */
+    SELECT class, count(*) AS attempts, sum(cpu_ms) AS cpu_ms, avg(cpu_ms) AS mean_cpu_ms, max(peak_rss_bytes) AS max_peak_rss_bytes
+    FROM measured GROUP BY class ORDER BY sum(cpu_ms) DESC, class`,
+  /** (since, limit) -> the measured attempts that ended since then that used the most CPU. */
   costTopCpu: costTop('cpu_ms'),
-  /** (window, limit) -> the same, by peak resident memory. */
+  /** (since, limit) -> the same, by peak resident memory. */
   costTopRss: costTop('peak_rss_bytes'),
-  /** (window) -> jobs that reached each terminal status in it (throughput); the edges through jobs_finished. */
-  finishedSince: `SELECT status, sum(count) AS count FROM (${edges(
-    (lo, hi) => `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= ${lo} AND finished_at < ${hi} GROUP BY status`,
-  )}
-      UNION ALL SELECT status, sum(jobs) FROM job_rollup WHERE ${ROLLED} GROUP BY status)
-    GROUP BY status HAVING sum(count) > 0`,
-  /** (window) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in it. */
-  finishedByMinute: `WITH ${ENDED}
-    SELECT bucket / 60000 * 60000 AS minute, status, sum(jobs) AS count FROM ended
-    GROUP BY minute, status HAVING sum(jobs) > 0 ORDER BY minute, status`,
+  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
+  finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
+  /**
+   * (since, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in [since, until),
+   * two ranges of jobs_finished (pinned, as retryDistribution).
+   */
+  finishedByMinute: `SELECT finished_at / 60000 * 60000 AS minute, status, count(*) AS count FROM jobs INDEXED BY jobs_finished
+    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since AND finished_at < @until
+    GROUP BY minute, status ORDER BY minute, status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
   /** () -> the file's size in pages, and the pages free for reuse. */
