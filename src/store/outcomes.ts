@@ -260,7 +260,7 @@ function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now:
 }
 
 /** A success whose holder passed its claim record: what a driver may write without reading the row first. */
-export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }>; logs?: undefined };
+export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }> };
 
 /** A success planned without reading its row, and the claim trail it owes if the row's start is still unwritten. */
 export interface BlindSuccess {
@@ -278,7 +278,9 @@ export interface BlindSuccess {
 export function planBlindSuccess(settlement: BlindSettlement, now: number): BlindSuccess {
   const facts = Object.assign(claimFacts(settlement, settlement.claim), { lease_token: settlement.leaseToken, status: 'CLAIMED' as const });
   const { startedAt, cost, verdict } = settlement;
-  return { plan: successPlan(facts, verdict.result, now, startedAt, cost), trail: claimTrail(facts, startedAt) };
+  const plan = successPlan(facts, verdict.result, now, startedAt, cost);
+  if (settlement.logs !== undefined) plan.logs = settlement.logs;
+  return { plan, trail: claimTrail(facts, startedAt) };
 }
 
 function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
