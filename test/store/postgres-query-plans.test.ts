@@ -60,6 +60,9 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   // SETTLE_SQL's eleven: three planned successes, then their timeline rows (a trail row first)
   const timeline = [[1, 'STARTED', true], [1, 'SUCCEEDED', false], [2, 'SUCCEEDED', false]].map(([job_id, event, trail]) => ({ job_id, ts: now, event, actor: 'worker', detail: 'x', trail }));
   const SUCCESSES = [[1, 2, 3], ['a', 'b', 'c'], three(now), ['1', '2', '3'], three('SUCCEEDED'), three('x'), three('x'), [1.5, 2, 3], [1, 2, 3], now, JSON.stringify(timeline)];
+  // LEASE_SQL.outcomes' nineteen: a requeue, a finish and a release, then two timeline rows
+  const OUTCOMES = [[1, 2, 3], ['a', 'b', 'c'], three(now), now, [1, 1, 1], ['FAILED', 'FAILED', 'CANCELLED'], ['E', 'E', 'LEASE:RELEASED'], three('x'), [1.5, 2, 3], [1, 2, 3], three('s'),
+    ['requeue', 'finishBadly', 'release'], ['QUEUED', 'FAILED', 'QUEUED'], three(now), [1, 2], [now, now], ['RETRY_SCHEDULED', 'FAILED'], ['worker', 'worker'], ['x', 'y']];
   // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],
@@ -73,6 +76,8 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     // one statement: the held rows by key (sorted by id for the lock order), the events in batch order, the claim through jobs_claim
     ['settle: the successes of a batch', SETTLE_SQL.successes, SUCCESSES, null, true],
     ['settle: a batch of successes and the next claim, in one statement', SETTLE_SQL.successesThenClaimOneClass, [...SUCCESSES, 'email', 'w9', now + 30_000, 10, 5], 'jobs_claim', true],
+    // requeue, finish badly, release: three rows by key, the attempts by key, the timeline rows in order
+    ['settle: the other outcomes of a batch', LEASE_SQL.outcomes, OUTCOMES, null, true],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
     ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20, 40_000], 'jobs_class_status', true],

@@ -6,7 +6,7 @@
  * row; the statements here only apply them, fenced.
  */
 import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planBlindSuccess, planSettlement, settleResult } from '../outcomes.js';
-import type { BlindSettlement, BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import type { AttemptEnd, BlindSettlement, BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
 import type { ClaimedJob, ClaimRequest, JobLogRow, LeaseRef, Settlement, SettleResult } from '../types.js';
 import { jobLogRows } from '../job-logs.js';
 import { claim } from './claims.js';
@@ -175,23 +175,40 @@ async function endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, Ende
 
 /**
  * Inside a transaction: write outcome plans whose facts the caller read and
- * locked, and their timeline. The successes go in SETTLE_SQL's one statement
- * (their trail already decided from the facts), the rest one by one.
+ * locked, and their timeline: the successes in SETTLE_SQL's one statement
+ * (their trail already decided from the facts), the rest in another.
  */
 export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
   const successes = plans.filter((plan) => plan.job.type === 'complete');
   if (successes.length > 0) await changes(db, SETTLE_SQL.successes, successValues(successes.map((plan) => ({ plan, trail: [] })), now));
   const others = plans.filter((plan) => plan.job.type !== 'complete');
-  for (const plan of others) {
-    const { status, code, detail, cpuMs, peakRssBytes, stack } = plan.attemptEnd;
-    const shared = [plan.id, plan.leaseToken, plan.startedAt, now, plan.attempt, status, code, detail, cpuMs, peakRssBytes, stack];
-    const job = plan.job;
-    if (job.type === 'requeue') await changes(db, LEASE_SQL.requeue, [...shared, job.runAt]);
-    else if (job.type === 'finishBadly') await changes(db, LEASE_SQL.finishBadly, [...shared, job.status]);
-    else await changes(db, LEASE_SQL.release, shared);
-  }
-  await record(db, others.flatMap((plan) => plan.events));
+  if (others.length > 0) await changes(db, LEASE_SQL.outcomes, outcomeValues(others, now));
   await recordLogs(db, plans);
+}
+
+/** LEASE_SQL.outcomes' nineteen parameters: a column per field of the plans, then their timeline rows. */
+function outcomeValues(plans: OutcomePlan[], now: number): unknown[] {
+  const column = (of: (plan: OutcomePlan) => unknown) => plans.map(of);
+  const end = <K extends keyof AttemptEnd>(key: K) => plans.map((plan) => plan.attemptEnd[key]);
+  const events = plans.flatMap((plan) => plan.events);
+  const event = <K extends keyof PlannedEvent>(key: K) => events.map((e) => e[key]);
+  return [
+    column((plan) => plan.id),
+    column((plan) => plan.leaseToken),
+    column((plan) => plan.startedAt),
+    now,
+    column((plan) => plan.attempt),
+    end('status'),
+    end('code'),
+    end('detail'),
+    end('cpuMs'),
+    end('peakRssBytes'),
+    end('stack'),
+    column((plan) => plan.job.type),
+    column(({ job }) => (job.type === 'finishBadly' ? job.status : 'QUEUED')),
+    column(({ job }) => (job.type === 'requeue' ? job.runAt : null)),
+    ...(['jobId', 'ts', 'event', 'actor', 'detail'] as const).map(event),
+  ];
 }
 
 /** The plans' own log lines, in one statement; none is written for plans without. */

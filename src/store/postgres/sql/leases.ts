@@ -57,20 +57,12 @@ const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expir
 const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
     SELECT * FROM claimed`;
 
-/**
- * An outcome's write to `jobs`, fenced, and the end of that claim's attempt
- * with its cost, in one statement (the attempt ends only if the job row was
- * written). Parameters shared by the three: (id, leaseToken, startedAt, now,
- * attempt, attemptStatus, code, detail, cpuMs, peakRssBytes, stack); `set` may use $12.
- */
-function outcomeSql(set: string): string {
-  return `WITH job AS (
-      UPDATE jobs SET ${set}, lease_expires_at = NULL, started_at = coalesce(started_at, $3)
-      WHERE ${FENCE} RETURNING id)
-    UPDATE job_attempts SET status = $6, finished_at = $4, error_code = $7, error_detail = $8, cpu_ms = $9, peak_rss_bytes = $10,
-      error_stack = $11
-    WHERE job_id = (SELECT id FROM job) AND attempt = $5 AND lease_token = $2 AND status = 'RUNNING'`;
-}
+/** `run_at`, `finished_at`, the error and `releases` of a job an outcome of `kind` (requeue, finishBadly, release) writes; `b` names its row of parameters. */
+const OUTCOME_SET = `run_at = CASE b.kind WHEN 'requeue' THEN b.run_at WHEN 'release' THEN LEAST(j.run_at, $4) ELSE j.run_at END,
+        finished_at = CASE b.kind WHEN 'finishBadly' THEN $4 ELSE j.finished_at END,
+        error_code = CASE b.kind WHEN 'release' THEN j.error_code ELSE b.code END,
+        error_detail = CASE b.kind WHEN 'release' THEN j.error_detail ELSE b.detail END,
+        releases = j.releases + CASE b.kind WHEN 'release' THEN 1 ELSE 0 END`;
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 export const LEASE_SQL = nameAll('leases', {
@@ -122,12 +114,33 @@ export const LEASE_SQL = nameAll('leases', {
    */
   heldFactsMany: `SELECT ${HELD_FACTS} FROM jobs WHERE id = ANY($1::bigint[]) AND lease_token = ANY($2::text[]) AND ${IN_FLIGHT}
     ORDER BY id FOR NO KEY UPDATE`,
-  /** (outcome parameters, runAt) back to the queue for another try. */
-  requeue: outcomeSql(`status = 'QUEUED', run_at = $12, error_code = $7, error_detail = $8`),
-  /** (outcome parameters, status FAILED|CANCELLED) terminal. */
-  finishBadly: outcomeSql(`status = $12, finished_at = $4, error_code = $7, error_detail = $8`),
-  /** (outcome parameters) back to the queue without spending a retry, in the place it had (it was due). */
-  release: outcomeSql(`status = 'QUEUED', run_at = LEAST(run_at, $4), releases = releases + 1`),
+  /**
+   * (ids[], leaseTokens[], startedAts[], now, attempts[], attemptStatuses[], codes[], details[], cpuMs[], peakRssBytes[],
+   * stacks[], kinds[] requeue|finishBadly|release, statuses[] QUEUED|FAILED|CANCELLED, runAts[] (requeue's), then the
+   * timeline rows as eventInsertMany's five arrays) the outcomes other than success of several held jobs, in one
+   * statement: each job's write, fenced; the end of its claim's attempt with its cost (only where the job row was
+   * written); and the timeline rows, in order. The caller read and locked the rows (heldFactsMany, expired,
+   * heldByOwner) in the same transaction, so the fence is only a guard. A release goes back to the queue without
+   * spending a retry, in the place it had (it was due).
+   */
+  outcomes: `WITH batch AS (
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::bigint[],
+          $11::text[], $12::text[], $13::text[], $14::bigint[])
+        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, cpu_ms, peak_rss_bytes, stack, kind, job_status, run_at)),
+    job AS (
+      UPDATE jobs AS j SET status = b.job_status, lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at), ${OUTCOME_SET}
+      FROM batch AS b
+      WHERE j.id = ANY($1::bigint[]) AND j.id = b.id AND j.lease_token = b.lease_token AND j.${IN_FLIGHT}
+      RETURNING b.*),
+    attempt_ended AS (
+      UPDATE job_attempts AS a SET status = d.attempt_status, finished_at = $4, error_code = d.code, error_detail = d.detail,
+        cpu_ms = d.cpu_ms, peak_rss_bytes = d.peak_rss_bytes, error_stack = d.stack
+      FROM job AS d
+      WHERE a.job_id = d.id AND a.attempt = d.attempt AND a.lease_token = d.lease_token AND a.status = 'RUNNING')
+    INSERT INTO job_events (job_id, ts, event, actor, detail)
+    SELECT e.job_id, e.ts, e.event, e.actor, e.detail
+    FROM unnest($15::bigint[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS e(job_id, ts, event, actor, detail, n)
+    ORDER BY e.n`,
   /**
    * (expiredBefore, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry, locked.
    * SKIP LOCKED: several sweepers at once share the work; a row another one recovered and committed
