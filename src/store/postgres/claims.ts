@@ -41,6 +41,5 @@ async function rateAllowance(db: Db, jobClass: string, rateLimit: RateLimit, lim
 /** Inside the claim's transaction: the starts it granted, and the oldest ones that no window needs any more dropped. */
 async function recordStarts(db: Db, jobClass: string, rateLimit: RateLimit, count: number, now: number): Promise<void> {
   const prune = prunePlan(now, rateLimit, count);
-  await changes(db, CLASS_SQL.startsAdd, [jobClass, now, count]);
-  await changes(db, CLASS_SQL.startsPrune, [jobClass, prune.before, prune.limit]);
+  await changes(db, CLASS_SQL.startsRecord, [jobClass, now, count, prune.before, prune.limit]);
 }

@@ -21,10 +21,12 @@ export const CLASS_SQL = nameAll('classes', {
   startsSince: `SELECT count(*)::int AS count FROM class_starts WHERE class = $1 AND claimed_at > $2`,
   /** (class, since, offset) -> the time of the start at that place after `since`, oldest first; no row: fewer. */
   startAt: `SELECT claimed_at FROM class_starts WHERE class = $1 AND claimed_at > $2 ORDER BY claimed_at LIMIT 1 OFFSET $3`,
-  /** (class, now, count) records `count` starts granted now. */
-  startsAdd: `INSERT INTO class_starts (class, claimed_at) SELECT $1, $2 FROM generate_series(1, $3::int)`,
-  /** (class, before, limit) deletes up to `limit` starts stamped at or before `before`. */
-  startsPrune: `DELETE FROM class_starts WHERE id = ANY (ARRAY (SELECT id FROM class_starts WHERE class = $1 AND claimed_at <= $2 LIMIT $3))`,
+  /**
+   * (class, now, count, before, limit) records `count` starts granted now, and deletes up to `limit` starts
+   * stamped at or before `before` (always before now, so never one just added), in one statement.
+   */
+  startsRecord: `WITH added AS (INSERT INTO class_starts (class, claimed_at) SELECT $1, $2 FROM generate_series(1, $3::int))
+    DELETE FROM class_starts WHERE id = ANY (ARRAY (SELECT id FROM class_starts WHERE class = $1 AND claimed_at <= $4 LIMIT $5))`,
   /** (supervisorId, class, reason, now) the supervisor has disabled the class (replacing its earlier record of it). */
   disable: `INSERT INTO disabled_classes (supervisor_id, class, reason, disabled_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (supervisor_id, class) DO UPDATE SET reason = excluded.reason, disabled_at = excluded.disabled_at`,
