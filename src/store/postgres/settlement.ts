@@ -189,7 +189,7 @@ export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<
 /** LEASE_SQL.outcomes' nineteen parameters: a column per field of the plans, then their timeline rows. */
 function outcomeValues(plans: OutcomePlan[], now: number): unknown[] {
   const column = (of: (plan: OutcomePlan) => unknown) => plans.map(of);
-  const end = <K extends keyof AttemptEnd>(key: K) => plans.map((plan) => plan.attemptEnd[key]);
+  const end = (key: keyof AttemptEnd) => column((plan) => plan.attemptEnd[key]);
   const events = plans.flatMap((plan) => plan.events);
   const event = <K extends keyof PlannedEvent>(key: K) => events.map((e) => e[key]);
   return [
