@@ -27,6 +27,7 @@ import { ProcessRegistry } from './bench/processes.js';
 import { runReads } from './bench/reads.js';
 import { runRealWork } from './bench/real-work.js';
 import { runRecovery } from './bench/recovery.js';
+import { runStoreCost } from './bench/store-cost.js';
 import { renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
 import { checkTargets } from './bench/targets.js';
 import { runTimeliness } from './bench/timeliness.js';
@@ -73,6 +74,7 @@ const RUNNERS: SectionRunner[] = [
   single('dashboard', (ctx) => runDashboard(ctx, ['sqlite', 'postgres'])),
   single('timeliness', runTimeliness),
   single('real-work', runRealWork),
+  single('store-cost', runStoreCost),
 ];
 
 function usage(message: string): never {

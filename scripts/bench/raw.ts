@@ -56,7 +56,7 @@ const SQLITE_HISTORY = `
   CREATE INDEX job_events_job ON job_events (job_id, id);
 `;
 
-function fillSqlite(file: string, jobs: number, now: number, bookkeeping: boolean): void {
+export function fillSqlite(file: string, jobs: number, now: number, bookkeeping: boolean): void {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.exec(schema('sqlite'));

@@ -13,6 +13,7 @@ import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { ThroughputRow } from './throughput.js';
 import type { RealWorkSection } from './real-work.js';
+import { STORE_COST_LABELS, STORE_COST_WAYS, type StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
 import { DASHBOARD_TARGET_MS, type DashboardSection } from './dashboard.js';
@@ -38,6 +39,7 @@ export const SECTIONS = [
   'dashboard',
   'timeliness',
   'real-work',
+  'store-cost',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -74,6 +76,7 @@ export interface BenchReport {
     dashboard?: DashboardSection;
     timeliness?: TimelinessSection;
     'real-work'?: RealWorkSection;
+    'store-cost'?: StoreCostSection;
   };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
@@ -278,6 +281,11 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     '17. real work on SQLite: jobs that await a timer or burn CPU, supervise + children (jobs/s; CPU ms per job and per 1k jobs)',
     throughputTable(w.results, [['job', (r) => `${r.work} ${r.job_ms} ms`], ['concurrency', (r) => String(r.concurrency)], ...BY_CHILDREN_AND_BATCH, ['jobs', (r) => String(r.jobs)], ['CPU ms/job, all', (r) => stat(r.cpu_ms_per_job)], ['most running', (r) => stat(r.peak_running)]]),
     `  burning jobs, 2 children / 1 child, within a round: ${stat(w.burn_two_over_one)}`,
+  ],
+  'store-cost': (c) => [
+    `18. the store's own CPU on SQLite, one process, no children: ${c.jobs} no-op jobs, ${c.per_tx} a transaction, each with its attempt and timeline rows (CPU µs per job)`,
+    table(['way', 'CPU µs/job'], STORE_COST_WAYS.map((way) => [STORE_COST_LABELS[way], stat(c.cpu_us_per_job[way])])),
+    `  within a round: the store / the raw loop ${stat(c.store_over_raw)}; the raw loop on leasehold's schema / on 3b's ${stat(c.leasehold_schema_over_raw)}`,
   ],
 };
 

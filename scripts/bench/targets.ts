@@ -6,6 +6,7 @@ import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import type { GraphileMode } from './graphile.js';
 import { READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
+import { STORE_COST_TARGET } from './store-cost.js';
 import type { BenchReport, Target } from './report.js';
 import { CHILD_HEARTBEAT_TARGET_MS, JOB_HEARTBEAT_TARGET_MS, KILL_LATE_TARGET_MS, SCHEDULE_LATE_TARGET_MS } from './timeliness.js';
 
@@ -50,6 +51,7 @@ export function checkTargets(report: BenchReport): Target[] {
   add('30-kill-late', `a hanging job's attempt ends within ${KILL_LATE_TARGET_MS} ms past max_runtime_seconds 1 (kill_grace_seconds 0.5): max`, timely?.kill_late_ms.max, (v) => v <= KILL_LATE_TARGET_MS);
   add('30-schedule-late', `a per-second schedule's occurrence enqueued <= ${SCHEDULE_LATE_TARGET_MS} ms after it came due: max`, timely?.schedule_late_ms.max, (v) => v <= SCHEDULE_LATE_TARGET_MS);
   for (const target of realWorkTargets(s['real-work'])) add(...target);
+  add('32-store', `the store's own CPU per job (section 18) <= ${STORE_COST_TARGET}x the raw loop with the same rows on section 3b's schema`, s['store-cost']?.store_over_raw.median, (v) => v <= STORE_COST_TARGET);
   return targets;
 }
 

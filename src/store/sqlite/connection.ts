@@ -30,7 +30,7 @@ const BUSY_RETRIES = 8;
  * holds up the committing process's event loop (the figures:
  * docs/performance.md).
  */
-const WAL_AUTOCHECKPOINT_PAGES = 2_000;
+export const WAL_AUTOCHECKPOINT_PAGES = 2_000;
 
 /**
  * Open a database file with the pragmas every connection needs: foreign keys
