@@ -24,7 +24,8 @@ export function loadConfig(file: string): LeaseholdConfig {
 export function parseConfig(text: string, file: string): LeaseholdConfig {
   const raw = parseYaml(text, file);
   if (raw === null || raw === undefined) throw new ConfigError([`${file}: the file is empty, expected a mapping with database and classes`]);
-  const result = configSchema.safeParse(raw, { reportInput: true });
+  // jitless: zod's eval-compiled fast path costs more to build than it saves on the one parse a process makes.
+  const result = configSchema.safeParse(raw, { reportInput: true, jitless: true });
   if (!result.success) throw new ConfigError(result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`));
   return deepFreeze(resolvePaths(result.data, path.resolve(file)));
 }
