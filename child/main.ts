@@ -90,11 +90,12 @@ function listen(): { started: Promise<ChildStart>; onMessage: (handler: (message
  * child, as Node would; first the child tells the supervisor what it was,
  * so that the attempt it blames says why, not only that the child crashed.
  */
-function exitOnUncaught(): void {
+function exitOnUncaught(reportNow: () => void): void {
   let dying = false;
   process.on('uncaughtException', (error, origin) => {
     if (dying) return;
     dying = true;
+    reportNow();
     const message: ChildToSupervisor = { type: 'last-words', origin, error: coerceError(error), stack: errorStack(error) ?? null };
     if (!process.connected) {
       process.stderr.write(`${origin}: ${message.stack ?? message.error.message}\n`);
@@ -129,7 +130,8 @@ async function main(): Promise<void> {
   });
   watch.start();
   startOrphanWatchdog();
-  exitOnUncaught();
+  // What the loop counted and has not told yet goes before the last words: the jobs it finished count.
+  exitOnUncaught(() => loop?.reportNow());
 
   // SIGTERM comes from the supervisor killing us (runtime, memory, a blocked loop): it takes the running job back.
   process.on('SIGTERM', () => {
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
     const handler = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
-    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder });
+    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder, successLines: start.successLines });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
     await exit(CHILD_EXIT.STARTUP_FAILED);
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
   supervisor.onMessage((message) => {
     if (message.type === 'ping') return send({ type: 'pong' });
     if (message.type === 'wake') return running.wake();
+    if (message.type === 'success-lines') return running.successLines(message.on);
     const stopping = message.type === 'drain' ? running.drain() : stopNow(message.reason);
     void stopping.then(async () => {
       await store?.close();

@@ -50,8 +50,9 @@ function setup(fields: Record<string, unknown> = {}) {
   // The flight recorder's writes, in order: a start names its job, an idle slot is null.
   const recorded: { slot: number; jobId: number | null }[] = [];
   const recorder = { started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }), idle: (slot: number) => void recorded.push({ slot, jobId: null }) };
-  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder });
-  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : []));
+  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder, successLines: true });
+  // Successes come in tallies, each job in full since successLines is on.
+  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : message.type === 'jobs-succeeded' ? (message.tally.jobs ?? []) : []));
   const startedIds = (): number[] => recorded.flatMap((write) => (write.jobId === null ? [] : [write.jobId]));
   return { store, loop, ran, signals, finished, startedIds, recorded, sent };
 }
@@ -170,7 +171,7 @@ describe('RunLoop', () => {
     loop.start();
     await until('the job runs', () => ran.includes(lost!));
     store.lost.add(lost!);
-    await until('the next job settled', () => store.verdicts().has(next!), HEARTBEAT_MS + 100);
+    await until('the next job settled and told', () => store.verdicts().has(next!) && finished().length === 2, HEARTBEAT_MS + 100);
     expect((signals.get(lost!)?.reason as { code?: string }).code).toBe('LEASE:LOST');
     expect(store.verdicts().has(lost!)).toBe(false);
     expect(finished()).toEqual([expect.objectContaining({ jobId: lost, outcome: 'LEASE_LOST' }), expect.objectContaining({ jobId: next, outcome: 'SUCCEEDED' })]);
