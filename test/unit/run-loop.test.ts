@@ -5,12 +5,14 @@
  * after a slow one; a prefetched job that cannot start in time is handed
  * back unstarted; a cancel reaches a waiting job (it never runs) and a
  * running one (its signal); a lost lease stops a running job and drops a
- * waiting one, and nothing more is written about either.
+ * waiting one, and nothing more is written about either; successes are
+ * told in tallies, the last before a drain ends.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
 import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
 import { RunLoop, STARTS_REPORT_MS } from '../../child/run-loop.js';
+import { SUCCESS_REPORT_MS } from '../../child/success-report.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
@@ -163,6 +165,20 @@ describe('RunLoop', () => {
     expect(store.verdicts().get(job!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
     expect(finished()).toEqual([expect.objectContaining({ jobId: job, outcome: 'CANCELLED' })]);
     await stopped(loop);
+  });
+
+  it('tells the supervisor of the first success at once, of the next ones in one tally a second later, and of any left before a drain ends', async () => {
+    const { store, loop, sent } = setup();
+    const told = () => sent.flatMap((message) => (message.type === 'jobs-succeeded' ? [message.tally.count] : []));
+    const ids = store.enqueue({ ms: 5 }, { ms: 5 }, { ms: 5 });
+    loop.start();
+    await until('the first success told', () => told().length === 1);
+    await until('every job settled', () => store.settled.length === ids.length);
+    expect(told()).toEqual([1]);
+    let drained = false;
+    void loop.drain().then(() => (drained = true));
+    await until('the loop drained', () => drained, SUCCESS_REPORT_MS / 2);
+    expect(told()).toEqual([1, 2]);
   });
 
   it('stops a job whose lease is lost mid-run, writes nothing about it, and goes on with the next', async () => {
