@@ -1,5 +1,5 @@
-import type { FinishedJob } from '../src/ipc/protocol.js';
-import { countInto, DURATION_BUCKETS, emptyBuckets, PEAK_RSS_BUCKETS, type SuccessTally } from '../src/ipc/success-tally.js';
+import { countInto, DURATION_BUCKETS, emptyBuckets, PEAK_RSS_BUCKETS } from '../src/ipc/buckets.js';
+import type { FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 
 /** Successes are told to the supervisor at most this often, as one tally (not one message per job). */
 export const SUCCESS_REPORT_MS = 1_000;

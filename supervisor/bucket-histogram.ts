@@ -9,7 +9,7 @@
  * `reset()`.
  */
 import type { Metric, Registry } from 'prom-client';
-import { countInto, emptyBuckets, type BucketCounts } from '../src/ipc/success-tally.js';
+import { countInto, emptyBuckets, type BucketCounts } from '../src/ipc/buckets.js';
 
 interface Series<L extends string> {
   labels: Record<L, string>;

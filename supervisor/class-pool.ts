@@ -1,8 +1,7 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
-import type { SuccessTally } from '../src/ipc/success-tally.js';
+import type { ChildToSupervisor, FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logJobFinished } from './job-log.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';

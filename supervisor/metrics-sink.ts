@@ -4,8 +4,7 @@
  * nothing changes for a caller that does not serve /metrics (the CLI, tests).
  * The Prometheus implementation is supervisor/metrics.ts.
  */
-import type { JobOutcome } from '../src/ipc/protocol.js';
-import type { SuccessTally } from '../src/ipc/success-tally.js';
+import type { JobOutcome, SuccessTally } from '../src/ipc/protocol.js';
 import type { DbFaultKind } from '../src/store/faults.js';
 import type { AttemptCost, RecoveredJob, TerminalStatus } from '../src/store/types.js';
 

@@ -7,8 +7,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type GaugeConfiguration } from 'prom-client';
 import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
-import type { JobOutcome } from '../src/ipc/protocol.js';
-import { DURATION_BUCKETS, PEAK_RSS_BUCKETS, type SuccessTally } from '../src/ipc/success-tally.js';
+import type { JobOutcome, SuccessTally } from '../src/ipc/protocol.js';
+import { DURATION_BUCKETS, PEAK_RSS_BUCKETS } from '../src/ipc/buckets.js';
 import { BucketHistogram } from './bucket-histogram.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import { ageSeconds } from '../src/reports/queue-age.js';

@@ -7,7 +7,7 @@ import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
 import type { AttemptCost, RetryAccount } from '../store/types.js';
-import type { SuccessTally } from './success-tally.js';
+import type { BucketCounts } from './buckets.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -51,6 +51,24 @@ export interface FinishedJob extends Partial<AttemptCost> {
   error?: ErrorSummary;
   /** For a failed attempt: its place in the job's retries, and the rule that decided where the job went. */
   retry?: RetryAccount;
+}
+
+/** The successes a child wrote since it last said. */
+export interface SuccessTally {
+  count: number;
+  /** Their durations, in seconds, in DURATION_BUCKETS (buckets.ts). */
+  durationSeconds: BucketCounts;
+  /** Of those whose cost was measured: CPU time summed, and peak resident sets in PEAK_RSS_BUCKETS (their count is how many). */
+  cpuMs: number;
+  peakRssBytes: BucketCounts;
+  /**
+   * The ids of those that succeeded after a first attempt: only such a job
+   * can have crashed a child before, so only its success can clear a crash
+   * count at the supervisor (take-back.ts).
+   */
+  retriedJobIds: number[];
+  /** Each one in full, only while the supervisor logs at debug (its JOB_SUCCEEDED lines). */
+  jobs?: FinishedJob[];
 }
 
 

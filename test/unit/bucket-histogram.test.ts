@@ -5,7 +5,7 @@
  */
 import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { countInto, DURATION_BUCKETS, emptyBuckets } from '../../src/ipc/success-tally.js';
+import { countInto, DURATION_BUCKETS, emptyBuckets } from '../../src/ipc/buckets.js';
 import { BucketHistogram } from '../../supervisor/bucket-histogram.js';
 
 const NAME = 'test_duration_seconds';

@@ -7,8 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SUCCESS_REPORT_MS, SuccessReport } from '../../child/success-report.js';
-import type { FinishedJob } from '../../src/ipc/protocol.js';
-import { DURATION_BUCKETS, PEAK_RSS_BUCKETS, type SuccessTally } from '../../src/ipc/success-tally.js';
+import { DURATION_BUCKETS, PEAK_RSS_BUCKETS } from '../../src/ipc/buckets.js';
+import type { FinishedJob, SuccessTally } from '../../src/ipc/protocol.js';
 
 const success = (jobId: number, fields: Partial<FinishedJob> = {}): FinishedJob => ({ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 3, ...fields });
 

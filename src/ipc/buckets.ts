@@ -1,10 +1,8 @@
 /**
- * A child's successes, counted instead of sent one by one: the supervisor's
- * histograms take them in bulk, so both sides must put a value in the same
- * bucket. The bounds live here, shared by the child that counts and the
- * supervisor whose histograms render them.
+ * Histogram buckets, shared by the child that counts its successes into
+ * them (SuccessTally) and the supervisor whose histograms take those counts
+ * in bulk: both sides must put a value in the same bucket.
  */
-import type { FinishedJob } from './protocol.js';
 
 /** leasehold_job_duration_seconds's bucket bounds, in seconds. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900] as const;
@@ -29,22 +27,4 @@ export function countInto(buckets: BucketCounts, bounds: readonly number[], valu
   if (index === -1) index = bounds.length;
   buckets.counts[index] = (buckets.counts[index] ?? 0) + 1;
   buckets.sum += value;
-}
-
-/** The successes a child wrote since it last said. */
-export interface SuccessTally {
-  count: number;
-  /** Their durations, in seconds, in DURATION_BUCKETS. */
-  durationSeconds: BucketCounts;
-  /** Of those whose cost was measured: CPU time summed, and peak resident sets in PEAK_RSS_BUCKETS (their count is how many). */
-  cpuMs: number;
-  peakRssBytes: BucketCounts;
-  /**
-   * The ids of those that succeeded after a first attempt: only such a job
-   * can have crashed a child before, so only its success can clear a crash
-   * count at the supervisor (take-back.ts).
-   */
-  retriedJobIds: number[];
-  /** Each one in full, only while the supervisor logs at debug (its JOB_SUCCEEDED lines). */
-  jobs?: FinishedJob[];
 }
