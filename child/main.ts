@@ -90,12 +90,11 @@ function listen(): { started: Promise<ChildStart>; onMessage: (handler: (message
  * child, as Node would; first the child tells the supervisor what it was,
  * so that the attempt it blames says why, not only that the child crashed.
  */
-function exitOnUncaught(reportNow: () => void): void {
+function exitOnUncaught(): void {
   let dying = false;
   process.on('uncaughtException', (error, origin) => {
     if (dying) return;
     dying = true;
-    reportNow();
     const message: ChildToSupervisor = { type: 'last-words', origin, error: coerceError(error), stack: errorStack(error) ?? null };
     if (!process.connected) {
       process.stderr.write(`${origin}: ${message.stack ?? message.error.message}\n`);
@@ -130,8 +129,10 @@ async function main(): Promise<void> {
   });
   watch.start();
   startOrphanWatchdog();
-  // What the loop counted and has not told yet goes before the last words: the jobs it finished count.
-  exitOnUncaught(() => loop?.reportNow());
+  exitOnUncaught();
+  // However the child ends (a handler's process.exit, an uncaught error), what its loop counted and has not told yet
+  // goes: a small message sent at exit leaves at once while the channel is open. Only a kill or a fatal signal loses it.
+  process.on('exit', () => loop?.reportNow());
 
   // SIGTERM comes from the supervisor killing us (runtime, memory, a blocked loop): it takes the running job back.
   process.on('SIGTERM', () => {

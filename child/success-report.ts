@@ -12,7 +12,7 @@ function emptyTally(): SuccessTally {
  * Counts a child's successes into a SuccessTally and sends it: at most once
  * every SUCCESS_REPORT_MS, at the next turn of the event loop when nothing
  * was sent for that long (so a lone success, a child's first above all, is
- * heard at once), and on `flush` (the drain, the stop, the last words). A
+ * heard at once), and on `flush` (a drain, a stop, the child's exit). A
  * success after a first attempt goes at the next turn as well: it clears
  * its job's crash count at the supervisor, which must not wait on a child
  * that may die meanwhile (they are as rare as failures, which go one by one).
