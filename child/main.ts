@@ -130,6 +130,9 @@ async function main(): Promise<void> {
   watch.start();
   startOrphanWatchdog();
   exitOnUncaught();
+  // However the child ends (a handler's process.exit, an uncaught error), what its loop counted and has not told yet
+  // goes: a small message sent at exit leaves at once while the channel is open. Only a kill or a fatal signal loses it.
+  process.on('exit', () => loop?.reportNow());
 
   // SIGTERM comes from the supervisor killing us (runtime, memory, a blocked loop): it takes the running job back.
   process.on('SIGTERM', () => {
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
     const handler = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
-    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder });
+    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder, successLines: start.successLines });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
     await exit(CHILD_EXIT.STARTUP_FAILED);
@@ -157,6 +160,7 @@ async function main(): Promise<void> {
   supervisor.onMessage((message) => {
     if (message.type === 'ping') return send({ type: 'pong' });
     if (message.type === 'wake') return running.wake();
+    if (message.type === 'success-lines') return running.successLines(message.on);
     const stopping = message.type === 'drain' ? running.drain() : stopNow(message.reason);
     void stopping.then(async () => {
       await store?.close();

@@ -10,6 +10,7 @@ import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
 import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
 import { Prefetch } from './prefetch.js';
+import { SuccessReport } from './success-report.js';
 
 /** The store calls a child's loop makes: settle and claim, write a slow job's start and progress, renew leases. */
 export type RunLoopStore = SettleStore & JobRunStore & RenewalStore;
@@ -21,6 +22,8 @@ export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 's
   send: (message: ChildToSupervisor) => void;
   /** Where each slot's running job is recorded for the supervisor, before its handler begins. */
   recorder: Pick<FlightRecorder, 'started' | 'idle'>;
+  /** Whether each success goes to the supervisor in full (ChildStart's successLines). */
+  successLines: boolean;
 }
 
 /** Starts are counted for the supervisor's metrics and reported at most this often (not one message per start). */
@@ -67,6 +70,7 @@ export class RunLoop {
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly costs = new CostMeter();
+  private readonly successes: SuccessReport;
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
   private readonly prefetch: Prefetch;
@@ -87,6 +91,7 @@ export class RunLoop {
     this.rateLimit = classRateLimit(config);
     this.prefetch = new Prefetch({ slots: this.slots, claimBatch: config.claim_batch, rateLimited: this.rateLimit !== undefined });
     this.idle = new IdleWait(config.poll_seconds * 1000);
+    this.successes = new SuccessReport((tally) => deps.send({ type: 'jobs-succeeded', tally }), deps.successLines);
     this.writer = new GroupCommit({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
     this.leases = new LeaseRenewal({
       store: deps.store,
@@ -110,6 +115,17 @@ export class RunLoop {
   /** Stop idling and claim now. */
   wake(): void {
     this.idle.wake();
+  }
+
+  /** Whether each success goes to the supervisor in full from now on. */
+  successLines(on: boolean): void {
+    this.successes.setLines(on);
+  }
+
+  /** Tell the supervisor now what is counted and not yet told (starts, successes): before an exit, clean or not. */
+  reportNow(): void {
+    this.reportStarts();
+    this.successes.flush();
   }
 
   /** Stop claiming, hand back what waits, let the running jobs finish, write everything. */
@@ -172,7 +188,7 @@ export class RunLoop {
     await this.writer.drain();
     this.writer.close();
     this.leases.stop();
-    this.reportStarts();
+    this.reportNow();
   }
 
   /** Start what the free slots can take, hand back later what they cannot, and claim when a slot is free and nothing waits. */
@@ -350,7 +366,7 @@ export class RunLoop {
     this.pump();
   }
 
-  /** Outcomes written: the jobs leave our hands; the supervisor hears of those it saw start, and of cancels. */
+  /** Outcomes written: the jobs leave our hands; the supervisor hears of those it saw start, and of cancels (of successes, in a tally). */
   private onWritten(written: { outcome: PendingOutcome; result: SettleResult }[]): void {
     const finished: FinishedJob[] = [];
     for (const { outcome, result } of written) {
@@ -361,7 +377,9 @@ export class RunLoop {
       if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
       const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
       const retry = result.held ? result.retry : undefined;
-      finished.push({ jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...(retry ? { retry } : {}), ...run.cost });
+      const report: FinishedJob = { jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...(retry ? { retry } : {}), ...run.cost };
+      if (status === 'SUCCEEDED') this.successes.add(report);
+      else finished.push(report);
     }
     if (finished.length > 0) this.deps.send({ type: 'jobs-finished', jobs: finished });
   }

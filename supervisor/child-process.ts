@@ -194,9 +194,9 @@ export class ChildHandle implements PoolChild, WatchedChild {
     if (this.process.connected) this.process.send(message, () => undefined);
   }
 
-  /** It says a job's outcome is written. */
-  jobFinished(): void {
-    this.finishedCount += 1;
+  /** It says `count` outcomes are written. */
+  jobsFinishedBy(count: number): void {
+    this.finishedCount += count;
   }
 
   /** It says it could not start (its handler or store would not load); its exit follows. */

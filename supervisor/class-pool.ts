@@ -1,7 +1,7 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import type { ChildToSupervisor, FinishedJob } from '../src/ipc/protocol.js';
+import type { ChildToSupervisor, FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logJobFinished } from './job-log.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
@@ -201,6 +201,15 @@ export class ClassPool<C extends PoolChild> {
     }
   }
 
+  /** The log level changed: the children send each success in full only while it is logged (debug). */
+  logLevelChanged(): void {
+    for (const child of this.children) child.send({ type: 'success-lines', on: this.successLines() });
+  }
+
+  private successLines(): boolean {
+    return this.logger.isLevelEnabled('debug');
+  }
+
   /** Wait for the exit handling in flight (recoveries, registry writes) and the reload steps. */
   async settled(): Promise<void> {
     while (this.exitHandling.size + this.reloading.size > 0) await Promise.all([...this.exitHandling, ...this.reloading]);
@@ -216,7 +225,7 @@ export class ClassPool<C extends PoolChild> {
   private startChild(slot: number): C {
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
-    const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config };
+    const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config, successLines: this.successLines() };
     const child = this.deps.startChild(start, {
       message: (from, message) => this.onMessage(from, message),
       output: (from, stream, line) => {
@@ -264,6 +273,9 @@ export class ClassPool<C extends PoolChild> {
       case 'jobs-finished':
         for (const job of message.jobs) this.onJobFinished(child, job);
         return;
+      case 'jobs-succeeded':
+        this.onJobsSucceeded(child, message.tally);
+        return;
       case 'log':
         this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
         return;
@@ -282,11 +294,19 @@ export class ClassPool<C extends PoolChild> {
   }
 
   private onJobFinished(child: C, message: FinishedJob): void {
-    child.jobFinished();
+    child.jobsFinishedBy(1);
     this.takeBack.finished(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
     if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
     logJobFinished(this.logger, child.pid, message);
+  }
+
+  /** A child's successes since it last said: only a retried job's can clear a crash count (SuccessTally.retriedJobIds). */
+  private onJobsSucceeded(child: C, tally: SuccessTally): void {
+    child.jobsFinishedBy(tally.count);
+    for (const jobId of tally.retriedJobIds) this.takeBack.finished(jobId);
+    this.metrics.jobsSucceeded(this.config.name, tally);
+    for (const job of tally.jobs ?? []) logJobFinished(this.logger, child.pid, job);
   }
 
   private async onExit(slot: number, child: C, exit: ChildExit): Promise<void> {

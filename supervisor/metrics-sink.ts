@@ -4,7 +4,7 @@
  * nothing changes for a caller that does not serve /metrics (the CLI, tests).
  * The Prometheus implementation is supervisor/metrics.ts.
  */
-import type { JobOutcome } from '../src/ipc/protocol.js';
+import type { JobOutcome, SuccessTally } from '../src/ipc/protocol.js';
 import type { DbFaultKind } from '../src/store/faults.js';
 import type { AttemptCost, RecoveredJob, TerminalStatus } from '../src/store/types.js';
 
@@ -16,6 +16,8 @@ export interface MetricsSink {
   jobsStarted(jobClass: string, count: number): void;
   /** A job left a child's hands. */
   jobFinished(jobClass: string, outcome: JobOutcome, durationMs: number): void;
+  /** Successes a child counted (its SuccessTally): as many jobFinished SUCCEEDED, and jobCost for those it measured. */
+  jobsSucceeded(jobClass: string, tally: SuccessTally): void;
   /** What an attempt of the class cost: as its child measured it, or as our samples showed for one it could not report (killed, crashed). */
   jobCost(jobClass: string, cost: AttemptCost): void;
   /** Jobs taken back from a dead or silent worker (or handed back at shutdown), under one error code. */
@@ -33,6 +35,7 @@ const ignore = (): void => undefined;
 export const NO_METRICS: MetricsSink = Object.freeze({
   jobsStarted: ignore,
   jobFinished: ignore,
+  jobsSucceeded: ignore,
   jobCost: ignore,
   jobsRecovered: ignore,
   childRestarted: ignore,

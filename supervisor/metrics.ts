@@ -4,10 +4,12 @@
  * through the MetricsSink interface; gauges about the data are read from the
  * store when /metrics is scraped.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type GaugeConfiguration } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type GaugeConfiguration } from 'prom-client';
 import { DB_FAULT_KINDS, dbFaultOf, type DbFaultKind } from '../src/store/faults.js';
 import type { MetricsSink, RecoverySource } from './metrics-sink.js';
-import type { JobOutcome } from '../src/ipc/protocol.js';
+import type { JobOutcome, SuccessTally } from '../src/ipc/protocol.js';
+import { DURATION_BUCKETS, PEAK_RSS_BUCKETS } from '../src/ipc/buckets.js';
+import { BucketHistogram } from './bucket-histogram.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import { ageSeconds } from '../src/reports/queue-age.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
@@ -20,11 +22,6 @@ export interface SupervisorMetricsOptions {
   classes: () => readonly ClassConfig[];
 }
 
-const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
-const MIB = 1024 * 1024;
-/** A Node child starts at about 50-80 MiB resident; max_memory_mb defaults to 512. */
-const PEAK_RSS_BUCKETS = [64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096].map((mib) => mib * MIB);
-
 export class SupervisorMetrics implements MetricsSink {
   readonly registry = new Registry();
   private readonly claimed: Counter<'class'>;
@@ -34,9 +31,9 @@ export class SupervisorMetrics implements MetricsSink {
   private readonly leasesLost: Counter<'class'>;
   private readonly recovered: Counter<'class' | 'code' | 'source'>;
   private readonly leaseRecoveries: Counter<'class'>;
-  private readonly duration: Histogram<'class' | 'outcome'>;
+  private readonly duration: BucketHistogram<'class' | 'outcome'>;
   private readonly cpuSeconds: Counter<'class'>;
-  private readonly peakRss: Histogram<'class'>;
+  private readonly peakRss: BucketHistogram<'class'>;
   private readonly restarts: Counter<'class'>;
   private readonly pruned: Counter<'status'>;
   private readonly dbErrors: Counter<'kind'>;
@@ -104,23 +101,24 @@ export class SupervisorMetrics implements MetricsSink {
     this.restarts = counter('leasehold_child_restarts_total', 'Children replaced after they exited', ['class']);
     this.pruned = counter('leasehold_jobs_pruned_total', 'Finished jobs deleted by retention', ['status']);
     this.dbErrors = counter('leasehold_db_errors_total', 'Database operations that failed because the database was away (connection), locked, or out of disk, by this supervisor and its children', ['kind']);
-    this.duration = new Histogram({
-      name: 'leasehold_job_duration_seconds',
-      help: 'Time from start to outcome of the jobs this supervisor\'s children ran',
-      labelNames: ['class', 'outcome'] as const,
-      buckets: DURATION_BUCKETS,
+    // Histograms of our own (bucket-histogram.ts): a child's successes come counted into their buckets.
+    this.duration = new BucketHistogram(
+      'leasehold_job_duration_seconds',
+      "Time from start to outcome of the jobs this supervisor's children ran",
+      ['class', 'outcome'] as const,
+      DURATION_BUCKETS,
       registers,
-    });
+    );
     this.cpuSeconds = counter('leasehold_job_cpu_seconds_total', "CPU time (user + system) of this supervisor's children while they ran jobs, attributed to each job's class", ['class']);
     // A histogram, not a gauge of the last minute's maximum: each attempt is one observation, kept between scrapes,
     // so any window's distribution, quantiles and count over a size come from the query (as for request sizes).
-    this.peakRss = new Histogram({
-      name: 'leasehold_job_peak_rss_bytes',
-      help: "The highest resident memory of a child while it ran one job (its whole process: shared with the jobs beside it when concurrency > 1)",
-      labelNames: ['class'] as const,
-      buckets: PEAK_RSS_BUCKETS,
+    this.peakRss = new BucketHistogram(
+      'leasehold_job_peak_rss_bytes',
+      'The highest resident memory of a child while it ran one job (its whole process: shared with the jobs beside it when concurrency > 1)',
+      ['class'] as const,
+      PEAK_RSS_BUCKETS,
       registers,
-    });
+    );
     // Series at zero from the start, so rates work from the first scrape.
     for (const name of classes()) {
       for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts, this.cpuSeconds]) metric.inc({ class: name }, 0);
@@ -139,6 +137,14 @@ export class SupervisorMetrics implements MetricsSink {
     if (outcome === 'FAILED') this.deadLettered.inc(labels);
     if (outcome === 'LEASE_LOST') this.leasesLost.inc(labels);
     this.duration.observe({ class: jobClass, outcome }, durationMs / 1000);
+  }
+
+  jobsSucceeded(jobClass: string, tally: SuccessTally): void {
+    const labels = { class: jobClass };
+    this.succeeded.inc(labels, tally.count);
+    this.duration.add({ class: jobClass, outcome: 'SUCCEEDED' }, tally.durationSeconds);
+    this.cpuSeconds.inc(labels, tally.cpuMs / 1000);
+    this.peakRss.add(labels, tally.peakRssBytes);
   }
 
   jobCost(jobClass: string, cost: AttemptCost): void {

@@ -74,7 +74,8 @@ export interface PoolChild {
   markReady(): void;
   startupFailed(error: string): void;
   reportOutage(outage: DbOutage | undefined): void;
-  jobFinished(): void;
+  /** It says `count` outcomes are written. */
+  jobsFinishedBy(count: number): void;
   /** Why it did not become ready (it exited first, or was not ready within `timeoutMs`: then it is killed), or undefined once it is. */
   untilReady(timeoutMs: number): Promise<string | undefined>;
   retire(reason: RetireReason): void;

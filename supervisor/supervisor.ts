@@ -313,6 +313,7 @@ export class Supervisor {
     const before = this.config;
     this.useConfig(next);
     logger.level = next.log.level;
+    for (const pool of this.pools) pool.logLevelChanged();
     const retire = { graceMs: next.shutdown_grace_seconds * 1000, force: this.force.signal };
     const current = (name: string) => this.pools.find((pool) => pool.config.name === name && !this.leaving.has(pool));
     for (const pool of this.pools.filter((p) => !this.leaving.has(p) && !next.classes.some((c) => c.name === p.config.name))) {

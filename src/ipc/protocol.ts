@@ -7,6 +7,7 @@ import type { ClassConfig, LogLevel } from '../config/schema.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
 import type { AttemptCost, RetryAccount } from '../store/types.js';
+import type { BucketCounts } from './buckets.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -20,6 +21,8 @@ export interface ChildStart {
   config: ClassConfig;
   /** The flight recorder file (flight-record.ts) with one record per slot, made by the supervisor. */
   flightRecord: string;
+  /** Whether the supervisor logs each success (at debug): then the child's success tallies carry each job. */
+  successLines: boolean;
 }
 
 export type SupervisorToChild =
@@ -32,7 +35,9 @@ export type SupervisorToChild =
   /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
   | { type: 'wake' }
   /** Are you there? Answered with a pong at once: liveness, without the database. */
-  | { type: 'ping' };
+  | { type: 'ping' }
+  /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
+  | { type: 'success-lines'; on: boolean };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -48,6 +53,24 @@ export interface FinishedJob extends Partial<AttemptCost> {
   retry?: RetryAccount;
 }
 
+/** The successes a child wrote since it last said. */
+export interface SuccessTally {
+  count: number;
+  /** Their durations, in seconds, in DURATION_BUCKETS (buckets.ts). */
+  durationSeconds: BucketCounts;
+  /** Of those whose cost was measured: CPU time summed, and peak resident sets in PEAK_RSS_BUCKETS (their count is how many). */
+  cpuMs: number;
+  peakRssBytes: BucketCounts;
+  /**
+   * The ids of those that succeeded after a first attempt: only such a job
+   * can have crashed a child before, so only its success can clear a crash
+   * count at the supervisor (take-back.ts).
+   */
+  retriedJobIds: number[];
+  /** Each one in full, only while the supervisor logs at debug (its JOB_SUCCEEDED lines). */
+  jobs?: FinishedJob[];
+}
+
 
 export type ChildToSupervisor =
   /** Handler loaded and store open: the child is healthy and claiming. */
@@ -56,8 +79,10 @@ export type ChildToSupervisor =
   | { type: 'startup-failed'; error: ErrorSummary }
   /** How many jobs it started since it last said (at most once a second: the starts themselves are in the flight recorder). */
   | { type: 'jobs-started'; count: number }
-  /** The outcomes a child just wrote, one message per write (outcomes are written in batches). */
+  /** The outcomes but successes a child just wrote, one message per write (outcomes are written in batches), and each lease it lost. */
   | { type: 'jobs-finished'; jobs: FinishedJob[] }
+  /** The successes it wrote since it last said: at most once a second, at once when one clears a crash count, and before it exits. */
+  | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }
@@ -84,5 +109,5 @@ export function isChildToSupervisor(value: unknown): value is ChildToSupervisor 
 
 export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
   const type = (value as { type?: unknown } | null)?.type;
-  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake' || type === 'ping';
+  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake' || type === 'ping' || type === 'success-lines';
 }

@@ -78,7 +78,7 @@ describe('what jobs cost, measured by real children', () => {
     expect(shown.stdout).toMatch(/#\s+STATUS\s+OWNER\s+STARTED\s+TOOK\s+CPU\s+PEAK RSS/);
     expect(shown.stdout).toMatch(/SUCCEEDED .* \d+(\.\d+)?(ms|s) +\d+(\.\d+)? MiB/);
 
-    // fed by the children's jobs-finished messages
+    // fed by the children's success tallies
     const samples = await waitFor('the last outcomes in /metrics', async () => {
       const now = await scrape(sup);
       return metricValue(now, 'leasehold_job_peak_rss_bytes_count', { class: 'noop' }) === noop.length ? now : undefined;

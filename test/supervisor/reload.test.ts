@@ -1,7 +1,8 @@
 /**
  * A live reload (SIGHUP, `leasehold reload`): scaling while jobs run, classes
  * added and removed, limits that reach the children by replacing them one at
- * a time, and bad or refused configs that leave everything as it was.
+ * a time, a log level that reaches the children, and bad or refused configs
+ * that leave everything as it was.
  */
 import { execa } from 'execa';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -206,6 +207,23 @@ describe('reload: schedules', () => {
     await sup.waitForJob(enqueued.job_id as number, 'SUCCEEDED');
     expect((await sup.children('work')).map((c) => c.pid)).toEqual([child!.pid]);
     expect(sup.events('CHILD_REPLACED')).toEqual([]);
+    expect(await sup.stop()).toBe(0);
+  });
+});
+
+describe('reload: the log level', () => {
+  it('debug reaches the running children: their successes are logged one by one again (JOB_SUCCEEDED), without replacing them', async () => {
+    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'work', handler: 'succeed', processes: 1 }], logLevel: 'info' });
+    const [child] = await sup.children('work');
+    const before = await sup.queue.enqueue({ class: 'work', payload: {} });
+    await sup.waitForJob(before.id, 'SUCCEEDED');
+
+    editConfig(sup, (config) => void ((config.log as { level: string }).level = 'debug'));
+    expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED' });
+    const after = await sup.queue.enqueue({ class: 'work', payload: {} });
+    await sup.waitForEvent('JOB_SUCCEEDED', { job_id: after.id });
+    expect(sup.events('JOB_SUCCEEDED', { job_id: before.id })).toEqual([]);
+    expect((await sup.children('work')).map((c) => c.pid)).toEqual([child!.pid]);
     expect(await sup.stop()).toBe(0);
   });
 });

@@ -5,12 +5,14 @@
  * after a slow one; a prefetched job that cannot start in time is handed
  * back unstarted; a cancel reaches a waiting job (it never runs) and a
  * running one (its signal); a lost lease stops a running job and drops a
- * waiting one, and nothing more is written about either.
+ * waiting one, and nothing more is written about either; successes are
+ * told in tallies, the last before a drain ends.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
 import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
 import { RunLoop, STARTS_REPORT_MS } from '../../child/run-loop.js';
+import { SUCCESS_REPORT_MS } from '../../child/success-report.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
@@ -50,8 +52,9 @@ function setup(fields: Record<string, unknown> = {}) {
   // The flight recorder's writes, in order: a start names its job, an idle slot is null.
   const recorded: { slot: number; jobId: number | null }[] = [];
   const recorder = { started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }), idle: (slot: number) => void recorded.push({ slot, jobId: null }) };
-  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder });
-  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : []));
+  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder, successLines: true });
+  // Successes come in tallies, each job in full since successLines is on.
+  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : message.type === 'jobs-succeeded' ? (message.tally.jobs ?? []) : []));
   const startedIds = (): number[] => recorded.flatMap((write) => (write.jobId === null ? [] : [write.jobId]));
   return { store, loop, ran, signals, finished, startedIds, recorded, sent };
 }
@@ -164,13 +167,27 @@ describe('RunLoop', () => {
     await stopped(loop);
   });
 
+  it('tells the supervisor of the first success at once, of the next ones in one tally a second later, and of any left before a drain ends', async () => {
+    const { store, loop, sent } = setup();
+    const told = () => sent.flatMap((message) => (message.type === 'jobs-succeeded' ? [message.tally.count] : []));
+    const ids = store.enqueue({ ms: 5 }, { ms: 5 }, { ms: 5 });
+    loop.start();
+    await until('the first success told', () => told().length === 1);
+    await until('every job settled', () => store.settled.length === ids.length);
+    expect(told()).toEqual([1]);
+    let drained = false;
+    void loop.drain().then(() => (drained = true));
+    await until('the loop drained', () => drained, SUCCESS_REPORT_MS / 2);
+    expect(told()).toEqual([1, 2]);
+  });
+
   it('stops a job whose lease is lost mid-run, writes nothing about it, and goes on with the next', async () => {
     const { store, loop, ran, signals, finished } = setup();
     const [lost, next] = store.enqueue({ untilAborted: true }, {});
     loop.start();
     await until('the job runs', () => ran.includes(lost!));
     store.lost.add(lost!);
-    await until('the next job settled', () => store.verdicts().has(next!), HEARTBEAT_MS + 100);
+    await until('the next job settled and told', () => store.verdicts().has(next!) && finished().length === 2, HEARTBEAT_MS + 100);
     expect((signals.get(lost!)?.reason as { code?: string }).code).toBe('LEASE:LOST');
     expect(store.verdicts().has(lost!)).toBe(false);
     expect(finished()).toEqual([expect.objectContaining({ jobId: lost, outcome: 'LEASE_LOST' }), expect.objectContaining({ jobId: next, outcome: 'SUCCEEDED' })]);

@@ -92,8 +92,8 @@ export class FakeChild implements PoolChild {
     this.dbOutage = outage;
   }
 
-  jobFinished(): void {
-    this.jobsFinished += 1;
+  jobsFinishedBy(count: number): void {
+    this.jobsFinished += count;
   }
 
   async untilReady(): Promise<string | undefined> {
