@@ -88,7 +88,7 @@ describe('npm run bench -- --quick', () => {
       leaves(report.sections)
         .filter(([p]) => p.includes(path) && p.endsWith('.median'))
         .map(([p, v]) => [p, v] as const);
-    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms', 'kill_late_ms']) {
+    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms', 'kill_late_ms', 'cpu_us_per_job']) {
       const found = positive(key);
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);
@@ -115,6 +115,7 @@ describe('npm run bench -- --quick', () => {
       '32-cpu-2',
       '32-pg-graphile',
       '32-pg-graphile-local',
+      '32-store',
       '5-p50',
       '5-p99',
       '6-p50',
