@@ -36,7 +36,10 @@ describe('success tallies', () => {
     });
     expect(metricValue(samples, 'leasehold_job_duration_seconds_count', labels)).toBe(ids.length);
     expect(metricValue(samples, 'leasehold_job_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(ids.length);
-    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_count', { class: 'work' })).toBe(ids.length);
+    // Peak memory is per class, not per outcome: the crashed attempt counts too when the supervisor sampled its child first.
+    const peaks = metricValue(samples, 'leasehold_job_peak_rss_bytes_count', { class: 'work' }) ?? 0;
+    expect(peaks).toBeGreaterThanOrEqual(ids.length);
+    expect(peaks).toBeLessThanOrEqual(ids.length + 1);
     await sup.stop();
   });
 });
