@@ -144,3 +144,46 @@ export const failureDetailMigration = (id: string, time: string) => `
  * on the row it updates anyway: no read, no round trip.
  */
 export const CLAIM_MAX_RETRIES = (classMaxRetries: string) => `CASE WHEN max_retries_from_class = 1 THEN ${classMaxRetries} ELSE max_retries END`;
+
+/**
+ * Both drivers' migration 10 (`big`, `real`: each driver's 64-bit integer
+ * and floating types): the stats rollup (../store/stats-window.ts). One row says
+ * which minutes are summed; per minute, the jobs that finished (by class,
+ * status and attempts spent), what their measured attempts cost by class,
+ * and the costliest attempts. Keyed by minute first: reads take a range.
+ */
+export const statsRollupMigration = (big: string, real: string) => `
+  CREATE TABLE stats_rollup (
+    id           INTEGER PRIMARY KEY CHECK (id = 1),
+    rolled_from  ${big},
+    rolled_until ${big}
+  );
+  INSERT INTO stats_rollup (id, rolled_from, rolled_until) VALUES (1, NULL, NULL);
+  CREATE TABLE job_end_minutes (
+    minute ${big}  NOT NULL,
+    class  TEXT    NOT NULL,
+    status TEXT    NOT NULL,
+    spent  INTEGER NOT NULL,
+    jobs   INTEGER NOT NULL,
+    PRIMARY KEY (minute, class, status, spent)
+  );
+  CREATE TABLE attempt_cost_minutes (
+    minute             ${big}  NOT NULL,
+    class              TEXT    NOT NULL,
+    attempts           INTEGER NOT NULL,
+    cpu_ms             ${real}  NOT NULL,
+    max_peak_rss_bytes ${big},
+    PRIMARY KEY (minute, class)
+  );
+  CREATE TABLE attempt_cost_top (
+    minute         ${big}  NOT NULL,
+    job_id         ${big}  NOT NULL,
+    attempt        INTEGER NOT NULL,
+    class          TEXT    NOT NULL,
+    status         TEXT    NOT NULL,
+    cpu_ms         ${real}  NOT NULL,
+    peak_rss_bytes ${big},
+    finished_at    ${big}  NOT NULL,
+    PRIMARY KEY (minute, job_id, attempt)
+  );
+`;

@@ -90,6 +90,8 @@ export interface MaintenanceStore extends Connection {
   jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number>;
   /** Whole-database checks (page integrity, foreign keys, attempts numbered 1..attempts): the problems found, none when healthy. */
   integrityCheck(): Promise<string[]>;
+  /** Sums up to `maxMinutes` more ended minutes into the stats rollup (../stats-window.ts), in one short transaction; how many it summed. */
+  statsRollUp(params: { maxMinutes: number }): Promise<number>;
 }
 
 /**

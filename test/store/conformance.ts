@@ -15,6 +15,7 @@ import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { limitSuites } from './conformance/limits.js';
 import { operatorSuites } from './conformance/operators.js';
+import { rollupSuites } from './conformance/rollup.js';
 import { scheduleSuites } from './conformance/schedules.js';
 
 export { SWEEP } from './conformance/context.js';
@@ -38,5 +39,6 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     scheduleSuites(c);
     classSuites(c, openSame, countStarts);
     dashboardSuites(c);
+    rollupSuites(c, openSame);
   });
 }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, statsRollupMigration, type Migration } from '../migration.js';
 
 
 /**
@@ -141,6 +141,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: "why attempts failed, in full (error_stack), and jobs' own log lines (job_logs)",
     sql: failureDetailMigration('BIGINT', 'BIGINT'),
+  },
+  {
+    version: 10,
+    name: 'the stats rollup: finished jobs and what attempts cost, per minute',
+    sql: statsRollupMigration('BIGINT', 'DOUBLE PRECISION'),
   },
 ];
 

@@ -14,6 +14,8 @@ import { LEASE_SQL } from './sql/leases.js';
 import { RETENTION_SQL } from './sql/retention.js';
 import { SCHEDULE_SQL } from './sql/schedules.js';
 import { STATS_SQL } from './sql/stats.js';
+import { rolledMinutes } from './stats-rollup.js';
+import { COST_TOP_KEPT, partValues, windowParts } from '../stats-window.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { listenForJobs } from './subscription.js';
 
@@ -105,7 +107,7 @@ export abstract class PostgresReads {
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return readPlannedWithValues<RetryBucket>(this.pool, STATS_SQL.retryDistribution, [params.since]);
+    return readPlannedWithValues<RetryBucket>(this.pool, STATS_SQL.retryDistribution, await this.window(params.since));
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
@@ -116,18 +118,25 @@ export abstract class PostgresReads {
     return readPlannedWithValues<ClassErrorCount>(this.pool, STATS_SQL.topErrorsByClass, [params.since, params.limit]);
   }
 
-  /** Three reads in one snapshot, so the rankings agree with the totals. */
+  /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than the rollup keeps reads the jobs. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const [ranking] = await readWindowPlannedWithValues<CostRanking>(this.pool, STATS_SQL.costRanking, [params.since, params.limit]);
+    const parts = windowParts(params.since, await rolledMinutes(this.pool), { useRollup: params.limit <= COST_TOP_KEPT });
+    const values = [...partValues(parts), params.limit];
+    const [ranking] = await readWindowPlannedWithValues<CostRanking>(this.pool, STATS_SQL.costRanking, values);
     return ranking!;
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, [params.since]);
+    return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, await this.window(params.since));
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [params.since, params.until]);
+    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [...(await this.window(params.since, params.until)), params.until]);
+  }
+
+  /** A stats window from `since` on (before `until`), split where the rollup covers it, as the statements' first five values. */
+  private async window(since: number, until?: number): Promise<number[]> {
+    return partValues(windowParts(since, await rolledMinutes(this.pool), { until }));
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {

@@ -9,6 +9,7 @@ import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresU
 import { insertJobs } from './inserts.js';
 import { apply, leaseKey, record, settleBatch, type Runner } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
+import { rollUp } from './stats-rollup.js';
 import { PostgresReads } from './reads.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { JOB_SQL } from './sql/jobs.js';
@@ -288,10 +289,14 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.write((db, now) => changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]));
   }
 
-  // retention
+  // retention and the stats rollup
 
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
     if (params.limit < 1) return 0;
     return this.write((db) => changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]));
+  }
+
+  async statsRollUp(params: { maxMinutes: number }): Promise<number> {
+    return this.write((db, now) => rollUp(db, now, params.maxMinutes));
   }
 }

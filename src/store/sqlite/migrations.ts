@@ -1,5 +1,5 @@
 import type { SqliteDb } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, type Migration } from '../migration.js';
+import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, statsRollupMigration, type Migration } from '../migration.js';
 
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
@@ -136,6 +136,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: "why attempts failed, in full (error_stack), and jobs' own log lines (job_logs)",
     sql: failureDetailMigration('INTEGER', 'INTEGER'),
+  },
+  {
+    version: 10,
+    name: 'the stats rollup: finished jobs and what attempts cost, per minute',
+    sql: statsRollupMigration('INTEGER', 'REAL'),
   },
 ];
 

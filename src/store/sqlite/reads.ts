@@ -14,6 +14,9 @@ import { prepareLeaseStatements, type LeaseStatements } from './sql/leases.js';
 import { prepareRetentionStatements, type RetentionStatements } from './sql/retention.js';
 import { prepareScheduleStatements, type ScheduleStatements } from './sql/schedules.js';
 import { prepareStatsStatements, type StatsStatements } from './sql/stats.js';
+import { prepareRollupStatements, type RollupStatements } from './sql/rollup.js';
+import { rolledMinutes } from './stats-rollup.js';
+import { COST_TOP_KEPT, windowParts, type WindowParts } from '../stats-window.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
 
 /**
@@ -29,6 +32,7 @@ export abstract class SqliteReads {
   protected readonly retention: RetentionStatements;
   protected readonly schedules: ScheduleStatements;
   protected readonly classes: ClassStatements;
+  protected readonly rollup: RollupStatements;
 
   protected constructor(
     protected readonly db: SqliteDb,
@@ -42,6 +46,7 @@ export abstract class SqliteReads {
     this.retention = prepareRetentionStatements(db);
     this.schedules = prepareScheduleStatements(db);
     this.classes = prepareClassStatements(db);
+    this.rollup = prepareRollupStatements(db);
   }
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
@@ -107,7 +112,7 @@ export abstract class SqliteReads {
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return this.stats.retryDistribution.all(params) as RetryBucket[];
+    return this.stats.retryDistribution.all(this.window(params.since)) as RetryBucket[];
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
@@ -118,24 +123,31 @@ export abstract class SqliteReads {
     return this.stats.topErrorsByClass.all(params) as ClassErrorCount[];
   }
 
-  /** Three reads in one snapshot, so the rankings agree with the totals. */
+  /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than the rollup keeps reads the jobs. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const read = this.db.transaction(
-      (): CostRanking => ({
-        by_class: this.stats.costByClass.all({ since: params.since }) as ClassCost[],
-        top_cpu: this.stats.costTopCpu.all(params) as AttemptCostRow[],
-        top_rss: this.stats.costTopRss.all(params) as AttemptCostRow[],
-      }),
-    );
+    const read = this.db.transaction((): CostRanking => {
+      const window = this.window(params.since, { useRollup: params.limit <= COST_TOP_KEPT });
+      const ranking = { ...window, limit: params.limit };
+      return {
+        by_class: this.stats.costByClass.all(window) as ClassCost[],
+        top_cpu: this.stats.costTopCpu.all(ranking) as AttemptCostRow[],
+        top_rss: this.stats.costTopRss.all(ranking) as AttemptCostRow[],
+      };
+    });
     return read.deferred();
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return this.stats.finishedSince.all(params) as StatusCount[];
+    return this.stats.finishedSince.all(this.window(params.since)) as StatusCount[];
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return this.stats.finishedByMinute.all(params) as FinishedMinute[];
+    return this.stats.finishedByMinute.all({ ...this.window(params.since, { until: params.until }), until: params.until }) as FinishedMinute[];
+  }
+
+  /** A stats window from `since` on, split where the rollup covers it (../stats-window.ts). */
+  private window(since: number, options: { until?: number; useRollup?: boolean } = {}): WindowParts {
+    return windowParts(since, rolledMinutes(this.rollup), options);
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {

@@ -13,6 +13,7 @@ import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { jobLogRows } from '../job-logs.js';
+import { rollUp } from './stats-rollup.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -388,11 +389,14 @@ export class SqliteStore extends SqliteReads implements Store {
     await this.write((now) => this.workers.exit.run({ ...params, now }));
   }
 
-  // retention
+  // retention and the stats rollup
 
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
-    if (params.limit < 1) return 0;
     const bind = { status: params.status, before: params.finishedBefore, limit: params.limit };
-    return this.write(() => this.retention.deleteOlderBatch.run(bind).changes);
+    return params.limit < 1 ? 0 : this.write(() => this.retention.deleteOlderBatch.run(bind).changes);
+  }
+
+  async statsRollUp(params: { maxMinutes: number }): Promise<number> {
+    return this.write((now) => rollUp(this.rollup, now, params.maxMinutes));
   }
 }

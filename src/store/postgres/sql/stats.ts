@@ -3,10 +3,10 @@ import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 import { CLASSES_PRESENT } from './jobs.js';
 
-const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+const TERMINAL = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /**
- * The attempts that ended at or after $1 and whose cost was measured, with their class. They have
- * no index of their own (it would take one more entry at every attempt's end, on the hot path): a
+ * The attempts that ended in [lo, hi) (no hi: from lo on) and whose cost was measured, with their class. They
+ * have no index of their own (it would take one more entry at every attempt's end, on the hot path): a
  * success ends its job, so the successes are the jobs that ended SUCCEEDED in the window (through
  * jobs_finished) and their last attempt (its number is the job's attempts, its end the job's);
  * every other end carries an error code (FAILED, CANCELLED, LEASE:RELEASED), so the rest are in
@@ -14,20 +14,34 @@ const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
  * key each (LATERAL ... LIMIT 1, which the planner cannot turn into a join): with a few thousand
  * jobs in the window it chose to hash all of job_attempts instead, 450 ms at 1e6 jobs against 10.
  */
-const MEASURED = `WITH measured AS MATERIALIZED (
-    SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+export const measuredIn = (lo: string, hi?: string) => {
+  const range = (column: string) => `${column} >= ${lo}${hi === undefined ? '' : ` AND ${column} < ${hi}`}`;
+  return `SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
       FROM jobs AS j CROSS JOIN LATERAL (
         SELECT job_id, attempt, status, cpu_ms, peak_rss_bytes, finished_at FROM job_attempts
         WHERE job_id = j.id AND attempt = j.attempts AND cpu_ms IS NOT NULL LIMIT 1) AS a
-      WHERE j.status = 'SUCCEEDED' AND j.finished_at >= $1
+      WHERE j.status = 'SUCCEEDED' AND ${range('j.finished_at')}
     UNION ALL
     SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
       FROM job_attempts AS a JOIN jobs AS j ON j.id = a.job_id
-      WHERE a.error_code IS NOT NULL AND a.finished_at >= $1 AND a.cpu_ms IS NOT NULL)`;
-/** The measured attempts with the most of `column`, as a JSON array (the columns of AttemptCostRow). */
+      WHERE a.error_code IS NOT NULL AND ${range('a.finished_at')} AND a.cpu_ms IS NOT NULL`;
+};
+/**
+ * A window's reads (../../stats-window.ts) take the jobs that ended in [$1, $2) and from $5 on, and the
+ * rollup's minutes in [$3, $4); a statement's own values follow.
+ */
+const ROLLED = `minute >= $3 AND minute < $4`;
+const MEASURED = `WITH measured AS MATERIALIZED (${measuredIn('$1', '$2')} UNION ALL ${measuredIn('$5')})`;
+/** The finished jobs of a window whose status is in `statuses`: `select` of each, in its two ranges. */
+const endedIn = (select: string, statuses: string, tailUntil = '') => `SELECT ${select} FROM jobs WHERE status IN ${statuses} AND finished_at >= $1 AND finished_at < $2
+    UNION ALL SELECT ${select} FROM jobs WHERE status IN ${statuses} AND finished_at >= $5${tailUntil}`;
+const ENDED = `('SUCCEEDED', 'FAILED')`;
+/** The measured attempts with the most of `column`, as a JSON array (the columns of AttemptCostRow): the rollup keeps each minute's first. */
 const costTop = (column: string) => `(SELECT coalesce(json_agg(top), '[]') FROM (
-    SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
-    ORDER BY ${column} DESC, job_id, attempt LIMIT $2) AS top)`;
+    SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM (
+      SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
+      UNION ALL SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM attempt_cost_top WHERE ${ROLLED}) AS c
+    ORDER BY ${column} DESC, job_id, attempt LIMIT $6) AS top)`;
 
 /** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */
 export const STATS_SQL = nameAll('stats', {
@@ -61,10 +75,11 @@ export const STATS_SQL = nameAll('stats', {
       j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at
     FROM jobs AS j LEFT JOIN workers AS w ON w.id = j.owner_id
     WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT $1`,
-  /** (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status and attempts spent (handed-back claims not counted). */
-  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs
-    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= $1
-    GROUP BY class, status, attempts - releases ORDER BY class, status, 3`,
+  /** (window) -> jobs that ended SUCCEEDED or FAILED in the window, by class, status and attempts spent (handed-back claims not counted). */
+  retryDistribution: `SELECT class, status, attempts, sum(jobs)::bigint AS jobs FROM (
+      ${endedIn('class, status, attempts - releases AS attempts, 1 AS jobs', ENDED)}
+      UNION ALL SELECT class, status, spent, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED}) AS e
+    GROUP BY class, status, attempts ORDER BY class, status, attempts`,
   /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
   topErrors: `SELECT error_code AS code, count(*) AS count, max(finished_at) AS last_at FROM job_attempts
     WHERE error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED' AND finished_at >= $1
@@ -78,22 +93,30 @@ export const STATS_SQL = nameAll('stats', {
       GROUP BY j.class, a.error_code) AS ranked
     WHERE rank <= $2 ORDER BY class, count DESC, code`,
   /**
-   * (since, limit) -> one row, three JSON arrays: per class, the measured attempts that ended since then (how many,
-   * their CPU total and mean, the highest peak RSS; most CPU first), and the `limit` that used the most CPU and the
-   * most memory. One statement reads the window once: three read it three times (18 ms each at 1e6 jobs).
+   * (window, limit) -> one row, three JSON arrays: per class, the measured attempts that
+   * ended in the window (how many, their CPU total and mean, the highest peak RSS; most CPU first), and the
+   * `limit` that used the most CPU and the most memory. One statement reads the window once: three read it three
+   * times (18 ms each at 1e6 jobs).
    */
   costRanking: `${MEASURED}
     SELECT (SELECT coalesce(json_agg(c), '[]') FROM (
-        SELECT class, count(*) AS attempts, sum(cpu_ms) AS cpu_ms, avg(cpu_ms) AS mean_cpu_ms, max(peak_rss_bytes) AS max_peak_rss_bytes
-        FROM measured GROUP BY class ORDER BY sum(cpu_ms) DESC, class) AS c) AS by_class,
+        SELECT class, sum(attempts)::bigint AS attempts, sum(cpu_ms) AS cpu_ms, sum(cpu_ms) / sum(attempts) AS mean_cpu_ms,
+          max(max_peak_rss_bytes) AS max_peak_rss_bytes FROM (
+          SELECT class, 1 AS attempts, cpu_ms, peak_rss_bytes AS max_peak_rss_bytes FROM measured
+          UNION ALL SELECT class, attempts, cpu_ms, max_peak_rss_bytes FROM attempt_cost_minutes WHERE ${ROLLED}) AS m
+        GROUP BY class ORDER BY sum(cpu_ms) DESC, class) AS c) AS by_class,
       ${costTop('cpu_ms')} AS top_cpu,
       ${costTop('peak_rss_bytes')} AS top_rss`,
-  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
-  finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= $1 GROUP BY status ORDER BY status`,
-  /** (since, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in [since, until), through jobs_finished. */
-  finishedByMinute: `SELECT finished_at / 60000 * 60000 AS minute, status, count(*) AS count FROM jobs
-    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= $1 AND finished_at < $2
-    GROUP BY 1, 2 ORDER BY 1, 2`,
+  /** (window) -> jobs that reached each terminal status in the window (throughput), through jobs_finished. */
+  finishedSince: `SELECT status, sum(count)::bigint AS count FROM (
+      ${endedIn('status, 1 AS count', TERMINAL)}
+      UNION ALL SELECT status, jobs FROM job_end_minutes WHERE ${ROLLED}) AS e
+    GROUP BY status ORDER BY status`,
+  /** (window, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in the window and before `until`. */
+  finishedByMinute: `SELECT minute, status, sum(count)::bigint AS count FROM (
+      ${endedIn('finished_at / 60000 * 60000 AS minute, status, 1 AS count', ENDED, ' AND finished_at < $6')}
+      UNION ALL SELECT minute, status, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED}) AS e
+    GROUP BY minute, status ORDER BY minute, status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,
   /**

@@ -3,30 +3,45 @@ import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 import { CLASSES_PRESENT } from './jobs.js';
 
-const TERMINAL = `status IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+const TERMINAL = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
 const REAL_ERROR = `error_code IS NOT NULL AND error_code <> 'LEASE:RELEASED'`;
 /**
- * The attempts that ended at or after @since and whose cost was measured, with their class. They have
- * no index of their own (it would take one more entry at every attempt's end, on the hot path): a
+ * The attempts that ended in [lo, hi) (no hi: from lo on) and whose cost was measured, with their class. They
+ * have no index of their own (it would take one more entry at every attempt's end, on the hot path): a
  * success ends its job, so the successes are the jobs that ended SUCCEEDED in the window (through
  * jobs_finished) and their last attempt (its number is the job's attempts, its end the job's);
  * every other end carries an error code (FAILED, CANCELLED, LEASE:RELEASED), so the rest are in
  * job_attempts_error, which the top error codes read too: its entries are filtered by their own
  * finished_at first (w), since a row of job_attempts (WITHOUT ROWID) costs a seek per entry read.
  */
-const MEASURED = `WITH measured AS (
-    SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
+export const measuredIn = (lo: string, hi?: string) => {
+  const range = (column: string) => `${column} >= ${lo}${hi === undefined ? '' : ` AND ${column} < ${hi}`}`;
+  return `SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
       FROM jobs AS j INDEXED BY jobs_finished JOIN job_attempts AS a ON a.job_id = j.id AND a.attempt = j.attempts
-      WHERE j.status = 'SUCCEEDED' AND j.finished_at >= @since AND a.cpu_ms IS NOT NULL
+      WHERE j.status = 'SUCCEEDED' AND ${range('j.finished_at')} AND a.cpu_ms IS NOT NULL
     UNION ALL
     SELECT a.job_id, a.attempt, j.class, a.status, a.cpu_ms, a.peak_rss_bytes, a.finished_at
-      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND finished_at >= @since) AS w
+      FROM (SELECT job_id, attempt FROM job_attempts INDEXED BY job_attempts_error WHERE error_code IS NOT NULL AND ${range('finished_at')}) AS w
       JOIN job_attempts AS a ON a.job_id = w.job_id AND a.attempt = w.attempt JOIN jobs AS j ON j.id = a.job_id
-      WHERE a.cpu_ms IS NOT NULL)`;
-/** (since, limit) -> the measured attempts that ended since then with the most of `column`. */
+      WHERE a.cpu_ms IS NOT NULL`;
+};
+/**
+ * A window's reads (../../stats-window.ts) take the jobs that ended in [@headFrom, @headUntil) and from
+ * @tailFrom on, and the rollup's minutes in [@rolledFrom, @rolledUntil).
+ */
+const ROLLED = `minute >= @rolledFrom AND minute < @rolledUntil`;
+const MEASURED = `WITH measured AS (${measuredIn('@headFrom', '@headUntil')} UNION ALL ${measuredIn('@tailFrom')})`;
+/** The finished jobs of a window whose status is in `statuses`, through jobs_finished: `select` of each, in its two ranges. */
+const endedIn = (select: string, statuses: string, tailUntil = '') => `SELECT ${select} FROM jobs INDEXED BY jobs_finished
+      WHERE status IN ${statuses} AND finished_at >= @headFrom AND finished_at < @headUntil
+    UNION ALL SELECT ${select} FROM jobs INDEXED BY jobs_finished WHERE status IN ${statuses} AND finished_at >= @tailFrom${tailUntil}`;
+const ENDED = `('SUCCEEDED', 'FAILED')`;
+/** (window, limit) -> the measured attempts of the window with the most of `column`: the rollup keeps each minute's first. */
 const costTop = (column: string) => `${MEASURED}
-  SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
+  SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM (
+    SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured
+    UNION ALL SELECT job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM attempt_cost_top WHERE ${ROLLED})
   ORDER BY ${column} DESC, job_id, attempt LIMIT @limit`;
 
 /**
@@ -72,14 +87,14 @@ export const STATS_SQL = {
     FROM jobs AS j INDEXED BY jobs_lease_expiry LEFT JOIN workers AS w ON w.id = j.owner_id
     WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT @limit`,
   /**
-   * (since) -> jobs that ended SUCCEEDED or FAILED since then, by class, status
-   * and attempts spent (claims handed back at shutdown do not count). Pinned to
-   * jobs_finished: with statistics the planner skip-scans
+   * (window) -> jobs that ended SUCCEEDED or FAILED in the window, by class, status and attempts spent (claims
+   * handed back at shutdown do not count). Pinned to jobs_finished: with statistics the planner skip-scans
    * jobs_class_status instead, which reads every finished job whatever the window.
    */
-  retryDistribution: `SELECT class, status, attempts - releases AS attempts, count(*) AS jobs FROM jobs INDEXED BY jobs_finished
-    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since
-    GROUP BY class, status, attempts - releases ORDER BY class, status, attempts`,
+  retryDistribution: `SELECT class, status, attempts, sum(jobs) AS jobs FROM (
+      ${endedIn('class, status, attempts - releases AS attempts, 1 AS jobs', ENDED)}
+      UNION ALL SELECT class, status, spent, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED})
+    GROUP BY class, status, attempts ORDER BY class, status, attempts`,
   /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
   topErrors: `SELECT error_code AS code, count(*) AS count, max(finished_at) AS last_at FROM job_attempts
     WHERE ${REAL_ERROR} AND finished_at >= @since
@@ -93,24 +108,30 @@ export const STATS_SQL = {
       GROUP BY j.class, a.error_code)
     WHERE rank <= @limit ORDER BY class, count DESC, code`,
   /**
-   * (since) -> per class, the measured attempts that ended since then: how many, their CPU (total and mean)
+   * (window) -> per class, the measured attempts that ended in the window: how many, their CPU (total and mean)
    * and the highest peak RSS; most CPU first. Both halves pinned to their index, as retryDistribution is.
    */
   costByClass: `${MEASURED}
-    SELECT class, count(*) AS attempts, sum(cpu_ms) AS cpu_ms, avg(cpu_ms) AS mean_cpu_ms, max(peak_rss_bytes) AS max_peak_rss_bytes
-    FROM measured GROUP BY class ORDER BY sum(cpu_ms) DESC, class`,
-  /** (since, limit) -> the measured attempts that ended since then that used the most CPU. */
+    SELECT class, sum(attempts) AS attempts, sum(cpu_ms) AS cpu_ms, sum(cpu_ms) / sum(attempts) AS mean_cpu_ms, max(max_peak_rss_bytes) AS max_peak_rss_bytes FROM (
+      SELECT class, 1 AS attempts, cpu_ms, peak_rss_bytes AS max_peak_rss_bytes FROM measured
+      UNION ALL SELECT class, attempts, cpu_ms, max_peak_rss_bytes FROM attempt_cost_minutes WHERE ${ROLLED})
+    GROUP BY class ORDER BY sum(cpu_ms) DESC, class`,
+  /** (window, limit) -> the measured attempts that ended in the window that used the most CPU. */
   costTopCpu: costTop('cpu_ms'),
-  /** (since, limit) -> the same, by peak resident memory. */
+  /** (window, limit) -> the same, by peak resident memory. */
   costTopRss: costTop('peak_rss_bytes'),
-  /** (since) -> jobs that reached each terminal status since then (throughput), through jobs_finished. */
-  finishedSince: `SELECT status, count(*) AS count FROM jobs WHERE ${TERMINAL} AND finished_at >= @since GROUP BY status`,
+  /** (window) -> jobs that reached each terminal status in the window (throughput), through jobs_finished. */
+  finishedSince: `SELECT status, sum(count) AS count FROM (
+      ${endedIn('status, 1 AS count', TERMINAL)}
+      UNION ALL SELECT status, jobs FROM job_end_minutes WHERE ${ROLLED})
+    GROUP BY status`,
   /**
-   * (since, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in [since, until),
-   * two ranges of jobs_finished (pinned, as retryDistribution).
+   * (window, until) -> (minute, status, count): SUCCEEDED and FAILED jobs per minute that finished in the window
+   * and before `until`, through jobs_finished (pinned, as retryDistribution).
    */
-  finishedByMinute: `SELECT finished_at / 60000 * 60000 AS minute, status, count(*) AS count FROM jobs INDEXED BY jobs_finished
-    WHERE status IN ('SUCCEEDED', 'FAILED') AND finished_at >= @since AND finished_at < @until
+  finishedByMinute: `SELECT minute, status, sum(count) AS count FROM (
+      ${endedIn('finished_at / 60000 * 60000 AS minute, status, 1 AS count', ENDED, ' AND finished_at < @until')}
+      UNION ALL SELECT minute, status, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED})
     GROUP BY minute, status ORDER BY minute, status`,
   /** () -> ZOMBIE_WRITE_REJECTED events still in the timeline, through the partial job_events_zombie. */
   zombieWrites: `SELECT count(*) AS count FROM job_events WHERE event = 'ZOMBIE_WRITE_REJECTED'`,

@@ -1,0 +1,67 @@
+/**
+ * The stats rollup (migration 10): each ended minute's finished jobs and
+ * measured attempts, summed once by a supervisor (`statsRollUp`), so that
+ * the operator's windowed reads (`stats`, the overview) cost the minutes in
+ * the window, not the jobs. A read takes the minutes the rollup covers from
+ * it, and everything else (the window's first, partial minute and what
+ * ended since the last roll-up) from the jobs themselves: the answer is the
+ * same as a read of the jobs alone.
+ */
+export const MINUTE_MS = 60_000;
+/**
+ * A minute is summed only this long after it ended: a write's time is taken
+ * before its commit (and, on PostgreSQL, by hosts whose clocks differ), so a
+ * job may still arrive in a minute that just ended.
+ */
+export const ROLLUP_GRACE_MS = 60_000;
+/** Rolled-up minutes are kept this long: the default `stats` window (24 h) and an hour to spare. */
+export const ROLLUP_KEEP_MS = 25 * 3_600_000;
+/** Each minute keeps its costliest attempts, this many by CPU and this many by memory: a ranking of more reads the jobs. */
+export const COST_TOP_KEPT = 50;
+
+/** The minutes [from, until) that the rollup sums; none yet on a new store. */
+export interface RolledMinutes {
+  from: number;
+  until: number;
+}
+
+/** Where a window starting at `since` is read: jobs in [headFrom, headUntil), rollup minutes in [rolledFrom, rolledUntil), jobs from tailFrom on. */
+export interface WindowParts {
+  headFrom: number;
+  headUntil: number;
+  rolledFrom: number;
+  rolledUntil: number;
+  tailFrom: number;
+}
+
+/** The parts as positional values, in the order of the PostgreSQL statements' $1..$5. */
+export const partValues = (p: WindowParts) => [p.headFrom, p.headUntil, p.rolledFrom, p.rolledUntil, p.tailFrom];
+
+export const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+const ceilMinute = (ms: number) => Math.ceil(ms / MINUTE_MS) * MINUTE_MS;
+
+/**
+ * The window from `since` on (and before `until`, a minute's start), split at the minutes the rollup
+ * covers; `useRollup` false: all of it from the jobs.
+ */
+export function windowParts(since: number, rolled: RolledMinutes | undefined, options: { until?: number; useRollup?: boolean } = {}): WindowParts {
+  const start = Math.max(ceilMinute(since), rolled?.from ?? 0);
+  const rolledUntil = Math.min(rolled?.until ?? 0, options.until === undefined ? Infinity : floorMinute(options.until));
+  if (options.useRollup === false || start >= rolledUntil) return { headFrom: since, headUntil: since, rolledFrom: 0, rolledUntil: 0, tailFrom: since };
+  return { headFrom: since, headUntil: start, rolledFrom: start, rolledUntil, tailFrom: rolledUntil };
+}
+
+/** The next minutes a roll-up at `now` sums, at most `maxMinutes`, or undefined when none has ended long enough ago. */
+export function nextRollUp(rolled: RolledMinutes | undefined, now: number, maxMinutes: number): RolledMinutes | undefined {
+  // A rollup left behind longer than it keeps minutes starts again at the oldest it would keep.
+  const oldest = floorMinute(now - ROLLUP_KEEP_MS);
+  const from = Math.max(rolled?.until ?? oldest, oldest);
+  const until = Math.min(from + maxMinutes * MINUTE_MS, floorMinute(now - ROLLUP_GRACE_MS));
+  return until > from ? { from, until } : undefined;
+}
+
+/** What the rollup covers once `range` is summed: minutes older than it keeps are dropped, and a gap starts it again. */
+export function afterRollUp(rolled: RolledMinutes | undefined, range: RolledMinutes, now: number): RolledMinutes {
+  const from = rolled === undefined || range.from > rolled.until ? range.from : Math.max(rolled.from, floorMinute(now - ROLLUP_KEEP_MS));
+  return { from, until: range.until };
+}

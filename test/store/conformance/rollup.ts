@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { COST_TOP_KEPT, floorMinute, MINUTE_MS, ROLLUP_GRACE_MS, ROLLUP_KEEP_MS } from '../../../src/store/stats-window.js';
+import type { AttemptCost, Settlement, Store } from '../../../src/store/types.js';
+import { claimJobs } from '../../helpers/fenced-writes.js';
+import { LEASE_MS, OWNER_A, type Conformance } from './context.js';
+import type { OpenSame } from './classes.js';
+
+const MIB = 1024 * 1024;
+/** Figures exact in binary, so sums compare equal whatever order they are added in. */
+const cost = (n: number): AttemptCost => ({ cpuMs: (n % 37) * 0.25 + 1, peakRssBytes: (64 + (n % 23)) * MIB });
+const ALL_MINUTES = Math.ceil(ROLLUP_KEEP_MS / MINUTE_MS) + 10;
+/** The minutes a first roll-up at `now` sums: those it keeps that ended a grace ago. */
+const endedMinutes = (now: number) => (floorMinute(now - ROLLUP_GRACE_MS) - floorMinute(now - ROLLUP_KEEP_MS)) / MINUTE_MS;
+
+/** Every windowed read the rollup serves, as an operator would make them from `since` (`now`: the chart's last minute). */
+async function windowedReads(store: Store, since: number, now: number) {
+  return {
+    cost: await store.statsCost({ since, limit: 10 }),
+    costLong: await store.statsCost({ since, limit: COST_TOP_KEPT + 10 }),
+    retries: await store.statsRetries({ since }),
+    finished: await store.statsFinishedSince({ since }),
+    byMinute: await store.statsFinishedByMinute({ since, until: Math.floor(now / MINUTE_MS) * MINUTE_MS + MINUTE_MS }),
+  };
+}
+
+/** The stats rollup (src/store/stats-window.ts): summed minutes answer as the jobs they sum would. */
+export function rollupSuites(c: Conformance, openSame: OpenSame): void {
+  /** Over six minutes: each minute's jobs of two classes succeed, fail for good, fail and retry, are handed back, or are cancelled queued. */
+  async function sixMinutesOfJobs(): Promise<void> {
+    let n = 0;
+    const settleAll = async (jobClass: string, verdict: (i: number) => Settlement['verdict']) => {
+      const held = await claimJobs(c.store, { classes: [jobClass], ownerId: OWNER_A, limit: 1_000, leaseMs: LEASE_MS });
+      await c.store.jobsSettle({ settlements: held.map((job, i) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: verdict(i), cost: cost(n++) })) });
+    };
+    for (let minute = 0; minute < 6; minute++) {
+      // the third minute has more attempts than the rollup keeps of a minute's costliest
+      const count = minute === 2 ? COST_TOP_KEPT + 20 : 7;
+      await c.queue.enqueueMany(Array.from({ length: count }, (_, i) => ({ class: i % 2 === 0 ? 'even' : 'odd', payload: {}, maxRetries: 1 })));
+      // one is handed back: the next minute's claim takes it first, its second attempt its first spent
+      await settleAll('even', (i) => (i === 3 ? { type: 'release', reason: 'stopped' } : { type: 'complete', result: null }));
+      c.clock.advance(13_000);
+      const fail = (retryable: boolean) => ({ type: 'fail' as const, error: { code: 'E:X', detail: 'no', retryable }, retryDelayMs: 0 });
+      await settleAll('odd', (i) => (i % 3 === 0 ? fail(false) : i % 3 === 1 ? fail(true) : { type: 'complete', result: null }));
+      c.clock.advance(13_000);
+      await settleAll('odd', () => ({ type: 'complete', result: null }));
+      const [cancelled] = await c.queue.enqueueMany([{ class: 'idle', payload: {} }]);
+      await c.store.jobCancel({ id: cancelled!.id, actor: 'test' });
+      c.clock.advance(MINUTE_MS - 26_000);
+    }
+  }
+
+  describe('the stats rollup', () => {
+    it('answers every windowed read as the jobs alone do: a partial first minute and the minutes not summed yet are read from the jobs', async () => {
+      await sixMinutesOfJobs();
+      const windows = [c.clock.now() - 5.5 * MINUTE_MS, c.clock.now() - 10 * MINUTE_MS, c.clock.now() - 30_000];
+      const fromJobs = await Promise.all(windows.map((since) => windowedReads(c.store, since, c.clock.now())));
+      expect(fromJobs[0]!.cost.top_cpu).toHaveLength(10);
+      expect(fromJobs[0]!.costLong.top_cpu).toHaveLength(COST_TOP_KEPT + 10);
+
+      // minutes that ended less than a minute ago wait for a later roll-up
+      expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBe(endedMinutes(c.clock.now()));
+      expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBe(0);
+      expect(await Promise.all(windows.map((since) => windowedReads(c.store, since, c.clock.now())))).toEqual(fromJobs);
+    });
+
+    it('sums each minute once when supervisors roll up side by side, and drops minutes older than it keeps', async () => {
+      await sixMinutesOfJobs();
+      const since = c.clock.now() - 10 * MINUTE_MS;
+      const fromJobs = await windowedReads(c.store, since, c.clock.now());
+      const other = await openSame(c.store, c.clock);
+      try {
+        const rolled = await Promise.all([c.store, other, c.store, other].map((store) => store.statsRollUp({ maxMinutes: 700 })));
+        expect(rolled.reduce((sum, minutes) => sum + minutes, 0)).toBe(endedMinutes(c.clock.now()));
+        expect(await windowedReads(other, since, c.clock.now())).toEqual(fromJobs);
+      } finally {
+        await other.close();
+      }
+      // a day later the minutes are dropped; a window reaching back that far reads them from the jobs again
+      c.clock.advance(ROLLUP_KEEP_MS + MINUTE_MS);
+      await c.store.statsRollUp({ maxMinutes: ALL_MINUTES });
+      expect(await windowedReads(c.store, since, c.clock.now())).toEqual(fromJobs);
+      expect((await c.store.statsRetries({ since: c.clock.now() - ROLLUP_KEEP_MS })).length).toBe(0);
+    });
+  });
+}
