@@ -15,6 +15,7 @@ import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { PauseLog } from './pause-log.js';
 import { UnservedLog } from './unserved-log.js';
 import { Retention } from './retention.js';
+import { StatsRollup } from './stats-rollup.js';
 import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ChildHandle } from './child-process.js';
@@ -52,6 +53,7 @@ export class Supervisor {
   private readonly health: HealthWatch;
   private sweeper: Sweeper;
   private retention: Retention;
+  private readonly statsRollup: StatsRollup;
   private scheduler: Scheduler;
   private readonly pauseLog: PauseLog;
   private readonly unservedLog: UnservedLog;
@@ -91,6 +93,7 @@ export class Supervisor {
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
     this.sweeper = this.newSweeper();
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
+    this.statsRollup = new StatsRollup({ store, logger });
     this.scheduler = this.newScheduler();
     this.verdicts = new ReloadVerdicts(logger, { pid: process.pid, supervisorId, configFile: config.file, database: config.database });
     this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
@@ -161,6 +164,7 @@ export class Supervisor {
     this.health.start();
     this.sweeper.start();
     this.retention.start();
+    this.statsRollup.start();
     this.scheduler.start();
     this.pauseLog.start();
     this.unservedLog.start();
@@ -273,6 +277,7 @@ export class Supervisor {
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
+    await this.statsRollup.stop();
     await this.scheduler.stop();
     await this.pauseLog.stop();
     await this.unservedLog.stop();

@@ -1,3 +1,4 @@
+import { windowParts } from '../../src/store/stats-window.js';
 import { TestClock } from '../helpers/clock.js';
 import { Queue } from '../../src/queue/queue.js';
 import type { Store } from '../../src/store/types.js';
@@ -14,6 +15,9 @@ const COST_ROUND_JOBS = 200;
 const HOUR = 3_600_000;
 /** The start of a window of the last hour, at the clock's time after seeding (a TestClock from its default start): it holds one round. */
 export const LAST_HOUR_SINCE = new TestClock().now() + (COST_ROUNDS - 1) * HOUR;
+
+/** A window from `since` as the stats reads split it, with a rollup that covers its middle: each part is planned. */
+export const windowOf = (since: number) => windowParts(since, { from: since - HOUR, until: since + HOUR / 2 });
 
 /**
  * The query-plan suites' queue, the same on both drivers: DEPTH jobs over four

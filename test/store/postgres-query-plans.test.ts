@@ -10,7 +10,8 @@ import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
-import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue, windowOf } from './deep-queue.js';
+import { partValues } from '../../src/store/stats-window.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_plans');
@@ -108,7 +109,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['counts of a class by status', STATS_SQL.countsOfClass, ['email'], 'jobs_class_status', true],
     // a seek in jobs_claim per priority of each class present, then a sort of one row per priority
     ['oldest due job per class', STATS_SQL.oldestDue, [now], 'jobs_claim', true],
-    ['throughput per minute', STATS_SQL.finishedByMinute, [now - 60_000, now], 'jobs_finished', true],
+    ['throughput per minute', STATS_SQL.finishedByMinute, [...partValues(windowOf(now - 60_000)), now], 'jobs_finished', true],
     ['children that crashed lately', WORKER_SQL.crashes, [now - 60_000, now - 6_000, 100], 'workers_exited', true],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
     ['disabled classes', CLASS_SQL.disabledList, [now - 6_000], 'workers_pkey', true],
@@ -123,7 +124,7 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   });
 
   it('stats: the cost ranking finds the window through jobs_finished and job_attempts_error, each success by its key, never a whole table', async () => {
-    for (const plan of await plans(client, STATS_SQL.costRanking, [LAST_HOUR_SINCE, 10])) {
+    for (const plan of await plans(client, STATS_SQL.costRanking, [...partValues(windowOf(LAST_HOUR_SINCE)), 10])) {
       expect(plan).toMatch(/using jobs_finished\b/);
       expect(plan).toMatch(/using job_attempts_error\b/);
       expect(plan).toMatch(/Index Scan using job_attempts_pkey/);

@@ -8,7 +8,7 @@ import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
-import { LAST_HOUR_SINCE, seedDeepQueue } from './deep-queue.js';
+import { LAST_HOUR_SINCE, seedDeepQueue, windowOf } from './deep-queue.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 
 const newDir = tempDir();
@@ -63,7 +63,7 @@ describe('query plans with a deep queue', () => {
     ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [{ now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
     ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
     // grouped by minute: a sort of the window's rows (the dashboard asks for the current minute)
-    ['throughput per minute', STATS_SQL.finishedByMinute, [{ since: now - 60_000, until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
+    ['throughput per minute', STATS_SQL.finishedByMinute, [{ ...windowOf(now - 60_000), until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
     ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
     // the oldest due job of each class present: a seek in the covering jobs_claim per priority of each class
@@ -98,9 +98,9 @@ describe('query plans with a deep queue', () => {
 
   // [what, statement, values]: a window's measured attempts, then a sort of those
   const costReads: [string, string, Record<string, number>][] = [
-    ['cost by class', STATS_SQL.costByClass, { since: LAST_HOUR_SINCE }],
-    ['attempts by CPU', STATS_SQL.costTopCpu, { since: LAST_HOUR_SINCE, limit: 10 }],
-    ['attempts by peak memory', STATS_SQL.costTopRss, { since: LAST_HOUR_SINCE, limit: 10 }],
+    ['cost by class', STATS_SQL.costByClass, windowOf(LAST_HOUR_SINCE)],
+    ['attempts by CPU', STATS_SQL.costTopCpu, { ...windowOf(LAST_HOUR_SINCE), limit: 10 }],
+    ['attempts by peak memory', STATS_SQL.costTopRss, { ...windowOf(LAST_HOUR_SINCE), limit: 10 }],
   ];
 
   it.each(costReads)('stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table', (_name, sql, bind) => {

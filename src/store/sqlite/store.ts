@@ -93,9 +93,7 @@ export class SqliteStore extends SqliteReads implements Store {
 
   /** The other half of every fenced write: say in the timeline that a stale holder was turned away. */
   private rejectZombie(ref: LeaseRef, now: number, operation: string): typeof LOST {
-    if (this.jobs.exists.get(ref.id) !== undefined) {
-      this.record(EVENTS.zombie(ref, now, operation));
-    }
+    if (this.jobs.exists.get(ref.id) !== undefined) this.record(EVENTS.zombie(ref, now, operation));
     return LOST;
   }
 
