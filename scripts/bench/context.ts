@@ -42,6 +42,8 @@ export const FULL = {
   realWork: { awaitJobs: 2_500, wideJobs: 40_000, burnJobs: 25_000 },
   /** Jobs in the store whose operator reads are timed (sections 13 and 15). */
   readsJobs: 1_000_000,
+  /** Jobs finished in the last hour whose windowed reads section 13 times as well: an hour at 100 jobs/s (issue 32). */
+  liveHourJobs: 360_000,
   /** Exited children in the registry whose dashboard pages are timed (section 15). */
   dashboardWorkerHistory: 2_000,
   /** Runs of each `leasehold` command timed (section 14). */
@@ -72,6 +74,7 @@ export const QUICK: Sizes = {
   concurrency: { levels: [1, 8, 32], sleepMs: 10, sleepJobs: [20, 40, 80] },
   realWork: { awaitJobs: 40, wideJobs: 400, burnJobs: 300 },
   readsJobs: 3_000,
+  liveHourJobs: 3_000,
   dashboardWorkerHistory: 100,
   cliRuns: 10,
   timeliness: { samples: 4, kills: 2, occurrences: 3 },

@@ -113,10 +113,7 @@ function figures(header: string[], rows: [string, ...(Stat | undefined)[]][]): s
 
 /** A table of `rows`, one column per header and cell. */
 function columnsTable<R>(rows: R[], columns: Lead<R>): string {
-  return table(
-    columns.map(([header]) => header),
-    rows.map((row) => columns.map(([, cell]) => cell(row))),
-  );
+  return table(columns.map(([header]) => header), rows.map((row) => columns.map(([, cell]) => cell(row))));
 }
 
 /** Runs by processes: the steady rate and the rate from spawn; `lead` tells a row apart. */
@@ -252,6 +249,8 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     `13. operator reads with ${fmt(r.jobs)} jobs in the store (98% SUCCEEDED, 1% FAILED, 1% QUEUED, 3 classes, finished over the last 30 days): the store calls of \`leasehold list\` and \`stats\`, ${r.runs} runs each (ms)`,
     readsTable('read', r.drivers, (read) => [stat(read?.ms)], () => ''),
     `  set-up: ${r.drivers.map((d) => `${d.driver} ${fmt(d.setup_seconds)} s`).join(', ')}`,
+    `  with ${fmt(r.live_hour.jobs)} jobs finished in the last hour, summed into the stats rollup first (${r.live_hour.drivers.map((d) => `${d.driver} ${fmt(d.roll_up_ms)} ms`).join(', ')}):`,
+    readsTable('read', r.live_hour.drivers, (read) => [stat(read?.ms)], () => ''),
   ],
   cli: (c) => [
     `14. \`leasehold --db queue.db <command>\` (one row with --config) on a small SQLite file: wall time of a process, spawn to exit, ${c.runs} runs each (ms; target ${CLI_TARGET_MS} for ${CLI_TARGET_COMMANDS.join(', ')})`,

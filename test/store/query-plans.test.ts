@@ -98,7 +98,7 @@ describe('query plans with a deep queue', () => {
 
   // [what, statement, values]: a window's measured attempts, then a sort of those
   const costReads: [string, string, Record<string, number>][] = [
-    ['cost by class', STATS_SQL.costByClass, windowOf(LAST_HOUR_SINCE)],
+    ['cost by class', STATS_SQL.costByClass, { ...windowOf(LAST_HOUR_SINCE) }],
     ['attempts by CPU', STATS_SQL.costTopCpu, { ...windowOf(LAST_HOUR_SINCE), limit: 10 }],
     ['attempts by peak memory', STATS_SQL.costTopRss, { ...windowOf(LAST_HOUR_SINCE), limit: 10 }],
   ];
