@@ -36,8 +36,11 @@ export const WAL_AUTOCHECKPOINT_PAGES = 2_000;
  * Open a database file with the pragmas every connection needs: foreign keys
  * (for ON DELETE CASCADE), WAL (readers never block the writer), a busy
  * timeout, synchronous=NORMAL, which in WAL mode is durable across a
- * process crash (only an OS crash can lose the last commits), and the
- * checkpoint interval.
+ * process crash (only an OS crash can lose the last commits), the
+ * checkpoint interval, and temporary b-trees in memory: a claim's
+ * UPDATE ... WHERE id IN (SELECT ...) lists its keys in one, and with
+ * temp_store=FILE each statement set up and dropped a temp file's pager,
+ * about 30 µs of freshly faulted pages per claim, even one that takes nothing.
  */
 export function openSqlite(path: string): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -46,6 +49,7 @@ export function openSqlite(path: string): SqliteDb {
   withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = NORMAL');
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+  db.pragma('temp_store = MEMORY');
   return db;
 }
 

@@ -17,8 +17,8 @@ export const CLASS_SQL = {
   /** (class, now, count) records `count` starts granted now. */
   startsAdd: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < @count)
     INSERT INTO class_starts (class, claimed_at) SELECT @class, @now FROM n`,
-  /** (class, before, limit) deletes up to `limit` starts stamped at or before `before`. */
-  startsPrune: `DELETE FROM class_starts WHERE id IN (SELECT id FROM class_starts WHERE class = @class AND claimed_at <= @before LIMIT @limit)`,
+  /** (class, before, limit) deletes up to `limit` starts stamped at or before `before` (on every rate-limited claim: `+@limit`, as the claim's). */
+  startsPrune: `DELETE FROM class_starts WHERE id IN (SELECT id FROM class_starts WHERE class = @class AND claimed_at <= @before LIMIT +@limit)`,
   /** (supervisorId, class, reason, now) the supervisor has disabled the class (replacing its earlier record of it). */
   disable: `INSERT INTO disabled_classes (supervisor_id, class, reason, disabled_at) VALUES (@supervisorId, @class, @reason, @now)
     ON CONFLICT (supervisor_id, class) DO UPDATE SET reason = excluded.reason, disabled_at = excluded.disabled_at`,

@@ -13,12 +13,15 @@ const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_ret
  * A paused class claims nothing: `notPaused` looks up its control row by key
  * (with one class, once per statement: the subquery does not depend on the row).
  * A job whose enqueue set no max_retries gets the claimer's class value (CLAIM_MAX_RETRIES).
+ * `LIMIT +@limit`, not `LIMIT @limit`: SQLite plans a bare parameter's LIMIT
+ * with its bound value, and then prepares the statement again whenever the
+ * parameter is bound, which is every claim (half a claim's cost, measured).
  */
 function claimSql(classFilter: string, notPaused: string): string {
   return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, started_at = NULL, heartbeat_at = @now, lease_expires_at = @leaseExpiresAt,
       finished_at = NULL, progress = NULL, attempts = attempts + 1, max_retries = ${CLAIM_MAX_RETRIES('@classMaxRetries')}
-    WHERE id IN (SELECT id FROM jobs WHERE ${claimable(classFilter, notPaused)} ORDER BY priority DESC, run_at, id LIMIT @limit)
+    WHERE id IN (SELECT id FROM jobs WHERE ${claimable(classFilter, notPaused)} ORDER BY priority DESC, run_at, id LIMIT +@limit)
     RETURNING ${CLAIMED_COLUMNS}`;
 }
 
