@@ -10,6 +10,7 @@ import type { Driver } from './database.js';
 import { onBigStores, timeRead, type BigStoreMix } from './big-store.js';
 import { dashboardData } from '../../src/dashboard/data.js';
 import { SupervisorMetrics } from '../../supervisor/metrics.js';
+import { MINUTES_PER_ROLL_UP } from '../../supervisor/stats-rollup.js';
 
 const CLASSES = ['reads-a', 'reads-b', 'reads-c'];
 /** Every read must answer within this (issue 12), and `stats` and the overview with an hour of 100 jobs/s behind them (issue 32). */
@@ -59,10 +60,10 @@ function liveHourReads(store: Store): [string, () => Promise<unknown>][] {
   ];
 }
 
-/** Sums the hour into the stats rollup, 5 minutes a transaction, as a supervisor does; the wall time it took. */
+/** Sums the hour into the stats rollup, MINUTES_PER_ROLL_UP a transaction, as a supervisor does; the wall time it took. */
 async function rollUp(store: Store): Promise<number> {
   const started = performance.now();
-  while ((await store.statsRollUp({ maxMinutes: 5 })) > 0);
+  while ((await store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP })) > 0);
   return Math.round(performance.now() - started);
 }
 

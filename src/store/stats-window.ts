@@ -25,6 +25,16 @@ export interface RolledMinutes {
   until: number;
 }
 
+/** The stats_rollup row as both drivers read it: null columns before the first roll-up. */
+export type RolledRow = { from: number | null; until: number | null };
+
+/** The minutes a stats_rollup row says are covered; undefined before the first roll-up. */
+export const rolledMinutesOf = (row: RolledRow | undefined): RolledMinutes | undefined =>
+  row?.from == null || row.until == null ? undefined : { from: row.from, until: row.until };
+
+/** How many minutes a range holds. */
+export const minutesIn = (range: RolledMinutes) => (range.until - range.from) / MINUTE_MS;
+
 /** Where a window starting at `since` is read: jobs in [headFrom, headUntil), rollup minutes in [rolledFrom, rolledUntil), jobs from tailFrom on. */
 export interface WindowParts {
   headFrom: number;
