@@ -14,12 +14,18 @@ export const SHORT_CLASS_CONCURRENCY = 4;
  */
 export const MAX_RETRIES = 100;
 
-/** The generated config: short leases so that damage shows quickly, retries plenty (MAX_RETRIES). */
+/**
+ * The generated config: short leases so that damage shows quickly, retries plenty (MAX_RETRIES).
+ * max_runtime_seconds must outlast the longest job (1.2 s) plus the longest wait a healthy one can
+ * have for SQLite's write lock: a child SIGSTOPped inside a transaction keeps the lock until the
+ * supervisor kills it, 3 heartbeats (3 s) and its grace later. At 4 s a job whose progress write
+ * waited that out was killed as overrunning (a healthy kill, in one CI run of several).
+ */
 export function writeChaosConfig(folder: string, options: { handler: string; concurrency: number }): string {
   const file = join(folder, 'chaos.yaml');
   const limits = `    lease_seconds: 2
     heartbeat_seconds: 1
-    max_runtime_seconds: 4
+    max_runtime_seconds: 8
     kill_grace_seconds: 0.5
     max_retries: ${MAX_RETRIES}
     backoff: { base_seconds: 0.05, max_seconds: 0.5, jitter: true }
