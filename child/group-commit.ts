@@ -99,10 +99,13 @@ export class GroupCommit {
   /** One write timer at a time: the earliest asked for stands. */
   private writeIn(delayMs: number): void {
     if (this.timer !== undefined) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, Math.max(0, delayMs));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.flush();
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   private async write(claim?: ClaimRequest): Promise<ClaimedJob[]> {
@@ -111,7 +114,15 @@ export class GroupCommit {
     this.queue = [];
     clearTimeout(this.timer);
     this.timer = undefined;
-    const settlements = batch.map(({ outcome: { job, run } }) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: run.startedAt, verdict: run.verdict, cost: run.cost, claim: job, logs: run.logs }));
+    const settlements = batch.map(({ outcome: { job, run } }) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt: run.startedAt,
+      verdict: run.verdict,
+      cost: run.cost,
+      claim: job,
+      logs: run.logs,
+    }));
     try {
       const written = await this.deps.store.jobsSettle({ settlements, claim });
       this.deps.onWritten(batch.map(({ outcome }, index) => ({ outcome, result: written.settled[index]! })));
@@ -120,7 +131,10 @@ export class GroupCommit {
     } catch (error) {
       this.queue = [...batch, ...this.queue];
       // A database that is away is logged once, as an outage, not once per try.
-      if (dbFaultOf(error) === undefined) this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', { err: coerceError(error) });
+      if (dbFaultOf(error) === undefined)
+        this.deps.log('error', batch.length > 0 ? 'writing job outcomes failed; will try again' : 'claim failed', {
+          err: coerceError(error),
+        });
       if (this.queue.length > 0) this.writeIn(this.deps.retryMs);
       return [];
     }

@@ -39,10 +39,13 @@ export class IdleWait {
     if (this.wakeTimer !== undefined && this.nextWakeAt <= runAt) return;
     clearTimeout(this.wakeTimer);
     this.nextWakeAt = runAt;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = undefined;
-      this.wake();
-    }, Math.max(0, runAt - Date.now()));
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        this.wake();
+      },
+      Math.max(0, runAt - Date.now()),
+    );
     this.wakeTimer.unref();
   }
 

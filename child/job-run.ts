@@ -18,7 +18,12 @@ export const START_WRITE_DELAY_MS = 50;
 /** Why a job's signal was aborted; the code becomes the attempt's error code. */
 export const ABORT = {
   leaseLost: () => new LeaseholdError('LEASE:LOST', 'the lease was taken back by someone else', { retryable: false }),
-  leaseExpired: () => new LeaseholdError('LEASE:LOST', 'the lease ran out before a renewal could be written (the database is away or slow)', { retryable: false }),
+  leaseExpired: () =>
+    new LeaseholdError(
+      'LEASE:LOST',
+      'the lease ran out before a renewal could be written (the database is away or slow)',
+      { retryable: false },
+    ),
   timeout: (seconds: number) => new LeaseholdError('TIMEOUT:MAX_RUNTIME', `ran past max_runtime_seconds (${seconds}s)`),
   cancelled: () => new LeaseholdError('CANCELLED:BY_OPERATOR', 'cancelled by an operator', { retryable: false }),
   shutdown: (why: string) => new LeaseholdError('SHUTDOWN:STOP', `stopped: ${why}`),
@@ -95,19 +100,29 @@ export class JobRun {
     if (this.lost) return;
     this.lost = true;
     this.abort(reason);
-    this.deps.log('warn', `lease lost: aborting the job (${reason.message})`, { job_id: this.job.id, attempt: this.job.attempt, event: 'LEASE_LOST' });
+    this.deps.log('warn', `lease lost: aborting the job (${reason.message})`, {
+      job_id: this.job.id,
+      attempt: this.job.attempt,
+      event: 'LEASE_LOST',
+    });
   }
 
   /** Run the handler to its end. Null: the lease was lost, there is nothing to write. */
   async run(): Promise<RunVerdict | null> {
     const { config } = this.deps;
-    this.runtimeTimer = setTimeout(() => this.abort(ABORT.timeout(config.max_runtime_seconds)), config.max_runtime_seconds * 1000);
+    this.runtimeTimer = setTimeout(
+      () => this.abort(ABORT.timeout(config.max_runtime_seconds)),
+      config.max_runtime_seconds * 1000,
+    );
     this.startTimer = setTimeout(() => (this.startWrite = this.writeStart()), START_WRITE_DELAY_MS);
     const meter = (this.meter = this.deps.costs.start());
     let verdict: RunVerdict;
     try {
       const payload: unknown = JSON.parse(this.job.payload);
-      const value = await this.deps.handler({ id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt }, this.context());
+      const value = await this.deps.handler(
+        { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
+        this.context(),
+      );
       verdict = this.success(value);
     } catch (error) {
       verdict = this.failure(error);
@@ -135,8 +150,14 @@ export class JobRun {
     const reason = this.abortReason;
     const cost = this.meter?.read();
     const logs = this.logBuffer?.logs();
-    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP') return { ...this.failure(reason), cost, logs };
-    return { verdict: { type: 'release', reason: 'stopped before the handler finished' }, startedAt: this.unwrittenStart, cost, logs };
+    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP')
+      return { ...this.failure(reason), cost, logs };
+    return {
+      verdict: { type: 'release', reason: 'stopped before the handler finished' },
+      startedAt: this.unwrittenStart,
+      cost,
+      logs,
+    };
   }
 
   /** A resident-set reading taken while the handler runs (the run loop's periodic tick). */
@@ -169,11 +190,18 @@ export class JobRun {
     const handlerSaid = aborted && thrown !== reason ? coerceError(thrown).message : undefined;
     const detail = truncate(handlerSaid === undefined ? error.message : `${error.message} (handler: ${handlerSaid})`);
     const { backoff } = this.deps.config;
-    const delay = retryDelayMs({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter }, this.job.attempt);
+    const delay = retryDelayMs(
+      { baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter },
+      this.job.attempt,
+    );
     // The abort reason's own stack is ours (a timer's); what the handler threw shows where it was.
     const stack = thrown === reason ? undefined : errorStack(thrown);
     return {
-      verdict: { type: 'fail', error: { code: error.code, detail, retryable: error.retryable, stack }, retryDelayMs: delay },
+      verdict: {
+        type: 'fail',
+        error: { code: error.code, detail, retryable: error.retryable, stack },
+        retryDelayMs: delay,
+      },
       startedAt: this.unwrittenStart,
       error: { ...error, message: detail },
     };
@@ -181,7 +209,12 @@ export class JobRun {
 
   private async writeStart(): Promise<void> {
     try {
-      await this.deps.store.jobStart({ ...this.ref, leaseMs: this.deps.config.lease_seconds * 1000, startedAt: this.startedAt, claim: this.job });
+      await this.deps.store.jobStart({
+        ...this.ref,
+        leaseMs: this.deps.config.lease_seconds * 1000,
+        startedAt: this.startedAt,
+        claim: this.job,
+      });
       this.startWritten = true;
     } catch (error) {
       this.onWriteError(error, 'start');
@@ -191,7 +224,8 @@ export class JobRun {
   private onWriteError(error: unknown, what: string): void {
     if (error instanceof LeaseLostError) this.leaseLost();
     // A database that is away is logged once, as an outage: the outcome will stamp the start.
-    else if (dbFaultOf(error) === undefined) this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
+    else if (dbFaultOf(error) === undefined)
+      this.deps.log('warn', `${what} failed`, { job_id: this.job.id, err: coerceError(error) });
   }
 
   private signal(): AbortSignal {
@@ -209,10 +243,10 @@ export class JobRun {
       this.deps.log(level, msg, { ...fields, ...labels });
     };
     const handlerLog: HandlerLog = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-    const run = this;
+    const signal = () => this.signal();
     return {
       get signal() {
-        return run.signal();
+        return signal();
       },
       leaseToken: this.job.leaseToken,
       log: handlerLog,

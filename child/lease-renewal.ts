@@ -90,7 +90,8 @@ export class LeaseRenewal {
       }
     } catch (error) {
       // A database that is away is logged once, as an outage; the deadline decides what it costs.
-      if (dbFaultOf(error) === undefined) this.deps.log('warn', 'heartbeat failed; will try again', { err: coerceError(error) });
+      if (dbFaultOf(error) === undefined)
+        this.deps.log('warn', 'heartbeat failed; will try again', { err: coerceError(error) });
     }
   }
 
@@ -98,15 +99,18 @@ export class LeaseRenewal {
   private armDeadline(): void {
     if (this.deadlineTimer !== undefined || this.deadlines.size === 0) return;
     const earliest = Math.min(...this.deadlines.values());
-    this.deadlineTimer = setTimeout(() => {
-      this.deadlineTimer = undefined;
-      const now = Date.now();
-      for (const [jobId, deadline] of this.deadlines) {
-        if (deadline > now) continue;
-        this.deadlines.delete(jobId);
-        this.deps.onExpired(jobId);
-      }
-      this.armDeadline();
-    }, Math.max(0, earliest - Date.now()));
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = undefined;
+        const now = Date.now();
+        for (const [jobId, deadline] of this.deadlines) {
+          if (deadline > now) continue;
+          this.deadlines.delete(jobId);
+          this.deps.onExpired(jobId);
+        }
+        this.armDeadline();
+      },
+      Math.max(0, earliest - Date.now()),
+    );
   }
 }

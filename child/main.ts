@@ -8,7 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../src/backoff.js';
 import { coerceError, errorStack } from '../src/errors.js';
 import { FlightRecorder } from '../src/ipc/flight-record.js';
-import { CHILD_EXIT, isSupervisorToChild, type ChildStart, type ChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import {
+  CHILD_EXIT,
+  isSupervisorToChild,
+  type ChildStart,
+  type ChildToSupervisor,
+  type SupervisorToChild,
+} from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, dbFaultOf, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
@@ -27,7 +33,10 @@ function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {})
 
 /** Let the last IPC messages leave before the process ends. */
 async function exit(code: number): Promise<never> {
-  if (process.connected) await new Promise<void>((resolve) => process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()));
+  if (process.connected)
+    await new Promise<void>((resolve) =>
+      process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()),
+    );
   process.exit(code);
 }
 
@@ -72,7 +81,10 @@ async function openWatched(database: string): Promise<WorkerStore> {
 }
 
 /** The supervisor's messages: the first must be the start; the rest go to `onMessage` once it is set. */
-function listen(): { started: Promise<ChildStart>; onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart>) => void) => void } {
+function listen(): {
+  started: Promise<ChildStart>;
+  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart>) => void) => void;
+} {
   let handler: ((message: Exclude<SupervisorToChild, ChildStart>) => void) | undefined;
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
@@ -95,7 +107,12 @@ function exitOnUncaught(): void {
   process.on('uncaughtException', (error, origin) => {
     if (dying) return;
     dying = true;
-    const message: ChildToSupervisor = { type: 'last-words', origin, error: coerceError(error), stack: errorStack(error) ?? null };
+    const message: ChildToSupervisor = {
+      type: 'last-words',
+      origin,
+      error: coerceError(error),
+      stack: errorStack(error) ?? null,
+    };
     if (!process.connected) {
       process.stderr.write(`${origin}: ${message.stack ?? message.error.message}\n`);
       process.exit(1);
@@ -149,7 +166,17 @@ async function main(): Promise<void> {
     const handler = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
-    loop = new RunLoop({ store, config: start.config, handler, resultLimitBytes: start.resultLimitBytes, ownerId: start.workerId, send, log, recorder, successLines: start.successLines });
+    loop = new RunLoop({
+      store,
+      config: start.config,
+      handler,
+      resultLimitBytes: start.resultLimitBytes,
+      ownerId: start.workerId,
+      send,
+      log,
+      recorder,
+      successLines: start.successLines,
+    });
   } catch (error) {
     send({ type: 'startup-failed', error: coerceError(error) });
     await exit(CHILD_EXIT.STARTUP_FAILED);
@@ -169,7 +196,9 @@ async function main(): Promise<void> {
   });
   running.start();
   // A listener that lost the database is part of the outage the store's watch logs once.
-  const onListenError = unlessDbFault((error) => log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }));
+  const onListenError = unlessDbFault((error) =>
+    log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }),
+  );
   // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback (also while LISTEN waits for the database).
   await retryWhileAway(async () => store.subscribe?.([start.config.name], () => running.wake(), onListenError));
   send({ type: 'ready' });

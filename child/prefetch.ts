@@ -33,7 +33,10 @@ export class Prefetch {
   next(): number {
     const { slots, claimBatch, rateLimited } = this.limits;
     if (rateLimited) return 0;
-    this.earned = this.handedBackSinceClaim || this.lastClaimed === 0 ? 0 : Math.max(0, Math.min(claimBatch - slots, this.earned * 2 + 1));
+    this.earned =
+      this.handedBackSinceClaim || this.lastClaimed === 0
+        ? 0
+        : Math.max(0, Math.min(claimBatch - slots, this.earned * 2 + 1));
     this.handedBackSinceClaim = false;
     const startable = Math.floor((slots * FLUSH_AFTER_MS) / 2 / Math.max(this.meanJobMs, 0.01));
     return Math.min(this.earned, startable);

@@ -46,7 +46,10 @@ function released(reason: string): RunVerdict {
 /** A job cancelled while it waited its turn: it ends CANCELLED without running. */
 function cancelledBeforeStart(): RunVerdict {
   const error = ABORT.cancelled();
-  return { verdict: { type: 'fail', error: { code: error.code, detail: error.message, retryable: false }, retryDelayMs: 0 }, startedAt: null };
+  return {
+    verdict: { type: 'fail', error: { code: error.code, detail: error.message, retryable: false }, retryDelayMs: 0 },
+    startedAt: null,
+  };
 }
 
 /**
@@ -89,10 +92,19 @@ export class RunLoop {
     this.slots = config.concurrency;
     this.freeSlots = Array.from({ length: this.slots }, (_, slot) => this.slots - 1 - slot);
     this.rateLimit = classRateLimit(config);
-    this.prefetch = new Prefetch({ slots: this.slots, claimBatch: config.claim_batch, rateLimited: this.rateLimit !== undefined });
+    this.prefetch = new Prefetch({
+      slots: this.slots,
+      claimBatch: config.claim_batch,
+      rateLimited: this.rateLimit !== undefined,
+    });
     this.idle = new IdleWait(config.poll_seconds * 1000);
     this.successes = new SuccessReport((tally) => deps.send({ type: 'jobs-succeeded', tally }), deps.successLines);
-    this.writer = new GroupCommit({ store: deps.store, log: deps.log, retryMs: config.poll_seconds * 1000, onWritten: (written) => this.onWritten(written) });
+    this.writer = new GroupCommit({
+      store: deps.store,
+      log: deps.log,
+      retryMs: config.poll_seconds * 1000,
+      onWritten: (written) => this.onWritten(written),
+    });
     this.leases = new LeaseRenewal({
       store: deps.store,
       leaseMs: config.lease_seconds * 1000,
@@ -143,7 +155,10 @@ export class RunLoop {
     this.beginStopping();
     const runs = [...this.running.values()];
     for (const { run } of runs) run.abort(ABORT.shutdown(reason));
-    const letGo = await Promise.race([Promise.all(runs.map((entry) => entry.ended)).then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs))]);
+    const letGo = await Promise.race([
+      Promise.all(runs.map((entry) => entry.ended)).then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs)),
+    ]);
     if (!letGo) {
       for (const [id, entry] of this.running) {
         const { run } = entry;
@@ -259,7 +274,12 @@ export class RunLoop {
     const slot = this.freeSlots.pop()!;
     this.staleSlots.delete(slot);
     // Recorded before the handler runs: a handler that blocks the event loop or kills its child at once must not hide its start.
-    this.deps.recorder.started(slot, { jobId: job.id, attempt: job.attempt, leaseToken: job.leaseToken, startedAt: run.startedAt });
+    this.deps.recorder.started(slot, {
+      jobId: job.id,
+      attempt: job.attempt,
+      leaseToken: job.leaseToken,
+      startedAt: run.startedAt,
+    });
     this.countStart();
     const entry: Running = { run, slot, ended: Promise.resolve(), began: performance.now() };
     this.running.set(job.id, entry);
@@ -331,11 +351,14 @@ export class RunLoop {
   private armHandback(): void {
     const oldest = this.waiting.values().next().value;
     if (this.handbackTimer !== undefined || oldest === undefined) return;
-    this.handbackTimer = setTimeout(() => {
-      this.handbackTimer = undefined;
-      this.handBack(Date.now() - FLUSH_AFTER_MS, 'no free slot: handed back for another worker');
-      this.pump();
-    }, Math.max(0, oldest.since + FLUSH_AFTER_MS - Date.now()));
+    this.handbackTimer = setTimeout(
+      () => {
+        this.handbackTimer = undefined;
+        this.handBack(Date.now() - FLUSH_AFTER_MS, 'no free slot: handed back for another worker');
+        this.pump();
+      },
+      Math.max(0, oldest.since + FLUSH_AFTER_MS - Date.now()),
+    );
   }
 
   /** The lease of a held job is gone: stop it if it runs, drop it if it waits, write nothing more about it. */
@@ -353,7 +376,10 @@ export class RunLoop {
     this.held.delete(jobId);
     this.leases.untrack(jobId);
     this.writer.forget(jobId);
-    this.deps.send({ type: 'jobs-finished', jobs: [{ jobId, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs }] });
+    this.deps.send({
+      type: 'jobs-finished',
+      jobs: [{ jobId, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs }],
+    });
   }
 
   private onCancelRequested(jobId: number): void {
@@ -373,11 +399,24 @@ export class RunLoop {
       const { job, run, durationMs } = outcome;
       if (!this.held.delete(job.id)) continue; // let go of already, and reported then
       this.leases.untrack(job.id);
-      if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail') this.idle.wakeAt(result.runAt);
+      if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail')
+        this.idle.wakeAt(result.runAt);
       if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
-      const status: JobOutcome = !result.held ? 'LEASE_LOST' : run.verdict.type === 'release' ? 'RELEASED' : result.status;
+      const status: JobOutcome = !result.held
+        ? 'LEASE_LOST'
+        : run.verdict.type === 'release'
+          ? 'RELEASED'
+          : result.status;
       const retry = result.held ? result.retry : undefined;
-      const report: FinishedJob = { jobId: job.id, attempt: job.attempt, outcome: status, durationMs, ...(run.error ? { error: run.error } : {}), ...(retry ? { retry } : {}), ...run.cost };
+      const report: FinishedJob = {
+        jobId: job.id,
+        attempt: job.attempt,
+        outcome: status,
+        durationMs,
+        ...(run.error ? { error: run.error } : {}),
+        ...(retry ? { retry } : {}),
+        ...run.cost,
+      };
       if (status === 'SUCCEEDED') this.successes.add(report);
       else finished.push(report);
     }

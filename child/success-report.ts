@@ -5,7 +5,13 @@ import type { FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 export const SUCCESS_REPORT_MS = 1_000;
 
 function emptyTally(): SuccessTally {
-  return { count: 0, durationSeconds: emptyBuckets(DURATION_BUCKETS), cpuMs: 0, peakRssBytes: emptyBuckets(PEAK_RSS_BUCKETS), retriedJobIds: [] };
+  return {
+    count: 0,
+    durationSeconds: emptyBuckets(DURATION_BUCKETS),
+    cpuMs: 0,
+    peakRssBytes: emptyBuckets(PEAK_RSS_BUCKETS),
+    retriedJobIds: [],
+  };
 }
 
 /**

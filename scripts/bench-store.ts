@@ -71,7 +71,13 @@ async function drainHotPath(queue: Queue, count: number, batch: number): Promise
   let done = 0;
   while (done < count) {
     if (jobs.length === 0) throw new Error(`queue ran dry after ${done} of ${count}`);
-    const settlements = jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: Date.now(), verdict: { type: 'complete' as const, result: null }, claim: job }));
+    const settlements = jobs.map((job) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt: Date.now(),
+      verdict: { type: 'complete' as const, result: null },
+      claim: job,
+    }));
     done += jobs.length;
     jobs = (await store.jobsSettle({ settlements, claim: done < count ? request : undefined })).claimed;
   }
@@ -97,8 +103,14 @@ const round = (n: number) => Math.round(n);
 try {
   const throughput = await freshQueue('throughput');
   const bulkEnqueuePerSec = await fill(throughput, JOBS * 4);
-  const stepByStep = { batch_1: round(await drainStepByStep(throughput, JOBS, 1)), batch_10: round(await drainStepByStep(throughput, JOBS, 10)) };
-  const hotPath = { batch_1: round(await drainHotPath(throughput, JOBS, 1)), batch_16: round(await drainHotPath(throughput, JOBS, 16)) };
+  const stepByStep = {
+    batch_1: round(await drainStepByStep(throughput, JOBS, 1)),
+    batch_10: round(await drainStepByStep(throughput, JOBS, 10)),
+  };
+  const hotPath = {
+    batch_1: round(await drainHotPath(throughput, JOBS, 1)),
+    batch_16: round(await drainHotPath(throughput, JOBS, 16)),
+  };
   await throughput.close();
 
   const shallow = await freshQueue('shallow');
@@ -124,7 +136,10 @@ try {
         // the child's path: a batch's outcomes and the next claim in one transaction
         settle_and_claim_jobs_per_sec: hotPath,
         bulk_enqueue_jobs_per_sec: round(bulkEnqueuePerSec),
-        claim_latency_ms: { depth_1e3: shallowLatency, [`depth_${DEEP.toExponential().replace('+', '')}`]: deepLatency },
+        claim_latency_ms: {
+          depth_1e3: shallowLatency,
+          [`depth_${DEEP.toExponential().replace('+', '')}`]: deepLatency,
+        },
         deep_over_shallow_p50: Number((deepLatency.p50 / shallowLatency.p50).toFixed(2)),
       },
       null,

@@ -43,7 +43,10 @@ interface SectionRunner {
   run(ctx: BenchContext, wanted: ReadonlySet<SectionName>): Promise<Sections>;
 }
 
-function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sections[N] | Promise<Sections[N]>): SectionRunner {
+function single<N extends SectionName>(
+  name: N,
+  run: (ctx: BenchContext) => Sections[N] | Promise<Sections[N]>,
+): SectionRunner {
   return { names: [name], run: async (ctx) => ({ [name]: await run(ctx) }) };
 }
 
@@ -55,7 +58,17 @@ function single<N extends SectionName>(name: N, run: (ctx: BenchContext) => Sect
 const RUNNERS: SectionRunner[] = [
   {
     names: ['throughput', 'plainjob', 'raw', 'bullmq'],
-    run: (ctx, wanted) => runComparison(ctx, { throughput: wanted.has('throughput'), plainjob: wanted.has('plainjob'), raw: wanted.has('raw'), bullmq: wanted.has('bullmq') }, packageVersion('plainjob')),
+    run: (ctx, wanted) =>
+      runComparison(
+        ctx,
+        {
+          throughput: wanted.has('throughput'),
+          plainjob: wanted.has('plainjob'),
+          raw: wanted.has('raw'),
+          bullmq: wanted.has('bullmq'),
+        },
+        packageVersion('plainjob'),
+      ),
   },
   single('enqueue', runEnqueue),
   single('latency', runLatency),
@@ -64,7 +77,11 @@ const RUNNERS: SectionRunner[] = [
   single('overhead', runOverhead),
   {
     names: ['pg-throughput', 'graphile-worker'],
-    run: (ctx, wanted) => runPgComparison(ctx, { 'pg-throughput': wanted.has('pg-throughput'), 'graphile-worker': wanted.has('graphile-worker') }),
+    run: (ctx, wanted) =>
+      runPgComparison(ctx, {
+        'pg-throughput': wanted.has('pg-throughput'),
+        'graphile-worker': wanted.has('graphile-worker'),
+      }),
   },
   single('pg-latency', runPgLatency),
   single('head-of-line', runHeadOfLine),
@@ -78,7 +95,9 @@ const RUNNERS: SectionRunner[] = [
 ];
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`);
+  process.stderr.write(
+    `bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`,
+  );
   process.exit(2);
 }
 
@@ -101,9 +120,11 @@ try {
 }
 const { values } = parsed;
 const claimBatch = Number(values['claim-batch']);
-if (!Number.isInteger(claimBatch) || claimBatch < 1) usage(`--claim-batch must be an integer >= 1, got ${values['claim-batch']}`);
+if (!Number.isInteger(claimBatch) || claimBatch < 1)
+  usage(`--claim-batch must be an integer >= 1, got ${values['claim-batch']}`);
 const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((name) => name.trim());
-for (const name of only) if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
+for (const name of only)
+  if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
 const wanted = new Set(only as SectionName[]);
 const pgUrl = values.pg;
 if (!isPostgresUrl(pgUrl)) usage(`--pg must be a postgres:// URL, got ${pgUrl}`);
@@ -121,7 +142,8 @@ const ctx: BenchContext = {
   dirs,
   pgUrl,
   keep: values.keep,
-  progress: (message) => process.stderr.write(`[bench ${Math.round((performance.now() - started) / 1000)}s] ${message}\n`),
+  progress: (message) =>
+    process.stderr.write(`[bench ${Math.round((performance.now() - started) / 1000)}s] ${message}\n`),
 };
 
 // Ctrl-C: stop what we started, then go.
@@ -146,7 +168,15 @@ const report: BenchReport = {
   duration_seconds: 0,
   machine: { ...(await machineInfo()), loadavg_end: [] },
   source: sourceInfo(),
-  params: { runs: ctx.sizes.runs, jobs: ctx.sizes.jobs, claim_batch: claimBatch, processes: ctx.sizes.processes, postgres: (['pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) => wanted.has(name)) ? redactDatabase(pgUrl) : null },
+  params: {
+    runs: ctx.sizes.runs,
+    jobs: ctx.sizes.jobs,
+    claim_batch: claimBatch,
+    processes: ctx.sizes.processes,
+    postgres: (['pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) => wanted.has(name))
+      ? redactDatabase(pgUrl)
+      : null,
+  },
   sections: {},
   section_loadavg: {},
   targets: [],
@@ -160,7 +190,8 @@ async function section(names: SectionName[], work: () => Promise<void>): Promise
   } catch (error) {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     ctx.progress(`section ${names.join('+')} failed: ${message}`);
-    for (const n of names) report.errors.push({ section: n, error: error instanceof Error ? error.message : String(error) });
+    for (const n of names)
+      report.errors.push({ section: n, error: error instanceof Error ? error.message : String(error) });
   } finally {
     // A failed section must not leave its processes to disturb the next one.
     await registry.stopAll(5_000);
@@ -170,7 +201,8 @@ async function section(names: SectionName[], work: () => Promise<void>): Promise
 try {
   for (const runner of RUNNERS) {
     const names = runner.names.filter((name) => wanted.has(name));
-    if (names.length > 0) await section(names, async () => void Object.assign(report.sections, await runner.run(ctx, wanted)));
+    if (names.length > 0)
+      await section(names, async () => void Object.assign(report.sections, await runner.run(ctx, wanted)));
   }
 } finally {
   await registry.stopAll(5_000);

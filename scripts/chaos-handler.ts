@@ -49,7 +49,9 @@ export default async function chaosHandler(job: HandlerJob, ctx: HandlerContext)
   let stopped: unknown;
   try {
     if (payload.subprocess === true) {
-      await waitInSubprocess(payload.ms, ctx.signal, (pid) => recorder.record({ ...about, kind: 'spawn', pid, proc_start: readStat(pid)?.startTicks ?? null }));
+      await waitInSubprocess(payload.ms, ctx.signal, (pid) =>
+        recorder.record({ ...about, kind: 'spawn', pid, proc_start: readStat(pid)?.startTicks ?? null }),
+      );
     } else {
       await sleep(payload.ms, undefined, { signal: ctx.signal });
     }
@@ -59,7 +61,8 @@ export default async function chaosHandler(job: HandlerJob, ctx: HandlerContext)
   if (payload.write === true) {
     const outcome = await fencedWrite(ctx);
     recorder.record({ ...about, kind: 'write', pid: process.pid, outcome });
-    if (outcome === 'refused' || outcome === 'lost_locally') throw new LeaseholdError('LEASE:LOST', `chaos: progress ${outcome}`, { retryable: false });
+    if (outcome === 'refused' || outcome === 'lost_locally')
+      throw new LeaseholdError('LEASE:LOST', `chaos: progress ${outcome}`, { retryable: false });
   }
   if (stopped !== undefined) throw stopped;
   recorder.record({ ...about, kind: 'done', pid: process.pid });

@@ -64,7 +64,10 @@ const HANDLER = fileURLToPath(new URL('./chaos-handler.js', import.meta.url));
 const random = new SeededRandom(SEED);
 const dir = resolve(values.dir ?? mkdtempSync(join(tmpdir(), 'leasehold-chaos-')));
 mkdirSync(dir, { recursive: true });
-const configFile = values.config === undefined ? writeChaosConfig(dir, { handler: HANDLER, concurrency: Number(values.concurrency) }) : resolve(values.config);
+const configFile =
+  values.config === undefined
+    ? writeChaosConfig(dir, { handler: HANDLER, concurrency: Number(values.concurrency) })
+    : resolve(values.config);
 const config = loadConfig(configFile);
 checkChaosClasses(config, configFile);
 const effects = new EffectsLog(join(dir, 'effects.jsonl'));
@@ -117,7 +120,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 async function unfinished(): Promise<number> {
   const ours = new Set(workload.jobIds);
   let count = 0;
-  for (const status of ['QUEUED', 'CLAIMED', 'RUNNING'] as const) count += (await store.jobList({ status, limit: 1_000_000 })).filter((job) => ours.has(job.id)).length;
+  for (const status of ['QUEUED', 'CLAIMED', 'RUNNING'] as const)
+    count += (await store.jobList({ status, limit: 1_000_000 })).filter((job) => ours.has(job.id)).length;
   return count;
 }
 
@@ -133,9 +137,13 @@ async function doDamage(started: number): Promise<void> {
     supervisors.noteFamily();
     const share = Math.min(1, (Date.now() - started) / (runMs * 0.7));
     const dueLong = Math.min(JOBS, Math.ceil(JOBS / 4 + ((JOBS * 3) / 4) * share));
-    if (dueLong > enqueuedLong && (await enqueue(() => workload.enqueueLong(dueLong - enqueuedLong)))) enqueuedLong = dueLong;
+    if (dueLong > enqueuedLong && (await enqueue(() => workload.enqueueLong(dueLong - enqueuedLong))))
+      enqueuedLong = dueLong;
     const shortBurst = Math.floor(SHORT_JOBS * share) - enqueuedShort;
-    if ((shortBurst >= SHORT_BURST || (share === 1 && shortBurst > 0)) && (await enqueue(() => workload.enqueueShort(shortBurst)))) {
+    if (
+      (shortBurst >= SHORT_BURST || (share === 1 && shortBurst > 0)) &&
+      (await enqueue(() => workload.enqueueShort(shortBurst)))
+    ) {
       enqueuedShort += shortBurst;
       if (random.next() < 0.75) {
         await sleep(random.int(5, 60));
@@ -186,7 +194,11 @@ async function main(): Promise<boolean> {
   const allEffects = effects.all();
   for (const effect of allEffects) {
     if (effect.proc_start === null || (effect.kind !== 'start' && effect.kind !== 'spawn')) continue;
-    ledger.note(effect.pid, effect.proc_start, effect.kind === 'start' ? `child that ran job ${effect.job_id}` : `subprocess of job ${effect.job_id}`);
+    ledger.note(
+      effect.pid,
+      effect.proc_start,
+      effect.kind === 'start' ? `child that ran job ${effect.job_id}` : `subprocess of job ${effect.job_id}`,
+    );
   }
   // Whatever is left is reported, then ended: the run leaves nothing behind.
   const survivors = await ledger.waitUntilGone(ORPHAN_DEADLINE_MS);
@@ -202,7 +214,14 @@ async function main(): Promise<boolean> {
     watchedProcesses: ledger.size,
     logFile: config.log.file,
     faults: faults?.report() ?? null,
-    run: { seed: SEED, db_faults: DB_FAULTS, concurrency: config.classes.find((c) => c.name === LONG_CLASS)?.concurrency, seconds: SECONDS, started, dir },
+    run: {
+      seed: SEED,
+      db_faults: DB_FAULTS,
+      concurrency: config.classes.find((c) => c.name === LONG_CLASS)?.concurrency,
+      seconds: SECONDS,
+      started,
+      dir,
+    },
   });
   console.log(JSON.stringify(summary, null, 2));
   return Object.values(summary.violations).every((count) => count === 0);

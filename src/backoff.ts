@@ -26,7 +26,11 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () 
  * back; a class the config does not know gets the schema's default backoff.
  */
 export function retryDelayFor(classes: readonly ClassConfig[]): RetryDelay {
-  const policy = (backoff: ClassConfig['backoff']): BackoffPolicy => ({ baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter });
+  const policy = (backoff: ClassConfig['backoff']): BackoffPolicy => ({
+    baseSeconds: backoff.base_seconds,
+    maxSeconds: backoff.max_seconds,
+    jitter: backoff.jitter,
+  });
   const byClass = new Map(classes.map((c) => [c.name, policy(c.backoff)]));
   const fallback = policy(DEFAULT_BACKOFF);
   return (jobClass, attempt) => retryDelayMs(byClass.get(jobClass) ?? fallback, attempt);

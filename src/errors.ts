@@ -47,9 +47,13 @@ export class LeaseLostError extends LeaseholdError {
   readonly leaseToken: string;
 
   constructor(jobId: number, leaseToken: string, operation: string) {
-    super('LEASE:LOST', `job ${jobId}: ${operation} rejected, lease token ${leaseToken.slice(0, 8)}… no longer holds the job`, {
-      retryable: false,
-    });
+    super(
+      'LEASE:LOST',
+      `job ${jobId}: ${operation} rejected, lease token ${leaseToken.slice(0, 8)}… no longer holds the job`,
+      {
+        retryable: false,
+      },
+    );
     this.jobId = jobId;
     this.leaseToken = leaseToken;
   }
@@ -93,7 +97,12 @@ export function coerceError(thrown: unknown): ErrorSummary {
     return { name: thrown.name, code, message: truncate(firstLine), retryable };
   }
   const text = typeof thrown === 'string' ? thrown : safeStringify(thrown);
-  return { name: 'NonError', code: 'INTERNAL:UNHANDLED', message: truncate(`non-error thrown: ${text}`), retryable: true };
+  return {
+    name: 'NonError',
+    code: 'INTERNAL:UNHANDLED',
+    message: truncate(`non-error thrown: ${text}`),
+    retryable: true,
+  };
 }
 
 /** A stored stack is cut to this many bytes (the spec's cap on job_attempts.error_stack). */
@@ -105,7 +114,9 @@ const CAUSE_DEPTH = 5;
 export function capBytes(text: string, maxBytes = STACK_MAX_BYTES): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   const mark = '\n… (cut)';
-  const cut = Buffer.from(text).subarray(0, maxBytes - Buffer.byteLength(mark)).toString();
+  const cut = Buffer.from(text)
+    .subarray(0, maxBytes - Buffer.byteLength(mark))
+    .toString();
   // A character split by the cut decodes as U+FFFD: drop it.
   return cut.replace(/\uFFFD$/, '') + mark;
 }
@@ -120,7 +131,8 @@ export function errorStack(thrown: unknown): string | undefined {
   const parts: string[] = [];
   let current: unknown = thrown;
   for (let depth = 0; depth <= CAUSE_DEPTH && current !== undefined; depth++) {
-    const text = current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : `${safeStringify(current)}`;
+    const text =
+      current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : `${safeStringify(current)}`;
     parts.push(depth === 0 ? text : `Caused by: ${text}`);
     current = current instanceof Error ? current.cause : undefined;
   }

@@ -5,7 +5,9 @@ export const EXIT = { OK: 0, FAILURE: 1, USAGE: 2 } as const;
 
 /** Bad input is the caller's to fix (exit 2); anything else is ours (exit 1). */
 export function exitCodeFor(error: unknown): number {
-  return error instanceof ConfigError || error instanceof InvalidInputError || error instanceof NotFoundError ? EXIT.USAGE : EXIT.FAILURE;
+  return error instanceof ConfigError || error instanceof InvalidInputError || error instanceof NotFoundError
+    ? EXIT.USAGE
+    : EXIT.FAILURE;
 }
 
 /** One line on stderr (a config error may add one line per problem), then exit. */

@@ -17,7 +17,8 @@ export class ListeningServer {
   static async listen(listener: RequestListener, host: string, port: number, what: string): Promise<ListeningServer> {
     const server = createServer(listener);
     await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(new Error(`${what}: cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+      const onError = (error: Error) =>
+        reject(new Error(`${what}: cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
       server.once('error', onError);
       server.listen(port, host, () => {
         server.off('error', onError);

@@ -62,7 +62,10 @@ export function localSupervisorsOf(configFile: string): LocalSupervisor[] {
   }
   return names
     .map((name) => readRecord(path.join(folder(), name)))
-    .filter((record): record is LocalSupervisor => record !== undefined && record.configFile === configFile && isPidAlive(record.pid));
+    .filter(
+      (record): record is LocalSupervisor =>
+        record !== undefined && record.configFile === configFile && isPidAlive(record.pid),
+    );
 }
 
 /** The live record of supervisor `pid`, if it still runs. */

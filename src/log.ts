@@ -117,7 +117,11 @@ function stamp(info: Info): Info {
 
 /** The entry as written to the file: labels first, then the call's own fields. */
 export function toRecord(info: Info): LogRecord {
-  const record: LogRecord = { ts: typeof info.ts === 'string' ? info.ts : new Date().toISOString(), level: info.level, msg: String(info.message ?? '') };
+  const record: LogRecord = {
+    ts: typeof info.ts === 'string' ? info.ts : new Date().toISOString(),
+    level: info.level,
+    msg: String(info.message ?? ''),
+  };
   for (const label of LABELS) if (info[label] !== undefined) record[label] = info[label];
   if (info.err !== undefined) record.err = serializeError(info.err);
   for (const key of Object.keys(info)) {
@@ -218,7 +222,9 @@ function safeJson(value: unknown): string {
 }
 
 function describeError(error: unknown): string {
-  return error instanceof Error ? `${(error as { code?: unknown }).code ?? error.name}: ${error.message}` : String(error);
+  return error instanceof Error
+    ? `${(error as { code?: unknown }).code ?? error.name}: ${error.message}`
+    : String(error);
 }
 
 /** Fails at start-up, naming the path, rather than on the first write. */
@@ -227,7 +233,10 @@ function openLogFile(file: string, maxBytes: number, maxFiles: number): Rotating
     mkdirSync(path.dirname(file), { recursive: true });
     return new RotatingFile(file, maxBytes, maxFiles);
   } catch (error) {
-    throw new LeaseholdError('CONFIG:INVALID', `log file ${file}: cannot write: ${describeError(error)}`, { retryable: false, cause: error });
+    throw new LeaseholdError('CONFIG:INVALID', `log file ${file}: cannot write: ${describeError(error)}`, {
+      retryable: false,
+      cause: error,
+    });
   }
 }
 
@@ -260,7 +269,7 @@ class RotatingFile extends Writable {
     try {
       if (this.size > 0 && this.size + chunk.length > this.maxBytes) this.rotate();
       this.fd ??= this.open();
-      for (let offset = 0; offset < chunk.length; ) offset += writeSync(this.fd, chunk, offset);
+      for (let offset = 0; offset < chunk.length;) offset += writeSync(this.fd, chunk, offset);
       this.size += chunk.length;
       this.reported.delete('write');
     } catch (error) {
@@ -307,7 +316,8 @@ class RotatingFile extends Writable {
   }
 
   private report(what: 'write' | 'rotate', error: unknown): void {
-    if (!this.reported.has(what)) process.stderr.write(`leasehold: cannot ${what} log file ${this.file}: ${describeError(error)}\n`);
+    if (!this.reported.has(what))
+      process.stderr.write(`leasehold: cannot ${what} log file ${this.file}: ${describeError(error)}\n`);
     this.reported.add(what);
   }
 }

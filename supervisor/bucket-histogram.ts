@@ -44,7 +44,8 @@ export class BucketHistogram<L extends string> {
 
   /** Add observations counted into the same bounds (counts.length is one more than the bounds). */
   add(labels: Record<L, string>, counted: BucketCounts): void {
-    if (counted.counts.length !== this.bounds.length + 1) throw new Error(`${this.name}: ${counted.counts.length} bucket counts for ${this.bounds.length} bounds and +Inf`);
+    if (counted.counts.length !== this.bounds.length + 1)
+      throw new Error(`${this.name}: ${counted.counts.length} bucket counts for ${this.bounds.length} bounds and +Inf`);
     const { buckets } = this.seriesOf(labels);
     counted.counts.forEach((count, index) => (buckets.counts[index] = (buckets.counts[index] ?? 0) + count));
     buckets.sum += counted.sum;
@@ -61,9 +62,16 @@ export class BucketHistogram<L extends string> {
       let cumulative = 0;
       buckets.counts.forEach((count, index) => {
         cumulative += count;
-        values.push({ metricName: `${this.name}_bucket`, labels: { le: this.bounds[index] ?? '+Inf', ...labels }, value: cumulative });
+        values.push({
+          metricName: `${this.name}_bucket`,
+          labels: { le: this.bounds[index] ?? '+Inf', ...labels },
+          value: cumulative,
+        });
       });
-      values.push({ metricName: `${this.name}_sum`, labels, value: buckets.sum }, { metricName: `${this.name}_count`, labels, value: cumulative });
+      values.push(
+        { metricName: `${this.name}_sum`, labels, value: buckets.sum },
+        { metricName: `${this.name}_count`, labels, value: cumulative },
+      );
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }

@@ -8,7 +8,18 @@ import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
-import type { ChildEvents, ChildExit, ChildKill, ChildSpec, ChildState, KillReason, PoolChild, RetireReason, RunningJob, WatchedChild } from './supervised-child.js';
+import type {
+  ChildEvents,
+  ChildExit,
+  ChildKill,
+  ChildSpec,
+  ChildState,
+  KillReason,
+  PoolChild,
+  RetireReason,
+  RunningJob,
+  WatchedChild,
+} from './supervised-child.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
@@ -130,13 +141,20 @@ export class ChildHandle implements PoolChild, WatchedChild {
     const records = new Map<number, FlightRecord>(this.flight.read().map((record) => [record.jobId, record]));
     for (const [jobId, job] of this.inHand) {
       const record = records.get(jobId);
-      if (record === undefined || record.attempt !== job.attempt || record.leaseToken !== job.leaseToken) this.inHand.delete(jobId);
+      if (record === undefined || record.attempt !== job.attempt || record.leaseToken !== job.leaseToken)
+        this.inHand.delete(jobId);
     }
     let last: RunningJob | undefined;
     for (const record of records.values()) {
       let job = this.inHand.get(record.jobId);
       if (job === undefined) {
-        job = { jobId: record.jobId, attempt: record.attempt, leaseToken: record.leaseToken, startedAt: record.startedAt, usage: new JobUsage(this.lastUsage) };
+        job = {
+          jobId: record.jobId,
+          attempt: record.attempt,
+          leaseToken: record.leaseToken,
+          startedAt: record.startedAt,
+          usage: new JobUsage(this.lastUsage),
+        };
         this.inHand.set(record.jobId, job);
       }
       if (last === undefined || job.startedAt >= last.startedAt) last = job;

@@ -13,6 +13,11 @@ function childStart(config: ClassConfig, resultLimitBytes: number): object {
 }
 
 /** Whether children started with the first config may keep running under the second. */
-export function sameChildStart(before: ClassConfig, beforeResultLimit: number, after: ClassConfig, afterResultLimit: number): boolean {
+export function sameChildStart(
+  before: ClassConfig,
+  beforeResultLimit: number,
+  after: ClassConfig,
+  afterResultLimit: number,
+): boolean {
   return diff(childStart(before, beforeResultLimit), childStart(after, afterResultLimit)).length === 0;
 }

@@ -17,7 +17,9 @@ import { JobTakeBack, type TakeBackStore } from './take-back.js';
 const READY_TIMEOUT_MS = 30_000;
 
 /** The store calls a pool makes: the worker registry, the take-back of a dead child's jobs, the disabled record. */
-export type PoolStore = Pick<SupervisorStore, 'workerRegister' | 'workerHeartbeat' | 'workerExit'> & TakeBackStore & DisabledStore;
+export type PoolStore = Pick<SupervisorStore, 'workerRegister' | 'workerHeartbeat' | 'workerExit'> &
+  TakeBackStore &
+  DisabledStore;
 
 export interface PoolDeps<C extends PoolChild> {
   store: PoolStore;
@@ -70,7 +72,14 @@ export class ClassPool<C extends PoolChild> {
     this.logger = deps.logger.child({ class: config.name });
     this.metrics = deps.metrics ?? NO_METRICS;
     const { store, supervisorId, retryDelay } = deps;
-    this.takeBack = new JobTakeBack({ store, logger: this.logger, metrics: this.metrics, supervisorId, retryDelay, wakeFor: (jobs) => this.wakeFor(jobs) });
+    this.takeBack = new JobTakeBack({
+      store,
+      logger: this.logger,
+      metrics: this.metrics,
+      supervisorId,
+      retryDelay,
+      wakeFor: (jobs) => this.wakeFor(jobs),
+    });
   }
 
   start(): void {
@@ -79,7 +88,9 @@ export class ClassPool<C extends PoolChild> {
 
   /** Every live child, replacements still starting included (the health watch and a shutdown must reach those too). */
   get children(): C[] {
-    return [...this.slots, ...this.replacements.values()].filter((child): child is C => child !== undefined && child.alive);
+    return [...this.slots, ...this.replacements.values()].filter(
+      (child): child is C => child !== undefined && child.alive,
+    );
   }
 
   /**
@@ -90,18 +101,33 @@ export class ClassPool<C extends PoolChild> {
    * once the children run the new config, or with why they cannot: then the
    * class is back on the config its children still run.
    */
-  reconfigure(next: ClassConfig, resultLimitBytes: number, retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
+  reconfigure(
+    next: ClassConfig,
+    resultLimitBytes: number,
+    retire: Omit<RetireOptions, 'logger' | 'reason'>,
+  ): Promise<string | undefined> {
     const previous = { config: this.config, resultLimitBytes: this.deps.resultLimitBytes };
     this.apply(next, resultLimitBytes);
-    if (this.disabled !== undefined && !sameChildStart(previous.config, previous.resultLimitBytes, next, resultLimitBytes)) {
-      this.logger.info(`class ${next.name} enabled again: its config changed`, { event: 'CLASS_ENABLED', was: this.disabled });
+    if (
+      this.disabled !== undefined &&
+      !sameChildStart(previous.config, previous.resultLimitBytes, next, resultLimitBytes)
+    ) {
+      this.logger.info(`class ${next.name} enabled again: its config changed`, {
+        event: 'CLASS_ENABLED',
+        was: this.disabled,
+      });
       this.setDisabled(undefined);
       this.accepting = true;
     }
-    const leaving = this.slots.slice(next.processes).filter((child): child is C => child?.alive === true && child.retiring === undefined);
+    const leaving = this.slots
+      .slice(next.processes)
+      .filter((child): child is C => child?.alive === true && child.retiring === undefined);
     for (const slot of this.restartTimers.keys()) if (slot >= next.processes) this.cancelRestart(slot);
     if (leaving.length > 0) {
-      this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, { event: 'CHILD_DRAINING', pids: leaving.map((c) => c.pid) });
+      this.logger.info(`scaling ${next.name} down to ${next.processes}: draining ${leaving.length} children`, {
+        event: 'CHILD_DRAINING',
+        pids: leaving.map((c) => c.pid),
+      });
       this.track(retireChildren(leaving, { ...retire, logger: this.logger, reason: 'reload' }));
     }
     const rollout = this.rollOut(retire, previous);
@@ -119,7 +145,10 @@ export class ClassPool<C extends PoolChild> {
   retire(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<void> {
     this.stopRestarting();
     if (this.disabled !== undefined) this.setDisabled(undefined);
-    this.logger.info(`class ${this.config.name} left the config: draining its ${this.children.length} children`, { event: 'CHILD_DRAINING', pids: this.children.map((c) => c.pid) });
+    this.logger.info(`class ${this.config.name} left the config: draining its ${this.children.length} children`, {
+      event: 'CHILD_DRAINING',
+      pids: this.children.map((c) => c.pid),
+    });
     this.track(retireChildren(this.children, { ...retire, logger: this.logger, reason: 'reload' }));
     return this.settled();
   }
@@ -130,14 +159,18 @@ export class ClassPool<C extends PoolChild> {
    * (the config its untouched children run), and a child already replaced is
    * replaced back. Resolves with why the new config could not start.
    */
-  private async rollOut(retire: Omit<RetireOptions, 'logger' | 'reason'>, previous: { config: ClassConfig; resultLimitBytes: number }): Promise<string | undefined> {
+  private async rollOut(
+    retire: Omit<RetireOptions, 'logger' | 'reason'>,
+    previous: { config: ClassConfig; resultLimitBytes: number },
+  ): Promise<string | undefined> {
     const failure = await this.replaceStale(retire);
     if (!this.accepting) return undefined;
     if (failure !== undefined) {
       this.apply(previous.config, previous.resultLimitBytes);
       await this.replaceStale(retire);
     }
-    for (let slot = 0; slot < this.config.processes; slot++) if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
+    for (let slot = 0; slot < this.config.processes; slot++)
+      if (this.slots[slot]?.alive !== true && !this.restartTimers.has(slot)) this.spawn(slot);
     return failure;
   }
 
@@ -149,10 +182,18 @@ export class ClassPool<C extends PoolChild> {
    */
   private async replaceStale(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
     for (;;) {
-      const slot = this.slots.findIndex((child, index) => index < this.config.processes && child?.alive === true && child.retiring === undefined && this.isStale(child));
+      const slot = this.slots.findIndex(
+        (child, index) =>
+          index < this.config.processes && child?.alive === true && child.retiring === undefined && this.isStale(child),
+      );
       const old = this.slots[slot];
       if (!this.accepting || old === undefined) return undefined;
-      this.logger.info(`replacing child ${old.workerId}: its class config changed`, { event: 'CHILD_REPLACED', pid: old.pid, worker_id: old.workerId, slot });
+      this.logger.info(`replacing child ${old.workerId}: its class config changed`, {
+        event: 'CHILD_REPLACED',
+        pid: old.pid,
+        worker_id: old.workerId,
+        slot,
+      });
       const replacement = this.startChild(slot);
       this.replacements.set(slot, replacement);
       const failure = await replacement.untilReady(READY_TIMEOUT_MS);
@@ -193,10 +234,13 @@ export class ClassPool<C extends PoolChild> {
    */
   wakeFor(jobs: readonly RecoveredJob[]): void {
     for (const runAt of new Set(jobs.filter((job) => job.status === 'QUEUED').map((job) => job.runAt ?? Date.now()))) {
-      const timer = setTimeout(() => {
-        this.wakeTimers.delete(timer);
-        for (const child of this.children) child.send({ type: 'wake' });
-      }, Math.max(0, runAt - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.wakeTimers.delete(timer);
+          for (const child of this.children) child.send({ type: 'wake' });
+        },
+        Math.max(0, runAt - Date.now()),
+      );
       this.wakeTimers.add(timer);
     }
   }
@@ -212,11 +256,18 @@ export class ClassPool<C extends PoolChild> {
 
   /** Wait for the exit handling in flight (recoveries, registry writes) and the reload steps. */
   async settled(): Promise<void> {
-    while (this.exitHandling.size + this.reloading.size > 0) await Promise.all([...this.exitHandling, ...this.reloading]);
+    while (this.exitHandling.size + this.reloading.size > 0)
+      await Promise.all([...this.exitHandling, ...this.reloading]);
   }
 
   private spawn(slot: number): void {
-    if (!this.accepting || this.disabled !== undefined || this.slots[slot]?.alive === true || this.replacements.has(slot)) return;
+    if (
+      !this.accepting ||
+      this.disabled !== undefined ||
+      this.slots[slot]?.alive === true ||
+      this.replacements.has(slot)
+    )
+      return;
     this.cancelRestart(slot);
     this.slots[slot] = this.startChild(slot);
   }
@@ -225,7 +276,14 @@ export class ClassPool<C extends PoolChild> {
   private startChild(slot: number): C {
     this.generation += 1;
     const workerId = `${this.deps.supervisorId}/${this.config.name}.${slot}.${this.generation}`;
-    const start = { type: 'start' as const, workerId, database: this.deps.database, resultLimitBytes: this.deps.resultLimitBytes, config: this.config, successLines: this.successLines() };
+    const start = {
+      type: 'start' as const,
+      workerId,
+      database: this.deps.database,
+      resultLimitBytes: this.deps.resultLimitBytes,
+      config: this.config,
+      successLines: this.successLines(),
+    };
     const child = this.deps.startChild(start, {
       message: (from, message) => this.onMessage(from, message),
       output: (from, stream, line) => {
@@ -234,12 +292,19 @@ export class ClassPool<C extends PoolChild> {
       },
       exit: (from, exit) => {
         const handling = this.onExit(slot, from, exit)
-          .catch((error: unknown) => void this.logger.error('handling a child exit failed', { err: error, pid: from.pid }))
+          .catch(
+            (error: unknown) => void this.logger.error('handling a child exit failed', { err: error, pid: from.pid }),
+          )
           .finally(() => this.exitHandling.delete(handling));
         this.exitHandling.add(handling);
       },
     });
-    this.logger.info(`spawned child ${workerId}`, { event: 'CHILD_SPAWNED', pid: child.pid, worker_id: workerId, slot });
+    this.logger.info(`spawned child ${workerId}`, {
+      event: 'CHILD_SPAWNED',
+      pid: child.pid,
+      worker_id: workerId,
+      slot,
+    });
     void this.deps.store
       .workerRegister({
         id: workerId,
@@ -297,7 +362,8 @@ export class ClassPool<C extends PoolChild> {
     child.jobsFinishedBy(1);
     this.takeBack.finished(message.jobId);
     this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
-    if (message.cpuMs !== undefined && message.peakRssBytes !== undefined) this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
+    if (message.cpuMs !== undefined && message.peakRssBytes !== undefined)
+      this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
     logJobFinished(this.logger, child.pid, message);
   }
 
@@ -316,13 +382,25 @@ export class ClassPool<C extends PoolChild> {
     // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
     await this.takeBack
       .takeBack(child, end.text, this.config.name)
-      .then(() => this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }))
+      .then(() =>
+        this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }),
+      )
       .catch((error: unknown) => {
         if (dbFaultOf(error) === undefined) throw error;
-        this.logger.warn(`could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`, { pid: child.pid });
+        this.logger.warn(
+          `could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`,
+          { pid: child.pid },
+        );
       });
     const stack = child.lastWords.uncaught?.stack;
-    const fields = { event: 'CHILD_EXITED', pid: child.pid, exit_code: exit.code, exit_signal: exit.signal, reason: end.reason, ...(stack ? { stack } : {}) };
+    const fields = {
+      event: 'CHILD_EXITED',
+      pid: child.pid,
+      exit_code: exit.code,
+      exit_signal: exit.signal,
+      reason: end.reason,
+      ...(stack ? { stack } : {}),
+    };
     this.logger.log(crashed ? 'warn' : 'info', `child exited: ${end.text}`, fields);
 
     if (!this.accepting) return;
@@ -330,10 +408,13 @@ export class ClassPool<C extends PoolChild> {
     if (this.slots[slot] !== child) return; // a replacement that never took its slot, or the child one took it from
     if (child.startupError !== undefined) {
       this.setDisabled(child.startupError);
-      this.logger.error(`class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`, {
-        event: 'CLASS_DISABLED',
-        pid: child.pid,
-      });
+      this.logger.error(
+        `class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`,
+        {
+          event: 'CLASS_DISABLED',
+          pid: child.pid,
+        },
+      );
       return;
     }
     let delayMs = RESTART_BASE_DELAY_MS;
@@ -353,7 +434,11 @@ export class ClassPool<C extends PoolChild> {
     }
     this.restarts += 1;
     this.metrics.childRestarted(this.config.name);
-    this.logger.info(`restarting child in ${delayMs} ms`, { event: 'CHILD_RESTART_SCHEDULED', pid: child.pid, delay_ms: delayMs });
+    this.logger.info(`restarting child in ${delayMs} ms`, {
+      event: 'CHILD_RESTART_SCHEDULED',
+      pid: child.pid,
+      delay_ms: delayMs,
+    });
     this.restartTimers.set(
       slot,
       setTimeout(() => this.spawn(slot), delayMs),
@@ -364,6 +449,11 @@ export class ClassPool<C extends PoolChild> {
   private setDisabled(reason: string | undefined): void {
     this.disabled = reason;
     if (reason !== undefined) this.stopRestarting();
-    recordDisabled(this.deps.store, { supervisorId: this.deps.supervisorId, class: this.config.name }, reason, this.logger);
+    recordDisabled(
+      this.deps.store,
+      { supervisorId: this.deps.supervisorId, class: this.config.name },
+      reason,
+      this.logger,
+    );
   }
 }

@@ -11,7 +11,14 @@ export type DisabledStore = Pick<SupervisorStore, 'classDisabledRecord' | 'class
  * With the database away the record is not written; the log has the event
  * all the same.
  */
-export function recordDisabled(store: DisabledStore, key: { supervisorId: string; class: string }, reason: string | undefined, logger: Logger): void {
+export function recordDisabled(
+  store: DisabledStore,
+  key: { supervisorId: string; class: string },
+  reason: string | undefined,
+  logger: Logger,
+): void {
   const write = reason === undefined ? store.classDisabledClear(key) : store.classDisabledRecord({ ...key, reason });
-  void write.catch(unlessDbFault((error) => logger.error('could not record whether the class is disabled', { err: error })));
+  void write.catch(
+    unlessDbFault((error) => logger.error('could not record whether the class is disabled', { err: error })),
+  );
 }

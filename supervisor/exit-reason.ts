@@ -48,12 +48,25 @@ export interface ChildEndFacts {
  * hands its jobs back and exits 0, so its code alone would read "stopped
  * cleanly": what we did to it comes first.
  */
-export function describeChildEnd(child: ChildEndFacts, code: number | null, signal: NodeJS.Signals | null): { reason: string; text: string } {
+export function describeChildEnd(
+  child: ChildEndFacts,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): { reason: string; text: string } {
   if (child.killed !== undefined) {
-    const end = signal === 'SIGKILL' ? 'it did not let go in time (SIGKILL)' : code === CHILD_EXIT.OK ? 'it let go and exited' : `then ${describeExit(code, signal)}`;
-    return { reason: child.killed.reason, text: `killed by the supervisor (${child.killed.reason}: ${child.killed.detail}); ${end}` };
+    const end =
+      signal === 'SIGKILL'
+        ? 'it did not let go in time (SIGKILL)'
+        : code === CHILD_EXIT.OK
+          ? 'it let go and exited'
+          : `then ${describeExit(code, signal)}`;
+    return {
+      reason: child.killed.reason,
+      text: `killed by the supervisor (${child.killed.reason}: ${child.killed.detail}); ${end}`,
+    };
   }
-  if (child.startupError !== undefined) return { reason: 'startup_failed', text: `could not start: ${child.startupError}` };
+  if (child.startupError !== undefined)
+    return { reason: 'startup_failed', text: `could not start: ${child.startupError}` };
   if (code === CHILD_EXIT.OK && signal === null) {
     return child.retiring !== undefined
       ? { reason: 'drained', text: `drained cleanly (${child.retiring})` }
@@ -61,6 +74,10 @@ export function describeChildEnd(child: ChildEndFacts, code: number | null, sign
   }
   if (code === CHILD_EXIT.ORPHANED) return { reason: 'orphaned', text: describeExit(code, signal) };
   const uncaught = child.lastWords?.uncaught;
-  if (uncaught !== undefined && signal === null) return { reason: 'crashed', text: `crashed: ${uncaught.origin} (exit code ${String(code)}): ${uncaught.error.message}` };
+  if (uncaught !== undefined && signal === null)
+    return {
+      reason: 'crashed',
+      text: `crashed: ${uncaught.origin} (exit code ${String(code)}): ${uncaught.error.message}`,
+    };
   return { reason: 'crashed', text: `crashed: ${describeExit(code, signal)}` };
 }

@@ -19,7 +19,9 @@ const STALLING_FAULTS: ReadonlySet<DbFaultKind> = new Set(['disk_full', 'io']);
 const stalls = (outage: DbOutage | undefined) => outage !== undefined && STALLING_FAULTS.has(outage.kind);
 
 /** One sample per pid (pidusage's): CPU percent, resident bytes, CPU time in ms; undefined for a pid gone. */
-export type UsageSampler = (pids: number[]) => Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>>;
+export type UsageSampler = (
+  pids: number[],
+) => Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>>;
 
 /** The store calls the health watch makes: the leases a child holds, and its worker row. */
 export type WatchStore = Pick<SupervisorStore, 'jobListHeldBy' | 'workerHeartbeat'>;
@@ -91,7 +93,9 @@ export class HealthWatch {
         child.recordUsage({ ctimeMs: sample.ctime, rssBytes: sample.memory });
         this.checkMemory(child, sample.memory);
       }
-      await this.checkLeases(child).catch(unlessDbFault((error) => this.options.logger.error('health check failed', { err: error, pid: child.pid })));
+      await this.checkLeases(child).catch(
+        unlessDbFault((error) => this.options.logger.error('health check failed', { err: error, pid: child.pid })),
+      );
       if (refreshRegistry && child.alive) {
         await this.options.store
           .workerHeartbeat({
@@ -101,7 +105,11 @@ export class HealthWatch {
             memoryBytes: sample?.memory ?? null,
             jobId: child.job?.jobId ?? null,
           })
-          .catch(unlessDbFault((error) => this.options.logger.warn('could not record a child in workers', { err: error, pid: child.pid })));
+          .catch(
+            unlessDbFault((error) =>
+              this.options.logger.warn('could not record a child in workers', { err: error, pid: child.pid }),
+            ),
+          );
       }
     }
   }
@@ -126,7 +134,9 @@ export class HealthWatch {
     const { config } = child;
     const silentMs = child.unansweredForMs();
     if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
-      const overRuntime = [...child.started.values()].some((job) => Date.now() - job.startedAt > config.max_runtime_seconds * 1000);
+      const overRuntime = [...child.started.values()].some(
+        (job) => Date.now() - job.startedAt > config.max_runtime_seconds * 1000,
+      );
       const detail = `answered no ping for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
       return this.kill(child, 'unresponsive', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
     }
@@ -168,7 +178,13 @@ export class HealthWatch {
   }
 
   /** Kill a child for `culprit` (the job over its runtime); without one, the child blames whom it can. */
-  private kill(child: WatchedChild, reason: 'memory' | 'max_runtime' | 'unresponsive', code: string, detail: string, culprit?: RunningJob): void {
+  private kill(
+    child: WatchedChild,
+    reason: 'memory' | 'max_runtime' | 'unresponsive',
+    code: string,
+    detail: string,
+    culprit?: RunningJob,
+  ): void {
     child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',
@@ -186,7 +202,9 @@ const sampleUsage: UsageSampler = async (pids) => {
     return await pidusage(pids);
   } catch {
     // One pid vanished between listing and sampling: sample the rest one by one.
-    const entries = await Promise.all(pids.map(async (pid) => [pid, await pidusage(pid).catch(() => undefined)] as const));
+    const entries = await Promise.all(
+      pids.map(async (pid) => [pid, await pidusage(pid).catch(() => undefined)] as const),
+    );
     return Object.fromEntries(entries);
   }
 };

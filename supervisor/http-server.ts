@@ -53,7 +53,12 @@ export class HttpServer {
 
   /** Stop listening and drop open connections; safe twice, or before start. */
   stop(): Promise<void> {
-    return this.listening?.then((server) => server.stop(), () => undefined) ?? Promise.resolve();
+    return (
+      this.listening?.then(
+        (server) => server.stop(),
+        () => undefined,
+      ) ?? Promise.resolve()
+    );
   }
 
   private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -74,16 +79,23 @@ export class HttpServer {
         body = await registry.metrics();
       } catch (error) {
         this.options.logger.warn('metrics scrape failed', { err: error });
-        response.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${(error as Error).message}\n`);
+        response
+          .writeHead(503, { 'content-type': 'text/plain' })
+          .end(`metrics unavailable: ${(error as Error).message}\n`);
         return;
       }
       response.writeHead(200, { 'content-type': registry.contentType }).end(body);
       return;
     }
     if (path === '/healthz') {
-      const unhealthy = await this.options.unhealthy().catch((error: unknown): Unhealthy => ({ dependency: 'supervisor', reason: `health check failed: ${(error as Error).message}` }));
+      const unhealthy = await this.options.unhealthy().catch((error: unknown): Unhealthy => ({
+        dependency: 'supervisor',
+        reason: `health check failed: ${(error as Error).message}`,
+      }));
       const body = unhealthy === undefined ? { status: 'ok' } : { status: 'unavailable', ...unhealthy };
-      response.writeHead(unhealthy === undefined ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
+      response
+        .writeHead(unhealthy === undefined ? 200 : 503, { 'content-type': 'application/json' })
+        .end(`${JSON.stringify(body)}\n`);
       return;
     }
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');

@@ -53,10 +53,19 @@ export function uncaughtSummary(uncaught: UncaughtError | undefined): string {
 /** The full story of a child's end, for job_attempts.error_stack (capped like any stack). */
 export function lastWordsText(pid: number, end: string, words: LastWords, now = Date.now()): string {
   const parts = [`child ${pid} ${end}`];
-  if (words.uncaught !== undefined) parts.push(`${words.uncaught.origin}: ${words.uncaught.stack ?? `${words.uncaught.error.name}: ${words.uncaught.error.message}`}`);
+  if (words.uncaught !== undefined)
+    parts.push(
+      `${words.uncaught.origin}: ${words.uncaught.stack ?? `${words.uncaught.error.name}: ${words.uncaught.error.message}`}`,
+    );
   if (words.lastRss !== undefined) {
-    parts.push(`last resident set: ${formatBytes(words.lastRss.bytes)} (sampled ${((now - words.lastRss.at) / 1000).toFixed(1)} s before the end)`);
+    parts.push(
+      `last resident set: ${formatBytes(words.lastRss.bytes)} (sampled ${((now - words.lastRss.at) / 1000).toFixed(1)} s before the end)`,
+    );
   }
-  parts.push(words.stderr.length === 0 ? 'stderr: nothing written' : `stderr, last ${words.stderr.length} lines:\n${words.stderr.join('\n')}`);
+  parts.push(
+    words.stderr.length === 0
+      ? 'stderr: nothing written'
+      : `stderr, last ${words.stderr.length} lines:\n${words.stderr.join('\n')}`,
+  );
   return capBytes(parts.join('\n\n'));
 }

@@ -15,7 +15,9 @@ const PROGRAM = 'supervise';
 
 const argv = await yargs(hideBin(process.argv))
   .scriptName(PROGRAM)
-  .usage('$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces. SIGHUP reloads queue.yaml.')
+  .usage(
+    '$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces. SIGHUP reloads queue.yaml.',
+  )
   .option('config', { type: 'string', demandOption: true, describe: 'path of queue.yaml' })
   .option('check-config', { type: 'boolean', default: false, describe: 'validate the config and exit' })
   .strict()
@@ -32,7 +34,9 @@ try {
   const config = await checkConfig(argv.config);
   const host = resolveHost({ configured: config.host });
   if (argv['check-config']) {
-    process.stdout.write(`${config.file}: OK (${config.classes.length} classes: ${config.classes.map((c) => c.name).join(', ')})\n`);
+    process.stdout.write(
+      `${config.file}: OK (${config.classes.length} classes: ${config.classes.map((c) => c.name).join(', ')})\n`,
+    );
     process.exit(EXIT.OK);
   }
   const supervisorId = `${host}:${process.pid}:${randomBytes(3).toString('hex')}`;

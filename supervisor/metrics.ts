@@ -13,7 +13,14 @@ import { BucketHistogram } from './bucket-histogram.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import { ageSeconds } from '../src/reports/queue-age.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
-import { JOB_STATUSES, type AttemptCost, type RateWindow, type RecoveredJob, type SupervisorStore, type TerminalStatus } from '../src/store/types.js';
+import {
+  JOB_STATUSES,
+  type AttemptCost,
+  type RateWindow,
+  type RecoveredJob,
+  type SupervisorStore,
+  type TerminalStatus,
+} from '../src/store/types.js';
 
 export interface SupervisorMetricsOptions {
   store: SupervisorStore;
@@ -44,10 +51,18 @@ export class SupervisorMetrics implements MetricsSink {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    databaseGauge({ name: 'leasehold_jobs', help: 'Jobs in the database by class and status (read at scrape time)', labelNames: ['class', 'status'] as const, registers }, async (gauge) => {
-      for (const name of classes()) for (const status of JOB_STATUSES) gauge.set({ class: name, status }, 0);
-      for (const row of await store.statsCounts()) gauge.set({ class: row.class, status: row.status }, row.count);
-    });
+    databaseGauge(
+      {
+        name: 'leasehold_jobs',
+        help: 'Jobs in the database by class and status (read at scrape time)',
+        labelNames: ['class', 'status'] as const,
+        registers,
+      },
+      async (gauge) => {
+        for (const name of classes()) for (const status of JOB_STATUSES) gauge.set({ class: name, status }, 0);
+        for (const row of await store.statsCounts()) gauge.set({ class: row.class, status: row.status }, row.count);
+      },
+    );
     databaseGauge(
       {
         name: 'leasehold_zombie_writes_rejected',
@@ -56,27 +71,52 @@ export class SupervisorMetrics implements MetricsSink {
       },
       async (gauge) => gauge.set(await store.statsZombieWrites()),
     );
-    databaseGauge({ name: 'leasehold_class_paused', help: '1 while a class is paused (`leasehold pause`): it claims nothing on any host', labelNames: ['class'] as const, registers }, async (gauge) => {
-      for (const name of classes()) gauge.set({ class: name }, 0);
-      for (const row of await pausedClasses(store)) gauge.set({ class: row.class }, 1);
-    });
     databaseGauge(
-      { name: 'leasehold_queue_oldest_age_seconds', help: "How long each class's oldest due job (QUEUED, run_at passed) has waited; 0 when none is due", labelNames: ['class'] as const, registers },
+      {
+        name: 'leasehold_class_paused',
+        help: '1 while a class is paused (`leasehold pause`): it claims nothing on any host',
+        labelNames: ['class'] as const,
+        registers,
+      },
+      async (gauge) => {
+        for (const name of classes()) gauge.set({ class: name }, 0);
+        for (const row of await pausedClasses(store)) gauge.set({ class: row.class }, 1);
+      },
+    );
+    databaseGauge(
+      {
+        name: 'leasehold_queue_oldest_age_seconds',
+        help: "How long each class's oldest due job (QUEUED, run_at passed) has waited; 0 when none is due",
+        labelNames: ['class'] as const,
+        registers,
+      },
       async (gauge) => {
         const now = Date.now();
         for (const name of classes()) gauge.set({ class: name }, 0);
-        for (const row of await store.statsOldestDue({ now })) gauge.set({ class: row.class }, ageSeconds(now, row.run_at));
+        for (const row of await store.statsOldestDue({ now }))
+          gauge.set({ class: row.class }, ageSeconds(now, row.run_at));
       },
     );
     const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
       databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
-        for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes())) gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));
+        for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes()))
+          gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));
       });
-    rateLimitGauge('leasehold_class_rate_window_starts', "Starts (claims) of a rate-limited class in its current window, on every host", (window) => window.started);
-    rateLimitGauge('leasehold_class_rate_limited', '1 while a rate-limited class waits: jobs are due and its window is full', (window) => (rateLimitWaiting(window) ? 1 : 0));
+    rateLimitGauge(
+      'leasehold_class_rate_window_starts',
+      'Starts (claims) of a rate-limited class in its current window, on every host',
+      (window) => window.started,
+    );
+    rateLimitGauge(
+      'leasehold_class_rate_limited',
+      '1 while a rate-limited class waits: jobs are due and its window is full',
+      (window) => (rateLimitWaiting(window) ? 1 : 0),
+    );
     // Children's CPU and memory as the health watch last recorded them in the registry.
     const children = async () =>
-      (await store.workerList({ includeExited: false, limit: 10_000 })).filter((row) => row.kind === 'child' && row.supervisor_id === supervisorId);
+      (await store.workerList({ includeExited: false, limit: 10_000 })).filter(
+        (row) => row.kind === 'child' && row.supervisor_id === supervisorId,
+      );
     const childGauges = [
       ['leasehold_child_cpu_percent', "A child's CPU use, percent of one core (last sample)", 'cpu_percent'],
       ['leasehold_child_memory_bytes', "A child's resident memory in bytes (last sample)", 'memory_bytes'],
@@ -90,17 +130,38 @@ export class SupervisorMetrics implements MetricsSink {
       });
     }
 
-    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Counter<L>({ name, help, labelNames, registers });
-    this.claimed = counter('leasehold_jobs_claimed_total', 'Jobs claimed and started by this supervisor\'s children', ['class']);
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    this.claimed = counter('leasehold_jobs_claimed_total', "Jobs claimed and started by this supervisor's children", [
+      'class',
+    ]);
     this.succeeded = counter('leasehold_jobs_succeeded_total', 'Jobs that succeeded', ['class']);
     this.failed = counter('leasehold_jobs_failed_total', 'Attempts that failed (retried or dead-lettered)', ['class']);
-    this.deadLettered = counter('leasehold_jobs_dead_lettered_total', 'Jobs that failed for good (FAILED: no retries left or not retryable)', ['class']);
-    this.leasesLost = counter('leasehold_leases_lost_total', 'Jobs whose worker found its lease gone (its writes were rejected)', ['class']);
-    this.recovered = counter('leasehold_jobs_recovered_total', 'Jobs taken back from a dead, killed or silent worker, or handed back at shutdown', ['class', 'code', 'source']);
-    this.leaseRecoveries = counter('leasehold_lease_recoveries_total', 'Expired leases the sweeper took back', ['class']);
+    this.deadLettered = counter(
+      'leasehold_jobs_dead_lettered_total',
+      'Jobs that failed for good (FAILED: no retries left or not retryable)',
+      ['class'],
+    );
+    this.leasesLost = counter(
+      'leasehold_leases_lost_total',
+      'Jobs whose worker found its lease gone (its writes were rejected)',
+      ['class'],
+    );
+    this.recovered = counter(
+      'leasehold_jobs_recovered_total',
+      'Jobs taken back from a dead, killed or silent worker, or handed back at shutdown',
+      ['class', 'code', 'source'],
+    );
+    this.leaseRecoveries = counter('leasehold_lease_recoveries_total', 'Expired leases the sweeper took back', [
+      'class',
+    ]);
     this.restarts = counter('leasehold_child_restarts_total', 'Children replaced after they exited', ['class']);
     this.pruned = counter('leasehold_jobs_pruned_total', 'Finished jobs deleted by retention', ['status']);
-    this.dbErrors = counter('leasehold_db_errors_total', 'Database operations that failed because the database was away (connection), locked, or out of disk, by this supervisor and its children', ['kind']);
+    this.dbErrors = counter(
+      'leasehold_db_errors_total',
+      'Database operations that failed because the database was away (connection), locked, or out of disk, by this supervisor and its children',
+      ['kind'],
+    );
     // Histograms of our own (bucket-histogram.ts): a child's successes come counted into their buckets.
     this.duration = new BucketHistogram(
       'leasehold_job_duration_seconds',
@@ -109,7 +170,11 @@ export class SupervisorMetrics implements MetricsSink {
       DURATION_BUCKETS,
       registers,
     );
-    this.cpuSeconds = counter('leasehold_job_cpu_seconds_total', "CPU time (user + system) of this supervisor's children while they ran jobs, attributed to each job's class", ['class']);
+    this.cpuSeconds = counter(
+      'leasehold_job_cpu_seconds_total',
+      "CPU time (user + system) of this supervisor's children while they ran jobs, attributed to each job's class",
+      ['class'],
+    );
     // A histogram, not a gauge of the last minute's maximum: each attempt is one observation, kept between scrapes,
     // so any window's distribution, quantiles and count over a size come from the query (as for request sizes).
     this.peakRss = new BucketHistogram(
@@ -121,7 +186,17 @@ export class SupervisorMetrics implements MetricsSink {
     );
     // Series at zero from the start, so rates work from the first scrape.
     for (const name of classes()) {
-      for (const metric of [this.claimed, this.succeeded, this.failed, this.deadLettered, this.leasesLost, this.leaseRecoveries, this.restarts, this.cpuSeconds]) metric.inc({ class: name }, 0);
+      for (const metric of [
+        this.claimed,
+        this.succeeded,
+        this.failed,
+        this.deadLettered,
+        this.leasesLost,
+        this.leaseRecoveries,
+        this.restarts,
+        this.cpuSeconds,
+      ])
+        metric.inc({ class: name }, 0);
     }
     for (const kind of DB_FAULT_KINDS) this.dbErrors.inc({ kind }, 0);
   }
@@ -178,7 +253,10 @@ export class SupervisorMetrics implements MetricsSink {
  * is left out of the scrape, so the counters (leasehold_db_errors_total
  * first) still answer.
  */
-function databaseGauge<L extends string>(configuration: Omit<GaugeConfiguration<L>, 'collect'>, read: (gauge: Gauge<L>) => Promise<void>): Gauge<L> {
+function databaseGauge<L extends string>(
+  configuration: Omit<GaugeConfiguration<L>, 'collect'>,
+  read: (gauge: Gauge<L>) => Promise<void>,
+): Gauge<L> {
   return new Gauge<L>({
     ...configuration,
     async collect() {

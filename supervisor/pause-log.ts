@@ -53,7 +53,12 @@ export class PauseLog {
           paused_at: row.paused_at,
         });
       } else if (row.paused_at === null && this.paused.delete(row.class)) {
-        logger.info(`class ${row.class} resumed (by ${row.resumed_by})`, { event: 'CLASS_RESUMED', class: row.class, resumed_by: row.resumed_by, resumed_at: row.resumed_at });
+        logger.info(`class ${row.class} resumed (by ${row.resumed_by})`, {
+          event: 'CLASS_RESUMED',
+          class: row.class,
+          resumed_by: row.resumed_by,
+          resumed_at: row.resumed_at,
+        });
       }
     }
   }

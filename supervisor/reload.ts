@@ -8,7 +8,12 @@ import { configChanges } from '../src/config/changes.js';
 import { deploymentProblems } from '../src/config/deployment.js';
 import { loadConfig } from '../src/config/load.js';
 import type { LeaseholdConfig } from '../src/config/schema.js';
-import { removeLocalSupervisor, writeLocalSupervisor, type LocalSupervisor, type ReloadEvent } from '../src/local-supervisors.js';
+import {
+  removeLocalSupervisor,
+  writeLocalSupervisor,
+  type LocalSupervisor,
+  type ReloadEvent,
+} from '../src/local-supervisors.js';
 import type { Logger } from '../src/log.js';
 
 /** A class whose new config cannot start a child: it stays on the config its children run. */
@@ -18,7 +23,8 @@ export interface ClassFailure {
   error: string;
 }
 
-export type ReloadPlan = { next: LeaseholdConfig; changes: string[] } | { rejected: string[] } | { failed: ClassFailure[] };
+export type ReloadPlan =
+  { next: LeaseholdConfig; changes: string[] } | { rejected: string[] } | { failed: ClassFailure[] };
 
 /** The config file read again and checked against the running config: what to apply, or why not. */
 export async function planReload(running: LeaseholdConfig): Promise<ReloadPlan> {
@@ -33,7 +39,12 @@ export async function planReload(running: LeaseholdConfig): Promise<ReloadPlan> 
   const problems = await deploymentProblems(next);
   const others = problems.filter((problem) => problem.handler === undefined);
   if (others.length > 0) return { rejected: others.map((problem) => `${problem.field}: ${problem.message}`) };
-  if (problems.length > 0) return { failed: problems.flatMap(({ handler }) => (handler === undefined ? [] : [{ class: handler.class, handler: handler.file, error: handler.problem }])) };
+  if (problems.length > 0)
+    return {
+      failed: problems.flatMap(({ handler }) =>
+        handler === undefined ? [] : [{ class: handler.class, handler: handler.file, error: handler.problem }],
+      ),
+    };
   return { next, changes };
 }
 
@@ -66,7 +77,14 @@ export class ReloadVerdicts {
   failed(failures: readonly ClassFailure[], applied: readonly string[] = []): void {
     const lines = failures.map((failure) => {
       const msg = `config reload failed: class ${failure.class} cannot start a child on its new config (${failure.error}); its children keep serving on the running config`;
-      this.logger.error(msg, { event: 'CONFIG_RELOAD_FAILED', file: this.record.configFile, class: failure.class, handler: failure.handler, error: failure.error, applied });
+      this.logger.error(msg, {
+        event: 'CONFIG_RELOAD_FAILED',
+        file: this.record.configFile,
+        class: failure.class,
+        handler: failure.handler,
+        error: failure.error,
+        applied,
+      });
       return msg;
     });
     const rest = applied.length === 0 ? '' : `; applied: ${applied.join('; ')}`;
@@ -89,7 +107,9 @@ export class ReloadVerdicts {
     try {
       writeLocalSupervisor({ ...this.record, lastReload });
     } catch (error) {
-      this.logger.warn(`could not write this supervisor's record for leasehold reload: ${(error as Error).message}`, { event: 'LOCAL_RECORD_FAILED' });
+      this.logger.warn(`could not write this supervisor's record for leasehold reload: ${(error as Error).message}`, {
+        event: 'LOCAL_RECORD_FAILED',
+      });
     }
   }
 }

@@ -3,7 +3,8 @@ import type { RestartConfig } from '../src/config/schema.js';
 export const RESTART_BASE_DELAY_MS = 500;
 export const RESTART_MAX_DELAY_MS = 30_000;
 
-export type RestartDecision = { restart: true; delayMs: number; recentCrashes: number } | { restart: false; recentCrashes: number };
+export type RestartDecision =
+  { restart: true; delayMs: number; recentCrashes: number } | { restart: false; recentCrashes: number };
 
 /**
  * A class's crash history: give up (a crash loop) after more than

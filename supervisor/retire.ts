@@ -26,11 +26,19 @@ export async function retireChildren(children: readonly PoolChild[], options: Re
 
   const remaining = live();
   if (remaining.length === 0) return;
-  logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, { event: 'SHUTDOWN_GRACE_OVER', reason });
+  logger.warn(`grace over: stopping ${remaining.length} children, their jobs go back to the queue`, {
+    event: 'SHUTDOWN_GRACE_OVER',
+    reason,
+  });
   for (const child of remaining) child.send({ type: 'stop', reason: `${reason} grace over` });
   await waitForExit(remaining, Math.max(...remaining.map((child) => child.config.kill_grace_seconds * 1000)), force);
   for (const child of live()) {
-    logger.warn('child did not stop in time: killing it', { event: 'CHILD_KILLED', class: child.config.name, pid: child.pid, reason });
+    logger.warn('child did not stop in time: killing it', {
+      event: 'CHILD_KILLED',
+      class: child.config.name,
+      pid: child.pid,
+      reason,
+    });
     child.forceKill(reason, 'LEASE:RELEASED', reason);
   }
   await Promise.all(children.map((child) => child.exited));
@@ -39,5 +47,8 @@ export async function retireChildren(children: readonly PoolChild[], options: Re
 /** Wait until the children exit, the time is up, or `force` says stop waiting. */
 async function waitForExit(children: readonly PoolChild[], timeoutMs: number, force: AbortSignal): Promise<void> {
   if (children.length === 0 || force.aborted) return;
-  await Promise.race([Promise.all(children.map((child) => child.exited)), sleep(timeoutMs, undefined, { signal: force }).catch(() => undefined)]);
+  await Promise.race([
+    Promise.all(children.map((child) => child.exited)),
+    sleep(timeoutMs, undefined, { signal: force }).catch(() => undefined),
+  ]);
 }

@@ -1,7 +1,13 @@
 import { systemClock, type Clock } from '../src/clock.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
-import { nextOccurrence, runSchedules, schedulesOf, type Schedule, type ScheduleOutcome } from '../src/queue/schedules.js';
+import {
+  nextOccurrence,
+  runSchedules,
+  schedulesOf,
+  type Schedule,
+  type ScheduleOutcome,
+} from '../src/queue/schedules.js';
 import { unlessDbFault } from '../src/store/faults.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
 
@@ -40,7 +46,9 @@ export class Scheduler {
   constructor(private readonly options: SchedulerOptions) {
     this.schedules = schedulesOf(options.classes);
     this.clock = options.clock ?? systemClock;
-    this.reportFailure = unlessDbFault((err) => options.logger.error('schedules pass failed', { err, event: 'SCHEDULE_FAILED' }));
+    this.reportFailure = unlessDbFault((err) =>
+      options.logger.error('schedules pass failed', { err, event: 'SCHEDULE_FAILED' }),
+    );
   }
 
   /** Run a pass now, then at each occurrence until stop(); nothing when no class has a schedule. Safe twice. */
@@ -81,7 +89,8 @@ export class Scheduler {
 
   private async pass(): Promise<void> {
     const { store, actor, payloadLimitBytes } = this.options;
-    for (const outcome of await runSchedules(store, this.schedules, { clock: this.clock, actor, payloadLimitBytes })) this.log(outcome);
+    for (const outcome of await runSchedules(store, this.schedules, { clock: this.clock, actor, payloadLimitBytes }))
+      this.log(outcome);
   }
 
   private log(outcome: ScheduleOutcome): void {
@@ -91,7 +100,10 @@ export class Scheduler {
     const fields = { schedule: name };
     switch (outcome.type) {
       case 'started':
-        logger.info(`schedule ${name} starts: occurrences after ${iso(outcome.through)} are enqueued`, { ...fields, event: 'SCHEDULE_STARTED' });
+        logger.info(`schedule ${name} starts: occurrences after ${iso(outcome.through)} are enqueued`, {
+          ...fields,
+          event: 'SCHEDULE_STARTED',
+        });
         return;
       case 'lost':
         logger.debug(`schedule ${name}: another supervisor enqueued what was due`, fields);
@@ -99,18 +111,29 @@ export class Scheduler {
       case 'advanced':
         if (outcome.skipped !== undefined) {
           const { first, last } = outcome.skipped;
-          logger.warn(`schedule ${name}: skipped missed occurrences ${iso(first)} to ${iso(last)} (catch_up: ${schedule.config.catch_up})`, {
-            ...fields,
-            event: 'SCHEDULE_SKIPPED',
-            catch_up: schedule.config.catch_up,
-            first_skipped: first,
-            last_skipped: last,
-          });
+          logger.warn(
+            `schedule ${name}: skipped missed occurrences ${iso(first)} to ${iso(last)} (catch_up: ${schedule.config.catch_up})`,
+            {
+              ...fields,
+              event: 'SCHEDULE_SKIPPED',
+              catch_up: schedule.config.catch_up,
+              first_skipped: first,
+              last_skipped: last,
+            },
+          );
         }
         for (const { at, job } of outcome.enqueued) {
           const occurrence = { ...fields, job_id: job.id, occurrence: at };
-          if (job.created) logger.info(`schedule ${name}: enqueued job ${job.id} for ${iso(at)}`, { ...occurrence, event: 'SCHEDULE_ENQUEUED' });
-          else logger.warn(`schedule ${name}: the occurrence ${iso(at)} was already enqueued as job ${job.id}`, occurrence);
+          if (job.created)
+            logger.info(`schedule ${name}: enqueued job ${job.id} for ${iso(at)}`, {
+              ...occurrence,
+              event: 'SCHEDULE_ENQUEUED',
+            });
+          else
+            logger.warn(
+              `schedule ${name}: the occurrence ${iso(at)} was already enqueued as job ${job.id}`,
+              occurrence,
+            );
         }
     }
   }

@@ -20,7 +20,11 @@ export class StatsRollup {
   private first: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: { store: MaintenanceStore; logger: Logger }) {
-    this.schedule = new Every(ROLLUP_INTERVAL_MS, () => this.rollUp(), unlessDbFault((error) => this.failed(error)));
+    this.schedule = new Every(
+      ROLLUP_INTERVAL_MS,
+      () => this.rollUp(),
+      unlessDbFault((error) => this.failed(error)),
+    );
   }
 
   start(): void {
@@ -42,11 +46,15 @@ export class StatsRollup {
       summed = await this.options.store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP });
       total += summed;
     } while (summed === MINUTES_PER_ROLL_UP && !this.stopped);
-    if (total > 0) this.options.logger.debug(`stats rollup summed ${total} minute(s)`, { event: 'STATS_ROLLUP', minutes: total });
+    if (total > 0)
+      this.options.logger.debug(`stats rollup summed ${total} minute(s)`, { event: 'STATS_ROLLUP', minutes: total });
     return total;
   }
 
   private failed(error: unknown): void {
-    this.options.logger.warn('stats roll-up failed: the stats read those minutes from the jobs until it succeeds', { err: error, event: 'STATS_ROLLUP' });
+    this.options.logger.warn('stats roll-up failed: the stats read those minutes from the jobs until it succeeds', {
+      err: error,
+      event: 'STATS_ROLLUP',
+    });
   }
 }

@@ -78,25 +78,53 @@ export class Supervisor {
     this.config = config;
     this.backoff = retryDelayFor(config.classes);
     let sink: MetricsSink = NO_METRICS;
-    this.availability = new DbAvailability({ ...outageLog((level, msg, fields) => logger.log(level, msg, fields)), failed: (kind) => sink.dbError(kind) });
+    this.availability = new DbAvailability({
+      ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
+      failed: (kind) => sink.dbError(kind),
+    });
     const store = watchAvailability(options.store, this.availability);
     this.store = store;
-    const metrics = config.http === null ? undefined : new SupervisorMetrics({ store, supervisorId, classes: () => this.config.classes });
+    const metrics =
+      config.http === null
+        ? undefined
+        : new SupervisorMetrics({ store, supervisorId, classes: () => this.config.classes });
     sink = metrics ?? NO_METRICS;
     this.metrics = sink;
     this.http =
       config.http === null || metrics === undefined
         ? undefined
-        : new HttpServer({ ...config.http, registry: metrics.registry, logger, unhealthy: () => this.unhealthy(), dashboard: this.dashboard(config) });
+        : new HttpServer({
+            ...config.http,
+            registry: metrics.registry,
+            logger,
+            unhealthy: () => this.unhealthy(),
+            dashboard: this.dashboard(config),
+          });
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
-    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs: clamp(fastestHeartbeat * 500, 100, 1_000), outage: () => this.availability.outage });
+    this.health = new HealthWatch({
+      store,
+      logger,
+      pools: this.pools,
+      tickMs: clamp(fastestHeartbeat * 500, 100, 1_000),
+      outage: () => this.availability.outage,
+    });
     this.sweeper = this.newSweeper();
     this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
     this.statsRollup = new StatsRollup({ store, logger });
     this.scheduler = this.newScheduler();
-    this.verdicts = new ReloadVerdicts(logger, { pid: process.pid, supervisorId, configFile: config.file, database: config.database });
-    this.pauseLog = new PauseLog({ store, logger, classes: () => this.config.classes.map((c) => c.name), intervalMs: REGISTRY_HEARTBEAT_MS });
+    this.verdicts = new ReloadVerdicts(logger, {
+      pid: process.pid,
+      supervisorId,
+      configFile: config.file,
+      database: config.database,
+    });
+    this.pauseLog = new PauseLog({
+      store,
+      logger,
+      classes: () => this.config.classes.map((c) => c.name),
+      intervalMs: REGISTRY_HEARTBEAT_MS,
+    });
     this.unservedLog = new UnservedLog({ store, logger, intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
@@ -105,13 +133,31 @@ export class Supervisor {
     if (config.http?.dashboard !== true) return undefined;
     const token = process.env[TOKEN_ENV] || undefined;
     checkListenAddress(config.http.host, token);
-    return dashboardListener({ store: this.store, database: config.database, classes: config.classes, payloadLimitBytes: config.payload_limit_bytes, readOnly: false, token, logger: this.options.logger });
+    return dashboardListener({
+      store: this.store,
+      database: config.database,
+      classes: config.classes,
+      payloadLimitBytes: config.payload_limit_bytes,
+      readOnly: false,
+      token,
+      logger: this.options.logger,
+    });
   }
 
   private newPool(classConfig: ClassConfig): ClassPool<ChildHandle> {
     const { logger, supervisorId, host } = this.options;
     const { database, result_limit_bytes } = this.config;
-    return new ClassPool(classConfig, { store: this.store, startChild: (start, events) => new ChildHandle(start, events), logger, database, resultLimitBytes: result_limit_bytes, supervisorId, host, retryDelay: this.retryDelay, metrics: this.metrics });
+    return new ClassPool(classConfig, {
+      store: this.store,
+      startChild: (start, events) => new ChildHandle(start, events),
+      logger,
+      database,
+      resultLimitBytes: result_limit_bytes,
+      supervisorId,
+      host,
+      retryDelay: this.retryDelay,
+      metrics: this.metrics,
+    });
   }
 
   private newSweeper(): Sweeper {
@@ -130,15 +176,27 @@ export class Supervisor {
 
   private newScheduler(): Scheduler {
     const { classes, payload_limit_bytes } = this.config;
-    return new Scheduler({ store: this.store, logger: this.options.logger, classes, payloadLimitBytes: payload_limit_bytes, actor: this.options.supervisorId });
+    return new Scheduler({
+      store: this.store,
+      logger: this.options.logger,
+      classes,
+      payloadLimitBytes: payload_limit_bytes,
+      actor: this.options.supervisorId,
+    });
   }
 
   /** /healthz: what is not healthy and why (starting, shutting down, the database away for us or a child), or undefined. */
   private async unhealthy(): Promise<Unhealthy | undefined> {
     if (this.stopping !== undefined) return { dependency: 'supervisor', reason: 'shutting down' };
     if (!this.running) return { dependency: 'supervisor', reason: 'starting' };
-    const outage = this.availability.outage ?? this.pools.flatMap((pool) => pool.children).find((child) => child.dbOutage !== undefined)?.dbOutage;
-    if (outage !== undefined) return { dependency: 'database', reason: `${describeOutage(outage)} for ${((Date.now() - outage.since) / 1000).toFixed(1)}s` };
+    const outage =
+      this.availability.outage ??
+      this.pools.flatMap((pool) => pool.children).find((child) => child.dbOutage !== undefined)?.dbOutage;
+    if (outage !== undefined)
+      return {
+        dependency: 'database',
+        reason: `${describeOutage(outage)} for ${((Date.now() - outage.since) / 1000).toFixed(1)}s`,
+      };
     try {
       await this.store.ping();
       return undefined;
@@ -154,9 +212,21 @@ export class Supervisor {
     const httpPort = await this.http?.start();
     if (httpPort !== undefined) {
       const dashboard = config.http?.dashboard === true;
-      logger.info(`serving /metrics and /healthz${dashboard ? ' and the dashboard' : ''} on http://${config.http?.host}:${httpPort}`, { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host, dashboard });
+      logger.info(
+        `serving /metrics and /healthz${dashboard ? ' and the dashboard' : ''} on http://${config.http?.host}:${httpPort}`,
+        { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host, dashboard },
+      );
     }
-    await store.workerRegister({ id: supervisorId, kind: 'supervisor', host, supervisorId: null, pid: process.pid, class: null, state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id: supervisorId,
+      kind: 'supervisor',
+      host,
+      supervisorId: null,
+      pid: process.pid,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
     await this.checkClock();
     await this.takeBackFromPreviousRuns();
     removeOrphanFlightFiles(isPidAlive);
@@ -169,14 +239,19 @@ export class Supervisor {
     this.pauseLog.start();
     this.unservedLog.start();
     this.heartbeatTimer = setInterval(() => {
-      void store.workerHeartbeat({ id: supervisorId }).catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
+      void store
+        .workerHeartbeat({ id: supervisorId })
+        .catch(unlessDbFault((error) => logger.warn('supervisor heartbeat failed', { err: error })));
     }, REGISTRY_HEARTBEAT_MS);
-    logger.info(`supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`, {
-      event: 'SUPERVISOR_STARTED',
-      pid: process.pid,
-      host,
-      ...(httpPort === undefined ? {} : { http_port: httpPort }),
-    });
+    logger.info(
+      `supervisor started: ${config.classes.map((c) => `${c.name}×${c.processes}`).join(', ')} on ${redactDatabase(config.database)}`,
+      {
+        event: 'SUPERVISOR_STARTED',
+        pid: process.pid,
+        host,
+        ...(httpPort === undefined ? {} : { http_port: httpPort }),
+      },
+    );
     this.running = true;
     this.verdicts.started();
   }
@@ -199,11 +274,17 @@ export class Supervisor {
     try {
       offsetMs = await store.clockOffsetMs();
     } catch (error) {
-      logger.warn("could not measure this host's clock against the database server's", { event: 'CLOCK_OFFSET', err: error });
+      logger.warn("could not measure this host's clock against the database server's", {
+        event: 'CLOCK_OFFSET',
+        err: error,
+      });
       return;
     }
     const fields = { event: 'CLOCK_OFFSET', offset_ms: offsetMs, clock_skew_ms: skewMs, lease_slack_ms: slackMs };
-    const side = offsetMs === 0 ? "in step with the database server's" : `${Math.abs(offsetMs)} ms ${offsetMs > 0 ? 'behind' : 'ahead of'} the database server's`;
+    const side =
+      offsetMs === 0
+        ? "in step with the database server's"
+        : `${Math.abs(offsetMs)} ms ${offsetMs > 0 ? 'behind' : 'ahead of'} the database server's`;
     if (Math.abs(offsetMs) <= Math.max(slackMs / 2, CLOCK_NOISE_MS)) {
       logger.info(`this host's clock is ${side} (lease slack ${slackMs} ms)`, fields);
       return;
@@ -237,7 +318,8 @@ export class Supervisor {
           actor: supervisorId,
           retryDelay: this.retryDelay,
         });
-        for (const job of recovered) logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
+        for (const job of recovered)
+          logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
         this.wakeFor(recovered);
         this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
       } else {
@@ -273,7 +355,9 @@ export class Supervisor {
     const { logger, supervisorId } = this.options;
     const store = this.store;
     const children = this.pools.flatMap((pool) => pool.children);
-    logger.info(`shutting down: draining ${children.length} children (grace ${this.config.shutdown_grace_seconds}s)`, { event: 'SHUTDOWN_STARTED' });
+    logger.info(`shutting down: draining ${children.length} children (grace ${this.config.shutdown_grace_seconds}s)`, {
+      event: 'SHUTDOWN_STARTED',
+    });
     for (const pool of this.pools) pool.stopRestarting();
     await this.sweeper.stop();
     await this.retention.stop();
@@ -281,7 +365,12 @@ export class Supervisor {
     await this.scheduler.stop();
     await this.pauseLog.stop();
     await this.unservedLog.stop();
-    await retireChildren(children, { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal, logger, reason: 'shutdown' });
+    await retireChildren(children, {
+      graceMs: this.config.shutdown_grace_seconds * 1000,
+      force: this.force.signal,
+      logger,
+      reason: 'shutdown',
+    });
     await this.health.stop();
     await Promise.all(this.pools.map((pool) => pool.settled()));
     clearInterval(this.heartbeatTimer);
@@ -304,13 +393,18 @@ export class Supervisor {
    */
   reload(): Promise<void> {
     // One reload at a time, in the order asked: each diffs against the one before.
-    this.reloads = this.reloads.then(() => this.applyReload()).catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
+    this.reloads = this.reloads
+      .then(() => this.applyReload())
+      .catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
     return this.reloads;
   }
 
   private async applyReload(): Promise<void> {
     const { logger } = this.options;
-    if (!this.running || this.stopping !== undefined) return this.verdicts.rejected([this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down']);
+    if (!this.running || this.stopping !== undefined)
+      return this.verdicts.rejected([
+        this.stopping === undefined ? 'the supervisor is still starting' : 'the supervisor is shutting down',
+      ]);
     const plan = await planReload(this.config);
     if ('rejected' in plan) return this.verdicts.rejected(plan.rejected);
     if ('failed' in plan) return this.verdicts.failed(plan.failed);
@@ -321,7 +415,9 @@ export class Supervisor {
     for (const pool of this.pools) pool.logLevelChanged();
     const retire = { graceMs: next.shutdown_grace_seconds * 1000, force: this.force.signal };
     const current = (name: string) => this.pools.find((pool) => pool.config.name === name && !this.leaving.has(pool));
-    for (const pool of this.pools.filter((p) => !this.leaving.has(p) && !next.classes.some((c) => c.name === p.config.name))) {
+    for (const pool of this.pools.filter(
+      (p) => !this.leaving.has(p) && !next.classes.some((c) => c.name === p.config.name),
+    )) {
       this.leaving.add(pool);
       void pool.retire(retire).then(() => {
         this.leaving.delete(pool);
@@ -338,7 +434,11 @@ export class Supervisor {
         continue;
       }
       const previous = pool.config;
-      rollouts.push(pool.reconfigure(classConfig, next.result_limit_bytes, retire).then((failure) => (failure === undefined ? undefined : { previous, failure })));
+      rollouts.push(
+        pool
+          .reconfigure(classConfig, next.result_limit_bytes, retire)
+          .then((failure) => (failure === undefined ? undefined : { previous, failure })),
+      );
     }
     if (diff(before.sweeper, next.sweeper).length > 0) {
       await this.sweeper.stop();
@@ -355,11 +455,22 @@ export class Supervisor {
     if (failed.length === 0) return this.verdicts.reloaded(changes);
     // Those classes are back on the config their children run: so is the config in force, and the next reload diffs against it.
     const reverted = new Map(failed.map(({ previous }) => [previous.name, previous]));
-    this.useConfig(Object.freeze({ ...this.config, classes: this.config.classes.map((cls) => reverted.get(cls.name) ?? cls) }));
+    this.useConfig(
+      Object.freeze({ ...this.config, classes: this.config.classes.map((cls) => reverted.get(cls.name) ?? cls) }),
+    );
     await this.restartScheduler();
-    const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({ class: previous.name, handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler, error: failure }));
+    const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({
+      class: previous.name,
+      handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler,
+      error: failure,
+    }));
     // A class name may hold dots: a change is the class's when it names the class whole.
-    const applied = changes.filter((change) => ![...reverted.keys()].some((name) => change.startsWith(`classes.${name}.`) || change.startsWith(`classes.${name}:`)));
+    const applied = changes.filter(
+      (change) =>
+        ![...reverted.keys()].some(
+          (name) => change.startsWith(`classes.${name}.`) || change.startsWith(`classes.${name}:`),
+        ),
+    );
     this.verdicts.failed(failures, applied);
   }
 

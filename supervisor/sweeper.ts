@@ -44,7 +44,10 @@ export class Sweeper {
     (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, 'LEASE:EXPIRED', 'sweeper');
     if (recovered.length > 0) {
       this.options.onRecovered?.(recovered);
-      logger.info(`sweep took back ${recovered.length} expired lease(s)`, { event: 'SWEEP', recovered: recovered.length });
+      logger.info(`sweep took back ${recovered.length} expired lease(s)`, {
+        event: 'SWEEP',
+        recovered: recovered.length,
+      });
     }
     return recovered;
   }

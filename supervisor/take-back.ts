@@ -43,7 +43,11 @@ export class JobTakeBack {
   async takeBack(child: PoolChild, end: string, className: string): Promise<void> {
     const { store, retryDelay, metrics } = this.deps;
     if (child.killed?.reason === 'shutdown' || child.killed?.reason === 'reload') {
-      const released = await store.leasesReleaseByOwner({ ownerId: child.workerId, actor: this.deps.supervisorId, reason: child.killed.reason });
+      const released = await store.leasesReleaseByOwner({
+        ownerId: child.workerId,
+        actor: this.deps.supervisorId,
+        reason: child.killed.reason,
+      });
       for (const job of released) logRecovery(this.deps.logger, job, 'LEASE:RELEASED');
       metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
       this.deps.wakeFor(released);
@@ -74,10 +78,19 @@ export class JobTakeBack {
       }
     }
     const culpritCost = culprit?.usage.cost();
-    const recovered = await store.leasesRecoverByOwner({ ...params, ownerId: child.workerId, culpritJobId: culprit?.jobId, culpritCost });
+    const recovered = await store.leasesRecoverByOwner({
+      ...params,
+      ownerId: child.workerId,
+      culpritJobId: culprit?.jobId,
+      culpritCost,
+    });
     if (culpritCost !== undefined) metrics.jobCost(className, culpritCost);
     const logger = this.deps.logger.child({ pid: child.pid });
-    for (const job of recovered) logRecovery(logger, job, params.errorCode, { victimOf: culprit?.jobId, rule: job.id === culprit?.jobId ? poison : undefined });
+    for (const job of recovered)
+      logRecovery(logger, job, params.errorCode, {
+        victimOf: culprit?.jobId,
+        rule: job.id === culprit?.jobId ? poison : undefined,
+      });
     metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
     this.deps.wakeFor(recovered);
   }

@@ -21,7 +21,9 @@ export class UnservedLog {
   private readonly unserved = new Set<string>();
 
   constructor(private readonly options: UnservedLogOptions) {
-    const onError = unlessDbFault((error) => options.logger.warn('could not read which classes are served', { err: error }));
+    const onError = unlessDbFault((error) =>
+      options.logger.warn('could not read which classes are served', { err: error }),
+    );
     // No check at start: this supervisor's own children are still registering.
     this.schedule = new Every(options.intervalMs, () => this.check(), onError);
   }
@@ -41,11 +43,14 @@ export class UnservedLog {
     const unservedNow = new Set(queues.filter((q) => q.unserved).map((q) => q.class));
     for (const q of queues) {
       if (!q.unserved || this.unserved.has(q.class)) continue;
-      logger.warn(`class ${q.class} has jobs due (the oldest waiting ${q.oldest_age_seconds}s) and no live worker on any host: is it in a config?`, {
-        event: 'CLASS_UNSERVED',
-        class: q.class,
-        oldest_age_seconds: q.oldest_age_seconds,
-      });
+      logger.warn(
+        `class ${q.class} has jobs due (the oldest waiting ${q.oldest_age_seconds}s) and no live worker on any host: is it in a config?`,
+        {
+          event: 'CLASS_UNSERVED',
+          class: q.class,
+          oldest_age_seconds: q.oldest_age_seconds,
+        },
+      );
     }
     this.unserved.clear();
     for (const name of unservedNow) this.unserved.add(name);

@@ -5,7 +5,9 @@ describe('retry backoff', () => {
   const policy = { baseSeconds: 2, maxSeconds: 300, jitter: false };
 
   it('doubles from the base and stops at the cap', () => {
-    expect([1, 2, 3, 4, 5].map((attempt) => retryDelayMs(policy, attempt))).toEqual([2_000, 4_000, 8_000, 16_000, 32_000]);
+    expect([1, 2, 3, 4, 5].map((attempt) => retryDelayMs(policy, attempt))).toEqual([
+      2_000, 4_000, 8_000, 16_000, 32_000,
+    ]);
     expect(retryDelayMs(policy, 20)).toBe(300_000);
     expect(retryDelayMs(policy, 10_000)).toBe(300_000);
   });

@@ -18,7 +18,8 @@ const newDir = tempDir('leasehold-bench-test-');
 /** Every leaf of a JSON value with its path. */
 function leaves(value: unknown, path = '$'): [string, unknown][] {
   if (Array.isArray(value)) return value.flatMap((item, i) => leaves(item, `${path}[${i}]`));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => leaves(item, `${path}.${key}`));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => leaves(item, `${path}.${key}`));
   return [[path, value]];
 }
 
@@ -41,7 +42,9 @@ function processesMentioning(text: string): string[] {
 async function benchSchemas(): Promise<string[]> {
   const client = await adminClient();
   try {
-    const result = await client.query<{ name: string }>("SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'leasehold\\_bench\\_%'");
+    const result = await client.query<{ name: string }>(
+      "SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'leasehold\\_bench\\_%'",
+    );
     return result.rows.map((row) => row.name);
   } finally {
     await client.end();
@@ -54,7 +57,11 @@ describe('npm run bench -- --quick', () => {
     const out = join(dir, 'bench.json');
     // Its temp folders go under `dir`, so that its processes can be told from anyone else's.
     const schemasBefore = new Set(await benchSchemas());
-    const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], { reject: false, env: { TMPDIR: dir }, timeout: 380_000 });
+    const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], {
+      reject: false,
+      env: { TMPDIR: dir },
+      timeout: 380_000,
+    });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30 and 32)');
@@ -88,7 +95,16 @@ describe('npm run bench -- --quick', () => {
       leaves(report.sections)
         .filter(([p]) => p.includes(path) && p.endsWith('.median'))
         .map(([p, v]) => [p, v] as const);
-    for (const key of ['jobs_per_sec', 'reclaim_ms', 'pass_ms', 'rss_mb', 'by_log', 'wall_ms', 'kill_late_ms', 'cpu_us_per_job']) {
+    for (const key of [
+      'jobs_per_sec',
+      'reclaim_ms',
+      'pass_ms',
+      'rss_mb',
+      'by_log',
+      'wall_ms',
+      'kill_late_ms',
+      'cpu_us_per_job',
+    ]) {
       const found = positive(key);
       expect(found.length, key).toBeGreaterThan(0);
       for (const [p, v] of found) expect(v as number, p).toBeGreaterThan(0);

@@ -134,7 +134,10 @@ classes:
   });
 
   it('names the file, the field path and the expectation for a wrong type', () => {
-    const error = problemsOf(`${MINIMAL}  - name: b\n    handler: ./b.js\n    lease_seconds: "abc"\n`, '/srv/queue.yaml');
+    const error = problemsOf(
+      `${MINIMAL}  - name: b\n    handler: ./b.js\n    lease_seconds: "abc"\n`,
+      '/srv/queue.yaml',
+    );
     expect(error.message).toBe('/srv/queue.yaml: classes[1].lease_seconds: expected a number > 0, got "abc"');
   });
 
@@ -160,20 +163,32 @@ classes:
     expect(parseConfig(MINIMAL, 'queue.yaml').classes[0]?.rate_limit).toBeUndefined();
     const config = parseConfig(`${MINIMAL}    rate_limit: { max: 10, per_seconds: 0.5 }\n`, 'queue.yaml');
     expect(config.classes[0]?.rate_limit).toEqual({ max: 10, per_seconds: 0.5 });
-    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 0, per_seconds: 1 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.max: expected an integer > 0, got 0');
-    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per_seconds: 0 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.per_seconds: expected a number > 0, got 0');
-    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5 }\n`).message).toBe('queue.yaml: classes[0].rate_limit.per_seconds: missing, expected a number > 0');
-    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per: 1 }\n`).problems).toContain('queue.yaml: classes[0].rate_limit: unknown key "per"');
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 0, per_seconds: 1 }\n`).message).toBe(
+      'queue.yaml: classes[0].rate_limit.max: expected an integer > 0, got 0',
+    );
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per_seconds: 0 }\n`).message).toBe(
+      'queue.yaml: classes[0].rate_limit.per_seconds: expected a number > 0, got 0',
+    );
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5 }\n`).message).toBe(
+      'queue.yaml: classes[0].rate_limit.per_seconds: missing, expected a number > 0',
+    );
+    expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per: 1 }\n`).problems).toContain(
+      'queue.yaml: classes[0].rate_limit: unknown key "per"',
+    );
   });
 
   it('rejects a heartbeat that is not well under the lease', () => {
     const error = problemsOf(`${MINIMAL}    lease_seconds: 2\n    heartbeat_seconds: 1.5\n`);
-    expect(error.message).toMatch(/^queue\.yaml: classes\[0\]\.heartbeat_seconds: expected at most lease_seconds \/ 2 = 1 .*got 1\.5$/);
+    expect(error.message).toMatch(
+      /^queue\.yaml: classes\[0\]\.heartbeat_seconds: expected at most lease_seconds \/ 2 = 1 .*got 1\.5$/,
+    );
   });
 
   it('rejects backoff.max_seconds below backoff.base_seconds', () => {
     const error = problemsOf(`${MINIMAL}    backoff: { base_seconds: 10, max_seconds: 5 }\n`);
-    expect(error.message).toMatch(/^queue\.yaml: classes\[0\]\.backoff\.max_seconds: expected at least backoff\.base_seconds = 10, got 5$/);
+    expect(error.message).toMatch(
+      /^queue\.yaml: classes\[0\]\.backoff\.max_seconds: expected at least backoff\.base_seconds = 10, got 5$/,
+    );
   });
 
   it('rejects a duplicate class name, naming both indexes', () => {
@@ -204,8 +219,14 @@ classes:
   });
 
   it('takes http.dashboard as true or false', () => {
-    expect(parseConfig(`${MINIMAL}http: { port: 0, dashboard: true }\n`, 'queue.yaml').http).toEqual({ port: 0, host: '127.0.0.1', dashboard: true });
-    expect(problemsOf(`${MINIMAL}http: { port: 0, dashboard: yes please }\n`).message).toBe('queue.yaml: http.dashboard: expected true or false, got "yes please"');
+    expect(parseConfig(`${MINIMAL}http: { port: 0, dashboard: true }\n`, 'queue.yaml').http).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+      dashboard: true,
+    });
+    expect(problemsOf(`${MINIMAL}http: { port: 0, dashboard: yes please }\n`).message).toBe(
+      'queue.yaml: http.dashboard: expected true or false, got "yes please"',
+    );
   });
 
   it('reports a YAML syntax error with file, line and column', () => {
@@ -215,7 +236,9 @@ classes:
   });
 
   it('reports an empty file', () => {
-    expect(problemsOf('', 'empty.yaml').message).toBe('empty.yaml: the file is empty, expected a mapping with database and classes');
+    expect(problemsOf('', 'empty.yaml').message).toBe(
+      'empty.yaml: the file is empty, expected a mapping with database and classes',
+    );
   });
 
   it('reports a missing file as a ConfigError', () => {
@@ -265,18 +288,31 @@ describe('schedules', () => {
 
   it('reads a schedule with its defaults: UTC, an empty payload, catch_up latest, priority 0', () => {
     const config = parseConfig(
-      withSchedules('      - { name: nightly, cron: "0 3 * * *" }\n      - { name: tick, cron: "*/5 * * * * *", timezone: Europe/Berlin, payload: { a: 1 }, catch_up: all, priority: 7 }\n'),
+      withSchedules(
+        '      - { name: nightly, cron: "0 3 * * *" }\n      - { name: tick, cron: "*/5 * * * * *", timezone: Europe/Berlin, payload: { a: 1 }, catch_up: all, priority: 7 }\n',
+      ),
       'queue.yaml',
     );
     expect(config.classes[0]!.schedules).toEqual([
       { name: 'nightly', cron: '0 3 * * *', timezone: 'UTC', payload: {}, catch_up: 'latest', priority: 0 },
-      { name: 'tick', cron: '*/5 * * * * *', timezone: 'Europe/Berlin', payload: { a: 1 }, catch_up: 'all', priority: 7 },
+      {
+        name: 'tick',
+        cron: '*/5 * * * * *',
+        timezone: 'Europe/Berlin',
+        payload: { a: 1 },
+        catch_up: 'all',
+        priority: 7,
+      },
     ]);
   });
 
-  it('names the field of a bad cron expression, with croner\'s reason, in one line', () => {
-    const error = problemsOf(withSchedules('      - { name: ok, cron: "* * * * *" }\n      - { name: bad, cron: "61 * * * *" }\n'));
-    expect(error.message).toBe('queue.yaml: classes[0].schedules[1].cron: expected a cron expression, got "61 * * * *": Invalid value for minute: 61');
+  it("names the field of a bad cron expression, with croner's reason, in one line", () => {
+    const error = problemsOf(
+      withSchedules('      - { name: ok, cron: "* * * * *" }\n      - { name: bad, cron: "61 * * * *" }\n'),
+    );
+    expect(error.message).toBe(
+      'queue.yaml: classes[0].schedules[1].cron: expected a cron expression, got "61 * * * *": Invalid value for minute: 61',
+    );
     expect(problemsOf(withSchedules('      - { name: short, cron: "* * *" }\n')).message).toMatch(
       /^queue\.yaml: classes\[0\]\.schedules\[0\]\.cron: expected a cron expression, got "\* \* \*": .*parts are required\.$/,
     );
@@ -287,26 +323,33 @@ describe('schedules', () => {
 
   it('names the field of an unknown time zone', () => {
     const error = problemsOf(withSchedules('      - { name: x, cron: "* * * * *", timezone: Mars/Olympus }\n'));
-    expect(error.message).toBe('queue.yaml: classes[0].schedules[0].timezone: expected an IANA time zone such as "Europe/Berlin" or "UTC", got "Mars/Olympus"');
+    expect(error.message).toBe(
+      'queue.yaml: classes[0].schedules[0].timezone: expected an IANA time zone such as "Europe/Berlin" or "UTC", got "Mars/Olympus"',
+    );
   });
 
   it('rejects a duplicate schedule name within a class, an unknown catch_up, and a payload over the limit', () => {
-    expect(problemsOf(withSchedules('      - { name: x, cron: "* * * * *" }\n      - { name: x, cron: "0 * * * *" }\n')).message).toBe(
-      'queue.yaml: classes[0].schedules[1].name: duplicate schedule name "x" (also schedules[0].name)',
-    );
+    expect(
+      problemsOf(withSchedules('      - { name: x, cron: "* * * * *" }\n      - { name: x, cron: "0 * * * *" }\n'))
+        .message,
+    ).toBe('queue.yaml: classes[0].schedules[1].name: duplicate schedule name "x" (also schedules[0].name)');
     expect(problemsOf(withSchedules('      - { name: x, cron: "* * * * *", catch_up: some }\n')).message).toBe(
       'queue.yaml: classes[0].schedules[0].catch_up: expected one of latest, all, none, got "some"',
     );
-    expect(problemsOf(`payload_limit_bytes: 10\n${withSchedules('      - { name: x, cron: "* * * * *", payload: { text: "far too long" } }\n')}`).message).toBe(
-      'queue.yaml: classes[0].schedules[0].payload: payload is 23 bytes, over the 10-byte limit',
-    );
+    expect(
+      problemsOf(
+        `payload_limit_bytes: 10\n${withSchedules('      - { name: x, cron: "* * * * *", payload: { text: "far too long" } }\n')}`,
+      ).message,
+    ).toBe('queue.yaml: classes[0].schedules[0].payload: payload is 23 bytes, over the 10-byte limit');
   });
 });
 
 describe('host identity', () => {
   it('takes host: from the config, and rejects one that would break supervisor and worker ids', () => {
     expect(parseConfig(`host: worker-7.example\n${MINIMAL}`, 'queue.yaml').host).toBe('worker-7.example');
-    expect(problemsOf(`host: "a:b"\n${MINIMAL}`).message).toBe('queue.yaml: host: expected a host name without whitespace, ":" or "/", got "a:b"');
+    expect(problemsOf(`host: "a:b"\n${MINIMAL}`).message).toBe(
+      'queue.yaml: host: expected a host name without whitespace, ":" or "/", got "a:b"',
+    );
     expect(problemsOf(`host: ""\n${MINIMAL}`).message).toMatch(/^queue\.yaml: host: expected a host name/);
   });
 
@@ -316,7 +359,9 @@ describe('host identity', () => {
     expect(resolveHost({ configured: 'from-config', env: { LEASEHOLD_HOST: '' }, hostname })).toBe('from-config');
     expect(resolveHost({ configured: null, env: {}, hostname })).toBe('from-os');
     expect(() => resolveHost({ configured: null, env: { LEASEHOLD_HOST: 'pod 1' }, hostname })).toThrow(ConfigError);
-    expect(() => resolveHost({ configured: null, env: { LEASEHOLD_HOST: 'a/b' }, hostname })).toThrow(/^LEASEHOLD_HOST: expected a host name/);
+    expect(() => resolveHost({ configured: null, env: { LEASEHOLD_HOST: 'a/b' }, hostname })).toThrow(
+      /^LEASEHOLD_HOST: expected a host name/,
+    );
   });
 });
 

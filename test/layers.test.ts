@@ -65,7 +65,10 @@ function upwardImports(file: string, text?: string): string[] {
 const CYCLE_FREE_FOLDERS = ['src', 'supervisor', 'child', 'scripts'];
 
 /** The import circles a depth-first walk of `files` meets (none if there is none), each as the path that closes it. */
-function importCycles(files: string[], importsOfFile: (file: string) => string[] = (file) => importsOf(file)): string[][] {
+function importCycles(
+  files: string[],
+  importsOfFile: (file: string) => string[] = (file) => importsOf(file),
+): string[][] {
   const inScope = new Set(files);
   const graph = new Map(files.map((file) => [file, importsOfFile(file).filter((target) => inScope.has(target))]));
   const cycles: string[][] = [];
@@ -101,9 +104,9 @@ describe('layers', () => {
   });
 
   it('catches one that does', () => {
-    expect(upwardImports('src/queue/queue.ts', "import { Supervisor } from '../../supervisor/supervisor.js';")).toEqual([
-      'src/queue/queue.ts -> supervisor/supervisor.ts',
-    ]);
+    expect(upwardImports('src/queue/queue.ts', "import { Supervisor } from '../../supervisor/supervisor.js';")).toEqual(
+      ['src/queue/queue.ts -> supervisor/supervisor.ts'],
+    );
     expect(upwardImports('src/store/open.ts', "const m = await import('../cli/context.js');")).toHaveLength(1);
     expect(upwardImports('child/main.ts', "import { x } from '../supervisor/pids.js';")).toHaveLength(1);
     expect(upwardImports('supervisor/main.ts', "import type { X } from '../child/handler.js';")).toHaveLength(1);
@@ -129,7 +132,9 @@ describe('import circles', () => {
       'scripts/leaf.ts': [],
     };
     const of = (file: string) => importsOf(file, imports[file]!.join('\n'));
-    expect(importCycles(Object.keys(imports), of)).toEqual([['scripts/a.ts', 'scripts/b.ts', 'scripts/c.ts', 'scripts/a.ts']]);
+    expect(importCycles(Object.keys(imports), of)).toEqual([
+      ['scripts/a.ts', 'scripts/b.ts', 'scripts/c.ts', 'scripts/a.ts'],
+    ]);
     imports['scripts/c.ts'] = ["import { x } from './leaf.js';"];
     expect(importCycles(Object.keys(imports), of)).toEqual([]);
   });

@@ -18,7 +18,14 @@ function readLines(file: string): LogRecord[] {
 describe('createLogger', () => {
   it('writes JSON lines with ts, level, msg, supervisor_id and the labels given', async () => {
     const file = path.join(newDir(), 'nested', 'supervisor.log');
-    const logger = createLogger({ level: 'info', file, maxSizeMb: 10, maxFiles: 5, supervisorId: 'sup-1', console: false });
+    const logger = createLogger({
+      level: 'info',
+      file,
+      maxSizeMb: 10,
+      maxFiles: 5,
+      supervisorId: 'sup-1',
+      console: false,
+    });
     logger.info('supervisor started');
     const child = logger.child({ class: 'email', pid: 123 });
     child.info('child spawned', { event: 'SPAWNED' });
@@ -50,7 +57,14 @@ describe('createLogger', () => {
 
   it('serialises errors passed as err with their message and code', async () => {
     const file = path.join(newDir(), 'supervisor.log');
-    const logger = createLogger({ level: 'info', file, maxSizeMb: 10, maxFiles: 5, supervisorId: 'sup-1', console: false });
+    const logger = createLogger({
+      level: 'info',
+      file,
+      maxSizeMb: 10,
+      maxFiles: 5,
+      supervisorId: 'sup-1',
+      console: false,
+    });
     const upstream = Object.assign(new Error('upstream 503'), { code: 'UPSTREAM:UNAVAILABLE' });
     logger.error('attempt failed', { err: upstream, job_id: 7 });
     logger.error('wrapped', { err: new LeaseholdError('INTERNAL:UNHANDLED', 'outer', { cause: upstream }) });
@@ -72,7 +86,14 @@ describe('createLogger', () => {
   it('rotates by size, keeping the newest lines in the named file', async () => {
     const dir = newDir();
     const file = path.join(dir, 'supervisor.log');
-    const logger = createLogger({ level: 'info', file, maxSizeMb: 0.001, maxFiles: 3, supervisorId: 's', console: false });
+    const logger = createLogger({
+      level: 'info',
+      file,
+      maxSizeMb: 0.001,
+      maxFiles: 3,
+      supervisorId: 's',
+      console: false,
+    });
     for (let i = 0; i < 40; i++) logger.info(`line ${i}`);
     await closeLogger(logger);
 
@@ -100,7 +121,14 @@ describe('createLogger', () => {
       vi.spyOn(console, 'error').mockImplementation((...args) => void complaints.push(args)),
     ];
     try {
-      const logger = createLogger({ level: 'info', file: null, maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false });
+      const logger = createLogger({
+        level: 'info',
+        file: null,
+        maxSizeMb: 10,
+        maxFiles: 5,
+        supervisorId: 's',
+        console: false,
+      });
       logger.info('nowhere');
       await closeLogger(logger);
       await closeLogger(logger);
@@ -115,7 +143,14 @@ describe('createLogger', () => {
     const blocker = path.join(newDir(), 'not-a-folder');
     fs.writeFileSync(blocker, '');
     expect(() =>
-      createLogger({ level: 'info', file: path.join(blocker, 'x.log'), maxSizeMb: 10, maxFiles: 5, supervisorId: 's', console: false }),
+      createLogger({
+        level: 'info',
+        file: path.join(blocker, 'x.log'),
+        maxSizeMb: 10,
+        maxFiles: 5,
+        supervisorId: 's',
+        console: false,
+      }),
     ).toThrow(/log file .*x\.log: cannot write/);
   });
 });

@@ -48,7 +48,8 @@ function filesUnder(dir: string, prefix = ''): string[] {
 async function provideSqliteAddon(): Promise<void> {
   const ours = path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
   const theirs = path.join(app, 'node_modules/better-sqlite3');
-  const version = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (dir: string) =>
+    (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
   const addon = 'build/Release/better_sqlite3.node';
   if (version(ours) === version(theirs) && existsSync(path.join(ours, addon))) {
     mkdirSync(path.join(theirs, 'build/Release'), { recursive: true });
@@ -59,7 +60,8 @@ async function provideSqliteAddon(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(path.join(ROOT, 'dist/src/index.js'))) throw new Error('no dist/src/index.js: run `npm run build` first');
+  if (!existsSync(path.join(ROOT, 'dist/src/index.js')))
+    throw new Error('no dist/src/index.js: run `npm run build` first');
   const dir = newDir();
   const packed = await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
@@ -67,13 +69,20 @@ beforeAll(async () => {
   app = path.join(dir, 'app');
   mkdirSync(app);
   // A version of its own, for --version to be told apart from leasehold's.
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '9.9.9', private: true, type: 'module' }));
+  writeFileSync(
+    path.join(app, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '9.9.9', private: true, type: 'module' }),
+  );
   const started = Date.now();
   // Dependencies come from the npm cache that `npm ci` filled.
-  await execa('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, filename)], {
-    cwd: app,
-    timeout: 120_000,
-  });
+  await execa(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, filename)],
+    {
+      cwd: app,
+      timeout: 120_000,
+    },
+  );
   await provideSqliteAddon();
   console.log(`installed ${filename} in ${Date.now() - started} ms`);
   installed = path.join(app, 'node_modules/leasehold');
@@ -82,8 +91,12 @@ beforeAll(async () => {
 describe('the installed package', () => {
   it('holds the built code, its types, the README, the example config and its handlers, and nothing else', () => {
     const files = filesUnder(installed);
-    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-    const example = parse(readFileSync(path.join(installed, 'config.example.yaml'), 'utf8')) as { classes: { handler: string }[] };
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    const example = parse(readFileSync(path.join(installed, 'config.example.yaml'), 'utf8')) as {
+      classes: { handler: string }[];
+    };
     const needed = [
       'README.md',
       'dist/src/index.js',
@@ -108,15 +121,24 @@ describe('the installed package', () => {
   });
 
   it('`supervise --check-config` accepts the packaged config.example.yaml', async () => {
-    const result = await inApp('npx', ['supervise', '--config', 'node_modules/leasehold/config.example.yaml', '--check-config']);
+    const result = await inApp('npx', [
+      'supervise',
+      '--config',
+      'node_modules/leasehold/config.example.yaml',
+      '--check-config',
+    ]);
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(result.stdout).toMatch(/config\.example\.yaml: OK \(\d+ classes/);
   });
 
-  it('`--version` of both binaries prints leasehold\'s version, not the app\'s', async () => {
+  it("`--version` of both binaries prints leasehold's version, not the app's", async () => {
     const { version } = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { version: string };
-    const results = await Promise.all(['leasehold', 'supervise'].map(async (bin) => ({ bin, ...(await inApp('npx', [bin, '--version'])) })));
-    expect(results.map(({ bin, exitCode, stdout }) => ({ bin, exitCode, stdout }))).toEqual(['leasehold', 'supervise'].map((bin) => ({ bin, exitCode: 0, stdout: version })));
+    const results = await Promise.all(
+      ['leasehold', 'supervise'].map(async (bin) => ({ bin, ...(await inApp('npx', [bin, '--version'])) })),
+    );
+    expect(results.map(({ bin, exitCode, stdout }) => ({ bin, exitCode, stdout }))).toEqual(
+      ['leasehold', 'supervise'].map((bin) => ({ bin, exitCode: 0, stdout: version })),
+    );
   });
 
   it('`leasehold --help` prints the usage', async () => {
@@ -137,7 +159,12 @@ describe('the installed package', () => {
     `;
     const result = await inApp('node', ['--input-type=module', '-e', script]);
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(JSON.parse(String(result.stdout))).toEqual({ id: 1, class: 'email', status: 'QUEUED', payload: { to: 'a@b' } });
+    expect(JSON.parse(String(result.stdout))).toEqual({
+      id: 1,
+      class: 'email',
+      status: 'QUEUED',
+      payload: { to: 'a@b' },
+    });
   });
 
   it('its types check in a strict TypeScript consumer', async () => {
@@ -160,22 +187,33 @@ describe('the installed package', () => {
 
   it('its `leasehold dashboard` serves the pages with every asset from the installed packages, and stops on SIGTERM', async () => {
     expect((await inApp('npx', ['leasehold', '--db', 'dashboard.db', 'migrate'])).exitCode).toBe(0);
-    const dashboard = execa(path.join(app, 'node_modules/.bin/leasehold'), ['--db', 'dashboard.db', 'dashboard', '--port', '0', '--json'], {
-      cwd: app,
-      reject: false,
-      stdin: 'ignore',
-      buffer: false,
-      timeout: 60_000,
-    });
+    const dashboard = execa(
+      path.join(app, 'node_modules/.bin/leasehold'),
+      ['--db', 'dashboard.db', 'dashboard', '--port', '0', '--json'],
+      {
+        cwd: app,
+        reject: false,
+        stdin: 'ignore',
+        buffer: false,
+        timeout: 60_000,
+      },
+    );
     trackProcess(dashboard.pid as number, 'installed leasehold dashboard');
     let printed = '';
     dashboard.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     try {
-      const { url } = await waitFor('the dashboard to print its URL', () => (printed.includes('}') ? (JSON.parse(printed) as { url: string }) : undefined));
+      const { url } = await waitFor('the dashboard to print its URL', () =>
+        printed.includes('}') ? (JSON.parse(printed) as { url: string }) : undefined,
+      );
       const page = await fetch(url);
       expect(page.status).toBe(200);
       const linked = [...(await page.text()).matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
-      expect(linked.sort()).toEqual(['/assets/app.css', '/assets/app.js', '/assets/htmx.min.js', '/assets/pico.min.css']);
+      expect(linked.sort()).toEqual([
+        '/assets/app.css',
+        '/assets/app.js',
+        '/assets/htmx.min.js',
+        '/assets/pico.min.css',
+      ]);
       for (const asset of linked) expect((await fetch(new URL(asset, url))).status, asset).toBe(200);
     } finally {
       dashboard.kill('SIGTERM');
@@ -191,7 +229,16 @@ describe('the installed package', () => {
       path.join(app, 'queue.yaml'),
       `database: ./queue.db\nlog: { file: ./supervisor.log }\nclasses:\n  - { name: echo, handler: ./echo.js, poll_seconds: 0.1 }\n`,
     );
-    const enqueued = await inApp('npx', ['leasehold', '--config', 'queue.yaml', 'enqueue', 'echo', '--payload', '{"n":1}', '--json']);
+    const enqueued = await inApp('npx', [
+      'leasehold',
+      '--config',
+      'queue.yaml',
+      'enqueue',
+      'echo',
+      '--payload',
+      '{"n":1}',
+      '--json',
+    ]);
     expect(enqueued.exitCode, String(enqueued.stderr)).toBe(0);
     const { id } = JSON.parse(String(enqueued.stdout)) as { id: number };
 

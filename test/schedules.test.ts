@@ -6,7 +6,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { cronOf } from '../src/queue/cron.js';
-import { CATCH_UP_CAP, ON_TIME_MS, occurrenceKey, planOccurrences, runSchedules, schedulesOf, type Schedule } from '../src/queue/schedules.js';
+import {
+  CATCH_UP_CAP,
+  ON_TIME_MS,
+  occurrenceKey,
+  planOccurrences,
+  runSchedules,
+  schedulesOf,
+  type Schedule,
+} from '../src/queue/schedules.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { TestClock } from './helpers/clock.js';
 import { dbPathIn, tempDir } from './helpers/temp.js';
@@ -24,12 +32,21 @@ describe('planOccurrences', () => {
     const plan = planOccurrences(everyMinute, 'none', at('2026-03-01T10:00:00Z'), at('2026-03-01T10:01:00.004Z'));
     expect(iso(plan.enqueue)).toEqual(['2026-03-01T10:01:00.000Z']);
     expect(plan).toMatchObject({ skipped: undefined, through: at('2026-03-01T10:01:00Z') });
-    expect(planOccurrences(everyMinute, 'all', at('2026-03-01T10:01:00Z'), at('2026-03-01T10:01:59.999Z'))).toEqual({ enqueue: [], skipped: undefined, through: undefined });
+    expect(planOccurrences(everyMinute, 'all', at('2026-03-01T10:01:00Z'), at('2026-03-01T10:01:59.999Z'))).toEqual({
+      enqueue: [],
+      skipped: undefined,
+      through: undefined,
+    });
   });
 
   it('treats occurrences within ON_TIME_MS as on time, every one of them, whatever catch_up says', () => {
     const perSecond = cronOf('* * * * * *', 'UTC');
-    const plan = planOccurrences(perSecond, 'none', at('2026-03-01T10:00:00Z'), at('2026-03-01T10:00:00Z') + ON_TIME_MS);
+    const plan = planOccurrences(
+      perSecond,
+      'none',
+      at('2026-03-01T10:00:00Z'),
+      at('2026-03-01T10:00:00Z') + ON_TIME_MS,
+    );
     expect(plan.enqueue).toHaveLength(ON_TIME_MS / SECOND);
     expect(plan.skipped).toBeUndefined();
   });
@@ -37,11 +54,20 @@ describe('planOccurrences', () => {
   it('after downtime: latest enqueues the most recent missed one, all every one, none skips them', () => {
     const cursor = at('2026-03-01T10:00:30Z');
     const now = at('2026-03-01T13:00:05Z'); // 13:00 is on time, 10:01 .. 12:59 were missed
-    expect(iso(planOccurrences(everyMinute, 'latest', cursor, now).enqueue)).toEqual(['2026-03-01T12:59:00.000Z', '2026-03-01T13:00:00.000Z']);
-    expect(planOccurrences(everyMinute, 'latest', cursor, now).skipped).toEqual({ first: at('2026-03-01T10:01:00Z'), last: at('2026-03-01T12:58:00Z') });
+    expect(iso(planOccurrences(everyMinute, 'latest', cursor, now).enqueue)).toEqual([
+      '2026-03-01T12:59:00.000Z',
+      '2026-03-01T13:00:00.000Z',
+    ]);
+    expect(planOccurrences(everyMinute, 'latest', cursor, now).skipped).toEqual({
+      first: at('2026-03-01T10:01:00Z'),
+      last: at('2026-03-01T12:58:00Z'),
+    });
     const all = planOccurrences(everyMinute, 'all', cursor, now);
     expect(all.enqueue).toHaveLength(3 * 60);
-    expect(iso([all.enqueue[0]!, all.enqueue.at(-1)!])).toEqual(['2026-03-01T10:01:00.000Z', '2026-03-01T13:00:00.000Z']);
+    expect(iso([all.enqueue[0]!, all.enqueue.at(-1)!])).toEqual([
+      '2026-03-01T10:01:00.000Z',
+      '2026-03-01T13:00:00.000Z',
+    ]);
     expect(all.skipped).toBeUndefined();
     expect(planOccurrences(everyMinute, 'none', cursor, now)).toEqual({
       enqueue: [at('2026-03-01T13:00:00Z')],
@@ -86,7 +112,8 @@ describe('catch-up after downtime, through the store', () => {
         '/tmp/queue.yaml',
       ).classes,
     );
-  const pass = (schedules: Schedule[]) => runSchedules(store, schedules, { clock, actor: 'sup-a', payloadLimitBytes: 1024 });
+  const pass = (schedules: Schedule[]) =>
+    runSchedules(store, schedules, { clock, actor: 'sup-a', payloadLimitBytes: 1024 });
   const jobs = async () => (await store.jobList({ limit: 100 })).reverse();
 
   /** First start at 10:00:30, stopped, started again at 15:00:02: 11:00 to 14:00 were missed, 15:00 is on time. */
@@ -101,21 +128,39 @@ describe('catch-up after downtime, through the store', () => {
   it('latest: the most recent missed occurrence, then the one on time', async () => {
     const { outcomes, jobs } = await downtime('latest');
     expect(iso(jobs.map((job) => job.run_at))).toEqual(['2026-03-01T14:00:00.000Z', '2026-03-01T15:00:00.000Z']);
-    expect(jobs[0]).toMatchObject({ class: 'report', payload: '{"kind":"digest"}', priority: 4, max_retries_from_class: 1, idempotency_key: 'schedule:hourly@2026-03-01T14:00:00.000Z' });
-    expect(outcomes).toMatchObject([{ type: 'advanced', skipped: { first: at('2026-03-01T11:00:00Z'), last: at('2026-03-01T13:00:00Z') } }]);
-    expect(await store.scheduleList()).toMatchObject([{ checked_through: at('2026-03-01T15:00:00Z'), last_run_at: at('2026-03-01T15:00:00Z'), last_job_id: jobs[1]!.id }]);
+    expect(jobs[0]).toMatchObject({
+      class: 'report',
+      payload: '{"kind":"digest"}',
+      priority: 4,
+      max_retries_from_class: 1,
+      idempotency_key: 'schedule:hourly@2026-03-01T14:00:00.000Z',
+    });
+    expect(outcomes).toMatchObject([
+      { type: 'advanced', skipped: { first: at('2026-03-01T11:00:00Z'), last: at('2026-03-01T13:00:00Z') } },
+    ]);
+    expect(await store.scheduleList()).toMatchObject([
+      {
+        checked_through: at('2026-03-01T15:00:00Z'),
+        last_run_at: at('2026-03-01T15:00:00Z'),
+        last_job_id: jobs[1]!.id,
+      },
+    ]);
   });
 
   it('all: every missed occurrence, in order', async () => {
     const { outcomes, jobs } = await downtime('all');
-    expect(iso(jobs.map((job) => job.run_at))).toEqual(['11', '12', '13', '14', '15'].map((h) => `2026-03-01T${h}:00:00.000Z`));
+    expect(iso(jobs.map((job) => job.run_at))).toEqual(
+      ['11', '12', '13', '14', '15'].map((h) => `2026-03-01T${h}:00:00.000Z`),
+    );
     expect(outcomes).toMatchObject([{ type: 'advanced', skipped: undefined }]);
   });
 
   it('none: only the occurrence on time, the missed ones skipped', async () => {
     const { outcomes, jobs } = await downtime('none');
     expect(iso(jobs.map((job) => job.run_at))).toEqual(['2026-03-01T15:00:00.000Z']);
-    expect(outcomes).toMatchObject([{ type: 'advanced', skipped: { first: at('2026-03-01T11:00:00Z'), last: at('2026-03-01T14:00:00Z') } }]);
+    expect(outcomes).toMatchObject([
+      { type: 'advanced', skipped: { first: at('2026-03-01T11:00:00Z'), last: at('2026-03-01T14:00:00Z') } },
+    ]);
   });
 
   it('a pass that comes again enqueues nothing more, and neither does a second host that read the old cursor', async () => {
@@ -125,7 +170,14 @@ describe('catch-up after downtime, through the store', () => {
     const rowBefore = await store.scheduleList();
     expect(await pass(schedules)).toMatchObject([{ type: 'advanced', enqueued: [{ at: at('2026-03-01T11:00:00Z') }] }]);
     expect(await pass(schedules)).toEqual([]);
-    const late = await store.scheduleAdvance({ class: 'report', name: 'hourly', actor: 'sup-b', expected: rowBefore[0]!.checked_through, through: at('2026-03-01T11:00:00Z'), jobs: [] });
+    const late = await store.scheduleAdvance({
+      class: 'report',
+      name: 'hourly',
+      actor: 'sup-b',
+      expected: rowBefore[0]!.checked_through,
+      through: at('2026-03-01T11:00:00Z'),
+      jobs: [],
+    });
     expect(late).toEqual({ advanced: false });
     expect(await jobs()).toHaveLength(1);
   });

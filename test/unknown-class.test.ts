@@ -39,12 +39,23 @@ describe('enqueue of a class never served', () => {
 
   it("with unknownClass 'refuse' it throws UNKNOWN_CLASS and writes nothing", async () => {
     const queue = new Queue(store, { unknownClass: 'refuse' });
-    await expect(queue.enqueueMany([{ class: 'smss', payload: {} }])).rejects.toMatchObject({ code: 'INVALID_INPUT:UNKNOWN_CLASS' });
+    await expect(queue.enqueueMany([{ class: 'smss', payload: {} }])).rejects.toMatchObject({
+      code: 'INVALID_INPUT:UNKNOWN_CLASS',
+    });
     expect(await queue.list({})).toEqual([]);
   });
 
   it('once a worker of the class was registered, no warning and no refusal', async () => {
-    await store.workerRegister({ id: 'h:1:aa/report.0.1', kind: 'child', host: 'h', supervisorId: 'h:1:aa', pid: 1, class: 'report', state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id: 'h:1:aa/report.0.1',
+      kind: 'child',
+      host: 'h',
+      supervisorId: 'h:1:aa',
+      pid: 1,
+      class: 'report',
+      state: 'ready',
+      restarts: 0,
+    });
     await new Queue(store).enqueue({ class: 'report', payload: {} });
     await new Queue(store, { unknownClass: 'refuse' }).enqueue({ class: 'report', payload: {} });
     await afterWarnings();

@@ -41,7 +41,8 @@ function finishSql(now: number, mix: BigStoreMix): string[] {
          SELECT id, finished_at, status, 'worker', '{"attempt":1}' FROM jobs WHERE finished_at IS NOT NULL`,
     );
   }
-  if (mix.keyEvery > 0) statements.push(`UPDATE jobs SET idempotency_key = 'key-' || id WHERE id % ${mix.keyEvery} = 0`);
+  if (mix.keyEvery > 0)
+    statements.push(`UPDATE jobs SET idempotency_key = 'key-' || id WHERE id % ${mix.keyEvery} = 0`);
   return statements;
 }
 
@@ -70,14 +71,24 @@ async function runStatements(ctx: BenchContext, database: BenchDatabase, stateme
 }
 
 /** A store filled with the mix, in a folder (SQLite) or schema (PostgreSQL) of its own; the caller disposes of it. */
-async function fillBigStore(ctx: BenchContext, name: string, driver: Driver, mix: BigStoreMix): Promise<{ database: BenchDatabase; setupSeconds: number }> {
+async function fillBigStore(
+  ctx: BenchContext,
+  name: string,
+  driver: Driver,
+  mix: BigStoreMix,
+): Promise<{ database: BenchDatabase; setupSeconds: number }> {
   const database = benchDatabase(ctx, ctx.dirs.make(`${name}-${driver}`), driver);
   try {
     const started = performance.now();
     const queue = await openBenchQueue(database.url);
     for (let done = 0; done < mix.jobs; done += FILL_CHUNK) {
       const size = Math.min(FILL_CHUNK, mix.jobs - done);
-      await queue.enqueueMany(Array.from({ length: size }, (_, i) => ({ class: mix.classes[(done + i) % mix.classes.length]!, payload: { n: done + i } })));
+      await queue.enqueueMany(
+        Array.from({ length: size }, (_, i) => ({
+          class: mix.classes[(done + i) % mix.classes.length]!,
+          payload: { n: done + i },
+        })),
+      );
     }
     await queue.close();
     await runStatements(ctx, database, finishSql(systemClock.now(), mix));

@@ -13,7 +13,10 @@ if (port === undefined || concurrency === undefined || !Number.isInteger(port) |
 }
 
 // maxRetriesPerRequest null: what BullMQ asks of a worker's connection.
-const worker = new Worker('bench', async () => {}, { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null }, concurrency });
+const worker = new Worker('bench', async () => {}, {
+  connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null },
+  concurrency,
+});
 worker.on('error', (error) => process.stderr.write(`bullmq worker: ${String(error)}\n`));
 
 process.once('SIGTERM', () => {

@@ -32,7 +32,12 @@ async function freePort(): Promise<number> {
 async function startRedis(ctx: BenchContext, dir: string): Promise<{ server: Managed; port: number }> {
   const port = await freePort();
   const log = join(dir, 'redis.out');
-  const server = ctx.processes.start('redis-server', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { output: log });
+  const server = ctx.processes.start(
+    'redis-server',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { output: log },
+  );
   try {
     await waitFor('redis-server to accept connections', () => {
       if (!server.running) throw new Error(`redis-server exited; see ${log}`);

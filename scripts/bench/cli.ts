@@ -24,7 +24,10 @@ function wallMs(args: string[]): number {
   const started = performance.now();
   const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
   const ms = performance.now() - started;
-  if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${String(result.status ?? result.signal)}: ${result.stderr.toString()}`);
+  if (result.status !== 0)
+    throw new Error(
+      `node ${args.join(' ')} exited ${String(result.status ?? result.signal)}: ${result.stderr.toString()}`,
+    );
   return ms;
 }
 
@@ -53,11 +56,15 @@ export function runCli(ctx: BenchContext): CliSection {
       if (round >= 0) times[i]?.push(ms);
     });
   }
-  return { runs: rounds, commands: commands.map(([command], i) => ({ command, wall_ms: summarize(times[i] ?? [], 1) })) };
+  return {
+    runs: rounds,
+    commands: commands.map(([command], i) => ({ command, wall_ms: summarize(times[i] ?? [], 1) })),
+  };
 }
 
 /** The slowest median of the target's commands. */
 export function slowestCommand(section: CliSection | undefined): number | undefined {
-  const medians = section?.commands.filter((c) => CLI_TARGET_COMMANDS.includes(c.command)).map((c) => c.wall_ms.median) ?? [];
+  const medians =
+    section?.commands.filter((c) => CLI_TARGET_COMMANDS.includes(c.command)).map((c) => c.wall_ms.median) ?? [];
   return medians.length === 0 ? undefined : Math.max(...medians);
 }

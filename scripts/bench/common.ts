@@ -32,7 +32,9 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** Median, min and max of repeated runs, each rounded to `digits` decimals. */
@@ -50,9 +52,21 @@ export function summarize(values: number[], digits = 0): Stat {
 export type Quantile = 'p50' | 'p95' | 'p99' | 'max';
 
 /** Each quantile of every run's samples, summarised over the runs. */
-export function quantilesOverRuns<Q extends Quantile>(runs: number[][], quantiles: readonly Q[], digits = 0): Record<Q, Stat> {
+export function quantilesOverRuns<Q extends Quantile>(
+  runs: number[][],
+  quantiles: readonly Q[],
+  digits = 0,
+): Record<Q, Stat> {
   const each = runs.map((samples) => percentiles(samples));
-  return Object.fromEntries(quantiles.map((q) => [q, summarize(each.map((p) => p[q]), digits)])) as Record<Q, Stat>;
+  return Object.fromEntries(
+    quantiles.map((q) => [
+      q,
+      summarize(
+        each.map((p) => p[q]),
+        digits,
+      ),
+    ]),
+  ) as Record<Q, Stat>;
 }
 
 /** Temp folders for the run; all removed by `removeAll` (the orchestrator's finally). */
@@ -81,7 +95,11 @@ export class DeadlineError extends Error {
 }
 
 /** Call `check` every `intervalMs` until it returns a value other than undefined; throw past the deadline. */
-export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, options: { intervalMs?: number; timeoutMs?: number } = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  options: { intervalMs?: number; timeoutMs?: number } = {},
+): Promise<T> {
   const interval = options.intervalMs ?? 20;
   const timeout = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeout;
@@ -109,7 +127,16 @@ export interface DrainTiming {
  * rate is (total - doneAtFirstSeen) / (endMs - firstSeenMs): start-up (node,
  * forks, migrations) is left out; the caller also has its own start time.
  */
-export async function pollDrain(countDone: () => Promise<number>, total: number, options: { intervalMs: number; timeoutMs: number; alive?: () => string | undefined; mark?: { atDone: number; reached: (done: number) => void } }): Promise<DrainTiming> {
+export async function pollDrain(
+  countDone: () => Promise<number>,
+  total: number,
+  options: {
+    intervalMs: number;
+    timeoutMs: number;
+    alive?: () => string | undefined;
+    mark?: { atDone: number; reached: (done: number) => void };
+  },
+): Promise<DrainTiming> {
   const deadline = performance.now() + options.timeoutMs;
   let lastIdleMs = performance.now();
   let firstSeenMs: number | undefined;

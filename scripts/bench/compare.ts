@@ -7,10 +7,32 @@
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
-import { bullmqContender, bullmqSection, graphileContenders, graphileSection, type BullmqSection, type GraphileSection } from './peers.js';
+import {
+  bullmqContender,
+  bullmqSection,
+  graphileContenders,
+  graphileSection,
+  type BullmqSection,
+  type GraphileSection,
+} from './peers.js';
 import { plainjobDrain } from './plainjob.js';
 import { rawDrain } from './raw.js';
-import { cpuOf, CPU_PER_JOB, lhKey, leaseholdRatios, ratesOf, ratioOf, rawKey, rawSection, runRounds, type BookkeepingFloor, type Contender, type Ratio, type RawSection, type Rounds } from './rounds.js';
+import {
+  cpuOf,
+  CPU_PER_JOB,
+  lhKey,
+  leaseholdRatios,
+  ratesOf,
+  ratioOf,
+  rawKey,
+  rawSection,
+  runRounds,
+  type BookkeepingFloor,
+  type Contender,
+  type Ratio,
+  type RawSection,
+  type Rounds,
+} from './rounds.js';
 import { leaseholdContenders, runBatches, throughputRows, type ThroughputSection } from './throughput.js';
 
 export const METHOD =
@@ -46,18 +68,36 @@ function contenders(ctx: BenchContext, want: ComparisonWanted): Contender[] {
   const { sizes } = ctx;
   return [
     ...(want.throughput ? leaseholdContenders(ctx, 'sqlite') : []),
-    ...(want.plainjob ? sizes.plainjobProcesses.map((p) => ({ key: pjKey(p), label: `plainjob ${p} processes`, drain: () => plainjobDrain(ctx, p) })) : []),
+    ...(want.plainjob
+      ? sizes.plainjobProcesses.map((p) => ({
+          key: pjKey(p),
+          label: `plainjob ${p} processes`,
+          drain: () => plainjobDrain(ctx, p),
+        }))
+      : []),
     ...(want.raw
       ? sizes.rawProcesses.flatMap((p) => [
-          ...sizes.rawPerTx.map((t) => ({ key: rawKey(p, t), label: `raw loop ${p} processes, ${t} per transaction`, drain: () => rawDrain(ctx, p, t) })),
-          { key: floorKey(p), label: `raw loop with bookkeeping, ${p} processes, ${ctx.claimBatch} per transaction`, drain: () => rawDrain(ctx, p, ctx.claimBatch, 'sqlite', true) },
+          ...sizes.rawPerTx.map((t) => ({
+            key: rawKey(p, t),
+            label: `raw loop ${p} processes, ${t} per transaction`,
+            drain: () => rawDrain(ctx, p, t),
+          })),
+          {
+            key: floorKey(p),
+            label: `raw loop with bookkeeping, ${p} processes, ${ctx.claimBatch} per transaction`,
+            drain: () => rawDrain(ctx, p, ctx.claimBatch, 'sqlite', true),
+          },
         ])
       : []),
     ...(want.bullmq ? [bullmqContender(ctx)] : []),
   ];
 }
 
-export async function runComparison(ctx: BenchContext, want: ComparisonWanted, plainjobVersion: string): Promise<ComparisonSections> {
+export async function runComparison(
+  ctx: BenchContext,
+  want: ComparisonWanted,
+  plainjobVersion: string,
+): Promise<ComparisonSections> {
   const { sizes } = ctx;
   const batches = runBatches(ctx);
   const rounds = await runRounds(ctx, 'SQLite', contenders(ctx, want));
@@ -76,7 +116,11 @@ export async function runComparison(ctx: BenchContext, want: ComparisonWanted, p
       package: `plainjob@${plainjobVersion}`,
       method: `${METHOD}; plainjob's own worker loop (defineWorker) with a no-op processor and a silent logger, one worker per process; CPU: the worker processes, measured as section 1's`,
       jobs: sizes.jobs,
-      results: sizes.plainjobProcesses.map((p) => ({ processes: p, ...ratesOf(rounds, pjKey(p)), cpu_ms_per_1k_jobs: cpuOf(rounds, pjKey(p)) })),
+      results: sizes.plainjobProcesses.map((p) => ({
+        processes: p,
+        ...ratesOf(rounds, pjKey(p)),
+        cpu_ms_per_1k_jobs: cpuOf(rounds, pjKey(p)),
+      })),
       ratios: leaseholdRatios(rounds, sizes.plainjobProcesses, batches, (p) => ({ key: pjKey(p) })),
       cpu_ratios: leaseholdRatios(rounds, sizes.plainjobProcesses, batches, (p) => ({ key: pjKey(p) }), CPU_PER_JOB),
     };
@@ -116,11 +160,21 @@ export interface PgComparisonSections {
 }
 
 /** Section 9 and graphile-worker, in the same rounds. */
-export async function runPgComparison(ctx: BenchContext, want: Record<keyof PgComparisonSections, boolean>): Promise<PgComparisonSections> {
+export async function runPgComparison(
+  ctx: BenchContext,
+  want: Record<keyof PgComparisonSections, boolean>,
+): Promise<PgComparisonSections> {
   const { sizes } = ctx;
-  const raw = sizes.rawProcesses.map((p) => ({ key: rawKey(p, ctx.claimBatch), label: `raw loop ${p} processes, ${ctx.claimBatch} per statement`, drain: () => rawDrain(ctx, p, ctx.claimBatch, 'postgres') }));
+  const raw = sizes.rawProcesses.map((p) => ({
+    key: rawKey(p, ctx.claimBatch),
+    label: `raw loop ${p} processes, ${ctx.claimBatch} per statement`,
+    drain: () => rawDrain(ctx, p, ctx.claimBatch, 'postgres'),
+  }));
   const leasehold = want['pg-throughput'] ? [...leaseholdContenders(ctx, 'postgres'), ...raw] : [];
-  const rounds = await runRounds(ctx, 'PostgreSQL', [...leasehold, ...(want['graphile-worker'] ? graphileContenders(ctx) : [])]);
+  const rounds = await runRounds(ctx, 'PostgreSQL', [
+    ...leasehold,
+    ...(want['graphile-worker'] ? graphileContenders(ctx) : []),
+  ]);
   return {
     ...(want['pg-throughput'] ? { 'pg-throughput': pgThroughputSection(ctx, rounds) } : {}),
     ...(want['graphile-worker'] ? { 'graphile-worker': graphileSection(ctx, rounds) } : {}),

@@ -3,7 +3,13 @@ import { defaultClaimBatch } from '../../src/queue/limits.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
 import { runRounds, runsOf } from './rounds.js';
-import { leaseholdDrain, throughputRow, type LeaseholdDrainRun, type ThroughputRow, type Workload } from './throughput.js';
+import {
+  leaseholdDrain,
+  throughputRow,
+  type LeaseholdDrainRun,
+  type ThroughputRow,
+  type Workload,
+} from './throughput.js';
 
 const CHILDREN = 1;
 
@@ -50,7 +56,17 @@ export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySect
       `as section 1: jobs/s from the first job seen SUCCEEDED to the last (counted every ${POLL_MS.sqlite} ms), from_start from spawning the supervisor; ` +
       `SQLite, ${CHILDREN} child, classes[].concurrency per row with its default claim_batch (${defaultClaimBatch(1)} at 1, ${defaultClaimBatch(2)} above); job_ms 0 is the no-op handler, else the handler sleeps job_ms`,
     children: CHILDREN,
-    results: workloads.map((w, i) => ({ concurrency: w.concurrency, job_ms: w.jobMs, jobs: w.jobs, ...throughputRow(CHILDREN, defaultClaimBatch(w.concurrency), runsOf<LeaseholdDrainRun>(rounds, String(i)), 'sqlite') })),
+    results: workloads.map((w, i) => ({
+      concurrency: w.concurrency,
+      job_ms: w.jobMs,
+      jobs: w.jobs,
+      ...throughputRow(
+        CHILDREN,
+        defaultClaimBatch(w.concurrency),
+        runsOf<LeaseholdDrainRun>(rounds, String(i)),
+        'sqlite',
+      ),
+    })),
     reference: BULLMQ_REFERENCE,
   };
 }

@@ -37,7 +37,16 @@ export interface PageRead {
 /** The registry a running deployment has: a live supervisor, its busy children, the children before them, a disabled class. */
 async function writeRegistry(store: Store, history: number): Promise<void> {
   const register = (id: string, kind: 'supervisor' | 'child', cls: string | null) =>
-    store.workerRegister({ id, kind, host: 'bench-host', supervisorId: kind === 'child' ? SUPERVISOR : null, pid: 1, class: cls, state: 'ready', restarts: 0 });
+    store.workerRegister({
+      id,
+      kind,
+      host: 'bench-host',
+      supervisorId: kind === 'child' ? SUPERVISOR : null,
+      pid: 1,
+      class: cls,
+      state: 'ready',
+      restarts: 0,
+    });
   await register(SUPERVISOR, 'supervisor', null);
   for (let n = 0; n < history; n++) {
     const id = `${SUPERVISOR}/old.${n}`;
@@ -48,11 +57,25 @@ async function writeRegistry(store: Store, history: number): Promise<void> {
     const id = `${SUPERVISOR}/live.${n}`;
     const cls = CLASSES[n % 2]!;
     await register(id, 'child', cls);
-    const { claimed } = await store.jobsSettle({ settlements: [], claim: benchClaim({ classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 }) });
-    for (const job of claimed) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000, claim: job });
-    await store.workerHeartbeat({ id, state: 'busy', jobId: claimed[0]?.id ?? null, cpuPercent: 12.5, memoryBytes: 80_000_000 });
+    const { claimed } = await store.jobsSettle({
+      settlements: [],
+      claim: benchClaim({ classes: [cls], ownerId: id, limit: HELD_PER_CHILD, leaseMs: 3_600_000 }),
+    });
+    for (const job of claimed)
+      await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: 3_600_000, claim: job });
+    await store.workerHeartbeat({
+      id,
+      state: 'busy',
+      jobId: claimed[0]?.id ?? null,
+      cpuPercent: 12.5,
+      memoryBytes: 80_000_000,
+    });
   }
-  await store.classDisabledRecord({ supervisorId: SUPERVISOR, class: CLASSES[2]!, reason: 'crash loop: 6 crashes within 60s' });
+  await store.classDisabledRecord({
+    supervisorId: SUPERVISOR,
+    class: CLASSES[2]!,
+    reason: 'crash loop: 6 crashes within 60s',
+  });
 }
 
 /** Each page's data, as the web layer asks for it; `deep` is an id halfway down the store. */
@@ -69,7 +92,10 @@ function pageReads(jobs: number): [string, (data: DashboardData) => Promise<unkn
     ['jobs: error code', (d) => d.jobs({ errorCode: 'E:3', limit: PAGE })],
     ['jobs: class + error code', (d) => d.jobs({ class: 'dash-b', errorCode: 'E:3', limit: PAGE })],
     [`jobs: page below id ${deep}`, (d) => d.jobs({ beforeId: deep, limit: PAGE })],
-    [`jobs: page below id ${deep}, status SUCCEEDED`, (d) => d.jobs({ status: 'SUCCEEDED', beforeId: deep, limit: PAGE })],
+    [
+      `jobs: page below id ${deep}, status SUCCEEDED`,
+      (d) => d.jobs({ status: 'SUCCEEDED', beforeId: deep, limit: PAGE }),
+    ],
     [`jobs: page below id ${deep}, class`, (d) => d.jobs({ class: 'dash-b', beforeId: deep, limit: PAGE })],
     [`jobs: page below id ${deep}, error code`, (d) => d.jobs({ errorCode: 'E:3', beforeId: deep, limit: PAGE })],
     ['job (a FAILED one: row, attempts, timeline)', (d) => d.job(deep - (deep % 100))],
@@ -85,13 +111,19 @@ function pageReads(jobs: number): [string, (data: DashboardData) => Promise<unkn
 /** Every page's data timed on a store already filled; the registry and the jobs in flight written first. */
 async function measurePages(ctx: BenchContext, store: Store, driver: Driver): Promise<{ reads: PageRead[] }> {
   // The supervisor stays live (its classes' troubles are read) while the pages are timed.
-  const heartbeat = setInterval(() => void store.workerHeartbeat({ id: SUPERVISOR }).catch(() => undefined), SUPERVISOR_HEARTBEAT_MS);
+  const heartbeat = setInterval(
+    () => void store.workerHeartbeat({ id: SUPERVISOR }).catch(() => undefined),
+    SUPERVISOR_HEARTBEAT_MS,
+  );
   try {
     const started = performance.now();
     await writeRegistry(store, ctx.sizes.dashboardWorkerHistory);
-    ctx.progress(`dashboard on ${driver}: registry and ${CHILDREN * HELD_PER_CHILD} jobs in flight written in ${Math.round(performance.now() - started)} ms`);
+    ctx.progress(
+      `dashboard on ${driver}: registry and ${CHILDREN * HELD_PER_CHILD} jobs in flight written in ${Math.round(performance.now() - started)} ms`,
+    );
     const results: PageRead[] = [];
-    const time = async (read: string, run: () => Promise<unknown>, cold = false) => void results.push({ read, cold, ...(await timeRead(run, pageRuns(ctx))) });
+    const time = async (read: string, run: () => Promise<unknown>, cold = false) =>
+      void results.push({ read, cold, ...(await timeRead(run, pageRuns(ctx))) });
     // The overview three ways: a first view (nothing kept), polled every 2 s (counts read
     // again, the chart's ended minutes kept), and within a second (counts kept too).
     await time('overview: first view (nothing kept)', () => dashboardData(store, { now: Date.now }).overview(), true);
@@ -110,7 +142,21 @@ async function measurePages(ctx: BenchContext, store: Store, driver: Driver): Pr
 }
 
 export async function runDashboard(ctx: BenchContext, drivers: Driver[]): Promise<DashboardSection> {
-  const mix = { jobs: ctx.sizes.readsJobs, classes: CLASSES, spreadMs: 7 * 24 * 3_600_000, queuedEvery: 250, timeline: true, keyEvery: 10 };
-  const measured = await onBigStores(ctx, 'dashboard', drivers, mix, (store, driver) => measurePages(ctx, store, driver));
-  return { jobs: ctx.sizes.readsJobs, runs: pageRuns(ctx), worker_history: ctx.sizes.dashboardWorkerHistory, drivers: measured };
+  const mix = {
+    jobs: ctx.sizes.readsJobs,
+    classes: CLASSES,
+    spreadMs: 7 * 24 * 3_600_000,
+    queuedEvery: 250,
+    timeline: true,
+    keyEvery: 10,
+  };
+  const measured = await onBigStores(ctx, 'dashboard', drivers, mix, (store, driver) =>
+    measurePages(ctx, store, driver),
+  );
+  return {
+    jobs: ctx.sizes.readsJobs,
+    runs: pageRuns(ctx),
+    worker_history: ctx.sizes.dashboardWorkerHistory,
+    drivers: measured,
+  };
 }

@@ -74,7 +74,12 @@ let schemas = 0;
  * `leasehold_bench_<pid>_<n>`; `listen: false` adds `listen=off` (children
  * poll instead of waiting on NOTIFY).
  */
-export function benchDatabase(ctx: BenchContext, dir: string, driver: Driver, options: { listen?: boolean } = {}): BenchDatabase {
+export function benchDatabase(
+  ctx: BenchContext,
+  dir: string,
+  driver: Driver,
+  options: { listen?: boolean } = {},
+): BenchDatabase {
   if (driver === 'sqlite') {
     const file = sqliteFile(dir);
     return { driver, url: file, counter: async () => new SqliteCounter(file), dispose: async () => undefined };

@@ -54,8 +54,13 @@ async function drain(store: SqliteStore, count: number): Promise<number> {
 }
 
 async function claimMany(store: SqliteStore, count: number, leaseMs: number, ownerId: string): Promise<void> {
-  for (let done = 0; done < count; ) {
-    const jobs = await claim(store, { classes: [BENCH_CLASS], ownerId, limit: Math.min(CLAIM_CHUNK, count - done), leaseMs });
+  for (let done = 0; done < count;) {
+    const jobs = await claim(store, {
+      classes: [BENCH_CLASS],
+      ownerId,
+      limit: Math.min(CLAIM_CHUNK, count - done),
+      leaseMs,
+    });
     if (jobs.length === 0) throw new Error(`only ${done} of ${count} jobs to claim`);
     done += jobs.length;
   }
@@ -82,12 +87,23 @@ async function sweeperPasses(ctx: BenchContext): Promise<DepthSection['sweeper']
       await claimMany(store, expired, SHORT_LEASE_MS, 'bench-short');
       clock.time += SHORT_LEASE_MS * 10;
       const started = performance.now();
-      const back = await recoverExpiredLeases(store, { batchSize: SWEEP_BATCH, retryDelay: () => 0, actor: 'bench-sweeper' });
+      const back = await recoverExpiredLeases(store, {
+        batchSize: SWEEP_BATCH,
+        retryDelay: () => 0,
+        actor: 'bench-sweeper',
+      });
       passes.push(performance.now() - started);
       if (back.length !== expired) throw new Error(`sweep took back ${back.length} leases, expected ${expired}`);
       recovered = back.length;
     }
-    return { held: sizes.sweepHeld, expired, batch_size: SWEEP_BATCH, setup_seconds: round(setupSeconds, 1), pass_ms: summarize(passes, 1), recovered_per_pass: recovered };
+    return {
+      held: sizes.sweepHeld,
+      expired,
+      batch_size: SWEEP_BATCH,
+      setup_seconds: round(setupSeconds, 1),
+      pass_ms: summarize(passes, 1),
+      recovered_per_pass: recovered,
+    };
   } finally {
     await store.close();
   }
@@ -129,7 +145,10 @@ export async function runDepth(ctx: BenchContext): Promise<DepthSection> {
         fill_jobs_per_sec: round((q.depth + measured) / q.fillSeconds),
         claim_complete_jobs_per_sec: summarize(q.rates),
       })),
-      deepest_over_shallowest: summarize(deepest.rates.map((rate, i) => rate / (shallowest.rates[i] as number)), 2),
+      deepest_over_shallowest: summarize(
+        deepest.rates.map((rate, i) => rate / (shallowest.rates[i] as number)),
+        2,
+      ),
       sweeper,
     };
   } finally {

@@ -74,7 +74,12 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
   const workers: Managed[] = [];
   const failed = (w: Managed) => (drain.exitWhenEmpty ? w.exit !== undefined && w.exit.exitCode !== 0 : !w.running);
   try {
-    for (let i = 0; i < drain.processes; i++) workers.push(ctx.processes.startNode(`${drain.name}-${i}`, drain.script, drain.args, { output: join(drain.dir, `worker-${i}.out`) }));
+    for (let i = 0; i < drain.processes; i++)
+      workers.push(
+        ctx.processes.startNode(`${drain.name}-${i}`, drain.script, drain.args, {
+          output: join(drain.dir, `worker-${i}.out`),
+        }),
+      );
     const pids = [...workers.map((w) => w.pid), ...(drain.serverPids ?? [])];
     // Until the mark: from the start, which is what a drain that ends between two polls is measured from.
     let atMark = ticksOf(pids);
@@ -82,7 +87,8 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
     const timing = await pollDrain(drain.countDone, drain.jobs, {
       intervalMs: drain.pollMs,
       timeoutMs: ctx.sizes.drainTimeoutMs,
-      alive: () => (workers.some(failed) ? `a ${drain.name} worker failed or exited early; see ${drain.dir}` : undefined),
+      alive: () =>
+        workers.some(failed) ? `a ${drain.name} worker failed or exited early; see ${drain.dir}` : undefined,
       mark: {
         atDone: Math.ceil(drain.jobs / 10),
         reached: (done) => {
@@ -92,7 +98,9 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
         },
       },
     });
-    const cpu = drain.exitWhenEmpty ? {} : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - doneAtMark) };
+    const cpu = drain.exitWhenEmpty
+      ? {}
+      : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - doneAtMark) };
     return { ...drainRates(timing, drain.jobs, started), ...cpu };
   } finally {
     await drain.counter.close();

@@ -23,7 +23,8 @@ function freshConfig(ctx: BenchContext, label: string): { dir: string; config: s
 
 async function cli(args: string[]): Promise<string> {
   const result = await execa(process.execPath, [LEASEHOLD_CLI, ...args], { reject: false, timeout: 120_000 });
-  if (result.exitCode !== 0) throw new Error(`leasehold ${args.join(' ')} exited ${String(result.exitCode)}: ${result.stderr}`);
+  if (result.exitCode !== 0)
+    throw new Error(`leasehold ${args.join(' ')} exited ${String(result.exitCode)}: ${result.stderr}`);
   return result.stdout;
 }
 
@@ -40,7 +41,8 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
       // The first call creates the database (migrations): off the clock.
       await cli(['--config', config, 'enqueue', BENCH_CLASS, '--payload', '{"n":-1}', '--json']);
       const started = performance.now();
-      for (let i = 0; i < sizes.enqueueCliSingle; i++) await cli(['--config', config, 'enqueue', BENCH_CLASS, '--payload', `{"n":${i}}`, '--json']);
+      for (let i = 0; i < sizes.enqueueCliSingle; i++)
+        await cli(['--config', config, 'enqueue', BENCH_CLASS, '--payload', `{"n":${i}}`, '--json']);
       cliSingle.push(sizes.enqueueCliSingle / ((performance.now() - started) / 1000));
     }
     ctx.progress(`enqueue run ${run + 1}/${sizes.runs}: ${sizes.enqueueLibrarySingle} queue.enqueue calls`);
@@ -49,7 +51,8 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
       const queue = await openBenchQueue(sqliteFile(dir));
       try {
         const started = performance.now();
-        for (let i = 0; i < sizes.enqueueLibrarySingle; i++) await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } });
+        for (let i = 0; i < sizes.enqueueLibrarySingle; i++)
+          await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } });
         librarySingle.push(sizes.enqueueLibrarySingle / ((performance.now() - started) / 1000));
       } finally {
         await queue.close();
@@ -70,7 +73,13 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
       const { dir, config } = freshConfig(ctx, 'clibulk');
       await cli(['--config', config, 'migrate', '--json']);
       const file = join(dir, 'jobs.jsonl');
-      writeFileSync(file, Array.from({ length: sizes.enqueueBulk }, (_, i) => `${JSON.stringify({ class: BENCH_CLASS, payload: { n: i } })}\n`).join(''));
+      writeFileSync(
+        file,
+        Array.from(
+          { length: sizes.enqueueBulk },
+          (_, i) => `${JSON.stringify({ class: BENCH_CLASS, payload: { n: i } })}\n`,
+        ).join(''),
+      );
       const started = performance.now();
       const out = JSON.parse(await cli(['--config', config, 'enqueue', '--file', file, '--json'])) as { count: number };
       const seconds = (performance.now() - started) / 1000;
@@ -83,11 +92,29 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
     cli_single: {
       jobs: sizes.enqueueCliSingle,
       jobs_per_sec: summarize(cliSingle, 1),
-      ms_per_job: summarize(cliSingle.map((rate) => 1000 / rate), 1),
-      command: 'node dist/src/cli/leasehold.js --config F enqueue bench --payload JSON --json (one process per job, run one after another)',
+      ms_per_job: summarize(
+        cliSingle.map((rate) => 1000 / rate),
+        1,
+      ),
+      command:
+        'node dist/src/cli/leasehold.js --config F enqueue bench --payload JSON --json (one process per job, run one after another)',
     },
-    library_single: { jobs: sizes.enqueueLibrarySingle, jobs_per_sec: summarize(librarySingle), call: 'await queue.enqueue(...) in a loop (one transaction per job)' },
-    library_bulk: { jobs: sizes.enqueueBulk, chunk: FILL_CHUNK, jobs_per_sec: summarize(libraryBulk), call: `await queue.enqueueMany(chunk of ${FILL_CHUNK})` },
-    cli_bulk: { jobs: sizes.enqueueBulk, jobs_per_sec: summarize(cliBulk), command: 'node dist/src/cli/leasehold.js --config F enqueue --file jobs.jsonl --json (one process, spawn to exit)' },
+    library_single: {
+      jobs: sizes.enqueueLibrarySingle,
+      jobs_per_sec: summarize(librarySingle),
+      call: 'await queue.enqueue(...) in a loop (one transaction per job)',
+    },
+    library_bulk: {
+      jobs: sizes.enqueueBulk,
+      chunk: FILL_CHUNK,
+      jobs_per_sec: summarize(libraryBulk),
+      call: `await queue.enqueueMany(chunk of ${FILL_CHUNK})`,
+    },
+    cli_bulk: {
+      jobs: sizes.enqueueBulk,
+      jobs_per_sec: summarize(cliBulk),
+      command:
+        'node dist/src/cli/leasehold.js --config F enqueue --file jobs.jsonl --json (one process, spawn to exit)',
+    },
   };
 }

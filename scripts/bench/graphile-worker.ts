@@ -10,7 +10,14 @@ import { Logger, run } from 'graphile-worker';
 
 const [connectionString, schema, ...numbers] = process.argv.slice(2);
 const [concurrency, localQueueSize] = numbers.map(Number);
-if (connectionString === undefined || schema === undefined || concurrency === undefined || localQueueSize === undefined || !Number.isInteger(concurrency) || !Number.isInteger(localQueueSize)) {
+if (
+  connectionString === undefined ||
+  schema === undefined ||
+  concurrency === undefined ||
+  localQueueSize === undefined ||
+  !Number.isInteger(concurrency) ||
+  !Number.isInteger(localQueueSize)
+) {
   process.stderr.write('usage: graphile-worker <connection> <schema> <concurrency> <local queue size>\n');
   process.exit(2);
 }

@@ -3,7 +3,14 @@ import type { Queue } from '../../src/queue/queue.js';
 import type { JobRow } from '../../src/store/types.js';
 import { pollDrain, quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, describeClass, FINISHED_COUNT, fillQueue, withSupervisor, writeSleepHandler } from './leasehold.js';
+import {
+  BENCH_CLASS,
+  describeClass,
+  FINISHED_COUNT,
+  fillQueue,
+  withSupervisor,
+  writeSleepHandler,
+} from './leasehold.js';
 import { POLL_MS } from './drain.js';
 
 const CHILDREN = 2;
@@ -54,7 +61,8 @@ function readRun(rows: JobRow[], fastMs: number, spawnedAt: number): HeadOfLineR
     if (row.status !== 'SUCCEEDED') notSucceeded++;
     if (row.finished_at !== null) lastFinish = Math.max(lastFinish, row.finished_at);
     const { ms } = JSON.parse(row.payload) as { ms: number };
-    if (ms === fastMs && row.started_at !== null && row.claimed_at !== null) waits.push(row.started_at - row.claimed_at);
+    if (ms === fastMs && row.started_at !== null && row.claimed_at !== null)
+      waits.push(row.started_at - row.claimed_at);
   }
   if (waits.length === 0) throw new Error('no fast job has both claimed_at and started_at');
   return { waits, wallMs: lastFinish - spawnedAt, notSucceeded };
@@ -66,12 +74,17 @@ async function runOnce(ctx: BenchContext): Promise<{ run: HeadOfLineRun; config:
     handler: writeSleepHandler,
     processes: CHILDREN,
     concurrency: CONCURRENCY,
-    before: (queue: Queue) => fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs })),
+    before: (queue: Queue) =>
+      fillQueue(queue, jobs, undefined, (n) => ({ n, ms: isSlow(n, slowEvery) ? slowMs : fastMs })),
   };
   return withSupervisor(ctx, 'head-of-line', setup, async ({ config, database, queue, supervisor }) => {
     const counter = await database.counter();
     try {
-      await pollDrain(counter.count(FINISHED_COUNT), jobs, { intervalMs: POLL_MS.sqlite, timeoutMs: ctx.sizes.drainTimeoutMs, alive: () => supervisor.deadReason() });
+      await pollDrain(counter.count(FINISHED_COUNT), jobs, {
+        intervalMs: POLL_MS.sqlite,
+        timeoutMs: ctx.sizes.drainTimeoutMs,
+        alive: () => supervisor.deadReason(),
+      });
     } finally {
       await counter.close();
     }
@@ -89,7 +102,9 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
   const runs: HeadOfLineRun[] = [];
   let described = '';
   for (let run = 0; run < sizes.runs; run++) {
-    ctx.progress(`head-of-line run ${run + 1}/${sizes.runs}: ${jobs} jobs of ${fastMs} ms, one of ${slowMs} ms at every ${slowEvery}th place, ${CHILDREN} children`);
+    ctx.progress(
+      `head-of-line run ${run + 1}/${sizes.runs}: ${jobs} jobs of ${fastMs} ms, one of ${slowMs} ms at every ${slowEvery}th place, ${CHILDREN} children`,
+    );
     const once = await runOnce(ctx);
     runs.push(once.run);
     described = once.config;
@@ -103,7 +118,10 @@ export async function runHeadOfLine(ctx: BenchContext): Promise<HeadOfLineSectio
     slow_ms: slowMs,
     slow_every: slowEvery,
     unit: 'ms',
-    fast_wait_ms: quantilesOverRuns(runs.map((r) => r.waits), ['p50', 'p99', 'max']),
+    fast_wait_ms: quantilesOverRuns(
+      runs.map((r) => r.waits),
+      ['p50', 'p99', 'max'],
+    ),
     fast_waits_over_500ms: summarize(runs.map((r) => r.waits.filter((ms) => ms > LONG_WAIT_MS).length)),
     wall_ms: summarize(runs.map((r) => r.wallMs)),
     wall_floor_ms: Math.ceil(slowJobs / CHILDREN) * slowMs,

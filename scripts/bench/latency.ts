@@ -1,10 +1,26 @@
 /** Sections 5 and 10 (on PostgreSQL, with NOTIFY and without): enqueue-to-start latency with idle children, and what idle children cost in CPU. */
 import type { Store } from '../../src/store/types.js';
 import { SeededRandom } from '../random.js';
-import { clockTicksPerSecond, cpuTicks, descendantsOf, quantilesOverRuns, sleep, summarize, waitFor, type Stat } from './common.js';
+import {
+  clockTicksPerSecond,
+  cpuTicks,
+  descendantsOf,
+  quantilesOverRuns,
+  sleep,
+  summarize,
+  waitFor,
+  type Stat,
+} from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
-import { BENCH_CLASS, describeClass, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler, type SupervisedRun } from './leasehold.js';
+import {
+  BENCH_CLASS,
+  describeClass,
+  SUCCEEDED_COUNT,
+  withSupervisor,
+  writeNoopHandler,
+  type SupervisedRun,
+} from './leasehold.js';
 
 const CHILDREN = 4;
 const SETTLE_MS = 2_000;
@@ -34,7 +50,11 @@ export interface LatencySection {
 }
 
 /** CPU seconds per minute of the supervisor and its descendants over `seconds`. */
-async function idleWindow(supervisorPid: number, seconds: number, ticksPerSecond: number): Promise<{ total: number; supervisor: number; children: number }> {
+async function idleWindow(
+  supervisorPid: number,
+  seconds: number,
+  ticksPerSecond: number,
+): Promise<{ total: number; supervisor: number; children: number }> {
   const pids = [supervisorPid, ...descendantsOf(supervisorPid)];
   const before = pids.map(cpuTicks);
   await sleep(seconds * 1000);
@@ -57,7 +77,8 @@ async function readLatencies(store: Store, ids: number[]): Promise<Latencies> {
   const into: Latencies = { start: [], claim: [], event: [] };
   for (const id of ids) {
     const job = await store.jobGet({ id });
-    if (job === undefined || job.started_at === null || job.claimed_at === null) throw new Error(`job ${id} has no start`);
+    if (job === undefined || job.started_at === null || job.claimed_at === null)
+      throw new Error(`job ${id} has no start`);
     into.start.push(job.started_at - job.created_at);
     into.claim.push(job.claimed_at - job.created_at);
     const started = (await store.eventList({ jobId: id })).find((e) => e.event === 'STARTED');
@@ -74,17 +95,26 @@ export interface LatencyVariant {
 
 function describeVariant(variant: LatencyVariant): string {
   if (variant.driver === 'sqlite') return 'SQLite (wake-ups: a watch on the WAL file)';
-  return variant.listen === false ? 'PostgreSQL with listen=off (no NOTIFY: children poll every poll_seconds)' : 'PostgreSQL (wake-ups: LISTEN/NOTIFY)';
+  return variant.listen === false
+    ? 'PostgreSQL with listen=off (no NOTIFY: children poll every poll_seconds)'
+    : 'PostgreSQL (wake-ups: LISTEN/NOTIFY)';
 }
 
-export async function runLatency(ctx: BenchContext, variant: LatencyVariant = { driver: 'sqlite' }): Promise<LatencySection> {
+export async function runLatency(
+  ctx: BenchContext,
+  variant: LatencyVariant = { driver: 'sqlite' },
+): Promise<LatencySection> {
   ctx.progress(`latency on ${describeVariant(variant)}`);
   const label = `latency-${variant.driver}${variant.listen === false ? '-poll' : ''}`;
   const setup = { driver: variant.driver, listen: variant.listen, handler: writeNoopHandler, processes: CHILDREN };
   return withSupervisor(ctx, label, setup, (run) => measure(ctx, run, describeVariant(variant)));
 }
 
-async function measure(ctx: BenchContext, { config, database, queue, supervisor }: SupervisedRun, where: string): Promise<LatencySection> {
+async function measure(
+  ctx: BenchContext,
+  { config, database, queue, supervisor }: SupervisedRun,
+  where: string,
+): Promise<LatencySection> {
   const { sizes } = ctx;
   const ticksPerSecond = clockTicksPerSecond();
   // The queue's tables exist once it is open: then the counting connection may count.
@@ -94,7 +124,9 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
     await sleep(SETTLE_MS);
     const idle: { total: number; supervisor: number; children: number }[] = [];
     for (let run = 0; run < sizes.runs; run++) {
-      ctx.progress(`idle CPU window ${run + 1}/${sizes.runs} (${sizes.idleWindowSeconds} s, ${CHILDREN} idle children)`);
+      ctx.progress(
+        `idle CPU window ${run + 1}/${sizes.runs} (${sizes.idleWindowSeconds} s, ${CHILDREN} idle children)`,
+      );
       idle.push(await idleWindow(supervisor.pid, sizes.idleWindowSeconds, ticksPerSecond));
     }
 
@@ -103,14 +135,18 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
     const countDone = counter.count(SUCCEEDED_COUNT);
     const runs: Latencies[] = [];
     for (let run = 0; run < sizes.runs; run++) {
-      ctx.progress(`latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`);
+      ctx.progress(
+        `latency run ${run + 1}/${sizes.runs}: ${sizes.latencyJobs} jobs, one at a time, ${minGap}-${maxGap} ms apart`,
+      );
       const ids: number[] = [];
       for (let i = 0; i < sizes.latencyJobs; i++) {
         await sleep(minGap + random.next() * (maxGap - minGap));
         ids.push((await queue.enqueue({ class: BENCH_CLASS, payload: { n: i } })).id);
       }
       const expected = (run + 1) * sizes.latencyJobs;
-      await waitFor(`${expected} jobs SUCCEEDED`, async () => ((await countDone()) >= expected ? true : undefined), { timeoutMs: 60_000 });
+      await waitFor(`${expected} jobs SUCCEEDED`, async () => ((await countDone()) >= expected ? true : undefined), {
+        timeoutMs: 60_000,
+      });
       runs.push(await readLatencies(queue.store, ids));
     }
     return {
@@ -118,16 +154,37 @@ async function measure(ctx: BenchContext, { config, database, queue, supervisor 
       jobs_per_run: sizes.latencyJobs,
       gap_ms: [minGap, maxGap],
       unit: 'ms',
-      start_latency_ms: quantilesOverRuns(runs.map((r) => r.start), QUANTILES, 1),
-      claim_latency_ms: quantilesOverRuns(runs.map((r) => r.claim), QUANTILES, 1),
-      started_event_latency_ms: quantilesOverRuns(runs.map((r) => r.event), QUANTILES, 1),
+      start_latency_ms: quantilesOverRuns(
+        runs.map((r) => r.start),
+        QUANTILES,
+        1,
+      ),
+      claim_latency_ms: quantilesOverRuns(
+        runs.map((r) => r.claim),
+        QUANTILES,
+        1,
+      ),
+      started_event_latency_ms: quantilesOverRuns(
+        runs.map((r) => r.event),
+        QUANTILES,
+        1,
+      ),
       idle_cpu: {
         children: CHILDREN,
         window_seconds: sizes.idleWindowSeconds,
         clock_ticks_per_second: ticksPerSecond,
-        cpu_seconds_per_minute: summarize(idle.map((w) => w.total), 3),
-        supervisor_cpu_seconds_per_minute: summarize(idle.map((w) => w.supervisor), 3),
-        children_cpu_seconds_per_minute: summarize(idle.map((w) => w.children), 3),
+        cpu_seconds_per_minute: summarize(
+          idle.map((w) => w.total),
+          3,
+        ),
+        supervisor_cpu_seconds_per_minute: summarize(
+          idle.map((w) => w.supervisor),
+          3,
+        ),
+        children_cpu_seconds_per_minute: summarize(
+          idle.map((w) => w.children),
+          3,
+        ),
       },
     };
   } finally {

@@ -67,7 +67,10 @@ export function describeClass(configFile: string): string {
  */
 function writeHandler(dir: string, name: string, body: string, { scope = '', returns = 'null' } = {}): string {
   const file = join(dir, `${name}.mjs`);
-  writeFileSync(file, `import { setTimeout as sleep } from 'node:timers/promises';\n${scope}export default async function handler(job) {\n  ${body}\n  return ${returns};\n}\n`);
+  writeFileSync(
+    file,
+    `import { setTimeout as sleep } from 'node:timers/promises';\n${scope}export default async function handler(job) {\n  ${body}\n  return ${returns};\n}\n`,
+  );
   return file;
 }
 
@@ -75,7 +78,8 @@ function writeHandler(dir: string, name: string, body: string, { scope = '', ret
 export const writeNoopHandler = (dir: string) => writeHandler(dir, 'noop', '');
 
 /** A handler that sleeps the job's `payload.ms` (0 or none: returns at once). */
-export const writeSleepHandler = (dir: string) => writeHandler(dir, 'sleep', 'const ms = job.payload?.ms ?? 0;\n  if (ms > 0) await sleep(ms);');
+export const writeSleepHandler = (dir: string) =>
+  writeHandler(dir, 'sleep', 'const ms = job.payload?.ms ?? 0;\n  if (ms > 0) await sleep(ms);');
 
 /**
  * Section 17's handler: sleeps `payload.ms`, or with `payload.burn` spends
@@ -94,24 +98,39 @@ export const writeWorkHandler = (dir: string) =>
   } finally {
     running--;
   }`,
-    { scope: 'let running = 0;\nlet peak = 0;\nconst cpuMicros = () => {\n  const used = process.cpuUsage();\n  return used.user + used.system;\n};\n', returns: 'peak' },
+    {
+      scope:
+        'let running = 0;\nlet peak = 0;\nconst cpuMicros = () => {\n  const used = process.cpuUsage();\n  return used.user + used.system;\n};\n',
+      returns: 'peak',
+    },
   );
 
 /** A handler that sleeps `ms` on a job's first attempt only (later attempts return at once). */
-export const writeSleepFirstAttemptHandler = (dir: string, ms: number) => writeHandler(dir, 'sleep-first', `if (job.attempt === 1) await sleep(${ms});`);
+export const writeSleepFirstAttemptHandler = (dir: string, ms: number) =>
+  writeHandler(dir, 'sleep-first', `if (job.attempt === 1) await sleep(${ms});`);
 
 /** The payload of the n-th job (from 0) a fill enqueues. */
 export type PayloadOf = (n: number) => Record<string, unknown>;
 
 /** Call `add` with the numbers 0 to `count` - 1 in order, `chunk` at a time (a queue's bulk add each). */
 export async function inChunks(count: number, add: (ns: number[]) => unknown, chunk = FILL_CHUNK): Promise<void> {
-  for (let done = 0; done < count; done += chunk) await add(Array.from({ length: Math.min(chunk, count - done) }, (_, i) => done + i));
+  for (let done = 0; done < count; done += chunk)
+    await add(Array.from({ length: Math.min(chunk, count - done) }, (_, i) => done + i));
 }
 
 /** Enqueue `count` jobs (payload `{ n }` unless `payloadOf` says) with enqueueMany, FILL_CHUNK per call, in id order; returns the seconds it took. */
-export async function fillQueue(queue: Queue, count: number, chunk = FILL_CHUNK, payloadOf: PayloadOf = (n) => ({ n })): Promise<number> {
+export async function fillQueue(
+  queue: Queue,
+  count: number,
+  chunk = FILL_CHUNK,
+  payloadOf: PayloadOf = (n) => ({ n }),
+): Promise<number> {
   const started = performance.now();
-  await inChunks(count, (ns) => queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: payloadOf(n) }))), chunk);
+  await inChunks(
+    count,
+    (ns) => queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: payloadOf(n) }))),
+    chunk,
+  );
   return (performance.now() - started) / 1000;
 }
 
@@ -143,7 +162,9 @@ export class SupervisorRun {
   ) {}
 
   static start(registry: ProcessRegistry, configFile: string, dir: string): SupervisorRun {
-    const managed = registry.startNode('supervisor', SUPERVISE, ['--config', configFile], { output: join(dir, 'supervisor.out') });
+    const managed = registry.startNode('supervisor', SUPERVISE, ['--config', configFile], {
+      output: join(dir, 'supervisor.out'),
+    });
     return new SupervisorRun(managed, dir);
   }
 
@@ -220,7 +241,12 @@ export interface SupervisedSetup extends Omit<ClassOptions, 'database' | 'handle
 }
 
 /** One supervisor in a folder (and database) of its own with the queue open beside it; all stopped, closed and dropped after `measure`. */
-export async function withSupervisor<T>(ctx: BenchContext, label: string, setup: SupervisedSetup, measure: (run: SupervisedRun) => Promise<T>): Promise<T> {
+export async function withSupervisor<T>(
+  ctx: BenchContext,
+  label: string,
+  setup: SupervisedSetup,
+  measure: (run: SupervisedRun) => Promise<T>,
+): Promise<T> {
   const dir = ctx.dirs.make(label);
   const database = benchDatabase(ctx, dir, setup.driver ?? 'sqlite', { listen: setup.listen });
   try {

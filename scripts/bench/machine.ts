@@ -39,7 +39,11 @@ function memTotalMb(): number {
 
 function packageVersion(name: string): string {
   try {
-    return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as {
+        version: string;
+      }
+    ).version;
   } catch {
     return 'unknown';
   }
@@ -50,7 +54,10 @@ export function sourceInfo(): { commit: string; dirty_files: number } {
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'supervisor', 'child'], { cwd: root, encoding: 'utf8' });
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'supervisor', 'child'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     return { commit, dirty_files: status.split('\n').filter((line) => line.trim() !== '').length };
   } catch {
     return { commit: 'unknown', dirty_files: -1 };

@@ -42,7 +42,9 @@ async function bareNodeRss(ctx: BenchContext, samples: number): Promise<Stat> {
 }
 
 export async function runOverhead(ctx: BenchContext): Promise<OverheadSection> {
-  return withSupervisor(ctx, 'overhead', { handler: writeNoopHandler, processes: CHILDREN }, (run) => measure(ctx, run));
+  return withSupervisor(ctx, 'overhead', { handler: writeNoopHandler, processes: CHILDREN }, (run) =>
+    measure(ctx, run),
+  );
 }
 
 async function measure(ctx: BenchContext, { config, queue, supervisor }: SupervisedRun): Promise<OverheadSection> {
@@ -55,7 +57,8 @@ async function measure(ctx: BenchContext, { config, queue, supervisor }: Supervi
   const childRss = new Map<number, number[]>();
   for (let sample = 0; sample < Math.max(3, sizes.runs); sample++) {
     supervisorRss.push((rssBytes(supervisor.pid) ?? Number.NaN) / MB);
-    for (const child of children) childRss.set(child.pid, [...(childRss.get(child.pid) ?? []), (rssBytes(child.pid) ?? Number.NaN) / MB]);
+    for (const child of children)
+      childRss.set(child.pid, [...(childRss.get(child.pid) ?? []), (rssBytes(child.pid) ?? Number.NaN) / MB]);
     await sleep(500);
   }
   const perChild = [...childRss.values()].map((values) => summarize(values, 1).median);
@@ -80,14 +83,23 @@ async function measure(ctx: BenchContext, { config, queue, supervisor }: Supervi
       { intervalMs: 10, timeoutMs: 60_000 },
     );
     byRegistry.push(Date.now() - killedAt);
-    const ready = await waitFor('its CHILD_READY line', () => supervisor.log('CHILD_READY').find((line) => line.pid === replacement.pid), { timeoutMs: 10_000 });
+    const ready = await waitFor(
+      'its CHILD_READY line',
+      () => supervisor.log('CHILD_READY').find((line) => line.pid === replacement.pid),
+      { timeoutMs: 10_000 },
+    );
     byLog.push(Date.parse(ready.ts) - killedAt);
     const delay = supervisor.log('CHILD_RESTART_SCHEDULED').find((line) => line.pid === victim.pid)?.delay_ms;
     if (typeof delay === 'number') delays.push(delay);
   }
   return {
     config: `default config but processes (${describeClass(config)}), no-op handler; ${Math.max(3, sizes.runs)} RSS samples 0.5 s apart`,
-    rss_mb: { supervisor: summarize(supervisorRss, 1), child: summarize([...childRss.values()].flat(), 1), per_child_median: perChild, bare_node: bareNode },
+    rss_mb: {
+      supervisor: summarize(supervisorRss, 1),
+      child: summarize([...childRss.values()].flat(), 1),
+      per_child_median: perChild,
+      bare_node: bareNode,
+    },
     child_replacement_ms: {
       by_log: summarize(byLog),
       by_registry: summarize(byRegistry),

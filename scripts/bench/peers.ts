@@ -6,7 +6,14 @@
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { BULLMQ_CONCURRENCY, BULLMQ_PROCESSES, bullmqDrain } from './bullmq.js';
-import { GRAPHILE_CONCURRENCY, GRAPHILE_MODES, GRAPHILE_PROCESSES, graphileDrain, LOCAL_QUEUE_SIZE, type GraphileMode } from './graphile.js';
+import {
+  GRAPHILE_CONCURRENCY,
+  GRAPHILE_MODES,
+  GRAPHILE_PROCESSES,
+  graphileDrain,
+  LOCAL_QUEUE_SIZE,
+  type GraphileMode,
+} from './graphile.js';
 import { POLL_MS } from './drain.js';
 import { packageVersion } from './machine.js';
 import { cpuOf, lhKey, ratesOf, ratioOf, type Contender, type Rounds } from './rounds.js';
@@ -58,9 +65,16 @@ function peerRatios(ctx: BenchContext, rounds: Rounds, children: number[], peerK
   });
 }
 
-const peerRow = (rounds: Rounds, key: string): PeerRow => ({ ...ratesOf(rounds, key), cpu_ms_per_1k_jobs: cpuOf(rounds, key) });
+const peerRow = (rounds: Rounds, key: string): PeerRow => ({
+  ...ratesOf(rounds, key),
+  cpu_ms_per_1k_jobs: cpuOf(rounds, key),
+});
 
-export const bullmqContender = (ctx: BenchContext): Contender => ({ key: BULLMQ_KEY, label: `BullMQ concurrency ${BULLMQ_CONCURRENCY}`, drain: () => bullmqDrain(ctx) });
+export const bullmqContender = (ctx: BenchContext): Contender => ({
+  key: BULLMQ_KEY,
+  label: `BullMQ concurrency ${BULLMQ_CONCURRENCY}`,
+  drain: () => bullmqDrain(ctx),
+});
 
 /** Section 1's way of timing, with what is counted and how often. */
 const timed = (counted: string, pollMs: number) =>
@@ -72,7 +86,7 @@ export function bullmqSection(ctx: BenchContext, rounds: Rounds): BullmqSection 
     method:
       `${timed("the bench reads the queue's completed count", POLL_MS.sqlite)}; ` +
       `BullMQ's Worker, ${BULLMQ_PROCESSES} process at concurrency ${BULLMQ_CONCURRENCY}, no-op processor, default job options (completed jobs kept), ` +
-      "on a redis-server started for the drain (no snapshots, no append-only file); CPU: the worker and redis-server",
+      'on a redis-server started for the drain (no snapshots, no append-only file); CPU: the worker and redis-server',
     jobs: ctx.sizes.jobs,
     processes: BULLMQ_PROCESSES,
     concurrency: BULLMQ_CONCURRENCY,
@@ -82,7 +96,11 @@ export function bullmqSection(ctx: BenchContext, rounds: Rounds): BullmqSection 
 }
 
 export const graphileContenders = (ctx: BenchContext): Contender[] =>
-  GRAPHILE_MODES.map((mode) => ({ key: graphileKey(mode), label: `graphile-worker ${GRAPHILE_PROCESSES} × ${GRAPHILE_CONCURRENCY}, ${mode}`, drain: () => graphileDrain(ctx, mode) }));
+  GRAPHILE_MODES.map((mode) => ({
+    key: graphileKey(mode),
+    label: `graphile-worker ${GRAPHILE_PROCESSES} × ${GRAPHILE_CONCURRENCY}, ${mode}`,
+    drain: () => graphileDrain(ctx, mode),
+  }));
 
 export function graphileSection(ctx: BenchContext, rounds: Rounds): GraphileSection {
   return {
@@ -95,6 +113,8 @@ export function graphileSection(ctx: BenchContext, rounds: Rounds): GraphileSect
     processes: GRAPHILE_PROCESSES,
     concurrency: GRAPHILE_CONCURRENCY,
     results: GRAPHILE_MODES.map((mode) => ({ mode, ...peerRow(rounds, graphileKey(mode)) })),
-    ratios: GRAPHILE_MODES.flatMap((mode) => peerRatios(ctx, rounds, HELD_AGAINST.graphile, graphileKey(mode)).map((r) => ({ mode, ...r }))),
+    ratios: GRAPHILE_MODES.flatMap((mode) =>
+      peerRatios(ctx, rounds, HELD_AGAINST.graphile, graphileKey(mode)).map((r) => ({ mode, ...r })),
+    ),
   };
 }

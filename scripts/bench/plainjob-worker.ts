@@ -14,7 +14,12 @@ if (database === undefined) {
   process.exit(2);
 }
 
-const silent: Logger = { error: (message) => process.stderr.write(`${message}\n`), warn: () => {}, info: () => {}, debug: () => {} };
+const silent: Logger = {
+  error: (message) => process.stderr.write(`${message}\n`),
+  warn: () => {},
+  info: () => {},
+  debug: () => {},
+};
 const queue = defineQueue({ connection: better(new Database(database)), logger: silent });
 const worker = defineWorker('bench', async () => {}, { queue, logger: silent });
 

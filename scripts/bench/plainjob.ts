@@ -16,9 +16,25 @@ export async function plainjobDrain(ctx: BenchContext, processes: number): Promi
   const dir = ctx.dirs.make(`plainjob-p${processes}`);
   const database = join(dir, 'plainjob.db');
   const queue = defineQueue({ connection: better(new Database(database)), logger: silent });
-  await inChunks(jobs, (ns) => queue.addMany('bench', ns.map((n) => ({ n }))));
+  await inChunks(jobs, (ns) =>
+    queue.addMany(
+      'bench',
+      ns.map((n) => ({ n })),
+    ),
+  );
   queue.close();
   const counter = new SqliteCounter(database);
   const countDone = counter.count('SELECT count(*) FROM plainjob_jobs WHERE status = ?', JobStatus.Done);
-  return drainByWorkers(ctx, { name: 'plainjob', script: WORKER, args: [database], processes, jobs, dir, pollMs: POLL_MS.sqlite, counter, countDone, exitWhenEmpty: false });
+  return drainByWorkers(ctx, {
+    name: 'plainjob',
+    script: WORKER,
+    args: [database],
+    processes,
+    jobs,
+    dir,
+    pollMs: POLL_MS.sqlite,
+    counter,
+    countDone,
+    exitWhenEmpty: false,
+  });
 }

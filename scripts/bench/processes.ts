@@ -59,7 +59,10 @@ export class Managed {
     this.noteDescendants();
     this.signal(signal);
     // Unref'd deadlines: a timer left pending after the race must not keep the bench alive once it is done.
-    const inTime = await Promise.race([this.exited.then(() => true), sleep(graceMs, undefined, { ref: false }).then(() => false)]);
+    const inTime = await Promise.race([
+      this.exited.then(() => true),
+      sleep(graceMs, undefined, { ref: false }).then(() => false),
+    ]);
     if (!inTime) {
       this.signal('SIGKILL');
       await Promise.race([this.exited, sleep(5_000, undefined, { ref: false })]);

@@ -34,7 +34,8 @@ export function sqliteQueue(database: string, perTx: number, bookkeeping: boolea
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-  const claim = db.prepare(`UPDATE jobs SET status = 'CLAIMED', owner_id = @owner, lease_token = lower(hex(randomblob(16))),
+  const claim =
+    db.prepare(`UPDATE jobs SET status = 'CLAIMED', owner_id = @owner, lease_token = lower(hex(randomblob(16))),
       claimed_at = @now, lease_expires_at = @expires, attempts = attempts + 1
     WHERE id IN (SELECT id FROM jobs WHERE status = 'QUEUED' AND class = 'bench' AND run_at <= @now
                  ORDER BY priority DESC, run_at, id LIMIT @limit)
@@ -64,14 +65,24 @@ export function sqliteQueue(database: string, perTx: number, bookkeeping: boolea
 
 /** The bookkeeping writes of one job: its attempt when claimed; the attempt's end and the timeline when completed. */
 function sqliteHistory(db: Database.Database) {
-  const attemptBegin = db.prepare(`INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (?, ?, ?, ?, ?, 'RUNNING')`);
-  const attemptEnd = db.prepare(`UPDATE job_attempts SET status = 'SUCCEEDED', finished_at = ? WHERE job_id = ? AND attempt = ? AND lease_token = ?`);
+  const attemptBegin = db.prepare(
+    `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (?, ?, ?, ?, ?, 'RUNNING')`,
+  );
+  const attemptEnd = db.prepare(
+    `UPDATE job_attempts SET status = 'SUCCEEDED', finished_at = ? WHERE job_id = ? AND attempt = ? AND lease_token = ?`,
+  );
   const event = db.prepare(`INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (?, ?, ?, ?, ?)`);
   return {
     begin: (row: Claimed, now: number) => attemptBegin.run(row.id, row.attempts, owner, row.lease_token, now),
     end: (row: Claimed, now: number) => {
       attemptEnd.run(now, row.id, row.attempts, row.lease_token);
-      event.run(row.id, now, 'STARTED', 'worker', JSON.stringify({ attempt: row.attempts, owner_id: owner, claimed_at: row.claimed_at }));
+      event.run(
+        row.id,
+        now,
+        'STARTED',
+        'worker',
+        JSON.stringify({ attempt: row.attempts, owner_id: owner, claimed_at: row.claimed_at }),
+      );
       event.run(row.id, now, 'SUCCEEDED', 'worker', JSON.stringify({ attempt: row.attempts }));
     },
   };
@@ -109,13 +120,14 @@ export async function postgresQueue(database: string, perTx: number): Promise<Ra
   return {
     claim: async (now) => (await client.query<Claimed>({ ...claim, values: [owner, now, now + LEASE_MS, perTx] })).rows,
     complete: async (rows, now) => {
-      const done = (await client.query({ ...complete, values: [rows.map((r) => r.id), rows.map((r) => r.lease_token), now] })).rowCount ?? 0;
+      const done =
+        (await client.query({ ...complete, values: [rows.map((r) => r.id), rows.map((r) => r.lease_token), now] }))
+          .rowCount ?? 0;
       if (done !== rows.length) lost(done, rows);
     },
     close: () => client.end(),
   };
 }
-
 
 /** Claim and complete until the queue is empty; how many jobs it completed. */
 export async function drainRaw(queue: RawQueue): Promise<number> {

@@ -8,7 +8,13 @@ import { drainRaw, postgresQueue, sqliteQueue } from './raw-queue.js';
 const [driver, database, perTxText, mode] = process.argv.slice(2);
 const perTx = Number(perTxText);
 const bookkeeping = mode === 'bookkeeping';
-if ((driver !== 'sqlite' && driver !== 'postgres') || database === undefined || !Number.isInteger(perTx) || perTx < 1 || (mode !== undefined && !(bookkeeping && driver === 'sqlite'))) {
+if (
+  (driver !== 'sqlite' && driver !== 'postgres') ||
+  database === undefined ||
+  !Number.isInteger(perTx) ||
+  perTx < 1 ||
+  (mode !== undefined && !(bookkeeping && driver === 'sqlite'))
+) {
   process.stderr.write('usage: raw-worker <sqlite|postgres> <database> <per-tx> [bookkeeping (sqlite)]\n');
   process.exit(2);
 }

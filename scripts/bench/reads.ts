@@ -27,10 +27,20 @@ export interface ReadsSection {
   runs: number;
   drivers: { driver: Driver; setup_seconds: number; reads: TimedReads }[];
   /** The windowed reads with `jobs` finished in the last hour, summed by statsRollUp as a supervisor does first (`roll_up_ms`). */
-  live_hour: { jobs: number; drivers: { driver: Driver; setup_seconds: number; roll_up_ms: number; reads: TimedReads }[] };
+  live_hour: {
+    jobs: number;
+    drivers: { driver: Driver; setup_seconds: number; roll_up_ms: number; reads: TimedReads }[];
+  };
 }
 
-const mixOf = (jobs: number): BigStoreMix => ({ jobs, classes: CLASSES, spreadMs: 30 * 24 * 3_600_000, queuedEvery: 100, timeline: false, keyEvery: 0 });
+const mixOf = (jobs: number): BigStoreMix => ({
+  jobs,
+  classes: CLASSES,
+  spreadMs: 30 * 24 * 3_600_000,
+  queuedEvery: 100,
+  timeline: false,
+  keyEvery: 0,
+});
 
 /** The reads, each as `leasehold` makes it. */
 function reads(store: Store): [string, () => Promise<unknown>][] {
@@ -42,7 +52,10 @@ function reads(store: Store): [string, () => Promise<unknown>][] {
     ['list --status QUEUED', () => store.jobList({ status: 'QUEUED', limit: 50 })],
     ['list --class reads-b', () => store.jobList({ class: 'reads-b', limit: 50 })],
     ['list --class reads-b --status FAILED', () => store.jobList({ class: 'reads-b', status: 'FAILED', limit: 50 })],
-    ['stats: cost, last hour (its part of the report)', () => store.statsCost({ since: systemClock.now() - COST_WINDOW_MS, limit: DEFAULT_STATS_LIMIT })],
+    [
+      'stats: cost, last hour (its part of the report)',
+      () => store.statsCost({ since: systemClock.now() - COST_WINDOW_MS, limit: DEFAULT_STATS_LIMIT }),
+    ],
     ['stats (the whole report)', stats],
   ];
 }
@@ -81,5 +94,10 @@ export async function runReads(ctx: BenchContext, drivers: Driver[]): Promise<Re
     for (const [read, run] of liveHourReads(store)) results.push({ read, ms: (await timeRead(run, runs)).ms });
     return { roll_up_ms: rollUpMs, reads: results };
   });
-  return { jobs: ctx.sizes.readsJobs, runs, drivers: measured, live_hour: { jobs: ctx.sizes.liveHourJobs, drivers: live } };
+  return {
+    jobs: ctx.sizes.readsJobs,
+    runs,
+    drivers: measured,
+    live_hour: { jobs: ctx.sizes.liveHourJobs, drivers: live },
+  };
 }

@@ -76,7 +76,10 @@ export async function runRealWork(ctx: BenchContext): Promise<RealWorkSection> {
         concurrency: w.concurrency,
         jobs: w.jobs,
         ...throughputRow(w.children, defaultClaimBatch(w.concurrency), runs, 'sqlite'),
-        cpu_ms_per_job: summarize(runs.map((run) => (run.supervisorCpuMsPer1k + run.childrenCpuMsPer1k) / 1000), 3),
+        cpu_ms_per_job: summarize(
+          runs.map((run) => (run.supervisorCpuMsPer1k + run.childrenCpuMsPer1k) / 1000),
+          3,
+        ),
         peak_running: summarize(runs.map((run) => run.peakRunning ?? 0)),
       };
     }),
@@ -85,11 +88,29 @@ export async function runRealWork(ctx: BenchContext): Promise<RealWorkSection> {
 }
 
 /** Issue 32's real-work targets, as checkTargets' arguments: id, what, the figure, whether it is met. */
-export function realWorkTargets(section: RealWorkSection | undefined): [string, string, number | undefined, (value: number) => boolean][] {
-  const row = (work: RealWorkload['work'], concurrency: number) => section?.results.find((r) => r.work === work && r.concurrency === concurrency && r.processes === 1);
+export function realWorkTargets(
+  section: RealWorkSection | undefined,
+): [string, string, number | undefined, (value: number) => boolean][] {
+  const row = (work: RealWorkload['work'], concurrency: number) =>
+    section?.results.find((r) => r.work === work && r.concurrency === concurrency && r.processes === 1);
   return [
-    ['32-await-cpu', `jobs that await ${AWAIT_MS} ms, default config, 1 child: CPU per job of all processes <= 0.5 ms`, row('await', 1)?.cpu_ms_per_job.median, (v) => v <= 0.5],
-    ['32-await-wide', `the same at concurrency ${WIDE_CONCURRENCY}, 1 child: >= 3,000 jobs/s`, row('await', WIDE_CONCURRENCY)?.jobs_per_sec.median, (v) => v >= 3_000],
-    ['32-burn-scale', `jobs that burn ${BURN_MS} ms of CPU: 2 children >= 1.8x 1 child (within a round)`, section?.burn_two_over_one?.median, (v) => v >= 1.8],
+    [
+      '32-await-cpu',
+      `jobs that await ${AWAIT_MS} ms, default config, 1 child: CPU per job of all processes <= 0.5 ms`,
+      row('await', 1)?.cpu_ms_per_job.median,
+      (v) => v <= 0.5,
+    ],
+    [
+      '32-await-wide',
+      `the same at concurrency ${WIDE_CONCURRENCY}, 1 child: >= 3,000 jobs/s`,
+      row('await', WIDE_CONCURRENCY)?.jobs_per_sec.median,
+      (v) => v >= 3_000,
+    ],
+    [
+      '32-burn-scale',
+      `jobs that burn ${BURN_MS} ms of CPU: 2 children >= 1.8x 1 child (within a round)`,
+      section?.burn_two_over_one?.median,
+      (v) => v >= 1.8,
+    ],
   ];
 }

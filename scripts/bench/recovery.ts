@@ -2,7 +2,13 @@
 import type { Queue } from '../../src/queue/queue.js';
 import { quantilesOverRuns, sleep, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, describeClass, withSupervisor, writeSleepFirstAttemptHandler, type SupervisorRun } from './leasehold.js';
+import {
+  BENCH_CLASS,
+  describeClass,
+  withSupervisor,
+  writeSleepFirstAttemptHandler,
+  type SupervisorRun,
+} from './leasehold.js';
 
 const CHILDREN = 2;
 
@@ -50,9 +56,18 @@ async function killOnce(queue: Queue, supervisor: SupervisorRun, n: number): Pro
     { intervalMs: 5, timeoutMs: 60_000 },
   );
   const killed = (await store.attemptList({ jobId: id })).find((a) => a.attempt === running.attempts);
-  if (killed?.finished_at == null || again.claimed_at === null) throw new Error(`job ${id}: the killed attempt was not closed`);
-  await waitFor(`job ${id} SUCCEEDED`, async () => ((await store.jobGet({ id }))?.status === 'SUCCEEDED' ? true : undefined), { timeoutMs: 30_000 });
-  return { reclaim: again.claimed_at - killedAt, takenBack: killed.finished_at - killedAt, backoff: again.run_at - killed.finished_at };
+  if (killed?.finished_at == null || again.claimed_at === null)
+    throw new Error(`job ${id}: the killed attempt was not closed`);
+  await waitFor(
+    `job ${id} SUCCEEDED`,
+    async () => ((await store.jobGet({ id }))?.status === 'SUCCEEDED' ? true : undefined),
+    { timeoutMs: 30_000 },
+  );
+  return {
+    reclaim: again.claimed_at - killedAt,
+    takenBack: killed.finished_at - killedAt,
+    backoff: again.run_at - killed.finished_at,
+  };
 }
 
 export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
@@ -60,7 +75,11 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
   const perRun: KillSample[][] = [];
   let described = '';
   for (let run = 0; run < sizes.runs; run++) {
-    const setup = { handler: (dir: string) => writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs), processes: CHILDREN, extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'] };
+    const setup = {
+      handler: (dir: string) => writeSleepFirstAttemptHandler(dir, sizes.recoverySleepMs),
+      processes: CHILDREN,
+      extra: ['    restart: { max_restarts: 1000, within_seconds: 60 }'],
+    };
     await withSupervisor(ctx, 'recovery', setup, async ({ config, queue, supervisor }) => {
       described = describeClass(config);
       const samples: KillSample[] = [];
@@ -72,7 +91,11 @@ export async function runRecovery(ctx: BenchContext): Promise<RecoverySection> {
       perRun.push(samples);
     });
   }
-  const figure = (pick: (s: KillSample) => number) => quantilesOverRuns(perRun.map((samples) => samples.map(pick)), ['p50', 'max']);
+  const figure = (pick: (s: KillSample) => number) =>
+    quantilesOverRuns(
+      perRun.map((samples) => samples.map(pick)),
+      ['p50', 'max'],
+    );
   return {
     config: `default config but processes, handler (sleeps ${sizes.recoverySleepMs} ms on attempt 1) and restart.max_restarts 1000 (${described})`,
     kills_per_run: sizes.recoveryKills,

@@ -41,7 +41,10 @@ export function runsOf<R extends DrainRun>(rounds: Rounds, key: string): R[] {
 /** A configuration's steady and from-start rates, summarised over the rounds. */
 export function ratesOf(rounds: Rounds, key: string): { jobs_per_sec: Stat; jobs_per_sec_from_start: Stat } {
   const runs = runsOf(rounds, key);
-  return { jobs_per_sec: summarize(runs.map((r) => r.jobsPerSec)), jobs_per_sec_from_start: summarize(runs.map((r) => r.jobsPerSecFromStart)) };
+  return {
+    jobs_per_sec: summarize(runs.map((r) => r.jobsPerSec)),
+    jobs_per_sec_from_start: summarize(runs.map((r) => r.jobsPerSecFromStart)),
+  };
 }
 
 /** What a ratio compares: jobs/s by default, or CPU per job. */
@@ -53,7 +56,10 @@ export const CPU_PER_JOB: Figure = (run) => run.cpuMsPer1k;
 export function ratioOf(rounds: Rounds, a: string, b: string, figure: Figure = JOBS_PER_SEC): Stat | undefined {
   const pairs = rounds.map((r) => [r.get(a), r.get(b)].map((run) => (run === undefined ? undefined : figure(run))));
   if (!pairs.every(([x, y]) => x !== undefined && y !== undefined)) return undefined;
-  return summarize(pairs.map(([x, y]) => (x as number) / (y as number)), 2);
+  return summarize(
+    pairs.map(([x, y]) => (x as number) / (y as number)),
+    2,
+  );
 }
 
 /** A configuration's CPU ms per 1,000 jobs over the rounds (section 1's rule: from a tenth of the jobs done). */
@@ -68,12 +74,26 @@ export interface Ratio {
 }
 
 /** Each leasehold row (processes × batch) over the configuration `otherKey(processes)` names, where every round ran both. */
-export function leaseholdRatios(rounds: Rounds, processes: number[], batches: number[], other: (processes: number) => { key: string; per_tx?: number }, figure?: Figure): Ratio[] {
+export function leaseholdRatios(
+  rounds: Rounds,
+  processes: number[],
+  batches: number[],
+  other: (processes: number) => { key: string; per_tx?: number },
+  figure?: Figure,
+): Ratio[] {
   return processes.flatMap((p) =>
     batches.flatMap((b) => {
       const { key, per_tx } = other(p);
       const ratio = ratioOf(rounds, lhKey(p, b), key, figure);
-      return ratio === undefined ? [] : [{ leasehold: { processes: p, claim_batch: b }, other: { processes: p, ...(per_tx === undefined ? {} : { per_tx }) }, ratio }];
+      return ratio === undefined
+        ? []
+        : [
+            {
+              leasehold: { processes: p, claim_batch: b },
+              other: { processes: p, ...(per_tx === undefined ? {} : { per_tx }) },
+              ratio,
+            },
+          ];
     }),
   );
 }
@@ -103,12 +123,20 @@ export interface BookkeepingFloor {
 }
 
 /** The raw runs of every round, and each leasehold row over the raw loop of as many processes at its largest per_tx. */
-export function rawSection(rounds: Rounds, shape: { method: string; jobs: number; processes: number[]; perTx: number[]; batches: number[] }): RawSection {
+export function rawSection(
+  rounds: Rounds,
+  shape: { method: string; jobs: number; processes: number[]; perTx: number[]; batches: number[] },
+): RawSection {
   const ceiling = Math.max(...shape.perTx);
   return {
     method: shape.method,
     jobs: shape.jobs,
-    results: shape.processes.flatMap((p) => shape.perTx.map((t) => ({ processes: p, per_tx: t, ...ratesOf(rounds, rawKey(p, t)) }))),
-    ratios: leaseholdRatios(rounds, shape.processes, shape.batches, (p) => ({ key: rawKey(p, ceiling), per_tx: ceiling })),
+    results: shape.processes.flatMap((p) =>
+      shape.perTx.map((t) => ({ processes: p, per_tx: t, ...ratesOf(rounds, rawKey(p, t)) })),
+    ),
+    ratios: leaseholdRatios(rounds, shape.processes, shape.batches, (p) => ({
+      key: rawKey(p, ceiling),
+      per_tx: ceiling,
+    })),
   };
 }

@@ -44,7 +44,14 @@ async function drainStore(store: WorkerStore, perTx: number): Promise<number> {
   while (jobs.length > 0) {
     const settlements: Settlement[] = jobs.map((job) => {
       JSON.parse(job.payload); // as the raw loop does
-      return { id: job.id, leaseToken: job.leaseToken, startedAt: Date.now(), verdict: { type: 'complete', result: null }, cost: { cpuMs: 0.01, peakRssBytes: 50_000_000 }, claim: job };
+      return {
+        id: job.id,
+        leaseToken: job.leaseToken,
+        startedAt: Date.now(),
+        verdict: { type: 'complete', result: null },
+        cost: { cpuMs: 0.01, peakRssBytes: 50_000_000 },
+        claim: job,
+      };
     });
     const { settled, claimed } = await store.jobsSettle({ settlements, claim: request });
     if (settled.some((s) => !s.held)) throw new Error('lease lost');
@@ -54,7 +61,12 @@ async function drainStore(store: WorkerStore, perTx: number): Promise<number> {
   return done;
 }
 
-async function measure(way: StoreCostWay, file: string, jobs: number, perTx: number): Promise<{ cpu_us_per_job: number; jobs: number }> {
+async function measure(
+  way: StoreCostWay,
+  file: string,
+  jobs: number,
+  perTx: number,
+): Promise<{ cpu_us_per_job: number; jobs: number }> {
   if (way === 'raw-minimal') fillSqlite(file, jobs, Date.now(), true);
   else await fillLeasehold(file, jobs);
   const store = way === 'store' ? await SqliteStore.open({ path: file, clock: systemClock }) : undefined;
@@ -69,8 +81,15 @@ async function measure(way: StoreCostWay, file: string, jobs: number, perTx: num
 }
 
 const [way, file, jobsText, perTxText] = process.argv.slice(2);
-if (!(STORE_COST_WAYS as readonly string[]).includes(way ?? '') || file === undefined || !(Number(jobsText) > 0) || !(Number(perTxText) > 0)) {
+if (
+  !(STORE_COST_WAYS as readonly string[]).includes(way ?? '') ||
+  file === undefined ||
+  !(Number(jobsText) > 0) ||
+  !(Number(perTxText) > 0)
+) {
   process.stderr.write(`usage: store-cost-worker <${STORE_COST_WAYS.join('|')}> <file> <jobs> <per-tx>\n`);
   process.exit(2);
 }
-process.stdout.write(`${JSON.stringify(await measure(way as StoreCostWay, file, Number(jobsText), Number(perTxText)))}\n`);
+process.stdout.write(
+  `${JSON.stringify(await measure(way as StoreCostWay, file, Number(jobsText), Number(perTxText)))}\n`,
+);

@@ -35,8 +35,12 @@ export interface StoreCostSection {
 }
 
 function measure(way: StoreCostWay, file: string, jobs: number): number {
-  const result = spawnSync(process.execPath, [WORKER, way, file, String(jobs), String(STORE_COST_PER_TX)], { encoding: 'utf8', timeout: 600_000 });
-  if (result.status !== 0) throw new Error(`store-cost-worker ${way} exited ${String(result.status ?? result.signal)}: ${result.stderr}`);
+  const result = spawnSync(process.execPath, [WORKER, way, file, String(jobs), String(STORE_COST_PER_TX)], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  if (result.status !== 0)
+    throw new Error(`store-cost-worker ${way} exited ${String(result.status ?? result.signal)}: ${result.stderr}`);
   return (JSON.parse(result.stdout) as { cpu_us_per_job: number }).cpu_us_per_job;
 }
 
@@ -45,13 +49,22 @@ export function runStoreCost(ctx: BenchContext): StoreCostSection {
   const cpu: Record<StoreCostWay, number[]> = { 'raw-minimal': [], 'raw-leasehold': [], store: [] };
   for (let round = 0; round < ctx.sizes.runs; round++) {
     ctx.progress(`store-cost: round ${round + 1} of ${ctx.sizes.runs}, ${jobs} jobs a way`);
-    for (const way of STORE_COST_WAYS) cpu[way].push(measure(way, join(ctx.dirs.make(`store-cost-${way}-${round}`), 'queue.db'), jobs));
+    for (const way of STORE_COST_WAYS)
+      cpu[way].push(measure(way, join(ctx.dirs.make(`store-cost-${way}-${round}`), 'queue.db'), jobs));
   }
-  const ratio = (a: number[], b: number[]) => summarize(a.map((value, i) => value / b[i]!), 2);
+  const ratio = (a: number[], b: number[]) =>
+    summarize(
+      a.map((value, i) => value / b[i]!),
+      2,
+    );
   return {
     jobs,
     per_tx: STORE_COST_PER_TX,
-    cpu_us_per_job: { 'raw-minimal': summarize(cpu['raw-minimal'], 1), 'raw-leasehold': summarize(cpu['raw-leasehold'], 1), store: summarize(cpu.store, 1) },
+    cpu_us_per_job: {
+      'raw-minimal': summarize(cpu['raw-minimal'], 1),
+      'raw-leasehold': summarize(cpu['raw-leasehold'], 1),
+      store: summarize(cpu.store, 1),
+    },
     store_over_raw: ratio(cpu.store, cpu['raw-minimal']),
     leasehold_schema_over_raw: ratio(cpu['raw-leasehold'], cpu['raw-minimal']),
   };

@@ -14,6 +14,10 @@ export async function claim(store: WorkerStore, request: Omit<ClaimRequest, 'cla
 
 /** One job's success on its own, fenced by its lease; a lost lease is an error here. */
 export async function complete(store: WorkerStore, job: ClaimedJob): Promise<void> {
-  const [settled] = (await store.jobsSettle({ settlements: [{ ...job, startedAt: null, verdict: { type: 'complete', result: null }, claim: job }] })).settled;
+  const [settled] = (
+    await store.jobsSettle({
+      settlements: [{ ...job, startedAt: null, verdict: { type: 'complete', result: null }, claim: job }],
+    })
+  ).settled;
   if (settled?.held !== true) throw new Error(`job ${job.id}: lease lost`);
 }

@@ -4,7 +4,18 @@ import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, type DrainRun } from './drain.js';
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
-import { fillQueue, openBenchQueue, PEAK_RUNNING, SUCCEEDED_COUNT, SupervisorRun, writeConfig, writeNoopHandler, writeSleepHandler, writeWorkHandler, type PayloadOf } from './leasehold.js';
+import {
+  fillQueue,
+  openBenchQueue,
+  PEAK_RUNNING,
+  SUCCEEDED_COUNT,
+  SupervisorRun,
+  writeConfig,
+  writeNoopHandler,
+  writeSleepHandler,
+  writeWorkHandler,
+  type PayloadOf,
+} from './leasehold.js';
 
 export interface LeaseholdDrainRun extends DrainRun {
   attemptsPerJob: number;
@@ -47,11 +58,18 @@ export interface Workload {
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
 function handlerOf(workload: Workload): { write: (dir: string) => string; payloadOf?: PayloadOf } {
   const ms = workload.jobMs ?? 0;
-  if (workload.work !== undefined) return { write: writeWorkHandler, payloadOf: (n) => ({ n, ms, burn: workload.work === 'burn' }) };
+  if (workload.work !== undefined)
+    return { write: writeWorkHandler, payloadOf: (n) => ({ n, ms, burn: workload.work === 'burn' }) };
   return ms > 0 ? { write: writeSleepHandler, payloadOf: (n) => ({ n, ms }) } : { write: writeNoopHandler };
 }
 
-export async function leaseholdDrain(ctx: BenchContext, processes: number, claimBatch: number, driver: Driver = 'sqlite', workload: Workload = {}): Promise<LeaseholdDrainRun> {
+export async function leaseholdDrain(
+  ctx: BenchContext,
+  processes: number,
+  claimBatch: number,
+  driver: Driver = 'sqlite',
+  workload: Workload = {},
+): Promise<LeaseholdDrainRun> {
   const jobs = workload.jobs ?? ctx.sizes.jobs;
   const jobMs = workload.jobMs ?? 0;
   const label = workload.concurrency === undefined ? '' : `-c${workload.concurrency}-${jobMs}ms`;
@@ -59,7 +77,13 @@ export async function leaseholdDrain(ctx: BenchContext, processes: number, claim
   const database = benchDatabase(ctx, dir, driver);
   try {
     const { write, payloadOf } = handlerOf(workload);
-    const config = writeConfig(dir, { database: database.url, handler: write(dir), processes, claimBatch, concurrency: workload.concurrency });
+    const config = writeConfig(dir, {
+      database: database.url,
+      handler: write(dir),
+      processes,
+      claimBatch,
+      concurrency: workload.concurrency,
+    });
     const queue = await openBenchQueue(database.url);
     await fillQueue(queue, jobs, undefined, payloadOf);
     await queue.close();
@@ -69,7 +93,15 @@ export async function leaseholdDrain(ctx: BenchContext, processes: number, claim
   }
 }
 
-async function drain(ctx: BenchContext, dir: string, config: string, jobs: number, counter: RowCounter, driver: Driver, countPeak: boolean): Promise<LeaseholdDrainRun> {
+async function drain(
+  ctx: BenchContext,
+  dir: string,
+  config: string,
+  jobs: number,
+  counter: RowCounter,
+  driver: Driver,
+  countPeak: boolean,
+): Promise<LeaseholdDrainRun> {
   const started = performance.now();
   const supervisor = SupervisorRun.start(ctx.processes, config, dir);
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
@@ -108,7 +140,9 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
     const written = sinceMark(await writtenAtMark, await writtenNow());
     const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0), jobs - doneAtMark);
     const supervisorCpu = used(supervisor.pid);
-    const childrenCpu = [...atEnd.keys()].filter((pid) => pid !== supervisor.pid).reduce((sum, pid) => sum + used(pid), 0);
+    const childrenCpu = [...atEnd.keys()]
+      .filter((pid) => pid !== supervisor.pid)
+      .reduce((sum, pid) => sum + used(pid), 0);
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
     const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
@@ -118,7 +152,9 @@ async function drain(ctx: BenchContext, dir: string, config: string, jobs: numbe
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
       cpuMsPer1k: supervisorCpu + childrenCpu,
-      ...(driver === 'postgres' ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - doneAtMark) } : {}),
+      ...(driver === 'postgres'
+        ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - doneAtMark) }
+        : {}),
       bytesWrittenPerJob: written / (jobs - doneAtMark),
       ...(countPeak ? { peakRunning: await counter.count(PEAK_RUNNING)() } : {}),
     };
@@ -161,17 +197,28 @@ export function runBatches(ctx: BenchContext): number[] {
 /** Leasehold at every processes × claim_batch of the run, as the contenders of a round. */
 export function leaseholdContenders(ctx: BenchContext, driver: Driver): Contender[] {
   return ctx.sizes.processes.flatMap((p) =>
-    runBatches(ctx).map((b) => ({ key: lhKey(p, b), label: `leasehold ${p} children, claim_batch ${b}`, drain: () => leaseholdDrain(ctx, p, b, driver) })),
+    runBatches(ctx).map((b) => ({
+      key: lhKey(p, b),
+      label: `leasehold ${p} children, claim_batch ${b}`,
+      drain: () => leaseholdDrain(ctx, p, b, driver),
+    })),
   );
 }
 
 /** One row per processes × claim_batch: every figure summarised over the rounds. */
 export function throughputRows(ctx: BenchContext, rounds: Rounds, driver: Driver): ThroughputRow[] {
-  return ctx.sizes.processes.flatMap((p) => runBatches(ctx).map((b) => throughputRow(p, b, runsOf<LeaseholdDrainRun>(rounds, lhKey(p, b)), driver)));
+  return ctx.sizes.processes.flatMap((p) =>
+    runBatches(ctx).map((b) => throughputRow(p, b, runsOf<LeaseholdDrainRun>(rounds, lhKey(p, b)), driver)),
+  );
 }
 
 /** The runs of one configuration, summarised. */
-export function throughputRow(processes: number, claimBatch: number, runs: LeaseholdDrainRun[], driver: Driver): ThroughputRow {
+export function throughputRow(
+  processes: number,
+  claimBatch: number,
+  runs: LeaseholdDrainRun[],
+  driver: Driver,
+): ThroughputRow {
   const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
   const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
   return {

@@ -11,7 +11,13 @@ import { describeWorkers } from '../../src/reports/workers.js';
 import type { JobRow, JobStatus } from '../../src/store/types.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { BENCH_CLASS, withSupervisor, writeSleepHandler, type SupervisedRun, type SupervisedSetup } from './leasehold.js';
+import {
+  BENCH_CLASS,
+  withSupervisor,
+  writeSleepHandler,
+  type SupervisedRun,
+  type SupervisedSetup,
+} from './leasehold.js';
 
 /** The tests' lease and heartbeat, which the heartbeat targets assume. */
 const LEASE_SECONDS = 2;
@@ -49,15 +55,27 @@ export interface TimelinessSection {
 
 /** A class with the tests' lease and heartbeat, whose handler sleeps `payload.ms`. */
 function timelySetup(processes: number, extra: string[] = []): SupervisedSetup {
-  return { handler: writeSleepHandler, processes, claimBatch: 1, extra: [`    lease_seconds: ${LEASE_SECONDS}`, `    heartbeat_seconds: ${HEARTBEAT_SECONDS}`, ...extra] };
+  return {
+    handler: writeSleepHandler,
+    processes,
+    claimBatch: 1,
+    extra: [`    lease_seconds: ${LEASE_SECONDS}`, `    heartbeat_seconds: ${HEARTBEAT_SECONDS}`, ...extra],
+  };
 }
 
 /** Both heartbeat ages, `samples` times SAMPLE_EVERY_MS apart, while one child runs a long job and the other idles. */
-async function heartbeatAges({ queue, supervisor }: SupervisedRun, samples: number): Promise<{ job: number[]; children: number[] }> {
+async function heartbeatAges(
+  { queue, supervisor }: SupervisedRun,
+  samples: number,
+): Promise<{ job: number[]; children: number[] }> {
   const { store } = queue;
   await supervisor.waitReady(store, HEARTBEAT_CHILDREN);
-  const { id } = await queue.enqueue({ class: BENCH_CLASS, payload: { ms: samples * SAMPLE_EVERY_MS + LONG_JOB_MARGIN_MS } });
-  const running = async () => (await store.statsInFlight({ limit: 10 })).find((job) => job.id === id && job.status === 'RUNNING');
+  const { id } = await queue.enqueue({
+    class: BENCH_CLASS,
+    payload: { ms: samples * SAMPLE_EVERY_MS + LONG_JOB_MARGIN_MS },
+  });
+  const running = async () =>
+    (await store.statsInFlight({ limit: 10 })).find((job) => job.id === id && job.status === 'RUNNING');
   await waitFor(`job ${id} RUNNING`, running, { timeoutMs: 30_000 });
   const ages = { job: [] as number[], children: [] as number[] };
   for (let sample = 0; sample < samples; sample++) {
@@ -67,7 +85,8 @@ async function heartbeatAges({ queue, supervisor }: SupervisedRun, samples: numb
     const now = Date.now();
     const jobAge = job === undefined ? null : inFlightView(job, now).heartbeat_age_ms;
     if (jobAge === null) throw new Error(`sample ${sample + 1}: job ${id} is no longer running with a heartbeat`);
-    if (children.length !== HEARTBEAT_CHILDREN) throw new Error(`sample ${sample + 1}: ${children.length} live children, not ${HEARTBEAT_CHILDREN}`);
+    if (children.length !== HEARTBEAT_CHILDREN)
+      throw new Error(`sample ${sample + 1}: ${children.length} live children, not ${HEARTBEAT_CHILDREN}`);
     ages.job.push(jobAge);
     ages.children.push(...describeWorkers(children, now).map((child) => child.heartbeat_age_ms));
   }
@@ -75,7 +94,12 @@ async function heartbeatAges({ queue, supervisor }: SupervisedRun, samples: numb
 }
 
 /** `count` jobs of the class (only those in `status`, if given), once there are that many; fails if the supervisor died first. */
-async function waitForJobs({ queue, supervisor }: SupervisedRun, what: string, count: number, options: { status?: JobStatus; timeoutMs: number }): Promise<JobRow[]> {
+async function waitForJobs(
+  { queue, supervisor }: SupervisedRun,
+  what: string,
+  count: number,
+  options: { status?: JobStatus; timeoutMs: number },
+): Promise<JobRow[]> {
   return waitFor(
     what,
     async () => {
@@ -91,9 +115,15 @@ async function waitForJobs({ queue, supervisor }: SupervisedRun, what: string, c
 /** `jobs` jobs that sleep HANG_MS, ignoring their signal, one a child: how long past max_runtime each attempt ended. */
 async function killLateness(run: SupervisedRun, jobs: number): Promise<number[]> {
   const late: number[] = [];
-  for (const job of await waitForJobs(run, `${jobs} jobs FAILED at max_runtime`, jobs, { status: 'FAILED', timeoutMs: 60_000 })) {
-    const attempt = (await run.queue.store.attemptList({ jobId: job.id })).find((a) => a.error_code === 'TIMEOUT:MAX_RUNTIME');
-    if (attempt === undefined || attempt.finished_at === null) throw new Error(`job ${job.id}: no attempt ended TIMEOUT:MAX_RUNTIME (${String(job.error_code)})`);
+  for (const job of await waitForJobs(run, `${jobs} jobs FAILED at max_runtime`, jobs, {
+    status: 'FAILED',
+    timeoutMs: 60_000,
+  })) {
+    const attempt = (await run.queue.store.attemptList({ jobId: job.id })).find(
+      (a) => a.error_code === 'TIMEOUT:MAX_RUNTIME',
+    );
+    if (attempt === undefined || attempt.finished_at === null)
+      throw new Error(`job ${job.id}: no attempt ended TIMEOUT:MAX_RUNTIME (${String(job.error_code)})`);
     late.push(attempt.finished_at - (attempt.started_at + MAX_RUNTIME_SECONDS * 1_000));
   }
   return late;
@@ -101,25 +131,37 @@ async function killLateness(run: SupervisedRun, jobs: number): Promise<number[]>
 
 /** created_at − run_at of the schedule's first `occurrences` jobs. */
 async function scheduleLateness(run: SupervisedRun, occurrences: number): Promise<number[]> {
-  const jobs = await waitForJobs(run, `${occurrences} occurrences of the schedule`, occurrences, { timeoutMs: occurrences * 1_000 + 30_000 });
+  const jobs = await waitForJobs(run, `${occurrences} occurrences of the schedule`, occurrences, {
+    timeoutMs: occurrences * 1_000 + 30_000,
+  });
   return jobs.map((job) => job.created_at - job.run_at);
 }
 
 export async function runTimeliness(ctx: BenchContext): Promise<TimelinessSection> {
   const { samples, kills, occurrences } = ctx.sizes.timeliness;
   ctx.progress(`timeliness: ${samples} heartbeat samples`);
-  const ages = await withSupervisor(ctx, 'timely-heartbeat', timelySetup(HEARTBEAT_CHILDREN), (run) => heartbeatAges(run, samples));
+  const ages = await withSupervisor(ctx, 'timely-heartbeat', timelySetup(HEARTBEAT_CHILDREN), (run) =>
+    heartbeatAges(run, samples),
+  );
 
   ctx.progress(`timeliness: ${kills} max_runtime kills`);
   const hanging = {
-    ...timelySetup(kills, [`    max_runtime_seconds: ${MAX_RUNTIME_SECONDS}`, `    kill_grace_seconds: ${KILL_GRACE_SECONDS}`]),
-    before: (queue: Queue) => queue.enqueueMany(Array.from({ length: kills }, () => ({ class: BENCH_CLASS, payload: { ms: HANG_MS }, maxRetries: 0 }))),
+    ...timelySetup(kills, [
+      `    max_runtime_seconds: ${MAX_RUNTIME_SECONDS}`,
+      `    kill_grace_seconds: ${KILL_GRACE_SECONDS}`,
+    ]),
+    before: (queue: Queue) =>
+      queue.enqueueMany(
+        Array.from({ length: kills }, () => ({ class: BENCH_CLASS, payload: { ms: HANG_MS }, maxRetries: 0 })),
+      ),
   };
   const killLate = await withSupervisor(ctx, 'timely-kill', hanging, (run) => killLateness(run, kills));
 
   ctx.progress(`timeliness: ${occurrences} occurrences of a per-second schedule`);
   const ticking = timelySetup(1, ['    schedules:', `      - { name: ${SCHEDULE_NAME}, cron: '* * * * * *' }`]);
-  const scheduleLate = await withSupervisor(ctx, 'timely-schedule', ticking, (run) => scheduleLateness(run, occurrences));
+  const scheduleLate = await withSupervisor(ctx, 'timely-schedule', ticking, (run) =>
+    scheduleLateness(run, occurrences),
+  );
 
   return {
     config:

@@ -31,7 +31,11 @@ const EXAMPLES = 10;
  * nothing lost, every job succeeded, nothing committed twice, no stale write
  * landed, the database whole.
  */
-export async function checkRun(store: MaintenanceStore & ProducerStore, jobIds: number[], effects: Effect[]): Promise<CheckReport> {
+export async function checkRun(
+  store: MaintenanceStore & ProducerStore,
+  jobIds: number[],
+  effects: Effect[],
+): Promise<CheckReport> {
   const examples: string[] = [];
   const note = (text: string) => {
     if (examples.length < EXAMPLES) examples.push(text);
@@ -94,10 +98,12 @@ function checkCommit(job: JobRow, attempts: AttemptRow[], doneByToken: Map<strin
   const succeeded = attempts.filter((a) => a.status === 'SUCCEEDED');
   if (succeeded.length > 1) return `${succeeded.length} SUCCEEDED attempts`;
   const last = attempts[attempts.length - 1];
-  if (last !== undefined && job.lease_token !== last.lease_token) return `final token ${job.lease_token} is not the last attempt's ${last.lease_token}`;
+  if (last !== undefined && job.lease_token !== last.lease_token)
+    return `final token ${job.lease_token} is not the last attempt's ${last.lease_token}`;
   if (job.status === 'SUCCEEDED') {
     const result = JSON.parse(job.result ?? 'null') as { token?: string } | null;
-    if (result?.token !== job.lease_token) return `result was written under token ${String(result?.token)}, the row holds ${job.lease_token}`;
+    if (result?.token !== job.lease_token)
+      return `result was written under token ${String(result?.token)}, the row holds ${job.lease_token}`;
     if (!doneByToken.has(job.lease_token ?? '')) return 'SUCCEEDED without a handler that finished under its token';
   }
   return undefined;
@@ -113,7 +119,8 @@ function checkCommit(job: JobRow, attempts: AttemptRow[], doneByToken: Map<strin
 function checkStaleWrites(job: JobRow, attempts: AttemptRow[], staleDone: Effect[]): string | undefined {
   for (const effect of staleDone) {
     const attempt = attempts.find((a) => a.lease_token === effect.lease_token);
-    if (attempt?.status === 'SUCCEEDED') return `attempt ${attempt.attempt} SUCCEEDED under stale token ${effect.lease_token}`;
+    if (attempt?.status === 'SUCCEEDED')
+      return `attempt ${attempt.attempt} SUCCEEDED under stale token ${effect.lease_token}`;
   }
   const last = attempts[attempts.length - 1];
   if (last === undefined) return undefined;
@@ -121,6 +128,7 @@ function checkStaleWrites(job: JobRow, attempts: AttemptRow[], staleDone: Effect
     return `job ${job.status} but its last attempt says ${last.status}`;
   }
   const running = attempts.find((a) => a.status === 'RUNNING');
-  if (running !== undefined && job.status !== 'RUNNING' && job.status !== 'CLAIMED') return `attempt ${running.attempt} still RUNNING on a ${job.status} job`;
+  if (running !== undefined && job.status !== 'RUNNING' && job.status !== 'CLAIMED')
+    return `attempt ${running.attempt} still RUNNING on a ${job.status} job`;
   return undefined;
 }

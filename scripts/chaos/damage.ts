@@ -64,14 +64,18 @@ export class Damage {
 
   /** SIGKILL a child of the short class: right after a burst it is in the middle of a batch. */
   async killShortChild(): Promise<void> {
-    const target = this.random.pick((await this.supervisors.children()).filter((child) => child.class === SHORT_CLASS && child.state !== 'starting'));
+    const target = this.random.pick(
+      (await this.supervisors.children()).filter((child) => child.class === SHORT_CLASS && child.state !== 'starting'),
+    );
     if (target !== undefined && kill(target.pid, 'SIGKILL')) this.counts.short_child_kills += 1;
   }
 
   /** SIGSTOP a child running a bait job until its job has been given to another, then SIGCONT it: a zombie. */
   async makeZombie(): Promise<void> {
     if (this.stopped.size > 0) return;
-    const target = this.random.pick((await this.busyChildren()).filter((busy) => busy.priority === ZOMBIE_BAIT_PRIORITY));
+    const target = this.random.pick(
+      (await this.busyChildren()).filter((busy) => busy.priority === ZOMBIE_BAIT_PRIORITY),
+    );
     if (target === undefined) return;
     const { pid } = target.child;
     if (!kill(pid, 'SIGSTOP')) return;
@@ -105,7 +109,13 @@ export class Damage {
       const resumedAt = Date.now();
       if (kill(pid, 'SIGCONT') && givenAway) {
         this.counts.zombies += 1;
-        this.zombies.push({ jobId: target.jobId, attempt: target.attempt, leaseToken: target.leaseToken, pid, resumedAt });
+        this.zombies.push({
+          jobId: target.jobId,
+          attempt: target.attempt,
+          leaseToken: target.leaseToken,
+          pid,
+          resumedAt,
+        });
       }
       this.stopped.delete(pid);
     }
@@ -116,7 +126,9 @@ export class Damage {
     while (Date.now() < deadline) {
       const job = await this.store.jobGet({ id: target.jobId });
       if (job !== undefined && job.attempts > target.attempt && job.claimed_at !== null) {
-        const killedAttempt = (await this.store.attemptList({ jobId: target.jobId })).find((a) => a.attempt === target.attempt);
+        const killedAttempt = (await this.store.attemptList({ jobId: target.jobId })).find(
+          (a) => a.attempt === target.attempt,
+        );
         if (killedAttempt?.finished_at != null) this.requeueMs.push(killedAttempt.finished_at - killedAt);
         this.reclaimMs.push(job.claimed_at - killedAt);
         return;
@@ -132,7 +144,8 @@ export class Damage {
     const running = await this.store.jobList({ status: 'RUNNING', limit: 100 });
     return running.flatMap((job) => {
       const child = job.owner_id === null ? undefined : byId.get(job.owner_id);
-      if (child === undefined || this.stopped.has(child.pid) || job.attempts !== 1 || job.lease_token === null) return [];
+      if (child === undefined || this.stopped.has(child.pid) || job.attempts !== 1 || job.lease_token === null)
+        return [];
       return [{ child, jobId: job.id, attempt: job.attempts, priority: job.priority, leaseToken: job.lease_token }];
     });
   }

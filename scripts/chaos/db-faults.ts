@@ -31,7 +31,8 @@ export class DbFaults {
   }
 
   static async start(database: string, random: SeededRandom): Promise<DbFaults> {
-    if (isPostgresUrl(database)) return new DbFaults(await BackendKills.open(database), random, { min: 1_000, max: 3_000 });
+    if (isPostgresUrl(database))
+      return new DbFaults(await BackendKills.open(database), random, { min: 1_000, max: 3_000 });
     return new DbFaults(new LockOuts(database), random, { min: 1_000, max: 4_000 });
   }
 
@@ -92,5 +93,7 @@ export class DbFaults {
  * the backend kills (aimed at the queue's application_name) spare them.
  */
 export function observerDatabase(database: string): string {
-  return isPostgresUrl(database) ? withApplicationName(database, `${queueApplicationName(database)}-observer`) : database;
+  return isPostgresUrl(database)
+    ? withApplicationName(database, `${queueApplicationName(database)}-observer`)
+    : database;
 }

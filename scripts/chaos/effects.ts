@@ -46,7 +46,9 @@ export class EffectsLog {
    * of a line this short to a local file is not cut short by a SIGKILL.)
    */
   all(): Effect[] {
-    const lines = readFileSync(this.path, 'utf8').split('\n').filter((line) => line !== '');
+    const lines = readFileSync(this.path, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
     const effects = lines.map((line, index) => {
       try {
         return JSON.parse(line) as Effect;
@@ -66,7 +68,9 @@ export class EffectsRecorder {
     this.fd = openSync(path, 'a');
   }
 
-  record(effect: Omit<Effect, 'ts' | 'outcome' | 'proc_start'> & Partial<Pick<Effect, 'outcome' | 'proc_start'>>): void {
+  record(
+    effect: Omit<Effect, 'ts' | 'outcome' | 'proc_start'> & Partial<Pick<Effect, 'outcome' | 'proc_start'>>,
+  ): void {
     writeSync(this.fd, `${JSON.stringify({ outcome: null, proc_start: null, ...effect, ts: Date.now() })}\n`);
   }
 }

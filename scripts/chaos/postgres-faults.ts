@@ -15,7 +15,9 @@ const TERMINATE_QUEUE_BACKENDS = `
 export function queueApplicationName(database: string): string {
   const name = new URL(database).searchParams.get('application_name');
   if (name === null || name === '') {
-    throw new Error(`--db-faults on PostgreSQL terminates the queue's sessions only: add application_name=<a name of its own> to the database URL (${database.replace(/\/\/[^@]*@/, '//')})`);
+    throw new Error(
+      `--db-faults on PostgreSQL terminates the queue's sessions only: add application_name=<a name of its own> to the database URL (${database.replace(/\/\/[^@]*@/, '//')})`,
+    );
   }
   return name;
 }

@@ -36,7 +36,8 @@ export class ProcessLedger {
 
   /** Note every process that descends from `pid` now (a supervisor's children and whatever they started). */
   noteDescendants(pid: number, origin: string): void {
-    for (const stat of descendants(listProcesses(), [pid])) this.note(stat.pid, stat.startTicks, `${origin} (${stat.comm})`);
+    for (const stat of descendants(listProcesses(), [pid]))
+      this.note(stat.pid, stat.startTicks, `${origin} (${stat.comm})`);
   }
 
   get size(): number {
@@ -60,14 +61,16 @@ export class ProcessLedger {
 
     const found = new Map<number, Survivor>();
     const add = (stat: ProcStat, origin: string) => {
-      if (stat.pid !== process.pid && !found.has(stat.pid)) found.set(stat.pid, { pid: stat.pid, startTicks: stat.startTicks, origin, command: commandLine(stat.pid) });
+      if (stat.pid !== process.pid && !found.has(stat.pid))
+        found.set(stat.pid, { pid: stat.pid, startTicks: stat.startTicks, origin, command: commandLine(stat.pid) });
     };
     for (const noted of this.noted.values()) if (isSame(noted)) add(byPid.get(noted.pid)!, noted.origin);
     for (const stat of running) {
       const leader = leaders.get(stat.pgrp) ?? leaders.get(stat.session);
       if (leader !== undefined) add(stat, `in the group or session of ${leader.origin} ${leader.pid}`);
     }
-    for (const stat of descendants(running, [...found.keys()])) add(stat, `descendant of ${found.get(stat.ppid)?.origin ?? 'a survivor'} ${stat.ppid}`);
+    for (const stat of descendants(running, [...found.keys()]))
+      add(stat, `descendant of ${found.get(stat.ppid)?.origin ?? 'a survivor'} ${stat.ppid}`);
     return [...found.values()];
   }
 

@@ -19,10 +19,18 @@ export class LockOuts implements FaultInjector {
   constructor(private readonly path: string) {}
 
   async inject(): Promise<void> {
-    const holder = execa(process.execPath, [HOLDER, this.path, String(LOCK_HOLD_MS)], { reject: false, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    const holder = execa(process.execPath, [HOLDER, this.path, String(LOCK_HOLD_MS)], {
+      reject: false,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     this.holder = holder;
     try {
-      const locked = await Promise.race([once(createInterface({ input: holder.stdout }), 'line').then(() => true), holder.then(() => false)]);
+      const locked = await Promise.race([
+        once(createInterface({ input: holder.stdout }), 'line').then(() => true),
+        holder.then(() => false),
+      ]);
       if (!locked) throw new Error(`the lock holder exited without the lock: ${(await holder).stderr}`);
       const lockedAt = Date.now();
       await holder;
@@ -42,6 +50,11 @@ export class LockOuts implements FaultInjector {
   }
 
   report(): Record<string, number> {
-    return { lockouts: this.lockouts, locked_ms: this.lockedMs, hold_ms: LOCK_HOLD_MS, busy_timeout_ms: BUSY_TIMEOUT_MS };
+    return {
+      lockouts: this.lockouts,
+      locked_ms: this.lockedMs,
+      hold_ms: LOCK_HOLD_MS,
+      busy_timeout_ms: BUSY_TIMEOUT_MS,
+    };
   }
 }

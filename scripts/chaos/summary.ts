@@ -24,7 +24,14 @@ export interface RunFacts {
   watchedProcesses: number;
   logFile: string | null;
   faults: Record<string, number> | null;
-  run: { seed: number; db_faults: boolean; concurrency: number | undefined; seconds: number; started: number; dir: string };
+  run: {
+    seed: number;
+    db_faults: boolean;
+    concurrency: number | undefined;
+    seconds: number;
+    started: number;
+    dir: string;
+  };
 }
 
 /**
@@ -37,12 +44,19 @@ export async function summarize(facts: RunFacts) {
   const { store, workload, damage, supervisors, effects, survivors } = facts;
   const report = await checkRun(store, workload.jobIds, effects);
   const zombies = await gatherZombieEvidence(store, damage.zombies, effects);
-  const troublePids = new Set(effects.filter((e) => e.kind === 'start' && e.attempt === 1 && workload.killerJobIds.has(e.job_id)).map((e) => e.pid));
+  const troublePids = new Set(
+    effects
+      .filter((e) => e.kind === 'start' && e.attempt === 1 && workload.killerJobIds.has(e.job_id))
+      .map((e) => e.pid),
+  );
   const children = judgeChildren(facts.logFile, facts.run.started, { stoppedPids: damage.everStopped, troublePids });
   const exits = supervisors.unexpectedExits.map(
-    (exit) => `supervisor ${exit.pid} exited on its own (code ${String(exit.exitCode)}, signal ${String(exit.signal)}): ${exit.lastOutput}`,
+    (exit) =>
+      `supervisor ${exit.pid} exited on its own (code ${String(exit.exitCode)}, signal ${String(exit.signal)}): ${exit.lastOutput}`,
   );
-  const orphans = survivors.map((s) => `pid ${s.pid} (${s.origin}: ${s.command}) still running after the last supervisor stopped`);
+  const orphans = survivors.map(
+    (s) => `pid ${s.pid} (${s.origin}: ${s.command}) still running after the last supervisor stopped`,
+  );
   const violations = {
     ...report.violations,
     zombie_writes: report.violations.zombie_writes + zombies.violations.length,
@@ -51,7 +65,14 @@ export async function summarize(facts: RunFacts) {
     child_crashes: children.crashes.length,
     healthy_children_killed: children.healthy_kills.length,
   };
-  const examples = [...report.examples, ...zombies.violations, ...exits, ...orphans, ...children.crashes, ...children.healthy_kills];
+  const examples = [
+    ...report.examples,
+    ...zombies.violations,
+    ...exits,
+    ...orphans,
+    ...children.crashes,
+    ...children.healthy_kills,
+  ];
   return {
     seed: facts.run.seed,
     db_faults: facts.run.db_faults,
@@ -61,8 +82,20 @@ export async function summarize(facts: RunFacts) {
     jobs: workload.jobIds.length,
     short_jobs: workload.shortJobIds.size,
     dir: facts.run.dir,
-    damage: { ...damage.counts, supervisor_kills: supervisors.kills, trouble: workload.trouble, subprocess_jobs: workload.subprocesses.jobs },
-    faults: facts.faults === null ? null : { ...facts.faults, db_unavailable_logged: children.db_unavailable, db_recovered_logged: children.db_recovered },
+    damage: {
+      ...damage.counts,
+      supervisor_kills: supervisors.kills,
+      trouble: workload.trouble,
+      subprocess_jobs: workload.subprocesses.jobs,
+    },
+    faults:
+      facts.faults === null
+        ? null
+        : {
+            ...facts.faults,
+            db_unavailable_logged: children.db_unavailable,
+            db_recovered_logged: children.db_recovered,
+          },
     outcome: report.outcome,
     attempts_max: report.attempts_max,
     short_jobs_interrupted: [...report.interrupted].filter((id) => workload.shortJobIds.has(id)).length,

@@ -32,7 +32,8 @@ export function judgeChildren(
     const pid = Number(record.pid);
     switch (record.event) {
       case 'CHILD_EXITED':
-        if (typeof record.exit_code === 'number' && record.exit_code !== 0) verdicts.crashes.push(`${record.ts} child ${pid}: ${String(record.msg)}`);
+        if (typeof record.exit_code === 'number' && record.exit_code !== 0)
+          verdicts.crashes.push(`${record.ts} child ${pid}: ${String(record.msg)}`);
         break;
       case 'CHILD_KILLED':
         if (record.reason !== 'shutdown' && !deserving.stoppedPids.has(pid) && !deserving.troublePids.has(pid)) {
@@ -54,7 +55,8 @@ export function judgeChildren(
 function readLog(file: string): LogRecord[] {
   const { dir, name, ext } = parse(file);
   const rotated: string[] = [];
-  for (let index = 1; existsSync(`${dir}/${name}${index}${ext}`); index++) rotated.unshift(`${dir}/${name}${index}${ext}`);
+  for (let index = 1; existsSync(`${dir}/${name}${index}${ext}`); index++)
+    rotated.unshift(`${dir}/${name}${index}${ext}`);
   return [...rotated, file].filter(existsSync).flatMap((path) =>
     readFileSync(path, 'utf8')
       .split('\n')

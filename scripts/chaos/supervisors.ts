@@ -53,13 +53,17 @@ export class Supervisors {
       this.options.ledger.notePid(run.pid, 'supervisor');
       const deadline = Date.now() + READY_TIMEOUT_MS;
       while (run.running && (await this.children()).filter((c) => c.state !== 'starting').length === 0) {
-        if (Date.now() > deadline) throw new Error(`supervisor ${run.pid} has no ready child after ${READY_TIMEOUT_MS / 1000} s; see ${this.options.output}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `supervisor ${run.pid} has no ready child after ${READY_TIMEOUT_MS / 1000} s; see ${this.options.output}`,
+          );
         await sleep(50);
       }
       if (run.running) return;
       await run.exited;
       this.recordUnexpectedExit(run);
-      if (tries >= START_TRIES) throw new Error(`${tries} supervisors in a row exited before a child was ready; see ${this.options.output}`);
+      if (tries >= START_TRIES)
+        throw new Error(`${tries} supervisors in a row exited before a child was ready; see ${this.options.output}`);
     }
   }
 
@@ -67,7 +71,9 @@ export class Supervisors {
   async children(): Promise<WorkerRow[]> {
     const run = this.current;
     const workers = await this.options.store.workerList({ includeExited: false, limit: 1_000 });
-    const supervisorId = workers.find((w) => w.kind === 'supervisor' && w.pid === run.pid && w.started_at >= this.since)?.id;
+    const supervisorId = workers.find(
+      (w) => w.kind === 'supervisor' && w.pid === run.pid && w.started_at >= this.since,
+    )?.id;
     if (supervisorId === undefined) return [];
     return workers.filter((w) => w.kind === 'child' && w.supervisor_id === supervisorId && isPidAlive(w.pid));
   }

@@ -35,7 +35,12 @@ export class Workload {
     if (count <= 0) return;
     const payloads = Array.from({ length: count }, () => this.longPayload());
     const jobs = await this.queue.enqueueMany(
-      payloads.map((payload) => ({ class: LONG_CLASS, payload, maxRetries: MAX_RETRIES, priority: payload.ms >= 600 ? ZOMBIE_BAIT_PRIORITY : 0 })),
+      payloads.map((payload) => ({
+        class: LONG_CLASS,
+        payload,
+        maxRetries: MAX_RETRIES,
+        priority: payload.ms >= 600 ? ZOMBIE_BAIT_PRIORITY : 0,
+      })),
     );
     jobs.forEach((job, i) => {
       this.jobIds.push(job.id);
@@ -58,7 +63,8 @@ export class Workload {
 
   private longPayload(): ChaosPayload {
     const roll = this.random.next();
-    const trouble: ChaosPayload['trouble'] = roll < 0.03 ? 'throw' : roll < 0.05 ? 'hang' : roll < 0.06 ? 'busy' : 'none';
+    const trouble: ChaosPayload['trouble'] =
+      roll < 0.03 ? 'throw' : roll < 0.05 ? 'hang' : roll < 0.06 ? 'busy' : 'none';
     if (trouble !== 'none') this.trouble[trouble] += 1;
     const bait = trouble === 'none' && this.random.next() < 0.25;
     if (bait) return { ms: this.random.int(600, 1_200), trouble, effects: this.effectsPath, write: true };

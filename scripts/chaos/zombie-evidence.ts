@@ -44,14 +44,18 @@ export async function gatherZombieEvidence(
   };
   const violations: string[] = [];
   for (const zombie of zombies) {
-    const write = effects.find((e) => e.kind === 'write' && e.lease_token === zombie.leaseToken && e.ts >= zombie.resumedAt);
+    const write = effects.find(
+      (e) => e.kind === 'write' && e.lease_token === zombie.leaseToken && e.ts >= zombie.resumedAt,
+    );
     if (write !== undefined) {
       evidence.wrote += 1;
       if (write.outcome === 'refused') evidence.refused_by_store += 1;
       else if (write.outcome === 'lost_locally') evidence.refused_by_child += 1;
       else if (write.outcome === 'accepted') {
         evidence.accepted += 1;
-        violations.push(`job ${zombie.jobId}: pid ${zombie.pid}, resumed with the stale token of attempt ${zombie.attempt}, wrote progress and the store took it`);
+        violations.push(
+          `job ${zombie.jobId}: pid ${zombie.pid}, resumed with the stale token of attempt ${zombie.attempt}, wrote progress and the store took it`,
+        );
       } else evidence.failed += 1;
     }
     const rejected = (await store.eventList({ jobId: zombie.jobId }))
@@ -59,7 +63,8 @@ export async function gatherZombieEvidence(
       .map((event) => JSON.parse(event.detail ?? '{}') as { op?: string; lease_token?: string })
       .filter((detail) => detail.lease_token === zombie.leaseToken);
     if (rejected.length > 0) evidence.with_rejected_event += 1;
-    for (const { op = 'unknown' } of rejected) evidence.rejected_events_by_op[op] = (evidence.rejected_events_by_op[op] ?? 0) + 1;
+    for (const { op = 'unknown' } of rejected)
+      evidence.rejected_events_by_op[op] = (evidence.rejected_events_by_op[op] ?? 0) + 1;
   }
   return { evidence, violations };
 }

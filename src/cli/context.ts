@@ -32,7 +32,11 @@ export function isStdin(value: string | undefined): boolean {
 
 /** The options of every command. */
 export const GLOBAL_OPTIONS = {
-  config: { type: 'string', global: true, describe: 'queue.yaml: the database, class list, limits and retention policy' },
+  config: {
+    type: 'string',
+    global: true,
+    describe: 'queue.yaml: the database, class list, limits and retention policy',
+  },
   db: { type: 'string', global: true, describe: "the database (wins over the config's)" },
   json: { type: 'boolean', default: false, global: true, describe: 'print one JSON document' },
 } satisfies Record<string, Options>;
@@ -67,9 +71,11 @@ export async function resolveTarget(args: GlobalArgs, loaded?: LeaseholdConfig):
   if (args.config === undefined && args.db === undefined) {
     throw new InvalidInputError('USAGE', 'give --config queue.yaml or --db PATH');
   }
-  if (args.db !== undefined && args.db.trim() === '') throw new InvalidInputError('DATABASE', '--db must be a file path');
+  if (args.db !== undefined && args.db.trim() === '')
+    throw new InvalidInputError('DATABASE', '--db must be a file path');
   // `loaded`: --config's file, already read and checked by the command.
-  const config = loaded ?? (args.config === undefined ? undefined : (await import('../config/load.js')).loadConfig(args.config));
+  const config =
+    loaded ?? (args.config === undefined ? undefined : (await import('../config/load.js')).loadConfig(args.config));
   const database = args.db !== undefined ? absoluteDatabase(args.db) : (config as LeaseholdConfig).database;
   return { config, database };
 }
@@ -93,7 +99,8 @@ export async function openContext(target: Target, args: GlobalArgs, { create }: 
     store = await openStore(database);
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;
-    if (isOpenError(error)) throw new InvalidInputError('DATABASE', `cannot open the database at ${database}: ${(error as Error).message}`);
+    if (isOpenError(error))
+      throw new InvalidInputError('DATABASE', `cannot open the database at ${database}: ${(error as Error).message}`);
     throw error;
   }
   return { ...target, store, clock: systemClock, json: args.json, created: isFile && !existed };
@@ -104,12 +111,29 @@ function isOpenError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return (
     typeof code === 'string' &&
-    ['ENOENT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'EEXIST', 'SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_READONLY', 'SQLITE_PERM'].includes(code)
+    [
+      'ENOENT',
+      'EACCES',
+      'EPERM',
+      'EROFS',
+      'ENOTDIR',
+      'EISDIR',
+      'EEXIST',
+      'SQLITE_CANTOPEN',
+      'SQLITE_NOTADB',
+      'SQLITE_READONLY',
+      'SQLITE_PERM',
+    ].includes(code)
   );
 }
 
 /** Open, do the work, close; the store is closed before any error reaches the exit handler. */
-export async function withStore<T>(target: Target, args: GlobalArgs, options: { create: boolean }, work: (ctx: Context) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  target: Target,
+  args: GlobalArgs,
+  options: { create: boolean },
+  work: (ctx: Context) => Promise<T>,
+): Promise<T> {
   const ctx = await openContext(target, args, options);
   try {
     return await work(ctx);
@@ -203,7 +227,8 @@ export function output(json: boolean, value: unknown, human: () => string): void
 export function parseId(raw: unknown): number {
   const text = String(raw ?? '').trim();
   const id = /^[1-9][0-9]*$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(id)) throw new InvalidInputError('ID', `job id must be a positive integer, got ${JSON.stringify(String(raw ?? ''))}`);
+  if (!Number.isSafeInteger(id))
+    throw new InvalidInputError('ID', `job id must be a positive integer, got ${JSON.stringify(String(raw ?? ''))}`);
   return id;
 }
 
@@ -217,14 +242,24 @@ export function classConfig(config: LeaseholdConfig | undefined, name: string): 
  * a positional); `allowFlag` is enqueue's way past the check; `noJobs` says
  * the database was asked too.
  */
-export function unknownClassError(name: string, config: LeaseholdConfig | undefined, { option, allowFlag, noJobs = false }: { option?: string; allowFlag?: string; noJobs?: boolean } = {}): InvalidInputError {
+export function unknownClassError(
+  name: string,
+  config: LeaseholdConfig | undefined,
+  { option, allowFlag, noJobs = false }: { option?: string; allowFlag?: string; noJobs?: boolean } = {},
+): InvalidInputError {
   const unknown = `${option === undefined ? '' : `${option}: `}unknown class ${JSON.stringify(name)}`;
   if (config !== undefined) {
     const listed = `${unknown} (${config.file} has ${config.classes.map((cls) => cls.name).join(', ')})`;
-    return new InvalidInputError('CLASS', allowFlag === undefined ? listed : `${listed}; pass ${allowFlag} to enqueue it anyway`);
+    return new InvalidInputError(
+      'CLASS',
+      allowFlag === undefined ? listed : `${listed}; pass ${allowFlag} to enqueue it anyway`,
+    );
   }
   const remedies = ['--config', ...(allowFlag === undefined ? [] : [allowFlag])].join(', or ');
-  return new InvalidInputError('CLASS', `${unknown}: ${noJobs ? 'no job of it in the database, and ' : ''}there is no config to check it against (give ${remedies})`);
+  return new InvalidInputError(
+    'CLASS',
+    `${unknown}: ${noJobs ? 'no job of it in the database, and ' : ''}there is no config to check it against (give ${remedies})`,
+  );
 }
 
 /**
@@ -240,7 +275,8 @@ export async function checkClassOption(name: string | undefined, { config, store
     if (classConfig(config, name) === undefined) throw unknownClassError(name, config, { option: '--class' });
     return;
   }
-  if ((await store.jobList({ class: name, limit: 1 })).length === 0) throw unknownClassError(name, config, { option: '--class', noJobs: true });
+  if ((await store.jobList({ class: name, limit: 1 })).length === 0)
+    throw unknownClassError(name, config, { option: '--class', noJobs: true });
 }
 
 export function retentionPolicy(config: LeaseholdConfig | undefined): RetentionPolicy {

@@ -19,9 +19,15 @@ const OPTION_TYPES = new Set(['string', 'boolean']);
 /** Words that yargs would take as a boolean option's value, where a strict parser sees a positional. */
 const BOOLEAN_WORDS = new Set(['true', 'false']);
 
-export function fastArgs(argv: readonly string[], spec: CommandSpec<GlobalArgs>, globals: Record<string, Options>): GlobalArgs | undefined {
+export function fastArgs(
+  argv: readonly string[],
+  spec: CommandSpec<GlobalArgs>,
+  globals: Record<string, Options>,
+): GlobalArgs | undefined {
   const tables: Record<string, Options> = { ...globals, ...spec.options };
-  const plain = Object.values(tables).every((option) => OPTION_TYPES.has(String(option.type)) && Object.keys(option).every((key) => PLAIN_OPTION_KEYS.has(key)));
+  const plain = Object.values(tables).every(
+    (option) => OPTION_TYPES.has(String(option.type)) && Object.keys(option).every((key) => PLAIN_OPTION_KEYS.has(key)),
+  );
   const wanted = positionalNames(spec);
   if (!plain || wanted === undefined || argv.includes('--')) return undefined;
 
@@ -34,7 +40,9 @@ export function fastArgs(argv: readonly string[], spec: CommandSpec<GlobalArgs>,
   const { values, positionals, tokens } = parsed;
   const optionTokens = tokens.filter((token) => token.kind === 'option');
   if (new Set(optionTokens.map((token) => token.name)).size !== optionTokens.length) return undefined;
-  const booleanValueNext = tokens.some((token, i) => token.kind === 'option' && tables[token.name]?.type === 'boolean' && isBooleanWord(tokens[i + 1]));
+  const booleanValueNext = tokens.some(
+    (token, i) => token.kind === 'option' && tables[token.name]?.type === 'boolean' && isBooleanWord(tokens[i + 1]),
+  );
   if (booleanValueNext) return undefined;
 
   const [name, ...given] = positionals;
@@ -62,7 +70,12 @@ export function fastArgs(argv: readonly string[], spec: CommandSpec<GlobalArgs>,
 }
 
 function parse(argv: readonly string[], tables: Record<string, Options>) {
-  const options = Object.fromEntries(Object.entries(tables).map(([option, table]) => [option, { type: table.type === 'boolean' ? ('boolean' as const) : ('string' as const) }]));
+  const options = Object.fromEntries(
+    Object.entries(tables).map(([option, table]) => [
+      option,
+      { type: table.type === 'boolean' ? ('boolean' as const) : ('string' as const) },
+    ]),
+  );
   return parseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
 }
 
@@ -70,7 +83,9 @@ function parse(argv: readonly string[], tables: Record<string, Options>) {
 function positionalNames(spec: CommandSpec<GlobalArgs>): { name: string; required: boolean }[] | undefined {
   const words = spec.command.split(/\s+/).slice(1);
   const names = words.map((word) => ({ name: word.slice(1, -1), required: word.startsWith('<') }));
-  const readable = names.every(({ name }) => /^[\w-]+$/.test(name) && (spec.positionals?.[name]?.type ?? 'string') === 'string');
+  const readable = names.every(
+    ({ name }) => /^[\w-]+$/.test(name) && (spec.positionals?.[name]?.type ?? 'string') === 'string',
+  );
   return readable ? names : undefined;
 }
 

@@ -1,6 +1,15 @@
 /** Human output of the `leasehold` commands: aligned tables (the values in them: ../reports/format.ts). */
 
-export { clip, formatAgo, formatBytes, formatCpu, formatDuration, formatPercent, formatTime, formatWhen } from '../reports/format.js';
+export {
+  clip,
+  formatAgo,
+  formatBytes,
+  formatCpu,
+  formatDuration,
+  formatPercent,
+  formatTime,
+  formatWhen,
+} from '../reports/format.js';
 
 export type Cell = string | number | null | undefined;
 
@@ -10,7 +19,10 @@ export type Cell = string | number | null | undefined;
  */
 export function table(headers: readonly string[], rows: readonly (readonly Cell[])[]): string {
   const text = rows.map((row) => headers.map((_, i) => cellText(row[i])));
-  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((row) => typeof row[i] === 'number' || row[i] === null || row[i] === undefined));
+  const numeric = headers.map(
+    (_, i) =>
+      rows.length > 0 && rows.every((row) => typeof row[i] === 'number' || row[i] === null || row[i] === undefined),
+  );
   const widths = headers.map((header, i) => Math.max(header.length, ...text.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells

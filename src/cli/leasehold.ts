@@ -40,7 +40,10 @@ async function runYargs(args: string[], commands: Command[]): Promise<void> {
   // Read from package.json only here: the fast path never prints the version.
   const { packageVersion } = await import('../package-version.js');
   const names = Object.keys(COMMANDS);
-  const cli = yargs(args).scriptName(PROGRAM).usage('$0 (--config queue.yaml | --db PATH) <command> [options]').options(GLOBAL_OPTIONS);
+  const cli = yargs(args)
+    .scriptName(PROGRAM)
+    .usage('$0 (--config queue.yaml | --db PATH) <command> [options]')
+    .options(GLOBAL_OPTIONS);
   for (const command of commands) cli.command(command);
   await cli
     .demandCommand(1, `give a command: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)
@@ -62,4 +65,8 @@ const load = namedCommand(args);
 const named = await load?.();
 const fast = named === undefined ? undefined : fastArgs(args, named.spec, GLOBAL_OPTIONS);
 if (named !== undefined && fast !== undefined) await named.handler(fast as Parameters<Command['handler']>[0]);
-else await runYargs(args, named !== undefined ? [named] : await Promise.all(Object.values(COMMANDS).map((loadOne) => loadOne())));
+else
+  await runYargs(
+    args,
+    named !== undefined ? [named] : await Promise.all(Object.values(COMMANDS).map((loadOne) => loadOne())),
+  );

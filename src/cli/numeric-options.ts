@@ -36,7 +36,8 @@ function parseNumber(name: string, range: NumberRange, raw: unknown): number {
     (range.integer ? Number.isSafeInteger(value) : Number.isFinite(value)) &&
     (range.aboveMin === true ? value > range.min : value >= range.min) &&
     (range.max === undefined || value <= range.max);
-  if (!inRange) throw new InvalidInputError('USAGE', `--${name}: expected ${describeRange(range)}, got ${JSON.stringify(text)}`);
+  if (!inRange)
+    throw new InvalidInputError('USAGE', `--${name}: expected ${describeRange(range)}, got ${JSON.stringify(text)}`);
   return value;
 }
 

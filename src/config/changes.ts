@@ -26,7 +26,10 @@ export function configChanges(before: LeaseholdConfig, after: LeaseholdConfig): 
     const reason = FIXED[field];
     if (reason === undefined || path.join('.') === 'log.level') continue;
     // Which database is which is what the operator needs to see first.
-    const moved = field === 'database' ? `the supervisor runs on ${redactDatabase(before.database)}, the file now names ${redactDatabase(after.database)}: ` : '';
+    const moved =
+      field === 'database'
+        ? `the supervisor runs on ${redactDatabase(before.database)}, the file now names ${redactDatabase(after.database)}: `
+        : '';
     refused.add(`${field} cannot change without a restart: ${moved}${reason}`);
   }
   return { changes: differences.map(describe), refused: [...refused] };

@@ -29,7 +29,10 @@ export interface DeploymentProblem {
 }
 
 /** Every problem of a loaded config that start-up would refuse; none: it starts. */
-export async function deploymentProblems(config: LeaseholdConfig, env: NodeJS.ProcessEnv = process.env): Promise<DeploymentProblem[]> {
+export async function deploymentProblems(
+  config: LeaseholdConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<DeploymentProblem[]> {
   const problems: DeploymentProblem[] = [];
   const database = sqlitePathProblem(config.database);
   if (database !== undefined) problems.push({ field: 'database', message: database });
@@ -44,7 +47,11 @@ export async function deploymentProblems(config: LeaseholdConfig, env: NodeJS.Pr
     config.classes.map(async (cls, index): Promise<DeploymentProblem | undefined> => {
       const problem = existsSync(cls.handler) ? await probeHandler(cls.handler, env) : `no such file ${cls.handler}`;
       if (problem === undefined) return undefined;
-      return { field: `classes[${index}].handler`, message: `class ${cls.name}: ${problem}`, handler: { class: cls.name, file: cls.handler, problem } };
+      return {
+        field: `classes[${index}].handler`,
+        message: `class ${cls.name}: ${problem}`,
+        handler: { class: cls.name, file: cls.handler, problem },
+      };
     }),
   );
   return [...problems, ...handlerProblems.filter((problem) => problem !== undefined)];
@@ -69,7 +76,12 @@ function sqlitePathProblem(database: string): string | undefined {
   let existing = database;
   while (!existsSync(existing)) existing = path.dirname(existing);
   const isFolder = statSync(existing).isDirectory();
-  if (existing === database) return isFolder ? `${database} is a folder, not a database file` : writable(database) ? undefined : `${database} is not writable`;
+  if (existing === database)
+    return isFolder
+      ? `${database} is a folder, not a database file`
+      : writable(database)
+        ? undefined
+        : `${database} is not writable`;
   if (!isFolder) return `cannot create ${database}: ${existing} is a file, not a folder`;
   return writable(existing) ? undefined : `cannot create ${database}: ${existing} is not writable`;
 }
@@ -86,11 +98,17 @@ function writable(file: string): boolean {
 /** Why `file` cannot be used as a handler (undefined: it can), from a probe process of its own. */
 function probeHandler(file: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [PROBE, file], { env, timeout: HANDLER_LOAD_TIMEOUT_MS, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-      if (error === null) return resolve((JSON.parse(stdout) as { problem: string | null }).problem ?? undefined);
-      if ((error as { killed?: boolean }).killed === true) return resolve(`handler ${file} did not finish loading within ${HANDLER_LOAD_TIMEOUT_MS / 1000}s`);
-      const said = stderr.trim().split('\n').at(-1);
-      resolve(`loading handler ${file} ended its process (${said || error.message})`);
-    });
+    execFile(
+      process.execPath,
+      [PROBE, file],
+      { env, timeout: HANDLER_LOAD_TIMEOUT_MS, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
+        if (error === null) return resolve((JSON.parse(stdout) as { problem: string | null }).problem ?? undefined);
+        if ((error as { killed?: boolean }).killed === true)
+          return resolve(`handler ${file} did not finish loading within ${HANDLER_LOAD_TIMEOUT_MS / 1000}s`);
+        const said = stderr.trim().split('\n').at(-1);
+        resolve(`loading handler ${file} ended its process (${said || error.message})`);
+      },
+    );
   });
 }

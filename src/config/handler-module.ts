@@ -11,10 +11,15 @@ export async function importHandler(file: string): Promise<(...args: never[]) =>
   try {
     module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${firstLine(error)}`, { retryable: false, cause: error });
+    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${firstLine(error)}`, {
+      retryable: false,
+      cause: error,
+    });
   }
   if (typeof module.default !== 'function') {
-    throw new LeaseholdError('HANDLER:NO_DEFAULT_EXPORT', `handler ${file} has no default export function`, { retryable: false });
+    throw new LeaseholdError('HANDLER:NO_DEFAULT_EXPORT', `handler ${file} has no default export function`, {
+      retryable: false,
+    });
   }
   return module.default as (...args: never[]) => unknown;
 }

@@ -18,10 +18,17 @@ import { HOST_IDENTITY } from './schema.js';
 
 export const HOST_ENV = 'LEASEHOLD_HOST';
 
-export function resolveHost(options: { configured: string | null; env?: NodeJS.ProcessEnv; hostname?: () => string }): string {
+export function resolveHost(options: {
+  configured: string | null;
+  env?: NodeJS.ProcessEnv;
+  hostname?: () => string;
+}): string {
   const fromEnv = (options.env ?? process.env)[HOST_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
-    if (!HOST_IDENTITY.test(fromEnv)) throw new ConfigError([`${HOST_ENV}: expected a host name without whitespace, ":" or "/", got ${JSON.stringify(fromEnv)}`]);
+    if (!HOST_IDENTITY.test(fromEnv))
+      throw new ConfigError([
+        `${HOST_ENV}: expected a host name without whitespace, ":" or "/", got ${JSON.stringify(fromEnv)}`,
+      ]);
     return fromEnv;
   }
   if (options.configured !== null) return options.configured;

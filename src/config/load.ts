@@ -23,7 +23,8 @@ export function loadConfig(file: string): LeaseholdConfig {
 /** `file` names the source in messages, and its folder anchors relative paths. */
 export function parseConfig(text: string, file: string): LeaseholdConfig {
   const raw = parseYaml(text, file);
-  if (raw === null || raw === undefined) throw new ConfigError([`${file}: the file is empty, expected a mapping with database and classes`]);
+  if (raw === null || raw === undefined)
+    throw new ConfigError([`${file}: the file is empty, expected a mapping with database and classes`]);
   // jitless: zod's eval-compiled fast path costs more to build than it saves on the one parse a process makes.
   const result = configSchema.safeParse(raw, { reportInput: true, jitless: true });
   if (!result.success) throw new ConfigError(result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`));
@@ -45,7 +46,9 @@ function parseYaml(text: string, file: string): unknown {
     return doc.toJS();
   } catch (error) {
     // e.g. too many aliases: valid syntax, but not something to expand.
-    throw new ConfigError([`${file}: YAML error: ${error instanceof Error ? error.message : String(error)}`], { cause: error });
+    throw new ConfigError([`${file}: YAML error: ${error instanceof Error ? error.message : String(error)}`], {
+      cause: error,
+    });
   }
 }
 
@@ -54,7 +57,10 @@ function resolvePaths(parsed: ParsedConfig, absoluteFile: string): LeaseholdConf
   return {
     file: absoluteFile,
     ...parsed,
-    database: isPostgresUrl(parsed.database) || parsed.database === ':memory:' ? parsed.database : path.resolve(folder, parsed.database),
+    database:
+      isPostgresUrl(parsed.database) || parsed.database === ':memory:'
+        ? parsed.database
+        : path.resolve(folder, parsed.database),
     log: { ...parsed.log, file: parsed.log.file === null ? null : path.resolve(folder, parsed.log.file) },
     classes: parsed.classes.map((cls) => ({ ...cls, handler: path.resolve(folder, cls.handler) })),
   };

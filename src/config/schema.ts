@@ -8,7 +8,15 @@
 import { z } from 'zod';
 import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
 import { serialisePayload } from '../queue/enqueue.js';
-import { DEFAULT_BACKOFF, defaultClaimBatch, DEFAULT_MAX_RETRIES, DEFAULT_RESTART, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_RETENTION, MAX_PRIORITY } from '../queue/limits.js';
+import {
+  DEFAULT_BACKOFF,
+  defaultClaimBatch,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_RESTART,
+  DEFAULT_PAYLOAD_LIMIT_BYTES,
+  DEFAULT_RETENTION,
+  MAX_PRIORITY,
+} from '../queue/limits.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
@@ -44,7 +52,8 @@ const flag = () => z.boolean({ error: 'expected true or false' });
  * rule fed that value would add a second, derived one.
  */
 const whenFieldsValid = (...fields: string[]) => ({
-  when: (payload: z.core.ParsePayload) => payload.issues.every((issue) => issue.continue === true && !fields.includes(String(issue.path?.[0]))),
+  when: (payload: z.core.ParsePayload) =>
+    payload.issues.every((issue) => issue.continue === true && !fields.includes(String(issue.path?.[0]))),
 });
 
 const logSchema = mapping({
@@ -100,11 +109,21 @@ const scheduleSchema = mapping({
     .max(SCHEDULE_NAME_MAX, { error: `expected a schedule name of at most ${SCHEDULE_NAME_MAX} characters` }),
   cron: nonEmptyString('a cron expression').superRefine((expression, ctx) => {
     const problem = cronExpressionProblem(expression);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `expected a cron expression, got ${JSON.stringify(expression)}: ${problem}` });
+    if (problem !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a cron expression, got ${JSON.stringify(expression)}: ${problem}`,
+      });
   }),
-  timezone: nonEmptyString('an IANA time zone').default('UTC').superRefine((timezone, ctx) => {
-    if (!isTimeZone(timezone)) ctx.addIssue({ code: 'custom', message: `expected an IANA time zone such as "Europe/Berlin" or "UTC", got ${JSON.stringify(timezone)}` });
-  }),
+  timezone: nonEmptyString('an IANA time zone')
+    .default('UTC')
+    .superRefine((timezone, ctx) => {
+      if (!isTimeZone(timezone))
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected an IANA time zone such as "Europe/Berlin" or "UTC", got ${JSON.stringify(timezone)}`,
+        });
+    }),
   /** The payload of every job the schedule enqueues. */
   payload: z.json({ error: 'expected a JSON value' }).default({}),
   catch_up: z.enum(CATCH_UP_MODES, { error: `expected one of ${CATCH_UP_MODES.join(', ')}` }).default('latest'),
@@ -152,19 +171,27 @@ const classSchema = mapping({
     cls.schedules.forEach((schedule, index) => {
       const first = seen.get(schedule.name);
       if (first === undefined) seen.set(schedule.name, index);
-      else ctx.addIssue({ code: 'custom', path: ['schedules', index, 'name'], message: `duplicate schedule name "${schedule.name}" (also schedules[${first}].name)` });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', index, 'name'],
+          message: `duplicate schedule name "${schedule.name}" (also schedules[${first}].name)`,
+        });
     });
   })
-  .superRefine((cls, ctx) => {
-    // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
-    if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['heartbeat_seconds'],
-        message: `expected at most lease_seconds / 2 = ${cls.lease_seconds / 2} (heartbeat well under the lease), got ${cls.heartbeat_seconds}`,
-      });
-    }
-  }, whenFieldsValid('lease_seconds', 'heartbeat_seconds'))
+  .superRefine(
+    (cls, ctx) => {
+      // A heartbeat must fit at least twice in the lease, so one late beat does not lose the job.
+      if (cls.heartbeat_seconds !== undefined && cls.heartbeat_seconds > cls.lease_seconds / 2) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['heartbeat_seconds'],
+          message: `expected at most lease_seconds / 2 = ${cls.lease_seconds / 2} (heartbeat well under the lease), got ${cls.heartbeat_seconds}`,
+        });
+      }
+    },
+    whenFieldsValid('lease_seconds', 'heartbeat_seconds'),
+  )
   .superRefine((cls, ctx) => {
     if (cls.backoff.max_seconds < cls.backoff.base_seconds) {
       ctx.addIssue({
@@ -197,40 +224,48 @@ export const configSchema = mapping({
   shutdown_grace_seconds: seconds().default(30),
   payload_limit_bytes: count().default(DEFAULT_PAYLOAD_LIMIT_BYTES),
   result_limit_bytes: count().default(1024 * 1024),
-  classes: z.array(classSchema, { error: 'expected a list of classes' }).min(1, { error: 'expected at least one class' }),
-}).superRefine(
-  (config, ctx) => {
-    // Runs even when other fields failed, so a duplicate is reported with the rest.
-    const classes: unknown = (config as { classes?: unknown }).classes;
-    if (!Array.isArray(classes)) return;
-    const firstIndex = new Map<string, number>();
-    classes.forEach((cls: unknown, index) => {
-      const name = (cls as { name?: unknown } | null)?.name;
-      if (typeof name !== 'string') return;
-      const first = firstIndex.get(name);
-      if (first === undefined) {
-        firstIndex.set(name, index);
-        return;
-      }
-      ctx.addIssue({
-        code: 'custom',
-        path: ['classes', index, 'name'],
-        message: `duplicate class name "${name}" (also classes[${first}].name)`,
+  classes: z
+    .array(classSchema, { error: 'expected a list of classes' })
+    .min(1, { error: 'expected at least one class' }),
+})
+  .superRefine(
+    (config, ctx) => {
+      // Runs even when other fields failed, so a duplicate is reported with the rest.
+      const classes: unknown = (config as { classes?: unknown }).classes;
+      if (!Array.isArray(classes)) return;
+      const firstIndex = new Map<string, number>();
+      classes.forEach((cls: unknown, index) => {
+        const name = (cls as { name?: unknown } | null)?.name;
+        if (typeof name !== 'string') return;
+        const first = firstIndex.get(name);
+        if (first === undefined) {
+          firstIndex.set(name, index);
+          return;
+        }
+        ctx.addIssue({
+          code: 'custom',
+          path: ['classes', index, 'name'],
+          message: `duplicate class name "${name}" (also classes[${first}].name)`,
+        });
       });
-    });
-  },
-  { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
-).superRefine((config, ctx) => {
-  config.classes.forEach((cls, classIndex) =>
-    cls.schedules.forEach((schedule, index) => {
-      try {
-        serialisePayload(schedule.payload, config.payload_limit_bytes);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', path: ['classes', classIndex, 'schedules', index, 'payload'], message: (error as Error).message });
-      }
-    }),
-  );
-});
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  )
+  .superRefine((config, ctx) => {
+    config.classes.forEach((cls, classIndex) =>
+      cls.schedules.forEach((schedule, index) => {
+        try {
+          serialisePayload(schedule.payload, config.payload_limit_bytes);
+        } catch (error) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['classes', classIndex, 'schedules', index, 'payload'],
+            message: (error as Error).message,
+          });
+        }
+      }),
+    );
+  });
 
 export type ParsedConfig = z.output<typeof configSchema>;
 
@@ -240,7 +275,9 @@ export type ParsedConfig = z.output<typeof configSchema>;
  * file it came from, and the paths in it are absolute (resolved against its
  * folder).
  */
-export type LeaseholdConfig = Readonly<Omit<ParsedConfig, 'classes'> & { file: string; classes: readonly ClassConfig[] }>;
+export type LeaseholdConfig = Readonly<
+  Omit<ParsedConfig, 'classes'> & { file: string; classes: readonly ClassConfig[] }
+>;
 export type ClassConfig = Readonly<ParsedConfig['classes'][number]>;
 export type RestartConfig = ClassConfig['restart'];
 export type ScheduleConfig = ClassConfig['schedules'][number];

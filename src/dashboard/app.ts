@@ -13,7 +13,15 @@ import { runScheduleNow, type Schedule } from '../queue/schedules.js';
 import type { OperatorStore } from '../store/types.js';
 import { loadAssets } from './assets.js';
 import type { DashboardData } from './data.js';
-import { BadParameter, parseBulkBounds, parseClass, parseClassName, parseJobId, parseJobsQuery, parseRetryFilter } from './params.js';
+import {
+  BadParameter,
+  parseBulkBounds,
+  parseClass,
+  parseClassName,
+  parseJobId,
+  parseJobsQuery,
+  parseRetryFilter,
+} from './params.js';
 import { Guard, localPath, type Access, type DashboardEnv } from './security.js';
 import { DONE_NOTICES, jobPage, type DoneNotice } from './views/job.js';
 import { jobsPage } from './views/jobs.js';
@@ -25,7 +33,10 @@ import { schedulesPage } from './views/schedules.js';
 import { workersPage } from './views/workers.js';
 
 /** The store's operator writes the actions make. */
-export type DashboardActions = Pick<OperatorStore, 'jobRetry' | 'jobCancel' | 'jobRetryFailed' | 'jobCancelQueued' | 'classPause' | 'classResume' | 'jobInsert'>;
+export type DashboardActions = Pick<
+  OperatorStore,
+  'jobRetry' | 'jobCancel' | 'jobRetryFailed' | 'jobCancelQueued' | 'classPause' | 'classResume' | 'jobInsert'
+>;
 
 export interface DashboardOptions extends Access {
   data: DashboardData;
@@ -67,7 +78,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     csrf: c.get('csrf') ?? '',
   });
   const render = (c: Ctx, page: Html, status: 200 | 400 | 401 | 403 | 404 | 409 | 500 = 200) => c.html(page, status);
-  const refuse = (c: Ctx, status: 400 | 401 | 403 | 404 | 409, message: string) => render(c, messagePage(frame(c, ''), status, message), status);
+  const refuse = (c: Ctx, status: 400 | 401 | 403 | 404 | 409, message: string) =>
+    render(c, messagePage(frame(c, ''), status, message), status);
   const guard = new Guard(options, refuse);
   const actor = (c: Ctx) => {
     const address = getConnInfo(c).remote.address;
@@ -76,7 +88,15 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
   const login = (c: Ctx, problem?: string) => {
     const url = new URL(c.req.url);
     url.searchParams.delete('token');
-    return render(c, loginPage(frame(c, 'Log in'), c.req.path === '/login' ? localPath(c.req.query('next')) : `${url.pathname}${url.search}`, problem), 401);
+    return render(
+      c,
+      loginPage(
+        frame(c, 'Log in'),
+        c.req.path === '/login' ? localPath(c.req.query('next')) : `${url.pathname}${url.search}`,
+        problem,
+      ),
+      401,
+    );
   };
 
   // Plain HTTP (a tunnel or a proxy adds TLS): no HSTS. No referrer to other sites; not `no-referrer`, with which a browser sends its forms' Origin as "null".
@@ -94,7 +114,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     if (crossSite !== undefined) return refuse(c, 403, crossSite);
     const form = await c.req.parseBody();
     const next = localPath(typeof form.next === 'string' ? form.next : undefined);
-    if (!guard.logIn(c, typeof form.token === 'string' ? form.token : '')) return render(c, loginPage(frame(c, 'Log in'), next, 'wrong token'), 401);
+    if (!guard.logIn(c, typeof form.token === 'string' ? form.token : ''))
+      return render(c, loginPage(frame(c, 'Log in'), next, 'wrong token'), 401);
     return c.redirect(next, 303);
   });
 
@@ -132,7 +153,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     const id = parseJobId(c.req.param('id'));
     const outcome = await actions.jobRetry({ id, actor: actor(c) });
     if (outcome === 'not_found') return refuse(c, 404, `job ${id} not found`);
-    if (outcome === 'not_failed') return refuse(c, 409, `job ${id} is ${await statusOf(data, id)}, not FAILED: only FAILED jobs can be retried`);
+    if (outcome === 'not_failed')
+      return refuse(c, 409, `job ${id} is ${await statusOf(data, id)}, not FAILED: only FAILED jobs can be retried`);
     return c.redirect(`/jobs/${id}?done=retried`, 303);
   });
 
@@ -140,7 +162,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     const id = parseJobId(c.req.param('id'));
     const outcome = await actions.jobCancel({ id, actor: actor(c) });
     if (outcome === 'not_found') return refuse(c, 404, `job ${id} not found`);
-    if (outcome === 'terminal') return refuse(c, 409, `job ${id} already ended ${await statusOf(data, id)}: there is nothing to cancel`);
+    if (outcome === 'terminal')
+      return refuse(c, 409, `job ${id} already ended ${await statusOf(data, id)}: there is nothing to cancel`);
     return c.redirect(`/jobs/${id}?done=${outcome}`, 303);
   });
 
@@ -154,7 +177,10 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
   app.get('/retry-failed', async (c) => {
     if (options.readOnly) return readOnly(c);
     const filter = parseRetryFilter((name) => c.req.query(name));
-    return render(c, confirmBulkPage(frame(c, 'Retry failed jobs', 'jobs'), { kind: 'retry', filter }, await data.failedScope(filter)));
+    return render(
+      c,
+      confirmBulkPage(frame(c, 'Retry failed jobs', 'jobs'), { kind: 'retry', filter }, await data.failedScope(filter)),
+    );
   });
 
   app.post('/retry-failed', async (c) => {
@@ -167,14 +193,24 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
   app.get('/cancel-queued', async (c) => {
     if (options.readOnly) return readOnly(c);
     const jobClass = parseClass((name) => c.req.query(name));
-    return render(c, confirmBulkPage(frame(c, 'Cancel queued jobs', 'jobs'), { kind: 'cancel', filter: { class: jobClass } }, await data.queuedScope(jobClass)));
+    return render(
+      c,
+      confirmBulkPage(
+        frame(c, 'Cancel queued jobs', 'jobs'),
+        { kind: 'cancel', filter: { class: jobClass } },
+        await data.queuedScope(jobClass),
+      ),
+    );
   });
 
   app.post('/cancel-queued', async (c) => {
     const field = await formField(c);
     const jobClass = parseClass(field);
     const count = await actions.jobCancelQueued({ class: jobClass, ...parseBulkBounds(field), actor: actor(c) });
-    return render(c, bulkDonePage(frame(c, 'Cancelled', 'jobs'), { kind: 'cancel', filter: { class: jobClass } }, count));
+    return render(
+      c,
+      bulkDonePage(frame(c, 'Cancelled', 'jobs'), { kind: 'cancel', filter: { class: jobClass } }, count),
+    );
   });
 
   app.post('/classes/:class/pause', async (c) => {
@@ -191,23 +227,45 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
     return c.redirect('/', 303);
   });
 
-  app.get('/schedules', async (c) => render(c, schedulesPage(frame(c, 'Schedules', 'schedules'), await data.schedules(), options.schedules.length > 0, options.now())));
+  app.get('/schedules', async (c) =>
+    render(
+      c,
+      schedulesPage(
+        frame(c, 'Schedules', 'schedules'),
+        await data.schedules(),
+        options.schedules.length > 0,
+        options.now(),
+      ),
+    ),
+  );
 
   app.post('/schedules/:class/:name/run', async (c) => {
     const { class: jobClass, name } = c.req.param();
     const schedule = options.schedules.find((s) => s.class === jobClass && s.config.name === name);
-    if (schedule === undefined) return refuse(c, 404, `the config has no schedule ${JSON.stringify(name)} of class ${JSON.stringify(jobClass)}`);
-    const job = await runScheduleNow(actions, schedule, { clock: { now: options.now }, actor: actor(c), payloadLimitBytes: options.payloadLimitBytes });
+    if (schedule === undefined)
+      return refuse(c, 404, `the config has no schedule ${JSON.stringify(name)} of class ${JSON.stringify(jobClass)}`);
+    const job = await runScheduleNow(actions, schedule, {
+      clock: { now: options.now },
+      actor: actor(c),
+      payloadLimitBytes: options.payloadLimitBytes,
+    });
     return c.redirect(`/jobs/${job.id}?done=enqueued`, 303);
   });
 
-  app.get('/workers', async (c) => render(c, workersPage(frame(c, 'Workers', 'workers'), await data.workers(), options.now())));
+  app.get('/workers', async (c) =>
+    render(c, workersPage(frame(c, 'Workers', 'workers'), await data.workers(), options.now())),
+  );
 
   app.notFound((c) => refuse(c, 404, `no page at ${c.req.path}`));
 
   app.onError((error, c) => {
     if (error instanceof BadParameter) return refuse(c, 400, error.message);
-    logger.error(`dashboard: ${c.req.method} ${c.req.path} failed`, { event: 'DASHBOARD_ERROR', err: error, method: c.req.method, path: c.req.path });
+    logger.error(`dashboard: ${c.req.method} ${c.req.path} failed`, {
+      event: 'DASHBOARD_ERROR',
+      err: error,
+      method: c.req.method,
+      path: c.req.path,
+    });
     return render(c, messagePage(frame(c, ''), 500, 'Something went wrong on the server; it is in the log.'), 500);
   });
 

@@ -25,5 +25,10 @@ const FILES: Record<string, () => string> = {
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 export function loadAssets(): Map<string, Asset> {
-  return new Map(Object.entries(FILES).map(([name, locate]) => [name, { body: readFileSync(locate(), 'utf8'), type: TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream' }]));
+  return new Map(
+    Object.entries(FILES).map(([name, locate]) => [
+      name,
+      { body: readFileSync(locate(), 'utf8'), type: TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream' },
+    ]),
+  );
 }

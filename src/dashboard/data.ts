@@ -13,7 +13,18 @@ import { collectQueues, type QueueView } from '../reports/queue-age.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
 import type { SchedulerStore } from '../store/schedules.js';
-import type { AttemptRow, ClassPause, ErrorCount, EventRow, FailedFilter, JobLogRow, JobRow, JobStatus, OperatorStore, WorkerRow } from '../store/types.js';
+import type {
+  AttemptRow,
+  ClassPause,
+  ErrorCount,
+  EventRow,
+  FailedFilter,
+  JobLogRow,
+  JobRow,
+  JobStatus,
+  OperatorStore,
+  WorkerRow,
+} from '../store/types.js';
 import { Recent } from './recent.js';
 import { ThroughputChart, type ThroughputMinute } from './throughput.js';
 import { classTroubles, type ClassTrouble } from './troubles.js';
@@ -121,7 +132,10 @@ const LIVE_WORKERS_READ = 5_000;
 export function dashboardData(store: DashboardStore, options: DashboardDataOptions): DashboardData {
   // The newest id first, then the count: a job that arrives between the two is counted but not taken, so the action
   // touches no more than the confirmation said.
-  const scope = async (newest: JobRow[], count: () => Promise<number>): Promise<BulkScope> => ({ through_id: newest[0]?.id ?? null, count: await count() });
+  const scope = async (newest: JobRow[], count: () => Promise<number>): Promise<BulkScope> => ({
+    through_id: newest[0]?.id ?? null,
+    count: await count(),
+  });
   const counts = new Recent(COUNTS_MAX_AGE_MS, options.now, async () => jobCounts(await store.statsCounts()));
   const throughput = new ThroughputChart(store);
   // Attempts of jobs retried since, or cancelled while they ran, leave codes no FAILED job ended with: nothing to retry.
@@ -138,14 +152,27 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
         counts.get(),
         throughput.minutes(now),
         store.statsInFlight({ limit: IN_FLIGHT_LIMIT }),
-        store.statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT }).then((errors) => Promise.all(errors.map(withFailedJobs))),
+        store
+          .statsTopErrors({ since: now - HOUR_MS, limit: TOP_ERRORS_LIMIT })
+          .then((errors) => Promise.all(errors.map(withFailedJobs))),
         pausedClasses(store),
         classTroubles(store, now, options.classes),
         collectCost(store, now, COST_LIMIT),
         collectQueues(store, now, []),
       ]);
       const in_flight = inFlight.map((job) => inFlightView(job, now));
-      return { now, counts: counted.value, counts_at: counted.at, throughput: chart, in_flight, top_errors: topErrors, paused, troubles, cost, queues };
+      return {
+        now,
+        counts: counted.value,
+        counts_at: counted.at,
+        throughput: chart,
+        in_flight,
+        top_errors: topErrors,
+        paused,
+        troubles,
+        cost,
+        queues,
+      };
     },
     async jobs(query) {
       const jobs = await store.jobList({ ...query, limit: query.limit + 1 });
@@ -155,7 +182,11 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     async job(id) {
       const job = await store.jobGet({ id });
       if (job === undefined) return undefined;
-      const [attempts, events, logs] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id }), await store.logList({ jobId: id })];
+      const [attempts, events, logs] = [
+        await store.attemptList({ jobId: id }),
+        await store.eventList({ jobId: id }),
+        await store.logList({ jobId: id }),
+      ];
       return { job, attempts, events, logs };
     },
     async jobByKey(key, jobClass) {
@@ -169,7 +200,10 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
         store.workerList({ includeExited: true, limit: WORKERS_SHOWN }),
       ]);
       const rows = new Map<string, WorkerRow>([...newest, ...live].map((row) => [row.id, row]));
-      return describeWorkers([...rows.values()].sort((a, b) => b.started_at - a.started_at), options.now());
+      return describeWorkers(
+        [...rows.values()].sort((a, b) => b.started_at - a.started_at),
+        options.now(),
+      );
     },
     async failedCount(filter) {
       return store.jobCountFailed(filter);

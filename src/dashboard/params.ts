@@ -50,7 +50,8 @@ export function parseClass(query: Query): string | undefined {
 
 export function parseErrorCode(query: Query): string | undefined {
   const value = given(query, 'error_code');
-  if (value !== undefined && !ERROR_CODE.test(value)) throw new BadParameter('error_code', 'an error code such as WORKER:CRASHED', value);
+  if (value !== undefined && !ERROR_CODE.test(value))
+    throw new BadParameter('error_code', 'an error code such as WORKER:CRASHED', value);
   return value;
 }
 
@@ -86,7 +87,10 @@ export function parseRetryFilter(query: Query): FailedFilter {
 
 /** A bulk action's bounds, as its confirmation's form sends them: the newest job it counted, and the count. */
 export function parseBulkBounds(query: Query): Required<BulkBounds> {
-  return { throughId: parseJobId(given(query, 'through_id') ?? '', 'through_id'), limit: parseJobId(given(query, 'count') ?? '', 'count') };
+  return {
+    throughId: parseJobId(given(query, 'through_id') ?? '', 'through_id'),
+    limit: parseJobId(given(query, 'count') ?? '', 'count'),
+  };
 }
 
 /** The jobs page's URL for a query (the page's own, or the next one's with its cursor). */

@@ -34,7 +34,11 @@ export interface DashboardEnv {
 }
 
 /** Answers a refused request with a page that says why. */
-export type Refuse = (c: Context<DashboardEnv>, status: 400 | 401 | 403, message: string) => Response | Promise<Response>;
+export type Refuse = (
+  c: Context<DashboardEnv>,
+  status: 400 | 401 | 403,
+  message: string,
+) => Response | Promise<Response>;
 
 /** A token as given (`--token`, the environment), checked; undefined for none. */
 export function checkToken(token: string | undefined): string | undefined {
@@ -88,7 +92,8 @@ export class Guard {
 
   /** A token given by the login form or `?token=` is right; on success the browser gets its session cookie. */
   logIn(c: Context<DashboardEnv>, given: string): boolean {
-    if (this.access.token === undefined || this.session === undefined || !sameSecret(given, this.access.token)) return false;
+    if (this.access.token === undefined || this.session === undefined || !sameSecret(given, this.access.token))
+      return false;
     setCookie(c, SESSION_COOKIE, this.session, COOKIE);
     return true;
   }
@@ -98,13 +103,16 @@ export class Guard {
    * with one, a session cookie or a Bearer header (`?token=` on a GET logs
    * in and reloads without it). `loginPage` answers a browser that has none.
    */
-  admit(loginPage: (c: Context<DashboardEnv>, problem?: string) => Response | Promise<Response>): MiddlewareHandler<DashboardEnv> {
+  admit(
+    loginPage: (c: Context<DashboardEnv>, problem?: string) => Response | Promise<Response>,
+  ): MiddlewareHandler<DashboardEnv> {
     return async (c, next) => {
       c.set('bearer', false);
       const token = this.access.token;
       if (token === undefined) {
         const host = new URL(c.req.url).hostname;
-        if (!isLoopback(host)) return this.refuse(c, 403, `this dashboard answers only on a loopback address, not ${JSON.stringify(host)}`);
+        if (!isLoopback(host))
+          return this.refuse(c, 403, `this dashboard answers only on a loopback address, not ${JSON.stringify(host)}`);
         return next();
       }
       const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
@@ -122,7 +130,9 @@ export class Guard {
       }
       const cookie = getCookie(c, SESSION_COOKIE);
       if (cookie !== undefined && this.session !== undefined && sameSecret(cookie, this.session)) return next();
-      return c.req.method === 'GET' || c.req.method === 'HEAD' ? loginPage(c) : this.refuse(c, 401, 'this dashboard needs its token: log in, or send Authorization: Bearer <token>');
+      return c.req.method === 'GET' || c.req.method === 'HEAD'
+        ? loginPage(c)
+        : this.refuse(c, 401, 'this dashboard needs its token: log in, or send Authorization: Bearer <token>');
     };
   }
 
@@ -158,7 +168,8 @@ export class Guard {
       if (crossSite !== undefined) return this.refuse(c, 403, crossSite);
       const form = await c.req.parseBody();
       const sent = typeof form.csrf === 'string' ? form.csrf : '';
-      if (!sameSecret(sent, c.get('csrf'))) return this.refuse(c, 403, 'the form carries no valid CSRF token: reload the page and try again');
+      if (!sameSecret(sent, c.get('csrf')))
+        return this.refuse(c, 403, 'the form carries no valid CSRF token: reload the page and try again');
       return next();
     };
   }

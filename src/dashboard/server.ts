@@ -61,6 +61,11 @@ export class DashboardServer {
   }
 
   stop(): Promise<void> {
-    return this.listening?.then((server) => server.stop(), () => undefined) ?? Promise.resolve();
+    return (
+      this.listening?.then(
+        (server) => server.stop(),
+        () => undefined,
+      ) ?? Promise.resolve()
+    );
   }
 }

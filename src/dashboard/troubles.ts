@@ -35,7 +35,11 @@ const CRASHES_READ = 500;
 
 export type TroubleStore = Pick<OperatorStore, 'classDisabledList' | 'workerCrashList'>;
 
-export async function classTroubles(store: TroubleStore, now: number, classes: readonly ClassConfig[] = []): Promise<ClassTrouble[]> {
+export async function classTroubles(
+  store: TroubleStore,
+  now: number,
+  classes: readonly ClassConfig[] = [],
+): Promise<ClassTrouble[]> {
   const liveSince = now - STALE_SUPERVISOR_MS;
   const windows = new Map(classes.map((cls) => [cls.name, cls.restart.within_seconds * 1000]));
   const windowOf = (name: string) => windows.get(name) ?? DEFAULT_RESTART.within_seconds * 1000;
@@ -58,7 +62,8 @@ export async function classTroubles(store: TroubleStore, now: number, classes: r
   for (const [name, crashes] of [...byClass.entries()].sort(([a], [b]) => byName(a, b))) {
     if (crashes.length < CRASH_LOOP_EXITS) continue;
     const [last] = crashes; // newest first
-    const how = last!.exit_signal === null ? `exit code ${last!.exit_code ?? 'unknown'}` : `signal ${last!.exit_signal}`;
+    const how =
+      last!.exit_signal === null ? `exit code ${last!.exit_code ?? 'unknown'}` : `signal ${last!.exit_signal}`;
     troubles.push({
       class: name,
       kind: 'crash_loop',

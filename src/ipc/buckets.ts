@@ -9,7 +9,9 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 
 const MIB = 1024 * 1024;
 /** leasehold_job_peak_rss_bytes's bucket bounds: a Node child starts at about 50-80 MiB resident; max_memory_mb defaults to 512. */
-export const PEAK_RSS_BUCKETS: readonly number[] = [64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096].map((mib) => mib * MIB);
+export const PEAK_RSS_BUCKETS: readonly number[] = [64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096].map(
+  (mib) => mib * MIB,
+);
 
 /** Observations in a histogram's buckets: how many fell in each (not cumulative; one more than the bounds, the last being +Inf), and their sum. */
 export interface BucketCounts {

@@ -44,7 +44,9 @@ const flightRecordDirs = (): string[] => [...(existsSync('/dev/shm') ? ['/dev/sh
 export function removeOrphanFlightFiles(alive: (pid: number) => boolean): void {
   for (const dir of flightRecordDirs()) {
     for (const name of readdirSync(dir)) {
-      const pid = name.startsWith(FLIGHT_FILE_PREFIX) ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10) : Number.NaN;
+      const pid = name.startsWith(FLIGHT_FILE_PREFIX)
+        ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10)
+        : Number.NaN;
       if (Number.isInteger(pid) && !alive(pid)) rmSync(path.join(dir, name), { force: true });
     }
   }
@@ -74,7 +76,10 @@ export class FlightRecordFile {
     workerId: string,
     private readonly slots: number,
   ) {
-    this.path = createEmpty(`${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`, slots * RECORD_BYTES);
+    this.path = createEmpty(
+      `${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+      slots * RECORD_BYTES,
+    );
     this.fd = openSync(this.path, 'r');
   }
 
@@ -90,7 +95,13 @@ export class FlightRecordFile {
         const jobId = buffer.readDoubleLE(JOB_ID);
         if (jobId > 0) {
           const leaseToken = buffer.toString('latin1', TOKEN, TOKEN + buffer[TOKEN_LENGTH]!);
-          records.push({ slot, jobId, attempt: buffer.readUInt32LE(ATTEMPT), leaseToken, startedAt: buffer.readDoubleLE(STARTED_AT) });
+          records.push({
+            slot,
+            jobId,
+            attempt: buffer.readUInt32LE(ATTEMPT),
+            leaseToken,
+            startedAt: buffer.readDoubleLE(STARTED_AT),
+          });
         }
         break;
       }

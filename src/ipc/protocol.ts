@@ -71,7 +71,6 @@ export interface SuccessTally {
   jobs?: FinishedJob[];
 }
 
-
 export type ChildToSupervisor =
   /** Handler loaded and store open: the child is healthy and claiming. */
   | { type: 'ready' }
@@ -89,7 +88,12 @@ export type ChildToSupervisor =
   /** The child's database outage began (with what it saw first) or ended (null). */
   | { type: 'db-outage'; outage: DbOutage | null }
   /** What a dying child says last: the error nobody caught, which ends it (the supervisor keeps it for the job it blames). */
-  | { type: 'last-words'; origin: 'uncaughtException' | 'unhandledRejection'; error: ErrorSummary; stack: string | null }
+  | {
+      type: 'last-words';
+      origin: 'uncaughtException' | 'unhandledRejection';
+      error: ErrorSummary;
+      stack: string | null;
+    }
   /** A structured log line from the child or from a handler's ctx.log. */
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> };
 
@@ -109,5 +113,12 @@ export function isChildToSupervisor(value: unknown): value is ChildToSupervisor 
 
 export function isSupervisorToChild(value: unknown): value is SupervisorToChild {
   const type = (value as { type?: unknown } | null)?.type;
-  return type === 'start' || type === 'drain' || type === 'stop' || type === 'wake' || type === 'ping' || type === 'success-lines';
+  return (
+    type === 'start' ||
+    type === 'drain' ||
+    type === 'stop' ||
+    type === 'wake' ||
+    type === 'ping' ||
+    type === 'success-lines'
+  );
 }

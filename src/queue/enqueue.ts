@@ -32,21 +32,31 @@ export const DEFAULT_ENQUEUE_LIMITS: EnqueueLimits = {
  * Check a producer's request and turn it into a row to insert. Throws
  * InvalidInputError naming the field; nothing is written for a bad request.
  */
-export function prepareJob(request: EnqueueRequest, clock: Clock, limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS): NewJob {
+export function prepareJob(
+  request: EnqueueRequest,
+  clock: Clock,
+  limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS,
+): NewJob {
   if (typeof request.class !== 'string' || request.class.trim() === '') {
     throw new InvalidInputError('CLASS', 'class must be a non-empty string');
   }
   const payload = serialisePayload(request.payload ?? null, limits.payloadLimitBytes);
   const priority = request.priority ?? 0;
   if (!Number.isSafeInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
-    throw new InvalidInputError('PRIORITY', `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY}, got ${String(priority)}`);
+    throw new InvalidInputError(
+      'PRIORITY',
+      `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY}, got ${String(priority)}`,
+    );
   }
   const ownMaxRetries = request.maxRetries ?? limits.defaultMaxRetries;
   const maxRetries = ownMaxRetries ?? DEFAULT_MAX_RETRIES;
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
     throw new InvalidInputError('MAX_RETRIES', `max_retries must be a whole number >= 0, got ${String(maxRetries)}`);
   }
-  if (request.key !== undefined && (typeof request.key !== 'string' || request.key === '' || request.key.length > 255)) {
+  if (
+    request.key !== undefined &&
+    (typeof request.key !== 'string' || request.key === '' || request.key.length > 255)
+  ) {
     throw new InvalidInputError('KEY', 'key must be a string of 1 to 255 characters');
   }
   return {

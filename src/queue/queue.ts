@@ -1,7 +1,16 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
-import type { AttemptRow, EventRow, InsertedJob, JobLogRow, JobListFilter, JobRow, ProducerStore, Store } from '../store/types.js';
+import type {
+  AttemptRow,
+  EventRow,
+  InsertedJob,
+  JobLogRow,
+  JobListFilter,
+  JobRow,
+  ProducerStore,
+  Store,
+} from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
@@ -17,7 +26,11 @@ export interface QueueOptions {
 }
 
 /** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
-export type JobView = Omit<JobRow, 'payload' | 'result' | 'progress'> & { payload: unknown; result: unknown; progress: unknown };
+export type JobView = Omit<JobRow, 'payload' | 'result' | 'progress'> & {
+  payload: unknown;
+  result: unknown;
+  progress: unknown;
+};
 
 export interface JobDetails {
   job: JobView;
@@ -68,7 +81,11 @@ export class Queue<S extends ProducerStore = Store> {
   async get(id: number): Promise<JobDetails | undefined> {
     const job = await this.store.jobGet({ id });
     if (job === undefined) return undefined;
-    const [attempts, events, logs] = await Promise.all([this.store.attemptList({ jobId: id }), this.store.eventList({ jobId: id }), this.store.logList({ jobId: id })]);
+    const [attempts, events, logs] = await Promise.all([
+      this.store.attemptList({ jobId: id }),
+      this.store.eventList({ jobId: id }),
+      this.store.logList({ jobId: id }),
+    ]);
     return { job: jobView(job), attempts, events, logs };
   }
 

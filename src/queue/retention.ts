@@ -46,22 +46,39 @@ export interface PruneOptions {
 }
 
 function retentionDays(policy: RetentionPolicy, status: TerminalStatus): number {
-  return status === 'SUCCEEDED' ? policy.succeeded_days : status === 'FAILED' ? policy.failed_days : policy.cancelled_days;
+  return status === 'SUCCEEDED'
+    ? policy.succeeded_days
+    : status === 'FAILED'
+      ? policy.failed_days
+      : policy.cancelled_days;
 }
 
 /** What retention would delete at `now`, per terminal status: `stats` and `prune --dry-run`. */
-export async function retentionPlan(store: MaintenanceStore, policy: RetentionPolicy, now: number): Promise<PruneLine[]> {
+export async function retentionPlan(
+  store: MaintenanceStore,
+  policy: RetentionPolicy,
+  now: number,
+): Promise<PruneLine[]> {
   const lines: PruneLine[] = [];
   for (const status of TERMINAL_STATUSES) {
     const days = retentionDays(policy, status);
     const finishedBefore = now - Math.round(days * DAY_MS);
-    lines.push({ status, older_than_days: days, finished_before: finishedBefore, count: await store.jobsPruneCount({ status, finishedBefore }) });
+    lines.push({
+      status,
+      older_than_days: days,
+      finished_before: finishedBefore,
+      count: await store.jobsPruneCount({ status, finishedBefore }),
+    });
   }
   return lines;
 }
 
 /** One pass over every terminal status (or, dry run, only count what it would delete). */
-export async function pruneFinishedJobs(store: MaintenanceStore, policy: RetentionPolicy, options: PruneOptions): Promise<PruneReport> {
+export async function pruneFinishedJobs(
+  store: MaintenanceStore,
+  policy: RetentionPolicy,
+  options: PruneOptions,
+): Promise<PruneReport> {
   const started = Date.now();
   const { now } = options;
   const lines = await retentionPlan(store, policy, now);
@@ -79,7 +96,11 @@ export async function pruneFinishedJobs(store: MaintenanceStore, policy: Retenti
     for (;;) {
       if (options.stopped?.() === true) return report(false);
       const batchStarted = Date.now();
-      const deleted = await store.jobsPruneBatch({ status: line.status, finishedBefore: line.finished_before, limit: policy.batch_size });
+      const deleted = await store.jobsPruneBatch({
+        status: line.status,
+        finishedBefore: line.finished_before,
+        limit: policy.batch_size,
+      });
       line.count += deleted;
       if (deleted > 0) options.onDeleted?.(line.status, deleted);
       if (deleted < policy.batch_size) break;

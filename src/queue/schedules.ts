@@ -58,7 +58,8 @@ export function planOccurrences(cron: Cron, mode: CatchUpMode, checkedThrough: n
   if (latestMissed === undefined) return { enqueue: onTime, skipped: undefined, through };
 
   const firstMissed = nextAfter(cron, checkedThrough) as number;
-  const skippedBefore = (kept: number) => (firstMissed < kept ? { first: firstMissed, last: latestAtOrBefore(cron, kept - 1, 1)[0] as number } : undefined);
+  const skippedBefore = (kept: number) =>
+    firstMissed < kept ? { first: firstMissed, last: latestAtOrBefore(cron, kept - 1, 1)[0] as number } : undefined;
   switch (mode) {
     case 'none':
       return { enqueue: onTime, skipped: { first: firstMissed, last: latestMissed }, through };
@@ -92,7 +93,12 @@ export function nextOccurrence(schedules: readonly Schedule[], now: number): num
 /** What one pass did for one schedule. */
 export type ScheduleOutcome =
   | { type: 'started'; schedule: Schedule; through: number }
-  | { type: 'advanced'; schedule: Schedule; enqueued: { at: number; job: InsertedJob }[]; skipped: OccurrencePlan['skipped'] }
+  | {
+      type: 'advanced';
+      schedule: Schedule;
+      enqueued: { at: number; job: InsertedJob }[];
+      skipped: OccurrencePlan['skipped'];
+    }
   /** Another process moved the schedule first: it enqueued those occurrences. */
   | { type: 'lost'; schedule: Schedule };
 
@@ -108,17 +114,31 @@ export interface SchedulePassOptions {
  * due (a schedule seen for the first time starts at now: nothing older is
  * enqueued). Schedules with nothing due write nothing.
  */
-export async function runSchedules(store: SchedulerStore, schedules: readonly Schedule[], options: SchedulePassOptions): Promise<ScheduleOutcome[]> {
+export async function runSchedules(
+  store: SchedulerStore,
+  schedules: readonly Schedule[],
+  options: SchedulePassOptions,
+): Promise<ScheduleOutcome[]> {
   const rows = new Map((await store.scheduleList()).map((row) => [rowKey(row.class, row.name), row]));
   const outcomes: ScheduleOutcome[] = [];
   for (const schedule of schedules) {
-    const outcome = await advanceSchedule(store, schedule, rows.get(rowKey(schedule.class, schedule.config.name)), options);
+    const outcome = await advanceSchedule(
+      store,
+      schedule,
+      rows.get(rowKey(schedule.class, schedule.config.name)),
+      options,
+    );
     if (outcome !== undefined) outcomes.push(outcome);
   }
   return outcomes;
 }
 
-async function advanceSchedule(store: SchedulerStore, schedule: Schedule, row: ScheduleRow | undefined, options: SchedulePassOptions): Promise<ScheduleOutcome | undefined> {
+async function advanceSchedule(
+  store: SchedulerStore,
+  schedule: Schedule,
+  row: ScheduleRow | undefined,
+  options: SchedulePassOptions,
+): Promise<ScheduleOutcome | undefined> {
   const { clock, actor } = options;
   const target = { class: schedule.class, name: schedule.config.name, actor };
   const now = clock.now();
@@ -130,10 +150,17 @@ async function advanceSchedule(store: SchedulerStore, schedule: Schedule, row: S
   if (plan.through === undefined) return undefined;
   const limits = { payloadLimitBytes: options.payloadLimitBytes };
   const { payload, priority, name } = schedule.config;
-  const jobs = plan.enqueue.map((at) => prepareJob({ class: schedule.class, payload, priority, runAt: at, key: occurrenceKey(name, at) }, clock, limits));
+  const jobs = plan.enqueue.map((at) =>
+    prepareJob({ class: schedule.class, payload, priority, runAt: at, key: occurrenceKey(name, at) }, clock, limits),
+  );
   const result = await store.scheduleAdvance({ ...target, expected: row.checked_through, through: plan.through, jobs });
   if (!result.advanced) return { type: 'lost', schedule };
-  return { type: 'advanced', schedule, enqueued: result.jobs.map((job, i) => ({ at: plan.enqueue[i] as number, job })), skipped: plan.skipped };
+  return {
+    type: 'advanced',
+    schedule,
+    enqueued: result.jobs.map((job, i) => ({ at: plan.enqueue[i] as number, job })),
+    skipped: plan.skipped,
+  };
 }
 
 /** A schedule as `leasehold schedules` and the dashboard show it: the config's fields, its next run (computed), its last run (the database). */
@@ -151,7 +178,11 @@ export interface ScheduleView {
   checked_through: number | null;
 }
 
-export function scheduleViews(schedules: readonly Schedule[], rows: readonly ScheduleRow[], now: number): ScheduleView[] {
+export function scheduleViews(
+  schedules: readonly Schedule[],
+  rows: readonly ScheduleRow[],
+  now: number,
+): ScheduleView[] {
   const byKey = new Map(rows.map((row) => [rowKey(row.class, row.name), row]));
   return schedules.map((schedule) => {
     const { name, cron, timezone, catch_up, priority, payload } = schedule.config;
@@ -177,10 +208,18 @@ export function scheduleViews(schedules: readonly Schedule[], rows: readonly Sch
  * and priority), past its cursor: the next occurrence still comes once. Its
  * key names the schedule and says it was run by hand.
  */
-export async function runScheduleNow(store: Pick<ProducerStore, 'jobInsert'>, schedule: Schedule, options: SchedulePassOptions): Promise<InsertedJob> {
+export async function runScheduleNow(
+  store: Pick<ProducerStore, 'jobInsert'>,
+  schedule: Schedule,
+  options: SchedulePassOptions,
+): Promise<InsertedJob> {
   const now = options.clock.now();
   const { payload, priority, name } = schedule.config;
-  const job = prepareJob({ class: schedule.class, payload, priority, key: `schedule:${name}!run-now@${new Date(now).toISOString()}` }, options.clock, { payloadLimitBytes: options.payloadLimitBytes });
+  const job = prepareJob(
+    { class: schedule.class, payload, priority, key: `schedule:${name}!run-now@${new Date(now).toISOString()}` },
+    options.clock,
+    { payloadLimitBytes: options.payloadLimitBytes },
+  );
   const [inserted] = await store.jobInsert({ jobs: [job], actor: options.actor });
   return inserted as InsertedJob;
 }

@@ -31,7 +31,9 @@ export async function collectCost(store: OperatorStore, now: number, limit: numb
     since,
     window_ms: COST_WINDOW_MS,
     by_cpu: ranking.by_class,
-    by_memory: [...ranking.by_class].sort((a, b) => b.max_peak_rss_bytes - a.max_peak_rss_bytes || byName(a.class, b.class)),
+    by_memory: [...ranking.by_class].sort(
+      (a, b) => b.max_peak_rss_bytes - a.max_peak_rss_bytes || byName(a.class, b.class),
+    ),
     slowest: ranking.top_cpu,
     hungriest: ranking.top_rss,
   };

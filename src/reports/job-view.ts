@@ -21,7 +21,12 @@ export function parseStored(text: string | null): unknown {
 
 /** The row with its JSON columns (payload, result, progress) parsed. */
 export function jobJson(job: JobRow): Record<string, unknown> {
-  return { ...job, payload: parseStored(job.payload), result: parseStored(job.result), progress: parseStored(job.progress) };
+  return {
+    ...job,
+    payload: parseStored(job.payload),
+    result: parseStored(job.result),
+    progress: parseStored(job.progress),
+  };
 }
 
 function limited(text: string | null, textLimit: number | undefined): string | null {
@@ -41,7 +46,8 @@ export const runsOf = (job: Pick<JobRow, 'attempts' | 'releases'>) => job.attemp
 
 /** Runs so far and the most the job may run, in words. */
 function attemptsOfMost(job: JobRow): string {
-  if (waitsForClassLimit(job)) return `${runsOf(job)} of at most the class's max_retries + 1, read when a worker claims it`;
+  if (waitsForClassLimit(job))
+    return `${runsOf(job)} of at most the class's max_retries + 1, read when a worker claims it`;
   return `${runsOf(job)} of at most ${job.max_retries + 1}${job.max_retries_from_class === 1 ? " (the class's max_retries when last claimed)" : ''}`;
 }
 
@@ -56,7 +62,10 @@ export function jobFields(job: JobRow, now: number, textLimit?: number): [string
   return [
     ['job', job.id],
     ['class', job.class],
-    ['status', job.status + (job.cancel_requested_at !== null && job.status !== 'CANCELLED' ? ' (cancel requested)' : '')],
+    [
+      'status',
+      job.status + (job.cancel_requested_at !== null && job.status !== 'CANCELLED' ? ' (cancel requested)' : ''),
+    ],
     ['priority', job.priority],
     ['attempts', `${attemptsOfMost(job)}${job.releases > 0 ? ` (${job.releases} handed back, not counted)` : ''}`],
     ['created', formatWhen(job.created_at, now)],
@@ -117,9 +126,17 @@ type TimelineEvent = Pick<EventRow, 'ts' | 'event' | 'actor' | 'detail'>;
  * start; a job held now whose start is not written yet shows its claim from
  * the row.
  */
-export function timelineLines(job: JobRow, events: readonly EventRow[], now: number, textLimit?: number): TimelineLine[] {
+export function timelineLines(
+  job: JobRow,
+  events: readonly EventRow[],
+  now: number,
+  textLimit?: number,
+): TimelineLine[] {
   const story = events.flatMap((e): TimelineEvent[] => {
-    const detail = e.event === 'STARTED' ? (parseStored(e.detail) as { attempt?: number; owner_id?: string; claimed_at?: number } | null) : null;
+    const detail =
+      e.event === 'STARTED'
+        ? (parseStored(e.detail) as { attempt?: number; owner_id?: string; claimed_at?: number } | null)
+        : null;
     if (detail?.claimed_at === undefined || detail.owner_id === undefined) return [e];
     const attempt = JSON.stringify({ attempt: detail.attempt });
     return [
@@ -128,7 +145,18 @@ export function timelineLines(job: JobRow, events: readonly EventRow[], now: num
     ];
   });
   if (job.status === 'CLAIMED' && job.claimed_at !== null && job.owner_id !== null) {
-    story.push({ ts: job.claimed_at, event: 'CLAIMED', actor: job.owner_id, detail: JSON.stringify({ attempt: job.attempts, held: true }) });
+    story.push({
+      ts: job.claimed_at,
+      event: 'CLAIMED',
+      actor: job.owner_id,
+      detail: JSON.stringify({ attempt: job.attempts, held: true }),
+    });
   }
-  return story.map((e) => ({ when: formatTime(e.ts), ago: formatAgo(e.ts, now), event: e.event, actor: e.actor, detail: limited(e.detail, textLimit) }));
+  return story.map((e) => ({
+    when: formatTime(e.ts),
+    ago: formatAgo(e.ts, now),
+    event: e.event,
+    actor: e.actor,
+    detail: limited(e.detail, textLimit),
+  }));
 }

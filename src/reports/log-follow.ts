@@ -28,7 +28,9 @@ export function parseRecord(line: string): LogRecord | undefined {
     const value = JSON.parse(line) as unknown;
     if (typeof value !== 'object' || value === null) return undefined;
     const record = value as LogRecord;
-    return typeof record.ts === 'string' && typeof record.level === 'string' && typeof record.msg === 'string' ? record : undefined;
+    return typeof record.ts === 'string' && typeof record.level === 'string' && typeof record.msg === 'string'
+      ? record
+      : undefined;
   } catch {
     return undefined;
   }

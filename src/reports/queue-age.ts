@@ -39,11 +39,21 @@ export function ageSeconds(now: number, runAt: number): number {
  */
 export function servedClasses(live: readonly WorkerRow[], now: number): Set<string> {
   const liveSupervisors = new Set(
-    live.filter((row) => row.kind === 'supervisor' && row.exited_at === null && now - row.heartbeat_at <= STALE_SUPERVISOR_MS).map((row) => row.id),
+    live
+      .filter(
+        (row) => row.kind === 'supervisor' && row.exited_at === null && now - row.heartbeat_at <= STALE_SUPERVISOR_MS,
+      )
+      .map((row) => row.id),
   );
   return new Set(
     live.flatMap((row) =>
-      row.kind === 'child' && row.exited_at === null && row.class !== null && row.supervisor_id !== null && liveSupervisors.has(row.supervisor_id) ? [row.class] : [],
+      row.kind === 'child' &&
+      row.exited_at === null &&
+      row.class !== null &&
+      row.supervisor_id !== null &&
+      liveSupervisors.has(row.supervisor_id)
+        ? [row.class]
+        : [],
     ),
   );
 }

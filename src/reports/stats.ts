@@ -8,8 +8,19 @@ import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/re
 import { collectCost, type CostReport } from './cost.js';
 import { byName } from './format.js';
 import { collectQueues, type QueueView } from './queue-age.js';
-import { JOB_STATUSES, type ClassErrorCount, type ClassPause, type ClassStatusCount, type ErrorCount, type InFlightJob, type JobStatus, type MaintenanceStore, type OperatorStore, type RateLimit, type RetryBucket } from '../store/types.js';
-
+import {
+  JOB_STATUSES,
+  type ClassErrorCount,
+  type ClassPause,
+  type ClassStatusCount,
+  type ErrorCount,
+  type InFlightJob,
+  type JobStatus,
+  type MaintenanceStore,
+  type OperatorStore,
+  type RateLimit,
+  type RetryBucket,
+} from '../store/types.js';
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
 export const DEFAULT_STATS_LIMIT = 10;
@@ -81,7 +92,11 @@ export interface StatsReport {
   errors: { since: number; top: ErrorCount[]; by_class: ClassErrorCount[] };
   /** What jobs cost in the last hour: classes and attempts by CPU and by peak memory (`limit` attempts each). */
   cost: CostReport;
-  retention: { policy: { succeeded_days: number; failed_days: number; cancelled_days: number }; would_delete: PruneLine[]; total: number };
+  retention: {
+    policy: { succeeded_days: number; failed_days: number; cancelled_days: number };
+    would_delete: PruneLine[];
+    total: number;
+  };
   database: { bytes: number; page_count: number; page_size: number; free_pages: number };
 }
 
@@ -100,16 +115,41 @@ export interface StatsOptions {
  * connection of the pool and the server runs them side by side (the counts alone take one per
  * class); SQLite's calls answer one after another as before.
  */
-export async function collectStats(store: OperatorStore & MaintenanceStore, options: StatsOptions): Promise<StatsReport> {
+export async function collectStats(
+  store: OperatorStore & MaintenanceStore,
+  options: StatsOptions,
+): Promise<StatsReport> {
   const { now } = options;
   const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
   const since = now - windowMs;
-  const [counts, queues, paused, rateLimits, lastMinute, lastHour, inFlight, buckets, topErrors, errorsByClass, cost, wouldDelete, size] = await Promise.all([
+  const [
+    counts,
+    queues,
+    paused,
+    rateLimits,
+    lastMinute,
+    lastHour,
+    inFlight,
+    buckets,
+    topErrors,
+    errorsByClass,
+    cost,
+    wouldDelete,
+    size,
+  ] = await Promise.all([
     store.statsCounts(),
-    collectQueues(store, now, (options.classes ?? []).map((c) => c.name)),
+    collectQueues(
+      store,
+      now,
+      (options.classes ?? []).map((c) => c.name),
+    ),
     pausedClasses(store),
-    Promise.all([...rateLimitsByClass(options.classes ?? [])].map(([jobClass, rateLimit]) => rateLimitView(store, jobClass, rateLimit, now))),
+    Promise.all(
+      [...rateLimitsByClass(options.classes ?? [])].map(([jobClass, rateLimit]) =>
+        rateLimitView(store, jobClass, rateLimit, now),
+      ),
+    ),
     throughput(store, now, 60_000),
     throughput(store, now, 3_600_000),
     store.statsInFlight({ limit }),
@@ -151,7 +191,12 @@ export async function collectStats(store: OperatorStore & MaintenanceStore, opti
 }
 
 /** A rate-limited class's window at `now`. */
-async function rateLimitView(store: OperatorStore, jobClass: string, rateLimit: RateLimit, now: number): Promise<RateLimitView> {
+async function rateLimitView(
+  store: OperatorStore,
+  jobClass: string,
+  rateLimit: RateLimit,
+  now: number,
+): Promise<RateLimitView> {
   const window = await store.classRateWindow({ class: jobClass, rateLimit });
   const waiting = rateLimitWaiting(window);
   const nextStartAt = waiting ? window.next_start_at : null;
@@ -178,7 +223,12 @@ export function jobCounts(rows: readonly ClassStatusCount[]): JobCounts {
     total[row.status] += row.count;
     total.total += row.count;
   }
-  return { by_class: [...byClass.entries()].sort(([a], [b]) => byName(a, b)).map(([name, counts]) => ({ class: name, ...counts })), total };
+  return {
+    by_class: [...byClass.entries()]
+      .sort(([a], [b]) => byName(a, b))
+      .map(([name, counts]) => ({ class: name, ...counts })),
+    total,
+  };
 }
 
 /** A held job and its ages at `now`. */
@@ -203,9 +253,17 @@ export function inFlightView(job: InFlightJob, now: number): InFlightView {
 }
 
 async function throughput(store: OperatorStore, now: number, windowMs: number): Promise<ThroughputWindow> {
-  const window: ThroughputWindow = { window_ms: windowMs, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0, total: 0, per_second: 0 };
+  const window: ThroughputWindow = {
+    window_ms: windowMs,
+    SUCCEEDED: 0,
+    FAILED: 0,
+    CANCELLED: 0,
+    total: 0,
+    per_second: 0,
+  };
   for (const row of await store.statsFinishedSince({ since: now - windowMs })) {
-    if (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'CANCELLED') window[row.status] += row.count;
+    if (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'CANCELLED')
+      window[row.status] += row.count;
     window.total += row.count;
   }
   window.per_second = Number((window.total / (windowMs / 1000)).toPrecision(3));

@@ -76,7 +76,9 @@ const KILL_SIGNALS: ReadonlySet<string> = new Set(['SIGKILL', 'SIGTERM', 'SIGINT
 const KILLED_CODES: ReadonlySet<number> = new Set([137, 143]);
 
 /** Null while it runs. A recorded exit with neither code nor signal is one a later supervisor found: it was not seen. */
-export function workerEnding(w: Pick<WorkerRow, 'state' | 'exited_at' | 'exit_code' | 'exit_signal'>): WorkerEnding | null {
+export function workerEnding(
+  w: Pick<WorkerRow, 'state' | 'exited_at' | 'exit_code' | 'exit_signal'>,
+): WorkerEnding | null {
   if (w.exited_at === null) return null;
   if (w.state === 'failed') return 'failed to start';
   if (w.state === 'killed') return 'killed';

@@ -229,7 +229,13 @@ export interface RetryAccount {
 }
 
 export type SettleResult =
-  | { id: number; held: true; status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null; retry?: RetryAccount }
+  | {
+      id: number;
+      held: true;
+      status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
+      runAt: number | null;
+      retry?: RetryAccount;
+    }
   | { id: number; held: false };
 
 /** At most `max` claims of a class granted in any window of `perMs`, by every claimer of the database together. */
@@ -250,7 +256,8 @@ export interface ClaimRequest {
 }
 
 /** A heartbeat's answer for one lease. */
-export type LeaseStatus = { id: number; held: true; leaseExpiresAt: number; cancelRequested: boolean } | { id: number; held: false };
+export type LeaseStatus =
+  { id: number; held: true; leaseExpiresAt: number; cancelRequested: boolean } | { id: number; held: false };
 
 /** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
 export type RetryDelay = (jobClass: string, attempt: number) => number;

@@ -9,10 +9,29 @@ export const DB_FAULT_KINDS = ['connection', 'locked', 'disk_full', 'io'] as con
 export type DbFaultKind = (typeof DB_FAULT_KINDS)[number];
 
 /** PostgreSQL SQLSTATEs of a server going away, refusing sessions, or out of room. */
-const PG_CONNECTION_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007']);
+const PG_CONNECTION_STATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '08007',
+]);
 const PG_DISK_FULL_STATES = new Set(['53100']);
 /** Socket errors under a client (Node's codes). */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 /**
  * node-postgres reports a connection that ended, or one it could not get in
  * time, as a plain Error with no code: its message is all there is to go by.
@@ -122,9 +141,14 @@ export function outageLog(
   log: (level: 'warn' | 'info', msg: string, fields: Record<string, unknown>) => void,
 ): Pick<DbAvailabilityListener, 'unavailable' | 'recovered'> {
   return {
-    unavailable: (outage) => log('warn', `${describeOutage(outage)}: retrying with backoff`, { event: 'DB_UNAVAILABLE', kind: outage.kind }),
+    unavailable: (outage) =>
+      log('warn', `${describeOutage(outage)}: retrying with backoff`, { event: 'DB_UNAVAILABLE', kind: outage.kind }),
     recovered: (outage, outageMs) =>
-      log('info', `database recovered after ${(outageMs / 1000).toFixed(1)}s`, { event: 'DB_RECOVERED', kind: outage.kind, outage_ms: outageMs }),
+      log('info', `database recovered after ${(outageMs / 1000).toFixed(1)}s`, {
+        event: 'DB_RECOVERED',
+        kind: outage.kind,
+        outage_ms: outageMs,
+      }),
   };
 }
 
@@ -137,7 +161,13 @@ export function watchAvailability<S extends object>(store: S, availability: DbAv
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || typeof property !== 'string' || property === 'close' || property === 'subscribe') return value;
+      if (
+        typeof value !== 'function' ||
+        typeof property !== 'string' ||
+        property === 'close' ||
+        property === 'subscribe'
+      )
+        return value;
       return async (...args: unknown[]) => {
         try {
           const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -5,7 +5,8 @@ import type { BulkBounds, FailedFilter, JobListFilter } from './types.js';
 export const FIRST_PAGE = Number.MAX_SAFE_INTEGER;
 
 /** The list statements, by the filters given (each driver's JOB_SQL has one of each name). */
-export type JobListStatement = 'listAll' | 'listByStatus' | 'listByClass' | 'listByClassStatus' | 'listFailedByCode' | 'listFailedByClassCode';
+export type JobListStatement =
+  'listAll' | 'listByStatus' | 'listByClass' | 'listByClassStatus' | 'listFailedByCode' | 'listFailedByClassCode';
 
 /** The statement for a list, or undefined when the filters exclude each other (an error code with a status other than FAILED). */
 export function jobListStatement(filter: JobListFilter): JobListStatement | undefined {
@@ -25,7 +26,10 @@ export const BULK_BATCH = 500;
  * matching jobs with ids up to `through` in one transaction and says how many
  * it changed; a changed job matches no more, so the next batch takes others.
  */
-export async function inBatches(bounds: BulkBounds, batch: (throughId: number, size: number) => Promise<number>): Promise<number> {
+export async function inBatches(
+  bounds: BulkBounds,
+  batch: (throughId: number, size: number) => Promise<number>,
+): Promise<number> {
   const throughId = bounds.throughId ?? FIRST_PAGE;
   const limit = bounds.limit ?? Number.POSITIVE_INFINITY;
   let done = 0;
@@ -53,12 +57,25 @@ function failedScope(filter: FailedFilter): FailedScope {
 
 /** The statements over a filter's FAILED jobs, by what they do and the filter's scope (each driver's JOB_SQL has one of each name). */
 const FAILED_STATEMENTS = {
-  count: { all: 'countFailed', class: 'countFailedOfClass', code: 'countFailedWithCode', classCode: 'countFailedOfClassWithCode' },
-  retry: { all: 'retryAllFailed', class: 'retryClassFailed', code: 'retryCodeFailed', classCode: 'retryClassCodeFailed' },
+  count: {
+    all: 'countFailed',
+    class: 'countFailedOfClass',
+    code: 'countFailedWithCode',
+    classCode: 'countFailedOfClassWithCode',
+  },
+  retry: {
+    all: 'retryAllFailed',
+    class: 'retryClassFailed',
+    code: 'retryCodeFailed',
+    classCode: 'retryClassCodeFailed',
+  },
 } as const;
 
 /** The statement that counts (`count`) or queues again (`retry`) the FAILED jobs of a filter. */
-export function failedStatement(use: keyof typeof FAILED_STATEMENTS, filter: FailedFilter): (typeof FAILED_STATEMENTS)[typeof use][FailedScope] {
+export function failedStatement(
+  use: keyof typeof FAILED_STATEMENTS,
+  filter: FailedFilter,
+): (typeof FAILED_STATEMENTS)[typeof use][FailedScope] {
   return FAILED_STATEMENTS[use][failedScope(filter)];
 }
 

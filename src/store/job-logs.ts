@@ -55,8 +55,17 @@ export function droppedNote(dropped: number): string {
 /** The rows an attempt's logs are stored as, in order: the drop note first, when lines were dropped. */
 export function jobLogRows(jobId: number, attempt: number, logs: AttemptLogs): JobLogRow[] {
   const rows: JobLogRow[] = [];
-  const row = (line: JobLogLine): JobLogRow => ({ job_id: jobId, attempt, seq: rows.length, ts: line.ts, level: line.level, message: line.msg, fields: line.fields });
-  if (logs.dropped > 0) rows.push(row({ ts: logs.lines[0]?.ts ?? 0, level: 'warn', msg: droppedNote(logs.dropped), fields: null }));
+  const row = (line: JobLogLine): JobLogRow => ({
+    job_id: jobId,
+    attempt,
+    seq: rows.length,
+    ts: line.ts,
+    level: line.level,
+    message: line.msg,
+    fields: line.fields,
+  });
+  if (logs.dropped > 0)
+    rows.push(row({ ts: logs.lines[0]?.ts ?? 0, level: 'warn', msg: droppedNote(logs.dropped), fields: null }));
   for (const line of logs.lines) rows.push(row(line));
   return rows;
 }

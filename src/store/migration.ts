@@ -143,7 +143,8 @@ export const failureDetailMigration = (id: string, time: string) => `
  * take-back, any host's sweeper) and `show` read one concrete value. A CASE
  * on the row it updates anyway: no read, no round trip.
  */
-export const CLAIM_MAX_RETRIES = (classMaxRetries: string) => `CASE WHEN max_retries_from_class = 1 THEN ${classMaxRetries} ELSE max_retries END`;
+export const CLAIM_MAX_RETRIES = (classMaxRetries: string) =>
+  `CASE WHEN max_retries_from_class = 1 THEN ${classMaxRetries} ELSE max_retries END`;
 
 /**
  * Both drivers' migration 10 (`big`, `real`: each driver's 64-bit integer

@@ -12,7 +12,8 @@ import { isPostgresUrl } from './database-url.js';
  */
 export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
   const clock = options.clock ?? systemClock;
-  if (database.trim() === '') throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
+  if (database.trim() === '')
+    throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
   // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.
   if (isPostgresUrl(database)) return (await import('./postgres/store.js')).PostgresStore.open({ database, clock });
   return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock });

@@ -1,7 +1,32 @@
 /** The Store's role for operators' commands, reports and the dashboard (the rows it reads: read-rows.ts). */
-import type { BulkBounds, CancelOutcome, FailedFilter, JobRow, PauseOutcome, RateLimit, ResumeOutcome, RetryOutcome, WorkerRow } from './data.js';
+import type {
+  BulkBounds,
+  CancelOutcome,
+  FailedFilter,
+  JobRow,
+  PauseOutcome,
+  RateLimit,
+  ResumeOutcome,
+  RetryOutcome,
+  WorkerRow,
+} from './data.js';
 import type { ProducerStore } from './producer-store.js';
-import type { ChildCrash, ClassControl, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, FinishedMinute, InFlightJob, RateWindow, RetryBucket, StatusCount } from './read-rows.js';
+import type {
+  ChildCrash,
+  ClassControl,
+  ClassErrorCount,
+  ClassOldestDue,
+  ClassStatusCount,
+  CostRanking,
+  DatabaseSize,
+  DisabledClass,
+  ErrorCount,
+  FinishedMinute,
+  InFlightJob,
+  RateWindow,
+  RetryBucket,
+  StatusCount,
+} from './read-rows.js';
 
 /** The operator's commands and reports. */
 export interface OperatorStore extends ProducerStore {

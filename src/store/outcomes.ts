@@ -90,8 +90,21 @@ export interface AttemptEnd {
   peakRssBytes: number | null;
 }
 
-function attemptEnd(status: AttemptStatus, code: string | null, detail: string | null, cost: AttemptCost | undefined, stack?: string): AttemptEnd {
-  return { status, code, detail, stack: stack ?? null, cpuMs: cost?.cpuMs ?? null, peakRssBytes: cost?.peakRssBytes ?? null };
+function attemptEnd(
+  status: AttemptStatus,
+  code: string | null,
+  detail: string | null,
+  cost: AttemptCost | undefined,
+  stack?: string,
+): AttemptEnd {
+  return {
+    status,
+    code,
+    detail,
+    stack: stack ?? null,
+    cpuMs: cost?.cpuMs ?? null,
+    peakRssBytes: cost?.peakRssBytes ?? null,
+  };
 }
 
 /** Everything one outcome writes about a held job, in the order a driver runs it: job, attempt, events. */
@@ -120,7 +133,13 @@ export function fenced<T>(ref: LeaseRef, operation: string, outcome: T | typeof 
   return outcome;
 }
 
-function event(jobId: number, ts: number, name: JobEventName, actor: string, detail: Record<string, unknown>): PlannedEvent {
+function event(
+  jobId: number,
+  ts: number,
+  name: JobEventName,
+  actor: string,
+  detail: Record<string, unknown>,
+): PlannedEvent {
   return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
 }
 
@@ -133,14 +152,21 @@ export const EVENTS = {
   enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
     event(id, now, 'ENQUEUED', actor, { run_at: job.runAt, priority: job.priority }),
   /** A claim that ended before its start was written (handed back, or taken back), stamped when it was made. */
-  claimed: (facts: ClaimFacts) => event(facts.id, facts.claimed_at ?? 0, 'CLAIMED', facts.owner_id ?? 'unknown', { attempt: facts.attempts }),
+  claimed: (facts: ClaimFacts) =>
+    event(facts.id, facts.claimed_at ?? 0, 'CLAIMED', facts.owner_id ?? 'unknown', { attempt: facts.attempts }),
   /** A start carries its claim: who claimed the job and when (the claim itself writes no event). */
   started: (facts: ClaimFacts, startedAt: number) =>
-    event(facts.id, startedAt, 'STARTED', 'worker', { attempt: facts.attempts, owner_id: facts.owner_id, claimed_at: facts.claimed_at }),
-  cancelledQueued: (id: number, now: number, actor: string) => event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
+    event(facts.id, startedAt, 'STARTED', 'worker', {
+      attempt: facts.attempts,
+      owner_id: facts.owner_id,
+      claimed_at: facts.claimed_at,
+    }),
+  cancelledQueued: (id: number, now: number, actor: string) =>
+    event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
   cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
     event(id, now, 'CANCELLED', actor, { stage: 'requested', owner_id: ownerId }),
-  manualRetry: (id: number, now: number, actor: string) => event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
+  manualRetry: (id: number, now: number, actor: string) =>
+    event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
   /** The other half of every fenced write: a stale holder was turned away. */
   zombie: (ref: LeaseRef, now: number, operation: string) =>
     event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken }),
@@ -174,12 +200,26 @@ function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
   return status === 'QUEUED' ? 'RETRY_SCHEDULED' : status;
 }
 
-type FailureFactsRow = Pick<HeldFacts, 'id' | 'lease_token' | 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'>;
+type FailureFactsRow = Pick<
+  HeldFacts,
+  'id' | 'lease_token' | 'attempts' | 'releases' | 'max_retries' | 'cancel_requested_at'
+>;
 
 /** An attempt that ended badly: requeued after `runAt`, or FAILED / CANCELLED for good (events are the caller's). */
-function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: FailureInput, runAt: number, cost: AttemptCost | undefined): OutcomePlan {
+function failurePlan(
+  facts: FailureFactsRow,
+  startedAt: number | null,
+  error: FailureInput,
+  runAt: number,
+  cost: AttemptCost | undefined,
+): OutcomePlan {
   const { status, retry } = afterFailure(
-    { attempts: facts.attempts, releases: facts.releases, maxRetries: facts.max_retries, cancelRequested: facts.cancel_requested_at !== null },
+    {
+      attempts: facts.attempts,
+      releases: facts.releases,
+      maxRetries: facts.max_retries,
+      cancelRequested: facts.cancel_requested_at !== null,
+    },
     error,
   );
   const job: JobWrite =
@@ -192,7 +232,13 @@ function failurePlan(facts: FailureFactsRow, startedAt: number | null, error: Fa
     attempt: facts.attempts,
     startedAt,
     job,
-    attemptEnd: attemptEnd(status === 'CANCELLED' ? 'CANCELLED' : 'FAILED', error.code, error.detail, cost, error.stack),
+    attemptEnd: attemptEnd(
+      status === 'CANCELLED' ? 'CANCELLED' : 'FAILED',
+      error.code,
+      error.detail,
+      cost,
+      error.stack,
+    ),
     events: [],
     status,
     runAt: status === 'QUEUED' ? runAt : null,
@@ -219,7 +265,14 @@ export function planRelease(facts: HeldFacts, now: number, actor: string, reason
   return withClaimTrail(releasePlan(facts, now, actor, reason, null, undefined), facts);
 }
 
-function releasePlan(facts: HeldFacts, now: number, actor: string, reason: string, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
+function releasePlan(
+  facts: HeldFacts,
+  now: number,
+  actor: string,
+  reason: string,
+  startedAt: number | null,
+  cost: AttemptCost | undefined,
+): OutcomePlan {
   return {
     id: facts.id,
     leaseToken: facts.lease_token,
@@ -245,7 +298,13 @@ export function planSettlement(settlement: Settlement, facts: HeldFacts, now: nu
   return plan;
 }
 
-function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
+function successPlan(
+  facts: ClaimFacts & LeaseFacts,
+  result: string | null,
+  now: number,
+  startedAt: number | null,
+  cost: AttemptCost | undefined,
+): OutcomePlan {
   return {
     id: facts.id,
     leaseToken: facts.lease_token,
@@ -260,7 +319,10 @@ function successPlan(facts: ClaimFacts & LeaseFacts, result: string | null, now:
 }
 
 /** A success whose holder passed its claim record: what a driver may write without reading the row first. */
-export type BlindSettlement = Settlement & { claim: ClaimRecord; verdict: Extract<Settlement['verdict'], { type: 'complete' }> };
+export type BlindSettlement = Settlement & {
+  claim: ClaimRecord;
+  verdict: Extract<Settlement['verdict'], { type: 'complete' }>;
+};
 
 /** A success planned without reading its row, and the claim trail it owes if the row's start is still unwritten. */
 export interface BlindSuccess {
@@ -276,14 +338,23 @@ export interface BlindSuccess {
  * its own start and owes no trail.
  */
 export function planBlindSuccess(settlement: BlindSettlement, now: number): BlindSuccess {
-  const facts = Object.assign(claimFacts(settlement, settlement.claim), { lease_token: settlement.leaseToken, status: 'CLAIMED' as const });
+  const facts = Object.assign(claimFacts(settlement, settlement.claim), {
+    lease_token: settlement.leaseToken,
+    status: 'CLAIMED' as const,
+  });
   const { startedAt, cost, verdict } = settlement;
   const plan = successPlan(facts, verdict.result, now, startedAt, cost);
   if (settlement.logs !== undefined) plan.logs = settlement.logs;
   return { plan, trail: claimTrail(facts, startedAt) };
 }
 
-function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: number, startedAt: number | null, cost: AttemptCost | undefined): OutcomePlan {
+function verdictPlan(
+  verdict: Settlement['verdict'],
+  facts: HeldFacts,
+  now: number,
+  startedAt: number | null,
+  cost: AttemptCost | undefined,
+): OutcomePlan {
   switch (verdict.type) {
     case 'complete':
       return successPlan(facts, verdict.result, now, startedAt, cost);
@@ -291,7 +362,12 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
       const runAt = now + verdict.retryDelayMs;
       const plan = failurePlan(facts, startedAt, verdict.error, runAt, cost);
       const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
-      const detail = { attempt: facts.attempts, code: verdict.error.code, detail: verdict.error.detail, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
+      const detail = {
+        attempt: facts.attempts,
+        code: verdict.error.code,
+        detail: verdict.error.detail,
+        ...(outcome === 'QUEUED' ? { run_at: runAt } : {}),
+      };
       return { ...plan, events: [event(facts.id, now, outcomeEvent(outcome), 'worker', detail)] };
     }
     case 'release':
@@ -309,12 +385,20 @@ function verdictPlan(verdict: Settlement['verdict'], facts: HeldFacts, now: numb
  */
 export function planRecovery(row: HeldFacts, params: RecoverParams, now: number, cost?: AttemptCost): OutcomePlan {
   const runAt = now + params.retryDelay(row.class, row.attempts);
-  const error = { code: params.errorCode, detail: params.errorDetail, retryable: params.retryable ?? true, stack: params.errorStack };
+  const error = {
+    code: params.errorCode,
+    detail: params.errorDetail,
+    retryable: params.retryable ?? true,
+    stack: params.errorStack,
+  };
   const plan = failurePlan(row, null, error, runAt, cost);
   const outcome = plan.status as 'QUEUED' | 'FAILED' | 'CANCELLED';
   const taken = { attempt: row.attempts, owner_id: row.owner_id, code: params.errorCode, detail: params.errorDetail };
   const next = { attempt: row.attempts, code: params.errorCode, ...(outcome === 'QUEUED' ? { run_at: runAt } : {}) };
-  const events = [event(row.id, now, params.event, params.actor, taken), event(row.id, now, outcomeEvent(outcome), params.actor, next)];
+  const events = [
+    event(row.id, now, params.event, params.actor, taken),
+    event(row.id, now, outcomeEvent(outcome), params.actor, next),
+  ];
   return withClaimTrail({ ...plan, events }, row);
 }
 
@@ -348,11 +432,21 @@ export interface EndedAttempt {
 function endsAttemptAs(verdict: Settlement['verdict'], attempt: EndedAttempt): boolean {
   switch (verdict.type) {
     case 'complete':
-      return attempt.status === 'SUCCEEDED' && attempt.job_attempts === attempt.attempt && attempt.result === verdict.result;
+      return (
+        attempt.status === 'SUCCEEDED' && attempt.job_attempts === attempt.attempt && attempt.result === verdict.result
+      );
     case 'fail':
-      return (attempt.status === 'FAILED' || attempt.status === 'CANCELLED') && attempt.error_code === verdict.error.code && attempt.error_detail === verdict.error.detail;
+      return (
+        (attempt.status === 'FAILED' || attempt.status === 'CANCELLED') &&
+        attempt.error_code === verdict.error.code &&
+        attempt.error_detail === verdict.error.detail
+      );
     case 'release':
-      return attempt.status === 'CANCELLED' && attempt.error_code === 'LEASE:RELEASED' && attempt.error_detail === verdict.reason;
+      return (
+        attempt.status === 'CANCELLED' &&
+        attempt.error_code === 'LEASE:RELEASED' &&
+        attempt.error_detail === verdict.reason
+      );
   }
 }
 
@@ -363,7 +457,10 @@ function endsAttemptAs(verdict: Settlement['verdict'], attempt: EndedAttempt): b
  * writes that verdict with this token), and the write counts as done, not as
  * a zombie's. Undefined: a stale write.
  */
-export function ownEarlierSettlement(settlement: Settlement, attempt: EndedAttempt | undefined): SettleResult | undefined {
+export function ownEarlierSettlement(
+  settlement: Settlement,
+  attempt: EndedAttempt | undefined,
+): SettleResult | undefined {
   if (attempt === undefined || !endsAttemptAs(settlement.verdict, attempt)) return undefined;
   const current = attempt.job_attempts === attempt.attempt;
   const queuedAt = current && attempt.job_status === 'QUEUED' ? attempt.run_at : null;

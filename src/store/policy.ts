@@ -14,11 +14,20 @@ export interface FailureFacts {
  * the job has run max_retries + 1 times (attempts handed back at shutdown
  * do not count), QUEUED for another try otherwise.
  */
-export function afterFailure(facts: FailureFacts, error: Pick<FailureInput, 'retryable'>): { status: 'QUEUED' | 'FAILED' | 'CANCELLED'; retry: RetryAccount } {
-  const account = (rule: RetryAccount['rule']): RetryAccount => ({ run: facts.attempts - facts.releases, of: facts.maxRetries + 1, rule });
+export function afterFailure(
+  facts: FailureFacts,
+  error: Pick<FailureInput, 'retryable'>,
+): { status: 'QUEUED' | 'FAILED' | 'CANCELLED'; retry: RetryAccount } {
+  const account = (rule: RetryAccount['rule']): RetryAccount => ({
+    run: facts.attempts - facts.releases,
+    of: facts.maxRetries + 1,
+    rule,
+  });
   if (facts.cancelRequested) return { status: 'CANCELLED', retry: account('cancel requested') };
   if (!error.retryable) return { status: 'FAILED', retry: account('not retryable') };
-  return facts.attempts - facts.releases > facts.maxRetries ? { status: 'FAILED', retry: account('no retries left') } : { status: 'QUEUED', retry: account('retries left') };
+  return facts.attempts - facts.releases > facts.maxRetries
+    ? { status: 'FAILED', retry: account('no retries left') }
+    : { status: 'QUEUED', retry: account('retries left') };
 }
 
 /** A new job's jobs.max_retries_from_class (an integer column, so that both drivers read back the same value). */

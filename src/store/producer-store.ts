@@ -1,5 +1,14 @@
 /** The Store's role for producers. */
-import type { Connection, EventRow, InsertedJob, JobListFilter, JobLogRow, JobRow, AttemptRow, NewJob } from './data.js';
+import type {
+  Connection,
+  EventRow,
+  InsertedJob,
+  JobListFilter,
+  JobLogRow,
+  JobRow,
+  AttemptRow,
+  NewJob,
+} from './data.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
 export interface ProducerStore extends Connection {

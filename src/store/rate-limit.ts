@@ -20,7 +20,8 @@ const PRUNE_BATCH = 64;
 /** The class a rate-limited claim is for; a claim of several classes cannot carry one rate limit. */
 export function rateLimitedClass(request: ClaimRequest): string {
   const [only] = request.classes;
-  if (request.classes.length !== 1 || only === undefined) throw new Error('a rate-limited claim names exactly one class');
+  if (request.classes.length !== 1 || only === undefined)
+    throw new Error('a rate-limited claim names exactly one class');
   return only;
 }
 
@@ -38,10 +39,12 @@ export const START_MARGIN_MS = 100;
 export const windowStart = (now: number, rateLimit: RateLimit): number => now - rateLimit.perMs - START_MARGIN_MS;
 
 /** When a start stamped at `claimedAt` stops counting against the window: room for one more then. */
-export const windowLeftAt = (claimedAt: number, rateLimit: RateLimit): number => claimedAt + rateLimit.perMs + START_MARGIN_MS;
+export const windowLeftAt = (claimedAt: number, rateLimit: RateLimit): number =>
+  claimedAt + rateLimit.perMs + START_MARGIN_MS;
 
 /** How many jobs a claim may take with `started` in the window. */
-export const allowance = (limit: number, rateLimit: RateLimit, started: number): number => Math.max(0, Math.min(limit, rateLimit.max - started));
+export const allowance = (limit: number, rateLimit: RateLimit, started: number): number =>
+  Math.max(0, Math.min(limit, rateLimit.max - started));
 
 /** The pruning a claim that added `added` rows does: rows stamped at or before `before`, at most `limit` of them. */
 export const prunePlan = (now: number, rateLimit: RateLimit, added: number) => ({
@@ -53,4 +56,5 @@ export const prunePlan = (now: number, rateLimit: RateLimit, added: number) => (
  * With `started` in the window: the place (oldest first, from 0) of the row
  * whose leaving the window makes room for one more start; none while there is room.
  */
-export const blockingStart = (rateLimit: RateLimit, started: number): number | null => (started < rateLimit.max ? null : started - rateLimit.max);
+export const blockingStart = (rateLimit: RateLimit, started: number): number | null =>
+  started < rateLimit.max ? null : started - rateLimit.max;

@@ -54,15 +54,24 @@ const ceilMinute = (ms: number) => Math.ceil(ms / MINUTE_MS) * MINUTE_MS;
  * The window from `since` on (and before `until`, a minute's start), split at the minutes the rollup
  * covers; `useRollup` false: all of it from the jobs.
  */
-export function windowParts(since: number, rolled: RolledMinutes | undefined, options: { until?: number; useRollup?: boolean } = {}): WindowParts {
+export function windowParts(
+  since: number,
+  rolled: RolledMinutes | undefined,
+  options: { until?: number; useRollup?: boolean } = {},
+): WindowParts {
   const start = Math.max(ceilMinute(since), rolled?.from ?? 0);
   const rolledUntil = Math.min(rolled?.until ?? 0, options.until === undefined ? Infinity : floorMinute(options.until));
-  if (options.useRollup === false || start >= rolledUntil) return { headFrom: since, headUntil: since, rolledFrom: 0, rolledUntil: 0, tailFrom: since };
+  if (options.useRollup === false || start >= rolledUntil)
+    return { headFrom: since, headUntil: since, rolledFrom: 0, rolledUntil: 0, tailFrom: since };
   return { headFrom: since, headUntil: start, rolledFrom: start, rolledUntil, tailFrom: rolledUntil };
 }
 
 /** The next minutes a roll-up at `now` sums, at most `maxMinutes`, or undefined when none has ended long enough ago. */
-export function nextRollUp(rolled: RolledMinutes | undefined, now: number, maxMinutes: number): RolledMinutes | undefined {
+export function nextRollUp(
+  rolled: RolledMinutes | undefined,
+  now: number,
+  maxMinutes: number,
+): RolledMinutes | undefined {
   // A rollup left behind longer than it keeps minutes starts again at the oldest it would keep.
   const oldest = floorMinute(now - ROLLUP_KEEP_MS);
   const from = Math.max(rolled?.until ?? oldest, oldest);
@@ -72,6 +81,9 @@ export function nextRollUp(rolled: RolledMinutes | undefined, now: number, maxMi
 
 /** What the rollup covers once `range` is summed: minutes older than it keeps are dropped, and a gap starts it again. */
 export function afterRollUp(rolled: RolledMinutes | undefined, range: RolledMinutes, now: number): RolledMinutes {
-  const from = rolled === undefined || range.from > rolled.until ? range.from : Math.max(rolled.from, floorMinute(now - ROLLUP_KEEP_MS));
+  const from =
+    rolled === undefined || range.from > rolled.until
+      ? range.from
+      : Math.max(rolled.from, floorMinute(now - ROLLUP_KEEP_MS));
   return { from, until: range.until };
 }

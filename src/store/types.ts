@@ -3,12 +3,44 @@ import type { SchedulerStore } from './schedules.js';
 import type { OperatorStore } from './operator-store.js';
 import type { ClassControl, ClassOldestDue, ClassStatusCount, RateWindow } from './read-rows.js';
 export type { OperatorStore } from './operator-store.js';
-export type { ClassPause, ClassControl, RateWindow, ClassOldestDue, ClassStatusCount, StatusCount, InFlightJob, RetryBucket, ErrorCount, ClassErrorCount, DatabaseSize } from './read-rows.js';
+export type {
+  ClassPause,
+  ClassControl,
+  RateWindow,
+  ClassOldestDue,
+  ClassStatusCount,
+  StatusCount,
+  InFlightJob,
+  RetryBucket,
+  ErrorCount,
+  ClassErrorCount,
+  DatabaseSize,
+} from './read-rows.js';
 export type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
 export type { ClassCost, AttemptCostRow, CostRanking } from './read-rows.js';
 import type { ProducerStore } from './producer-store.js';
-import type { ClaimedJob, ClaimRequest, Connection, JobRow, JobStartParams, LeaseRef, LeaseStatus, OwnerRecovery, RateLimit, RecoveredJob, RecoverParams } from './data.js';
-import type { SettleResult, Settlement, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerRow, WorkerState } from './data.js';
+import type {
+  ClaimedJob,
+  ClaimRequest,
+  Connection,
+  JobRow,
+  JobStartParams,
+  LeaseRef,
+  LeaseStatus,
+  OwnerRecovery,
+  RateLimit,
+  RecoveredJob,
+  RecoverParams,
+} from './data.js';
+import type {
+  SettleResult,
+  Settlement,
+  TerminalStatus,
+  WorkerHeartbeat,
+  WorkerRegistration,
+  WorkerRow,
+  WorkerState,
+} from './data.js';
 export type * from './data.js';
 export { JOB_STATUSES, TERMINAL_STATUSES } from './data.js';
 export type { ProducerStore } from './producer-store.js';
@@ -20,7 +52,10 @@ export interface WorkerStore extends Connection {
    * transaction: the worker's hot path. Each settlement is fenced on its own;
    * a stale one is reported (held: false) and recorded, never thrown.
    */
-  jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }>;
+  jobsSettle(params: {
+    settlements: Settlement[];
+    claim?: ClaimRequest;
+  }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }>;
   /** CLAIMED -> RUNNING; `startedAt` is when the handler really started (default: now); `claim` spares a read. */
   jobStart(params: JobStartParams): Promise<void>;
   /** One heartbeat for every lease a worker holds: one transaction, a status per lease, nothing thrown for lost ones. */
@@ -55,7 +90,12 @@ export interface SupervisorStore extends Connection {
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   workerRegister(params: WorkerRegistration): Promise<void>;
   workerHeartbeat(params: WorkerHeartbeat): Promise<void>;
-  workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void>;
+  workerExit(params: {
+    id: string;
+    state: WorkerState;
+    exitCode: number | null;
+    exitSignal: string | null;
+  }): Promise<void>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   /** Workers recorded alive on a host: a new supervisor checks which of them are really gone. */
   workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;

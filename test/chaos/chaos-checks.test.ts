@@ -34,8 +34,8 @@ const write = (job_id: number, lease_token: string, ts: number, outcome: Effect[
   ts,
 });
 
-describe('the chaos program\'s zombie evidence', () => {
-  it('counts what the handlers saw after resuming and the events under the zombies\' tokens, and flags a write the store took', async () => {
+describe("the chaos program's zombie evidence", () => {
+  it("counts what the handlers saw after resuming and the events under the zombies' tokens, and flags a write the store took", async () => {
     const zombies: Zombie[] = [
       { jobId: 1, attempt: 1, leaseToken: 'a', pid: 101, resumedAt: 1_000 },
       { jobId: 2, attempt: 1, leaseToken: 'b', pid: 102, resumedAt: 1_000 },
@@ -69,10 +69,11 @@ describe('the chaos program\'s zombie evidence', () => {
   });
 });
 
-describe('the chaos program\'s judgement of the supervisors\' log', () => {
+describe("the chaos program's judgement of the supervisors' log", () => {
   it('counts error exits as crashes, and kills of children that were neither stopped nor given trouble as kills of healthy ones', () => {
     const file = path.join(newDir(), 'supervisor.log');
-    const line = (ts: string, fields: Record<string, unknown>) => JSON.stringify({ ts, level: 'warn', msg: 'm', ...fields });
+    const line = (ts: string, fields: Record<string, unknown>) =>
+      JSON.stringify({ ts, level: 'warn', msg: 'm', ...fields });
     writeFileSync(
       file,
       [
@@ -88,46 +89,60 @@ describe('the chaos program\'s judgement of the supervisors\' log', () => {
         '{"ts":"2030-01-01T00:00:08.000Z","event":"CHILD_EXI', // cut short by a SIGKILL
       ].join('\n'),
     );
-    const verdicts = judgeChildren(file, Date.parse('2029-01-01'), { stoppedPids: new Set([5]), troublePids: new Set([6]) });
+    const verdicts = judgeChildren(file, Date.parse('2029-01-01'), {
+      stoppedPids: new Set([5]),
+      troublePids: new Set([6]),
+    });
     expect(verdicts.crashes.map((c) => c.split(' ')[2])).toEqual(['2:']);
     expect(verdicts.healthy_kills.map((c) => c.split(' ')[2])).toEqual(['8:']);
-    expect({ unavailable: verdicts.db_unavailable, recovered: verdicts.db_recovered }).toEqual({ unavailable: 1, recovered: 0 });
+    expect({ unavailable: verdicts.db_unavailable, recovered: verdicts.db_recovered }).toEqual({
+      unavailable: 1,
+      recovered: 0,
+    });
   });
 });
 
-describe('the chaos handlers\' effects log', () => {
+describe("the chaos handlers' effects log", () => {
   const EFFECTS = fileURLToPath(new URL('../../dist/scripts/chaos/effects.js', import.meta.url));
 
-  it('takes a record while another recording process is SIGSTOPped, whenever the stop lands, and loses none', { timeout: 60_000 }, async () => {
-    const log = new EffectsLog(path.join(newDir(), 'effects.jsonl'));
-    // Another child's handler, recording as fast as it can: stopped at random points, mid-record among them.
-    const script = `const { EffectsRecorder } = await import(${JSON.stringify(EFFECTS)});
+  it(
+    'takes a record while another recording process is SIGSTOPped, whenever the stop lands, and loses none',
+    { timeout: 60_000 },
+    async () => {
+      const log = new EffectsLog(path.join(newDir(), 'effects.jsonl'));
+      // Another child's handler, recording as fast as it can: stopped at random points, mid-record among them.
+      const script = `const { EffectsRecorder } = await import(${JSON.stringify(EFFECTS)});
       const recorder = new EffectsRecorder(${JSON.stringify(log.path)});
       console.log('recording');
       for (let i = 0; ; i++) recorder.record({ job_id: i, attempt: 1, lease_token: 't', pid: process.pid, kind: 'start' });`;
-    const other = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    trackProcess(other.pid!, 'the other effects recorder');
-    try {
-      await once(other.stdout, 'data');
-      const recorder = new EffectsRecorder(log.path);
-      for (let stop = 1; stop <= 20; stop++) {
-        // Stopped only while it is recording: the log has grown since the last stop.
-        const size = statSync(log.path).size;
-        await waitFor('the other process to record', () => statSync(log.path).size > size, { intervalMs: 1 });
-        other.kill('SIGSTOP');
-        recorder.record({ job_id: -stop, attempt: 1, lease_token: 'mine', pid: process.pid, kind: 'done' });
-        other.kill('SIGCONT');
+      const other = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      trackProcess(other.pid!, 'the other effects recorder');
+      try {
+        await once(other.stdout, 'data');
+        const recorder = new EffectsRecorder(log.path);
+        for (let stop = 1; stop <= 20; stop++) {
+          // Stopped only while it is recording: the log has grown since the last stop.
+          const size = statSync(log.path).size;
+          await waitFor('the other process to record', () => statSync(log.path).size > size, { intervalMs: 1 });
+          other.kill('SIGSTOP');
+          recorder.record({ job_id: -stop, attempt: 1, lease_token: 'mine', pid: process.pid, kind: 'done' });
+          other.kill('SIGCONT');
+        }
+      } finally {
+        other.kill('SIGKILL');
+        await once(other, 'exit');
       }
-    } finally {
-      other.kill('SIGKILL');
-      await once(other, 'exit');
-    }
-    const effects = log.all();
-    expect(effects.filter((e) => e.lease_token === 'mine').map((e) => e.job_id)).toEqual(Array.from({ length: 20 }, (_, i) => -(i + 1)));
-    expect(effects.length).toBeGreaterThanOrEqual(40); // each of ours, and at least one of its before each stop
-    expect(effects.every((e, i) => i === 0 || effects[i - 1]!.ts <= e.ts)).toBe(true);
-    // A record cut short would be a record lost: reading fails rather than skip it.
-    appendFileSync(log.path, '{"job_id":1,"kin');
-    expect(() => log.all()).toThrow(/line \d+ is not a whole record/);
-  });
+      const effects = log.all();
+      expect(effects.filter((e) => e.lease_token === 'mine').map((e) => e.job_id)).toEqual(
+        Array.from({ length: 20 }, (_, i) => -(i + 1)),
+      );
+      expect(effects.length).toBeGreaterThanOrEqual(40); // each of ours, and at least one of its before each stop
+      expect(effects.every((e, i) => i === 0 || effects[i - 1]!.ts <= e.ts)).toBe(true);
+      // A record cut short would be a record lost: reading fails rather than skip it.
+      appendFileSync(log.path, '{"job_id":1,"kin');
+      expect(() => log.all()).toThrow(/line \d+ is not a whole record/);
+    },
+  );
 });

@@ -31,13 +31,25 @@ function configIn(dir: string): string {
 describe('chaos on PostgreSQL: the guarantees hold under SIGKILL, SIGSTOP and supervisor death', () => {
   it('60 seconds of damage, zero violations, every job SUCCEEDED', { timeout: 360_000 }, async () => {
     const dir = newDir();
-    await expectChaosHolds(['--config', configIn(dir), '--dir', dir, '--seconds', '60', '--jobs', '240', '--seed', '7'], FULL_RUN, 330_000);
+    await expectChaosHolds(
+      ['--config', configIn(dir), '--dir', dir, '--seconds', '60', '--jobs', '240', '--seed', '7'],
+      FULL_RUN,
+      330_000,
+    );
   });
 
-  it('30 seconds of damage while the queue\'s backends are terminated every 1-3 s (--db-faults): zero violations, the supervisor never exits', { timeout: 300_000 }, async () => {
-    const dir = newDir();
-    // The backend kills are the point; the other damage is mixed in, not required.
-    const minimums = { ...NO_MINIMUM_DAMAGE, jobs: 100, faults: { backend_kills: 5, backends_terminated: 5 } };
-    await expectChaosHolds(['--config', configIn(dir), '--dir', dir, '--seconds', '30', '--jobs', '120', '--seed', '11', '--db-faults'], minimums, 270_000);
-  });
+  it(
+    "30 seconds of damage while the queue's backends are terminated every 1-3 s (--db-faults): zero violations, the supervisor never exits",
+    { timeout: 300_000 },
+    async () => {
+      const dir = newDir();
+      // The backend kills are the point; the other damage is mixed in, not required.
+      const minimums = { ...NO_MINIMUM_DAMAGE, jobs: 100, faults: { backend_kills: 5, backends_terminated: 5 } };
+      await expectChaosHolds(
+        ['--config', configIn(dir), '--dir', dir, '--seconds', '30', '--jobs', '120', '--seed', '11', '--db-faults'],
+        minimums,
+        270_000,
+      );
+    },
+  );
 });

@@ -11,12 +11,37 @@ describe('chaos: the guarantees hold under SIGKILL, SIGSTOP and supervisor death
 
   it('60 seconds of damage with 8 jobs at once in each child, zero violations', { timeout: 360_000 }, async () => {
     // Eight slots drain the queue eight times as fast: four times the jobs keep the children busy enough to be hit.
-    await expectChaosHolds(['--dir', newDir(), '--seconds', '60', '--jobs', '960', '--short-jobs', '480', '--seed', '7', '--concurrency', '8'], FULL_RUN, 330_000);
+    await expectChaosHolds(
+      [
+        '--dir',
+        newDir(),
+        '--seconds',
+        '60',
+        '--jobs',
+        '960',
+        '--short-jobs',
+        '480',
+        '--seed',
+        '7',
+        '--concurrency',
+        '8',
+      ],
+      FULL_RUN,
+      330_000,
+    );
   });
 
-  it('30 seconds of damage while another process holds the write lock past the busy timeout (--db-faults): zero violations, the supervisor never exits', { timeout: 300_000 }, async () => {
-    // The lock-outs are the point: while one holds, the children can neither claim nor start, so little else is required.
-    const minimums: ChaosMinimums = { ...NO_MINIMUM_DAMAGE, jobs: 100, faults: { lockouts: 3 } };
-    await expectChaosHolds(['--dir', newDir(), '--seconds', '30', '--jobs', '120', '--seed', '11', '--db-faults'], minimums, 270_000);
-  });
+  it(
+    '30 seconds of damage while another process holds the write lock past the busy timeout (--db-faults): zero violations, the supervisor never exits',
+    { timeout: 300_000 },
+    async () => {
+      // The lock-outs are the point: while one holds, the children can neither claim nor start, so little else is required.
+      const minimums: ChaosMinimums = { ...NO_MINIMUM_DAMAGE, jobs: 100, faults: { lockouts: 3 } };
+      await expectChaosHolds(
+        ['--dir', newDir(), '--seconds', '30', '--jobs', '120', '--seed', '11', '--db-faults'],
+        minimums,
+        270_000,
+      );
+    },
+  );
 });

@@ -21,7 +21,10 @@ afterEach(() => {
 
 /** A shell in a group of its own (as the supervisor starts a child) that starts `grandchild` in the background and prints its pid. */
 async function parentWithGrandchild(grandchild: string): Promise<{ parent: ChildProcess; grandchildPid: number }> {
-  const parent = spawn('sh', ['-c', `${grandchild} & echo $!; wait`], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  const parent = spawn('sh', ['-c', `${grandchild} & echo $!; wait`], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   started.push(parent.pid!);
   const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
   const grandchildPid = Number(line.toString().trim());
@@ -35,7 +38,7 @@ async function killAndReap(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-describe('the chaos program\'s orphan check (/proc)', () => {
+describe("the chaos program's orphan check (/proc)", () => {
   it('finds what a dead process left in its process group, waits for it, and lists it when it stays', async () => {
     const { parent, grandchildPid } = await parentWithGrandchild('sleep 300');
     const ledger = new ProcessLedger();

@@ -31,10 +31,21 @@ export interface ChaosMinimums {
 }
 
 /** A 60 s run: enough for every kind of damage to happen several times. */
-export const FULL_RUN: ChaosMinimums = { jobs: 200, childKills: 20, zombieRefusals: 5, supervisorKills: 1, shortHits: 1 };
+export const FULL_RUN: ChaosMinimums = {
+  jobs: 200,
+  childKills: 20,
+  zombieRefusals: 5,
+  supervisorKills: 1,
+  shortHits: 1,
+};
 
 /** For runs whose point is another kind of damage (--db-faults): the usual kinds are mixed in, not required. */
-export const NO_MINIMUM_DAMAGE: Omit<ChaosMinimums, 'jobs'> = { childKills: 0, zombieRefusals: 0, supervisorKills: 0, shortHits: 0 };
+export const NO_MINIMUM_DAMAGE: Omit<ChaosMinimums, 'jobs'> = {
+  childKills: 0,
+  zombieRefusals: 0,
+  supervisorKills: 0,
+  shortHits: 0,
+};
 
 const NO_VIOLATIONS = {
   lost: 0,
@@ -54,15 +65,26 @@ const NO_VIOLATIONS = {
  * kind of damage. The program is SIGTERMed (it then ends its supervisor)
  * if it outlives `timeoutMs`.
  */
-export async function expectChaosHolds(args: string[], minimums: ChaosMinimums, timeoutMs: number): Promise<ChaosSummary> {
-  const run = await execa(process.execPath, [CHAOS, ...args], { reject: false, timeout: timeoutMs, killSignal: 'SIGTERM', forceKillAfterDelay: 15_000 });
+export async function expectChaosHolds(
+  args: string[],
+  minimums: ChaosMinimums,
+  timeoutMs: number,
+): Promise<ChaosSummary> {
+  const run = await execa(process.execPath, [CHAOS, ...args], {
+    reject: false,
+    timeout: timeoutMs,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: 15_000,
+  });
   console.log(run.stdout);
   if (run.stderr) console.error(run.stderr);
   let summary: ChaosSummary;
   try {
     summary = JSON.parse(run.stdout) as ChaosSummary;
   } catch {
-    throw new Error(`the chaos program printed no summary (exit ${String(run.exitCode)}, signal ${String(run.signal)}); stderr: ${run.stderr}`);
+    throw new Error(
+      `the chaos program printed no summary (exit ${String(run.exitCode)}, signal ${String(run.signal)}); stderr: ${run.stderr}`,
+    );
   }
   expect(summary.violations, summary.examples.join('\n')).toEqual(NO_VIOLATIONS);
   expect(summary.outcome).toEqual({ succeeded: summary.jobs, failed: 0, other: 0 });
@@ -73,7 +95,8 @@ export async function expectChaosHolds(args: string[], minimums: ChaosMinimums, 
   expect(summary.damage.supervisor_kills).toBeGreaterThanOrEqual(minimums.supervisorKills);
   expect(summary.damage.short_child_kills).toBeGreaterThanOrEqual(minimums.shortHits);
   expect(summary.short_jobs_interrupted).toBeGreaterThanOrEqual(minimums.shortHits);
-  for (const [count, least] of Object.entries(minimums.faults ?? {})) expect(summary.faults?.[count], `faults.${count}`).toBeGreaterThanOrEqual(least);
+  for (const [count, least] of Object.entries(minimums.faults ?? {}))
+    expect(summary.faults?.[count], `faults.${count}`).toBeGreaterThanOrEqual(least);
   expect(run.exitCode).toBe(0);
   return summary;
 }

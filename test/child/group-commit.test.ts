@@ -22,7 +22,13 @@ afterEach(async () => {
 });
 
 /** A real store whose next settle waits for `release()` (a write in flight), or fails once (`failNext`). */
-async function gatedStore(): Promise<{ store: WorkerStore; sqlite: SqliteStore; hold(): void; release(): void; failNext(): void }> {
+async function gatedStore(): Promise<{
+  store: WorkerStore;
+  sqlite: SqliteStore;
+  hold(): void;
+  release(): void;
+  failNext(): void;
+}> {
   const sqlite = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
   stores.push(sqlite);
   let gate: Promise<void> | undefined;
@@ -59,7 +65,8 @@ function done(job: ClaimedJob): PendingOutcome {
 }
 
 function writerOn(store: WorkerStore, written: number[]): GroupCommit {
-  const onWritten = (batch: { outcome: PendingOutcome; result: SettleResult }[]) => written.push(...batch.map((w) => w.outcome.job.id));
+  const onWritten = (batch: { outcome: PendingOutcome; result: SettleResult }[]) =>
+    written.push(...batch.map((w) => w.outcome.job.id));
   return new GroupCommit({ store, log: () => undefined, retryMs: 20, onWritten });
 }
 
@@ -88,7 +95,9 @@ describe('GroupCommit', () => {
     const writer = writerOn(store, written);
     failNext();
     writer.add(done(a!));
-    await waitFor('the outcome written after one refusal', () => written.length === 1, { timeoutMs: 10 * FLUSH_AFTER_MS + 2_000 });
+    await waitFor('the outcome written after one refusal', () => written.length === 1, {
+      timeoutMs: 10 * FLUSH_AFTER_MS + 2_000,
+    });
     expect((await sqlite.jobGet({ id: a!.id }))?.status).toBe('SUCCEEDED');
     writer.close();
   });
@@ -100,10 +109,18 @@ describe('GroupCommit', () => {
     const written: number[] = [];
     const writer = writerOn(store, written);
     writer.add(done(a!));
-    const next = await writer.flushAndClaim({ classes: ['c'], ownerId: 'w', limit: 5, leaseMs: 60_000, classMaxRetries: 3 });
+    const next = await writer.flushAndClaim({
+      classes: ['c'],
+      ownerId: 'w',
+      limit: 5,
+      leaseMs: 60_000,
+      classMaxRetries: 3,
+    });
     expect(written).toEqual([a!.id]);
     expect(next.map((job) => JSON.parse(job.payload) as unknown)).toEqual([{ next: true }]);
-    expect(await writer.flushAndClaim({ classes: ['c'], ownerId: 'w', limit: 5, leaseMs: 60_000, classMaxRetries: 3 })).toEqual([]);
+    expect(
+      await writer.flushAndClaim({ classes: ['c'], ownerId: 'w', limit: 5, leaseMs: 60_000, classMaxRetries: 3 }),
+    ).toEqual([]);
     writer.close();
   });
 

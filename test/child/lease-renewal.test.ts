@@ -61,7 +61,12 @@ describe('LeaseRenewal: the local deadline', () => {
     let up = true;
     const { leases, expired, take } = renewal(async (refs) => {
       if (!up) return connectionLost();
-      return refs.map((ref) => ({ id: ref.id, held: true as const, leaseExpiresAt: Date.now() + LEASE_MS, cancelRequested: false }));
+      return refs.map((ref) => ({
+        id: ref.id,
+        held: true as const,
+        leaseExpiresAt: Date.now() + LEASE_MS,
+        cancelRequested: false,
+      }));
     });
     const startedAt = Date.now();
     leases.start();

@@ -44,7 +44,14 @@ describe('leasehold against a database from a real supervisor run', () => {
     const id = run.ids.stdin;
     const shown = await leaseholdJson<ShowJson>([...C(), 'show', String(id)]);
     expect(Object.keys(shown)).toEqual(['job', 'attempts', 'events']);
-    expect(shown.job).toMatchObject({ id, class: 'ok', status: 'SUCCEEDED', attempts: 1, payload: { from: 'stdin' }, result: { ok: true, echo: { from: 'stdin' } } });
+    expect(shown.job).toMatchObject({
+      id,
+      class: 'ok',
+      status: 'SUCCEEDED',
+      attempts: 1,
+      payload: { from: 'stdin' },
+      result: { ok: true, echo: { from: 'stdin' } },
+    });
     expect(typeof shown.job.created_at).toBe('number');
     expect(shown.attempts).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', error_code: null }]);
     expect(shown.attempts[0]!.owner_id).toBe(shown.job.owner_id);
@@ -60,9 +67,12 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(text.stdout).toMatch(/^payload: +\{"from":"stdin"\}$/m);
     expect(text.stdout).toMatch(/^#\s+STATUS\s+OWNER\s+STARTED\s+TOOK\s+CPU\s+PEAK RSS\s+ERROR$/m);
     expect(text.stdout).toMatch(/^WHEN\s+AGO\s+EVENT\s+ACTOR\s+DETAIL$/m);
-    for (const event of ['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED']) expect(text.stdout).toMatch(new RegExp(`${AGO.source}\\s+${event}\\s`));
+    for (const event of ['ENQUEUED', 'CLAIMED', 'STARTED', 'SUCCEEDED'])
+      expect(text.stdout).toMatch(new RegExp(`${AGO.source}\\s+${event}\\s`));
     // who claimed it, from the start's detail
-    expect(text.stdout.split('\n').find((line) => / CLAIMED /.test(line))).toContain(` ${shown.job.owner_id as string} `);
+    expect(text.stdout.split('\n').find((line) => / CLAIMED /.test(line))).toContain(
+      ` ${shown.job.owner_id as string} `,
+    );
   });
 
   it('show: a dead-lettered job with its failed attempts', async () => {
@@ -85,19 +95,45 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     expect(ids).toHaveLength(11);
     expect(Object.keys(all.jobs[0]!)).toEqual([
-      'id', 'class', 'status', 'priority', 'attempts', 'runs', 'max_retries', 'max_retries_from_class', 'created_at', 'run_at', 'started_at', 'finished_at', 'owner_id', 'error_code', 'error_detail', 'idempotency_key',
+      'id',
+      'class',
+      'status',
+      'priority',
+      'attempts',
+      'runs',
+      'max_retries',
+      'max_retries_from_class',
+      'created_at',
+      'run_at',
+      'started_at',
+      'finished_at',
+      'owner_id',
+      'error_code',
+      'error_detail',
+      'idempotency_key',
     ]);
 
     const failed = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--status', 'FAILED']);
     expect(failed.jobs.map((job) => job.id).sort()).toEqual([...run.ids.fail].sort());
-    const lower = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--status', 'failed', '--class', 'fail', '--limit', '1']);
+    const lower = await leaseholdJson<{ jobs: JobJson[] }>([
+      ...C(),
+      'list',
+      '--status',
+      'failed',
+      '--class',
+      'fail',
+      '--limit',
+      '1',
+    ]);
     expect(lower.jobs.map((job) => job.id)).toEqual([Math.max(...run.ids.fail)]);
     const queued = await leaseholdJson<{ jobs: JobJson[] }>([...C(), 'list', '--class', 'ok', '--status', 'QUEUED']);
     expect(queued.jobs.map((job) => job.id)).toEqual([run.ids.delayed]);
     expect(await leasehold([...C(), 'list', '--class', 'nosuch'])).toMatchObject({ exitCode: 2, stdout: '' });
 
     const text = (await leasehold([...C(), 'list', '--limit', '3'])).stdout.trimEnd().split('\n');
-    expect(text[0]).toMatch(/^ID\s+CLASS\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED\s+RUN AT\s+RUNNING\s+FINISHED\s+OWNER\s+ERROR$/);
+    expect(text[0]).toMatch(
+      /^ID\s+CLASS\s+STATUS\s+PRI\s+ATTEMPTS\s+CREATED\s+RUN AT\s+RUNNING\s+FINISHED\s+OWNER\s+ERROR$/,
+    );
     expect(text).toHaveLength(4);
     expect(text[1]).toMatch(new RegExp(`^\\s*${ids[0]}\\s+ok\\s+SUCCEEDED\\s+\\d+\\s+1/1\\s+${AGO.source}`));
   });
@@ -106,7 +142,13 @@ describe('leasehold against a database from a real supervisor run', () => {
     const stats = run.live.stats;
     const hang = stats.in_flight.find((job) => job.id === run.ids.hang);
     const hangChild = run.live.workers.workers.find((w) => w.class === 'hang')!;
-    expect(hang).toMatchObject({ class: 'hang', status: 'RUNNING', owner_id: hangChild.id, pid: hangChild.pid, attempt: 1 });
+    expect(hang).toMatchObject({
+      class: 'hang',
+      status: 'RUNNING',
+      owner_id: hangChild.id,
+      pid: hangChild.pid,
+      attempt: 1,
+    });
     expect(hang!.heartbeat_age_ms).toBe(stats.now - hang!.heartbeat_at);
     // the lease was renewed while the job ran
     expect(hangHeartbeat(run.live.statsLater)).toBeGreaterThan(hang!.heartbeat_at);
@@ -114,18 +156,45 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(hang!.runtime_ms).toBeGreaterThanOrEqual(0);
     expect(stats.jobs.by_class.find((row) => row.class === 'hang')).toMatchObject({ RUNNING: 1, total: 1 });
     expect(stats.jobs.by_class.find((row) => row.class === 'ok')).toMatchObject({ QUEUED: 1, SUCCEEDED: 7, total: 8 });
-    expect(stats.jobs.total).toMatchObject({ QUEUED: 1, RUNNING: 1, SUCCEEDED: 7, FAILED: 2, CANCELLED: 0, CLAIMED: 0, total: 11 });
+    expect(stats.jobs.total).toMatchObject({
+      QUEUED: 1,
+      RUNNING: 1,
+      SUCCEEDED: 7,
+      FAILED: 2,
+      CANCELLED: 0,
+      CLAIMED: 0,
+      total: 11,
+    });
 
     const text = run.live.statsText;
     expect(text).toMatch(/^CLASS\s+QUEUED\s+CLAIMED\s+RUNNING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+TOTAL$/m);
     expect(text).toMatch(/^ok\s+1\s+0\s+0\s+7\s+0\s+0\s+8$/m);
     expect(text).toMatch(/^oldest in-flight jobs$/m);
-    expect(text).toMatch(new RegExp(`^\\s*${run.ids.hang}\\s+hang\\s+RUNNING\\s+${hangChild.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+${hangChild.pid}\\s+1\\s`, 'm'));
+    expect(text).toMatch(
+      new RegExp(
+        `^\\s*${run.ids.hang}\\s+hang\\s+RUNNING\\s+${hangChild.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+${hangChild.pid}\\s+1\\s`,
+        'm',
+      ),
+    );
   });
 
   it('stats after the run: retries, top error codes (overall and per class), throughput, retention and the database size', async () => {
     const stats = await leaseholdJson<StatsJson>([...C(), 'stats']);
-    expect(Object.keys(stats)).toEqual(['now', 'window_ms', 'jobs', 'queues', 'paused', 'rate_limits', 'throughput', 'in_flight', 'retries', 'errors', 'cost', 'retention', 'database']);
+    expect(Object.keys(stats)).toEqual([
+      'now',
+      'window_ms',
+      'jobs',
+      'queues',
+      'paused',
+      'rate_limits',
+      'throughput',
+      'in_flight',
+      'retries',
+      'errors',
+      'cost',
+      'retention',
+      'database',
+    ]);
     expect(stats.window_ms).toBe(24 * 3_600_000);
     // The hang job was handed back at shutdown: nothing in flight, the release is not an error.
     expect(stats.in_flight).toEqual([]);
@@ -150,12 +219,16 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(stats.database.bytes).toBeGreaterThan(0);
 
     const text = (await leasehold([...C(), 'stats', '--hours', '1'])).stdout;
-    expect(text).toMatch(/^retries: jobs finished in the last 1h00m by attempts spent \(2 of 9 needed more than one\)$/m);
+    expect(text).toMatch(
+      /^retries: jobs finished in the last 1h00m by attempts spent \(2 of 9 needed more than one\)$/m,
+    );
     expect(text).toMatch(/^fail\s+FAILED\s+2\s+2$/m);
     expect(text).toMatch(new RegExp(`^UPSTREAM:DOWN\\s+4\\s+${AGO.source}$`, 'm'));
     expect(text).toMatch(/^retention would delete 0 job\(s\) now$/m);
     expect(text).toMatch(/^database: [\d.]+ KiB \(\d+ pages of \d+ bytes, \d+ free\)$/m);
-    expect(text).toMatch(/^throughput: last minute \d+ finished .*; last hour 9 finished \(7 succeeded, 2 failed, 0 cancelled\)/m);
+    expect(text).toMatch(
+      /^throughput: last minute \d+ finished .*; last hour 9 finished \(7 succeeded, 2 failed, 0 cancelled\)/m,
+    );
   });
 
   it('workers while the supervisor ran: pid, class, state, current job, memory, uptime, heartbeat; none stale', () => {
@@ -176,8 +249,15 @@ describe('leasehold against a database from a real supervisor run', () => {
 
     const lines = run.live.workersText.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^KIND\s+ID\s+PID\s+CLASS\s+STATE\s+JOB\s+CPU\s+MEMORY\s+RESTARTS\s+UPTIME\s+HEARTBEAT$/);
-    expect(run.live.workersText).toMatch(new RegExp(`^supervisor\\s+\\S+\\s+${run.supervisorPid}\\s+-\\s+ready\\s`, 'm'));
-    expect(run.live.workersText).toMatch(new RegExp(`^child\\s+\\S+hang\\S+\\s+\\d+\\s+hang\\s+busy\\s+${run.ids.hang}\\s+[\\d.]+%\\s+[\\d.]+ MiB\\s+0\\s+\\S+\\s+${AGO.source}$`, 'm'));
+    expect(run.live.workersText).toMatch(
+      new RegExp(`^supervisor\\s+\\S+\\s+${run.supervisorPid}\\s+-\\s+ready\\s`, 'm'),
+    );
+    expect(run.live.workersText).toMatch(
+      new RegExp(
+        `^child\\s+\\S+hang\\S+\\s+\\d+\\s+hang\\s+busy\\s+${run.ids.hang}\\s+[\\d.]+%\\s+[\\d.]+ MiB\\s+0\\s+\\S+\\s+${AGO.source}$`,
+        'm',
+      ),
+    );
     expect(run.live.workersText).not.toMatch(/STALE/);
   });
 
@@ -193,7 +273,11 @@ describe('leasehold against a database from a real supervisor run', () => {
   it('cancel: a queued job at once, again is fine, a finished one is refused and nothing changes', async () => {
     const { db, args } = fresh();
     const id = run.ids.delayed;
-    expect(await leaseholdJson([...args, 'cancel', String(id)])).toEqual({ id, outcome: 'cancelled', status: 'CANCELLED' });
+    expect(await leaseholdJson([...args, 'cancel', String(id)])).toEqual({
+      id,
+      outcome: 'cancelled',
+      status: 'CANCELLED',
+    });
     expect((await leaseholdJson<ShowJson>([...args, 'show', String(id)])).job.status).toBe('CANCELLED');
     const again = await leasehold([...args, 'cancel', String(id)]);
     expect(again).toMatchObject({ exitCode: 0, stderr: '' });
@@ -211,12 +295,25 @@ describe('leasehold against a database from a real supervisor run', () => {
     const enqueued = await leaseholdJson<{ id: number }>([...args, 'enqueue', 'hang']);
     const store = await openStore(db);
     try {
-      const [claimed] = await claimJobs(store, { classes: ['hang'], ownerId: 'test-worker', limit: 1, leaseMs: 60_000 });
+      const [claimed] = await claimJobs(store, {
+        classes: ['hang'],
+        ownerId: 'test-worker',
+        limit: 1,
+        leaseMs: 60_000,
+      });
       expect(claimed?.id).toBe(run.ids.hang); // handed back at shutdown, it is the oldest queued hang job
       const text = await leasehold([...args, 'cancel', String(claimed!.id)]);
-      expect(text.stdout.trim()).toBe(`job ${claimed!.id}: cancel requested: its worker aborts it at the next heartbeat`);
-      expect(await leaseholdJson([...args, 'cancel', String(claimed!.id)])).toEqual({ id: claimed!.id, outcome: 'already_requested', status: 'CLAIMED' });
-      expect(await extendLease(store, { id: claimed!.id, leaseToken: claimed!.leaseToken, leaseMs: 60_000 })).toMatchObject({ cancelRequested: true });
+      expect(text.stdout.trim()).toBe(
+        `job ${claimed!.id}: cancel requested: its worker aborts it at the next heartbeat`,
+      );
+      expect(await leaseholdJson([...args, 'cancel', String(claimed!.id)])).toEqual({
+        id: claimed!.id,
+        outcome: 'already_requested',
+        status: 'CLAIMED',
+      });
+      expect(
+        await extendLease(store, { id: claimed!.id, leaseToken: claimed!.leaseToken, leaseMs: 60_000 }),
+      ).toMatchObject({ cancelRequested: true });
       expect(enqueued.id).toBeGreaterThan(claimed!.id);
     } finally {
       await store.close();
@@ -237,13 +334,28 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(notFailed.stderr).toBe(`leasehold: job ${first} is QUEUED, not FAILED: only FAILED jobs can be retried`);
     const wrongStatus = await leasehold([...args, 'retry', '--status', 'SUCCEEDED']);
     expect(wrongStatus).toMatchObject({ exitCode: 2 });
-    expect(wrongStatus.stderr).toMatch(/^leasehold: only FAILED jobs can be retried: --status must be FAILED, got "SUCCEEDED"$/);
+    expect(wrongStatus.stderr).toMatch(
+      /^leasehold: only FAILED jobs can be retried: --status must be FAILED, got "SUCCEEDED"$/,
+    );
     expect(fingerprint(db)).toEqual(before);
 
     expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--class', 'ok'])).toEqual({ count: 0 });
-    expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--error-code', 'OTHER:CODE'])).toEqual({ count: 0 });
-    expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--class', 'ok', '--error-code', 'UPSTREAM:DOWN'])).toEqual({ count: 0 });
-    const text = await leasehold([...args, 'retry', '--status', 'FAILED', '--class', 'fail', '--error-code', 'UPSTREAM:DOWN']);
+    expect(await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--error-code', 'OTHER:CODE'])).toEqual({
+      count: 0,
+    });
+    expect(
+      await leaseholdJson([...args, 'retry', '--status', 'FAILED', '--class', 'ok', '--error-code', 'UPSTREAM:DOWN']),
+    ).toEqual({ count: 0 });
+    const text = await leasehold([
+      ...args,
+      'retry',
+      '--status',
+      'FAILED',
+      '--class',
+      'fail',
+      '--error-code',
+      'UPSTREAM:DOWN',
+    ]);
     expect(text.stdout.trim()).toBe('1 FAILED job(s) of class fail with error code UPSTREAM:DOWN queued to run again');
     expect((await leaseholdJson<ShowJson>([...args, 'show', String(second)])).job.status).toBe('QUEUED');
   });
@@ -263,11 +375,12 @@ describe('leasehold against a database from a real supervisor run', () => {
     });
     const args = ['--config', config];
     const before = fingerprint(db);
-    const dry = await leaseholdJson<{ dry_run: boolean; total: number; complete: boolean; by_status: { status: string; count: number; older_than_days: number }[] }>([
-      ...args,
-      'prune',
-      '--dry-run',
-    ]);
+    const dry = await leaseholdJson<{
+      dry_run: boolean;
+      total: number;
+      complete: boolean;
+      by_status: { status: string; count: number; older_than_days: number }[];
+    }>([...args, 'prune', '--dry-run']);
     expect(dry).toMatchObject({ dry_run: true, total: 7, complete: true });
     expect(dry.by_status.map((line) => [line.status, line.older_than_days, line.count])).toEqual([
       ['SUCCEEDED', 0.00001, 7],
@@ -281,7 +394,11 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(fingerprint(db)).toEqual(before);
     expect((await leaseholdJson<StatsJson>([...args, 'stats'])).retention.total).toBe(7);
 
-    const pruned = await leaseholdJson<{ dry_run: boolean; total: number; by_status: { status: string; count: number }[] }>([...args, 'prune']);
+    const pruned = await leaseholdJson<{
+      dry_run: boolean;
+      total: number;
+      by_status: { status: string; count: number }[];
+    }>([...args, 'prune']);
     expect(pruned).toMatchObject({ dry_run: false, total: 7 });
     expect(await leaseholdJson([...args, 'list', '--status', 'SUCCEEDED'])).toEqual({ jobs: [] });
     for (const id of run.ids.ok) expect(countRows(db, 'SELECT count(*) FROM job_events WHERE job_id = ?', id)).toBe(0);
@@ -297,14 +414,25 @@ describe('leasehold against a database from a real supervisor run', () => {
     const { db, args } = fresh();
     const store = await openStore(db);
     try {
-      const claimAsHang = () => claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1, classMaxRetries: 0 });
+      const claimAsHang = () =>
+        claimJobs(store, { classes: ['hang'], ownerId: 'gone-worker', limit: 1, leaseMs: 1, classMaxRetries: 0 });
       const [claimed] = await claimAsHang();
       await waitFor('the lease to run out', () => Date.now() > claimed!.leaseExpiresAt + 5);
       // A claim counts as a start, and the class allows no retries (its child claims with max_retries 0): the expired attempt dead-letters the job.
       const swept = await leaseholdJson<{ count: number; recovered: Record<string, unknown>[] }>([...args, 'sweep']);
       expect(swept).toEqual({
         count: 1,
-        recovered: [{ id: claimed!.id, class: 'hang', attempt: claimed!.attempt, owner_id: 'gone-worker', status: 'FAILED', run_at: null, released: false }],
+        recovered: [
+          {
+            id: claimed!.id,
+            class: 'hang',
+            attempt: claimed!.attempt,
+            owner_id: 'gone-worker',
+            status: 'FAILED',
+            run_at: null,
+            released: false,
+          },
+        ],
       });
       expect((await store.jobGet({ id: claimed!.id }))?.status).toBe('FAILED');
       await leasehold([...args, 'enqueue', 'hang']);
@@ -312,7 +440,9 @@ describe('leasehold against a database from a real supervisor run', () => {
       await waitFor('the lease to run out', () => Date.now() > again!.leaseExpiresAt + 5);
       const text = await leasehold([...args, 'sweep']);
       expect(text.stdout).toMatch(/^took back 1 job\(s\) whose lease expired$/m);
-      expect(text.stdout).toMatch(new RegExp(`^\\s*${again!.id}\\s+hang\\s+${again!.attempt}\\s+gone-worker\\s+FAILED\\s+-$`, 'm'));
+      expect(text.stdout).toMatch(
+        new RegExp(`^\\s*${again!.id}\\s+hang\\s+${again!.attempt}\\s+gone-worker\\s+FAILED\\s+-$`, 'm'),
+      );
       expect((await leasehold([...args, 'sweep'])).stdout.trim()).toBe('no expired leases');
     } finally {
       await store.close();
@@ -321,8 +451,16 @@ describe('leasehold against a database from a real supervisor run', () => {
 
   it('migrate creates a new database with --db, and says when there was nothing to do', async () => {
     const file = join(newDir(), 'sub', 'new.db');
-    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: true, version: LATEST_VERSION });
+    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({
+      database: file,
+      created: true,
+      version: LATEST_VERSION,
+    });
     expect(existsSync(file)).toBe(true);
-    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({ database: file, created: false, version: LATEST_VERSION });
+    expect(await leaseholdJson(['--db', file, 'migrate'])).toEqual({
+      database: file,
+      created: false,
+      version: LATEST_VERSION,
+    });
   });
 });

@@ -78,13 +78,31 @@ function commandLines(command: Command): string[][] {
   const numbers = ['5', '1.5', 'abc', '', '0x10', '-1', '1e3'];
   const lines: string[][] = [];
   for (const base of bases) {
-    lines.push(base, [...base, '--json'], ['--db', '/tmp/q.db', ...base, '--json', 'false'], [...base, 'extra'], [...base, '--help'], [...base, '--nope']);
+    lines.push(
+      base,
+      [...base, '--json'],
+      ['--db', '/tmp/q.db', ...base, '--json', 'false'],
+      [...base, 'extra'],
+      [...base, '--help'],
+      [...base, '--nope'],
+    );
     for (const [option, table] of Object.entries<Options>({ ...GLOBAL_OPTIONS, ...spec.options })) {
       const type = String(table.type);
-      if (type === 'boolean') lines.push([...base, `--${option}`], [...base, `--no-${option}`], [...base, `--${option}`, 'true'], [...base, `--${option}=false`]);
+      if (type === 'boolean')
+        lines.push(
+          [...base, `--${option}`],
+          [...base, `--no-${option}`],
+          [...base, `--${option}`, 'true'],
+          [...base, `--${option}=false`],
+        );
       // A numeric option is a string that its coerce parses (numeric-options.ts).
       const values = type === 'boolean' ? [] : table.coerce === undefined ? strings : [...strings, ...numbers];
-      for (const value of values) lines.push([...base, `--${option}`, value], [...base, `--${option}=${value}`], [...base, `--${option}`, value, `--${option}`, value]);
+      for (const value of values)
+        lines.push(
+          [...base, `--${option}`, value],
+          [...base, `--${option}=${value}`],
+          [...base, `--${option}`, value, `--${option}`, value],
+        );
     }
   }
   // As the entry point hands them to either parser.
@@ -101,19 +119,49 @@ describe('fastArgs', () => {
         taken += 1;
         expect({ argv, args: defined(fast) }).toEqual({ argv, args: await viaYargs(argv, command) });
       }
-      expect(fastArgs([command.spec.command.split(' ')[0]!, ...command.spec.command.split(/\s+/).slice(1).filter((w) => w.startsWith('<')).map(() => '7')], command.spec, GLOBAL_OPTIONS), command.spec.command).toBeDefined();
+      expect(
+        fastArgs(
+          [
+            command.spec.command.split(' ')[0]!,
+            ...command.spec.command
+              .split(/\s+/)
+              .slice(1)
+              .filter((w) => w.startsWith('<'))
+              .map(() => '7'),
+          ],
+          command.spec,
+          GLOBAL_OPTIONS,
+        ),
+        command.spec.command,
+      ).toBeDefined();
     }
     console.log(`fastArgs took ${taken} command lines, each as yargs parses it`);
     expect(taken).toBeGreaterThan(200);
   });
 
   it('no command has a yargs number option, which reads "abc" as NaN', () => {
-    const numbers = COMMANDS.flatMap((command) => Object.entries(command.spec.options ?? {}).filter(([, table]) => table.type === 'number').map(([option]) => `${command.spec.command} --${option}`));
+    const numbers = COMMANDS.flatMap((command) =>
+      Object.entries(command.spec.options ?? {})
+        .filter(([, table]) => table.type === 'number')
+        .map(([option]) => `${command.spec.command} --${option}`),
+    );
     expect(numbers).toEqual([]);
   });
 
   it('leaves help, unknown, repeated and negated options, stray positionals, dash-led values and bad numbers to yargs', () => {
-    const cases = [['stats', '--help'], ['stats', '--nope'], ['stats', '--limit', '5', '--limit', '6'], ['stats', '--no-json'], ['show'], ['show', '1', '2'], ['list', '--limit', '-1'], ['list', '--limit', 'abc'], ['list', '--limit'], ['stats', '--json', 'true'], ['stats', '--', 'x']];
+    const cases = [
+      ['stats', '--help'],
+      ['stats', '--nope'],
+      ['stats', '--limit', '5', '--limit', '6'],
+      ['stats', '--no-json'],
+      ['show'],
+      ['show', '1', '2'],
+      ['list', '--limit', '-1'],
+      ['list', '--limit', 'abc'],
+      ['list', '--limit'],
+      ['stats', '--json', 'true'],
+      ['stats', '--', 'x'],
+    ];
     for (const argv of cases) {
       const command = COMMANDS.find((c) => c.spec.command.split(' ')[0] === argv[0])!;
       expect(fastArgs(argv, command.spec, GLOBAL_OPTIONS), argv.join(' ')).toBeUndefined();

@@ -31,12 +31,20 @@ export interface CliResult {
 
 /** `node dist/src/cli/leasehold.js ...args`, never rejecting: the test looks at the exit code. */
 export async function leasehold(args: string[], options: { input?: string; cwd?: string } = {}): Promise<CliResult> {
-  const result = await execa('node', [LEASEHOLD_BIN, ...args], { reject: false, input: options.input ?? '', cwd: options.cwd, timeout: 30_000 });
+  const result = await execa('node', [LEASEHOLD_BIN, ...args], {
+    reject: false,
+    input: options.input ?? '',
+    cwd: options.cwd,
+    timeout: 30_000,
+  });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
 /** The same with --json; fails the test (with stderr) unless it exits 0. */
-export async function leaseholdJson<T = Record<string, unknown>>(args: string[], options: { input?: string } = {}): Promise<T> {
+export async function leaseholdJson<T = Record<string, unknown>>(
+  args: string[],
+  options: { input?: string } = {},
+): Promise<T> {
   const result = await leasehold([...args, '--json'], options);
   if (result.exitCode !== 0) throw new Error(`leasehold ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
@@ -109,7 +117,11 @@ export class SupervisorRun {
 
   /** Start it and wait for SUPERVISOR_STARTED in its log. */
   static async start(configFile: string, logFile: string): Promise<SupervisorRun> {
-    const child = execa('node', [SUPERVISE_BIN, '--config', configFile], { reject: false, buffer: false, stdin: 'ignore' });
+    const child = execa('node', [SUPERVISE_BIN, '--config', configFile], {
+      reject: false,
+      buffer: false,
+      stdin: 'ignore',
+    });
     const run = new SupervisorRun(child, logFile);
     await run.waitForEvent('SUPERVISOR_STARTED');
     return run;
@@ -127,11 +139,16 @@ export class SupervisorRun {
     return readJsonLog<LogRecord>(this.logFile).filter((record) => record.event === event);
   }
 
-  async waitForEvent(event: string, match: (record: LogRecord) => boolean = () => true, timeoutMs = 15_000): Promise<LogRecord> {
+  async waitForEvent(
+    event: string,
+    match: (record: LogRecord) => boolean = () => true,
+    timeoutMs = 15_000,
+  ): Promise<LogRecord> {
     return waitFor(
       `log event ${event}`,
       () => {
-        if (this.exit !== undefined) throw new Error(`the supervisor exited (${JSON.stringify(this.exit)}) before ${event}:\n${this.output()}`);
+        if (this.exit !== undefined)
+          throw new Error(`the supervisor exited (${JSON.stringify(this.exit)}) before ${event}:\n${this.output()}`);
         return this.events(event).find(match);
       },
       { timeoutMs },
@@ -249,7 +266,10 @@ export function fingerprint(database: string): { hash: string; rows: Record<stri
 export function countRows(database: string, sql: string, ...bind: unknown[]): number {
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare(sql).pluck().get(...bind) as number;
+    return db
+      .prepare(sql)
+      .pluck()
+      .get(...bind) as number;
   } finally {
     db.close();
   }

@@ -42,7 +42,10 @@ export interface StatsJson {
   window_ms: number;
   jobs: { by_class: (Counts & { class: string })[]; total: Counts };
   queues: { class: string; oldest_age_seconds: number; unserved: boolean }[];
-  throughput: Record<'last_minute' | 'last_hour', { window_ms: number; SUCCEEDED: number; FAILED: number; CANCELLED: number; total: number; per_second: number }>;
+  throughput: Record<
+    'last_minute' | 'last_hour',
+    { window_ms: number; SUCCEEDED: number; FAILED: number; CANCELLED: number; total: number; per_second: number }
+  >;
   in_flight: {
     id: number;
     class: string;
@@ -56,8 +59,21 @@ export interface StatsJson {
     runtime_ms: number | null;
     held_ms: number;
   }[];
-  retries: { since: number; buckets: { class: string; status: string; attempts: number; jobs: number }[]; finished: number; retried: number };
-  errors: { since: number; top: { code: string; count: number; last_at: number }[]; by_class: { class: string; code: string; count: number }[] };
-  retention: { policy: Record<string, number>; would_delete: { status: string; older_than_days: number; finished_before: number; count: number }[]; total: number };
+  retries: {
+    since: number;
+    buckets: { class: string; status: string; attempts: number; jobs: number }[];
+    finished: number;
+    retried: number;
+  };
+  errors: {
+    since: number;
+    top: { code: string; count: number; last_at: number }[];
+    by_class: { class: string; code: string; count: number }[];
+  };
+  retention: {
+    policy: Record<string, number>;
+    would_delete: { status: string; older_than_days: number; finished_before: number; count: number }[];
+    total: number;
+  };
   database: { bytes: number; page_count: number; page_size: number; free_pages: number };
 }

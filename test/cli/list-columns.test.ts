@@ -22,13 +22,20 @@ describe('leasehold list', () => {
     const [first] = await claim();
     await releaseIfHeld(queue.store, { id, leaseToken: first!.leaseToken, reason: 'shutdown' });
     const [second] = await claim();
-    await queue.store.jobStart({ id, leaseToken: second!.leaseToken, leaseMs: LEASE_MS, startedAt: Date.now() - 95_000 });
+    await queue.store.jobStart({
+      id,
+      leaseToken: second!.leaseToken,
+      leaseMs: LEASE_MS,
+      startedAt: Date.now() - 95_000,
+    });
     await queue.close();
 
     const listed = await leasehold(['list', '--db', database]);
     expect(listed.exitCode).toBe(0);
     const [header, row] = listed.stdout.split('\n');
-    const cells = Object.fromEntries(header!.split(/\s{2,}/).map((name, i) => [name.trim().toLowerCase(), row!.split(/\s{2,}/)[i]?.trim()]));
+    const cells = Object.fromEntries(
+      header!.split(/\s{2,}/).map((name, i) => [name.trim().toLowerCase(), row!.split(/\s{2,}/)[i]?.trim()]),
+    );
     expect(cells).toMatchObject({ status: 'RUNNING', attempts: '1/3', running: '1m35s' });
 
     const json = await leaseholdJson<{ jobs: { attempts: number; runs: number }[] }>(['list', '--db', database]);

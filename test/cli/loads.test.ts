@@ -30,13 +30,20 @@ async function modulesLoadedBy(args: string[]): Promise<string[]> {
   return readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
 }
 
-const packagesIn = (modules: string[]) => new Set(modules.map((module) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module)?.[1]).filter(Boolean));
-const commandModulesIn = (modules: string[]) => [...new Set(modules.map((module) => /\/dist\/src\/cli\/commands\/([^/]+)\.js$/.exec(module)?.[1]).filter(Boolean))];
+const packagesIn = (modules: string[]) =>
+  new Set(modules.map((module) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module)?.[1]).filter(Boolean));
+const commandModulesIn = (modules: string[]) => [
+  ...new Set(modules.map((module) => /\/dist\/src\/cli\/commands\/([^/]+)\.js$/.exec(module)?.[1]).filter(Boolean)),
+];
 
 beforeAll(async () => {
   dir = newDir();
   database = join(dir, 'queue.db');
-  configFile = writeConfig(join(dir, 'queue.yaml'), { database, logFile: join(dir, 'supervisor.log'), classes: [{ name: 'ok', handler: fixture('ok') }] });
+  configFile = writeConfig(join(dir, 'queue.yaml'), {
+    database,
+    logFile: join(dir, 'supervisor.log'),
+    classes: [{ name: 'ok', handler: fixture('ok') }],
+  });
   expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({ id: 1 });
 });
 
@@ -48,22 +55,27 @@ describe('on SQLite with --db', () => {
     ['list', () => ['--db', database, 'list']],
   ];
 
-  it.each(CASES)('%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics, config parser or yargs', async (command, args) => {
-    const modules = await modulesLoadedBy(args());
-    const packages = packagesIn(modules);
-    // The log sees both kinds of module: better-sqlite3 is CommonJS, the commands are ES modules.
-    expect(packages.has('better-sqlite3')).toBe(true);
-    expect(commandModulesIn(modules)).toEqual([command]);
-    for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod', 'yargs']) expect(packages.has(unneeded), unneeded).toBe(false);
-    expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
-  });
+  it.each(CASES)(
+    '%s loads its own command, the SQLite driver, and no PostgreSQL client, logger, metrics, config parser or yargs',
+    async (command, args) => {
+      const modules = await modulesLoadedBy(args());
+      const packages = packagesIn(modules);
+      // The log sees both kinds of module: better-sqlite3 is CommonJS, the commands are ES modules.
+      expect(packages.has('better-sqlite3')).toBe(true);
+      expect(commandModulesIn(modules)).toEqual([command]);
+      for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod', 'yargs'])
+        expect(packages.has(unneeded), unneeded).toBe(false);
+      expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
+    },
+  );
 });
 
 describe('with --config', () => {
   it('stats reads the config (yaml, zod) and still loads no PostgreSQL client, logger, metrics or yargs', async () => {
     const packages = packagesIn(await modulesLoadedBy(['--config', configFile, 'stats', '--json']));
     expect(packages.has('yaml') && packages.has('zod')).toBe(true);
-    for (const unneeded of ['pg', 'prom-client', 'winston', 'yargs']) expect(packages.has(unneeded), unneeded).toBe(false);
+    for (const unneeded of ['pg', 'prom-client', 'winston', 'yargs'])
+      expect(packages.has(unneeded), unneeded).toBe(false);
   });
 });
 

@@ -28,7 +28,11 @@ describe('leasehold logs (the supervisor log)', () => {
         line('error', 'job 6 dead', { class: 'sms', job_id: 6, event: 'JOB_DEAD_LETTERED' }) +
         line('debug', 'tick', { class: 'email' }),
     );
-    const config = writeConfig(path.join(dir, 'queue.yaml'), { database: path.join(dir, 'queue.db'), logFile: file, classes: [{ name: 'email', handler: fixture('succeed') }] });
+    const config = writeConfig(path.join(dir, 'queue.yaml'), {
+      database: path.join(dir, 'queue.db'),
+      logFile: file,
+      classes: [{ name: 'email', handler: fixture('succeed') }],
+    });
 
     const email = await leasehold(['logs', '--config', config, '--class', 'email', '--level', 'info']);
     expect(email.exitCode).toBe(0);
@@ -37,18 +41,33 @@ describe('leasehold logs (the supervisor log)', () => {
       '2026-11-26T12:00:00.000Z warn  [sup=s1 email job=5 attempt=1 event=JOB_RETRY_SCHEDULED] job 5 failed',
     ]);
     const job = await leasehold(['logs', '--file', file, '--job', '6', '--json']);
-    expect(job.stdout.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual(['job 6 dead']);
+    expect(
+      job.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).msg),
+    ).toEqual(['job 6 dead']);
     const last = await leasehold(['logs', '--file', file, '--lines', '2']);
-    expect(last.stdout.trim().split('\n').map((l) => l.split('] ')[1])).toEqual(['job 6 dead', 'tick']);
+    expect(
+      last.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('] ')[1]),
+    ).toEqual(['job 6 dead', 'tick']);
     const bad = await leasehold(['logs', '--file', file, '--level', 'loud']);
-    expect([bad.exitCode, bad.stderr.trim()]).toEqual([2, 'leasehold: --level must be one of error, warn, info, debug, got "loud"']);
+    expect([bad.exitCode, bad.stderr.trim()]).toEqual([
+      2,
+      'leasehold: --level must be one of error, warn, info, debug, got "loud"',
+    ]);
   });
 
   it('--follow prints each new matching line, across a rotation, until stopped', async () => {
     const dir = newDir();
     const file = path.join(dir, 'supervisor.log');
     writeFileSync(file, line('info', 'before', { class: 'email' }));
-    const follow = execa('node', [LEASEHOLD_BIN, 'logs', '--file', file, '--follow', '--class', 'email'], { reject: false });
+    const follow = execa('node', [LEASEHOLD_BIN, 'logs', '--file', file, '--follow', '--class', 'email'], {
+      reject: false,
+    });
     onCleanup(() => void follow.kill('SIGKILL'));
     let seen = '';
     follow.stdout?.on('data', (chunk: Buffer) => (seen += chunk.toString()));
@@ -64,6 +83,11 @@ describe('leasehold logs (the supervisor log)', () => {
 
     follow.kill('SIGINT');
     expect((await follow).exitCode).toBe(0);
-    expect(seen.split('\n').filter(Boolean).map((l) => l.split('] ')[1])).toEqual(['before', 'appended', 'last before the rotation', 'first after the rotation']);
+    expect(
+      seen
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('] ')[1]),
+    ).toEqual(['before', 'appended', 'last before the rotation', 'first after the rotation']);
   });
 });

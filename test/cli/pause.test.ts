@@ -39,13 +39,19 @@ describe('pause and resume', () => {
     const again = await leasehold([...C(), 'pause', 'ok']);
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toMatch(/^class ok was already paused \(since \d{4}-\d\d-\d\d [\d:]+Z \(.+ ago\), by cli\)$/);
-    const json = await leaseholdJson<{ class: string; outcome: string; paused_at: number; paused_by: string }>([...C(), 'pause', 'ok']);
+    const json = await leaseholdJson<{ class: string; outcome: string; paused_at: number; paused_by: string }>([
+      ...C(),
+      'pause',
+      'ok',
+    ]);
     expect(json).toMatchObject({ class: 'ok', outcome: 'already_paused', paused_by: 'cli' });
     expect(json.paused_at).toBeGreaterThan(0);
 
     const workers = await leaseholdJson<{ paused: { class: string; paused_by: string }[] }>([...C(), 'workers']);
     expect(workers.paused).toMatchObject([{ class: 'ok', paused_by: 'cli' }]);
-    expect((await leasehold([...C(), 'workers'])).stdout).toMatch(/^class ok paused since .+ by cli: its workers claim nothing until resumed$/m);
+    expect((await leasehold([...C(), 'workers'])).stdout).toMatch(
+      /^class ok paused since .+ by cli: its workers claim nothing until resumed$/m,
+    );
     const stats = await leaseholdJson<{ paused: { class: string }[] }>([...C(), 'stats']);
     expect(stats.paused.map((row) => row.class)).toEqual(['ok']);
     const statsText = (await leasehold([...C(), 'stats'])).stdout;
@@ -64,7 +70,10 @@ describe('pause and resume', () => {
     } finally {
       await store.close();
     }
-    expect(await leaseholdJson(['--db', database, 'resume', 'retired'])).toEqual({ class: 'retired', outcome: 'resumed' });
+    expect(await leaseholdJson(['--db', database, 'resume', 'retired'])).toEqual({
+      class: 'retired',
+      outcome: 'resumed',
+    });
   });
 
   it('an unknown class: exit 2, one line naming it, nothing written', async () => {
@@ -85,17 +94,36 @@ describe('pause and resume', () => {
 describe('rate limits', () => {
   it('stats says when a rate-limited class waits, and when its next start is allowed', async () => {
     const idle = await leaseholdJson<{ rate_limits: unknown[] }>([...C(), 'stats']);
-    expect(idle.rate_limits).toEqual([{ class: 'limited', max: 1, per_seconds: 3600, started: 0, waiting: false, next_start_at: null, next_start_in_ms: null }]);
+    expect(idle.rate_limits).toEqual([
+      {
+        class: 'limited',
+        max: 1,
+        per_seconds: 3600,
+        started: 0,
+        waiting: false,
+        next_start_at: null,
+        next_start_in_ms: null,
+      },
+    ]);
 
     // a worker of the class takes the one start of its hour; a second job is due
     const store = await openStore(database);
     try {
-      const claimed = await claimJobs(store, { classes: ['limited'], ownerId: 'w', limit: 5, leaseMs: 30_000, rateLimit: { max: 1, perMs: 3_600_000 } });
+      const claimed = await claimJobs(store, {
+        classes: ['limited'],
+        ownerId: 'w',
+        limit: 5,
+        leaseMs: 30_000,
+        rateLimit: { max: 1, perMs: 3_600_000 },
+      });
       expect(claimed).toHaveLength(1);
     } finally {
       await store.close();
     }
-    const stats = await leaseholdJson<{ now: number; rate_limits: { waiting: boolean; started: number; next_start_in_ms: number }[] }>([...C(), 'stats']);
+    const stats = await leaseholdJson<{
+      now: number;
+      rate_limits: { waiting: boolean; started: number; next_start_in_ms: number }[];
+    }>([...C(), 'stats']);
     expect(stats.rate_limits).toMatchObject([{ class: 'limited', started: 1, waiting: true }]);
     expect(stats.rate_limits[0]!.next_start_in_ms).toBeGreaterThan(3_500_000);
     const text = (await leasehold([...C(), 'stats'])).stdout;
@@ -106,13 +134,27 @@ describe('rate limits', () => {
   it('a rate limit of 0: supervise --check-config and every command exit 2 with one line naming it', async () => {
     const dir = newDir();
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    rate_limit: { max: 0, per_seconds: 1 }\n`);
+    writeFileSync(
+      bad,
+      `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    rate_limit: { max: 0, per_seconds: 1 }\n`,
+    );
     const expected = `${bad}: classes[0].rate_limit.max: expected an integer > 0, got 0`;
     const checked = await execa('node', [SUPERVISE_BIN, '--config', bad, '--check-config'], { reject: false });
-    expect({ exitCode: checked.exitCode, stderr: checked.stderr }).toEqual({ exitCode: 2, stderr: `supervise: ${expected}` });
-    expect(await leasehold(['--config', bad, 'stats'])).toMatchObject({ exitCode: 2, stderr: `leasehold: ${expected}` });
+    expect({ exitCode: checked.exitCode, stderr: checked.stderr }).toEqual({
+      exitCode: 2,
+      stderr: `supervise: ${expected}`,
+    });
+    expect(await leasehold(['--config', bad, 'stats'])).toMatchObject({
+      exitCode: 2,
+      stderr: `leasehold: ${expected}`,
+    });
     const good = join(dir, 'good.yaml');
-    writeFileSync(good, `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    rate_limit: { max: 10, per_seconds: 0.5 }\n`);
-    expect(await execa('node', [SUPERVISE_BIN, '--config', good, '--check-config'], { reject: false })).toMatchObject({ exitCode: 0 });
+    writeFileSync(
+      good,
+      `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('ok')}\n    rate_limit: { max: 10, per_seconds: 0.5 }\n`,
+    );
+    expect(await execa('node', [SUPERVISE_BIN, '--config', good, '--check-config'], { reject: false })).toMatchObject({
+      exitCode: 0,
+    });
   });
 });

@@ -20,7 +20,11 @@ describe('a supervisor that died without cleaning up', () => {
     const dir = newDir();
     const logFile = join(dir, 'supervisor.log');
     const database = join(dir, 'queue.db');
-    const config = writeConfig(join(dir, 'queue.yaml'), { database, logFile, classes: [{ name: 'ok', handler: fixture('ok') }] });
+    const config = writeConfig(join(dir, 'queue.yaml'), {
+      database,
+      logFile,
+      classes: [{ name: 'ok', handler: fixture('ok') }],
+    });
     sup = await SupervisorRun.start(config, logFile);
     await sup.waitForEvent('CHILD_READY');
     const children = sup.childPids();
@@ -43,6 +47,8 @@ describe('a supervisor that died without cleaning up', () => {
     expect(supervisor.exited_at).toBeNull();
     const text = (await leasehold(['--db', database, 'workers'])).stdout;
     expect(text).toMatch(/^supervisor\s+\S+\s+\d+\s+-\s+STALE \(ready\)\s/m);
-    expect(text).toMatch(/^2 worker\(s\) STALE: their supervisor has not refreshed the registry for over 6s \(gone or stuck\)$/m);
+    expect(text).toMatch(
+      /^2 worker\(s\) STALE: their supervisor has not refreshed the registry for over 6s \(gone or stuck\)$/m,
+    );
   });
 });

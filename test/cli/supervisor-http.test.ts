@@ -12,7 +12,15 @@ import { closeLogger, createLogger } from '../../src/log.js';
 import { openQueue } from '../../src/queue/queue.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import { fixture, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig, type ClassSpec } from './helpers.js';
+import {
+  fixture,
+  killLeftovers,
+  leasehold,
+  leaseholdJson,
+  SupervisorRun,
+  writeConfig,
+  type ClassSpec,
+} from './helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 import { metricValue, parseMetrics } from '../helpers/metrics.js';
 
@@ -28,7 +36,12 @@ async function get(url: string): Promise<{ status: number; body: string; type: s
 }
 
 /** A temp folder with a queue.yaml (these settings, a database and a log file in it), and the CLI's arguments for it. */
-function setUp(spec: { classes: ClassSpec[]; [key: string]: unknown }): { database: string; logFile: string; config: string; C: string[] } {
+function setUp(spec: { classes: ClassSpec[]; [key: string]: unknown }): {
+  database: string;
+  logFile: string;
+  config: string;
+  C: string[];
+} {
   const dir = newDir();
   const database = join(dir, 'queue.db');
   const logFile = join(dir, 'supervisor.log');
@@ -68,12 +81,20 @@ describe('the supervisor over HTTP', () => {
     expect(await get(`${base}/healthz`)).toMatchObject({ status: 200, body: '{"status":"ok"}\n' });
     expect((await get(`${base}/nope`)).status).toBe(404);
 
-    const statuses = async () => new Map((await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list'])).jobs.map((j) => [j.id, j.status]));
+    const statuses = async () =>
+      new Map(
+        (await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list'])).jobs.map((j) => [
+          j.id,
+          j.status,
+        ]),
+      );
     await waitFor(
       'ok and crash jobs SUCCEEDED, the fail job FAILED',
       async () => {
         const now = await statuses();
-        return ok.every((id) => now.get(id) === 'SUCCEEDED') && now.get(crash) === 'SUCCEEDED' && now.get(fail) === 'FAILED';
+        return (
+          ok.every((id) => now.get(id) === 'SUCCEEDED') && now.get(crash) === 'SUCCEEDED' && now.get(fail) === 'FAILED'
+        );
       },
       { timeoutMs: 30_000, intervalMs: 250 },
     );
@@ -81,9 +102,16 @@ describe('the supervisor over HTTP', () => {
     // A zombie write (a stale lease token), and a lease that runs out with nobody to renew it.
     const queue = await openQueue({ database, actor: 'test' });
     try {
-      await expect(extendLease(queue.store, { id: ok[0]!, leaseToken: 'stale-token', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(
+        extendLease(queue.store, { id: ok[0]!, leaseToken: 'stale-token', leaseMs: 1_000 }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
       const orphan = await queue.enqueue({ class: 'orphan' });
-      const [claimed] = await claimJobs(queue.store, { classes: ['orphan'], ownerId: 'gone-worker', limit: 1, leaseMs: 200 });
+      const [claimed] = await claimJobs(queue.store, {
+        classes: ['orphan'],
+        ownerId: 'gone-worker',
+        limit: 1,
+        leaseMs: 200,
+      });
       expect(claimed?.id).toBe(orphan.id);
     } finally {
       await queue.close();
@@ -122,17 +150,28 @@ describe('the supervisor over HTTP', () => {
     expect(metricValue(m, 'leasehold_jobs_dead_lettered_total', { class: 'fail' })).toBe(1);
     expect(metricValue(m, 'leasehold_jobs_succeeded_total', { class: 'crash' })).toBe(1);
     expect(metricValue(m, 'leasehold_job_duration_seconds_count', { class: 'ok', outcome: 'SUCCEEDED' })).toBe(3);
-    expect(metricValue(m, 'leasehold_job_duration_seconds_bucket', { class: 'ok', outcome: 'SUCCEEDED', le: '+Inf' })).toBe(3);
+    expect(
+      metricValue(m, 'leasehold_job_duration_seconds_bucket', { class: 'ok', outcome: 'SUCCEEDED', le: '+Inf' }),
+    ).toBe(3);
     expect(metricValue(m, 'leasehold_job_duration_seconds_count', { class: 'fail', outcome: 'FAILED' })).toBe(1);
     // the crash: a restart and a take-back
     expect(metricValue(m, 'leasehold_child_restarts_total', { class: 'crash' })).toBe(1);
     expect(metricValue(m, 'leasehold_child_restarts_total', { class: 'ok' })).toBe(0);
-    expect(metricValue(m, 'leasehold_jobs_recovered_total', { class: 'crash', code: 'WORKER:CRASHED', source: 'child_exit' })).toBe(1);
+    expect(
+      metricValue(m, 'leasehold_jobs_recovered_total', {
+        class: 'crash',
+        code: 'WORKER:CRASHED',
+        source: 'child_exit',
+      }),
+    ).toBe(1);
     // the sweeper's recovery of the expired lease
-    expect(metricValue(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' })).toBe(1);
+    expect(
+      metricValue(m, 'leasehold_jobs_recovered_total', { class: 'orphan', code: 'LEASE:EXPIRED', source: 'sweeper' }),
+    ).toBe(1);
     // the zombie write, counted from the timeline
     expect(metricValue(m, 'leasehold_zombie_writes_rejected')).toBe(1);
-    for (const kind of ['connection', 'locked', 'disk_full', 'io']) expect(metricValue(m, 'leasehold_db_errors_total', { kind })).toBe(0);
+    for (const kind of ['connection', 'locked', 'disk_full', 'io'])
+      expect(metricValue(m, 'leasehold_db_errors_total', { kind })).toBe(0);
     // children's CPU and memory, one series per live child
     const live = m.filter((s) => s.name === 'leasehold_child_memory_bytes');
     expect(live.map((s) => s.labels.class).sort()).toEqual(['crash', 'fail', 'hang', 'ok']);
@@ -143,7 +182,10 @@ describe('the supervisor over HTTP', () => {
 
     // Shutting down: unhealthy while it drains, metrics still served, then gone.
     const hang = await enqueue(C, 'hang');
-    await waitFor('the hang job to run', async () => (await statuses()).get(hang) === 'RUNNING', { timeoutMs: 15_000, intervalMs: 200 });
+    await waitFor('the hang job to run', async () => (await statuses()).get(hang) === 'RUNNING', {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+    });
     sup.signal('SIGTERM');
     const draining = await waitFor(
       '/healthz to say it is shutting down',
@@ -153,7 +195,11 @@ describe('the supervisor over HTTP', () => {
       },
       { timeoutMs: 5_000, intervalMs: 50 },
     );
-    expect(JSON.parse(draining.body)).toEqual({ status: 'unavailable', dependency: 'supervisor', reason: 'shutting down' });
+    expect(JSON.parse(draining.body)).toEqual({
+      status: 'unavailable',
+      dependency: 'supervisor',
+      reason: 'shutting down',
+    });
     expect((await get(`${base}/metrics`)).status).toBe(200);
     expect(await sup.waitForExit(20_000)).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
@@ -176,7 +222,11 @@ describe('the supervisor over HTTP', () => {
       const now = await samples();
       return metricValue(now, 'leasehold_class_rate_limited', { class: 'limited' }) === 1 ? now : undefined;
     });
-    const statuses = (await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list', '--class', 'limited'])).jobs.map((job) => job.status).sort();
+    const statuses = (
+      await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list', '--class', 'limited'])
+    ).jobs
+      .map((job) => job.status)
+      .sort();
     expect(statuses).toEqual(['QUEUED', 'SUCCEEDED']);
     expect(metricValue(scrape, 'leasehold_class_paused', { class: 'ok' })).toBe(1);
     expect(metricValue(scrape, 'leasehold_class_paused', { class: 'limited' })).toBe(0);
@@ -209,7 +259,11 @@ describe('the supervisor over HTTP', () => {
     );
     const logged = sup.events('RETENTION').filter((record) => Number(record.deleted) > 0);
     expect(logged.length).toBeGreaterThan(0);
-    expect(logged.every((record) => record.level === 'info' && typeof record.duration_ms === 'number' && record.failed === 0)).toBe(true);
+    expect(
+      logged.every(
+        (record) => record.level === 'info' && typeof record.duration_ms === 'number' && record.failed === 0,
+      ),
+    ).toBe(true);
     expect(logged[0]!.msg).toMatch(/^retention deleted \d+ finished job\(s\) with their attempts and events$/);
     for (const id of ok) {
       const shown = await leasehold([...C, 'show', String(id)]);
@@ -224,9 +278,19 @@ describe('the supervisor over HTTP', () => {
 
 describe('HttpServer', () => {
   it('answers 503 with the reason when the supervisor is unhealthy, and when a scrape fails; stop is safe twice', async () => {
-    const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'test', console: false });
+    const logger = createLogger({
+      level: 'error',
+      file: null,
+      maxSizeMb: 1,
+      maxFiles: 1,
+      supervisorId: 'test',
+      console: false,
+    });
     const registry = new Registry();
-    let reason: Unhealthy | undefined = { dependency: 'database', reason: 'the database does not answer: disk I/O error' };
+    let reason: Unhealthy | undefined = {
+      dependency: 'database',
+      reason: 'the database does not answer: disk I/O error',
+    };
     let scrapeFails = false;
     const { Gauge } = await import('prom-client');
     new Gauge({
@@ -242,17 +306,23 @@ describe('HttpServer', () => {
     const port = await server.start();
     try {
       const base = `http://127.0.0.1:${port}`;
-      expect(await get(`${base}/healthz`)).toMatchObject({ status: 503, body: `${JSON.stringify({ status: 'unavailable', dependency: 'database', reason: 'the database does not answer: disk I/O error' })}\n` });
+      expect(await get(`${base}/healthz`)).toMatchObject({
+        status: 503,
+        body: `${JSON.stringify({ status: 'unavailable', dependency: 'database', reason: 'the database does not answer: disk I/O error' })}\n`,
+      });
       reason = undefined;
       expect((await get(`${base}/healthz`)).status).toBe(200);
       expect((await get(`${base}/metrics`)).body).toContain('test_gauge 1');
       scrapeFails = true;
-      expect(await get(`${base}/metrics`)).toMatchObject({ status: 503, body: 'metrics unavailable: database is locked\n' });
+      expect(await get(`${base}/metrics`)).toMatchObject({
+        status: 503,
+        body: 'metrics unavailable: database is locked\n',
+      });
       expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
       // a port that is taken is an error naming it
-      await expect(new HttpServer({ host: '127.0.0.1', port, registry, logger, unhealthy: async () => undefined }).start()).rejects.toThrow(
-        new RegExp(`^http: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
-      );
+      await expect(
+        new HttpServer({ host: '127.0.0.1', port, registry, logger, unhealthy: async () => undefined }).start(),
+      ).rejects.toThrow(new RegExp(`^http: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
     } finally {
       await server.stop();
       await server.stop();

@@ -44,7 +44,8 @@ export const fresh = () => {
 /** When the hang job's holder last renewed its lease, as stats reports it. */
 export const hangHeartbeat = (stats: StatsJson) => stats.in_flight.find((job) => job.id === run.ids.hang)?.heartbeat_at;
 /** Each child's last heartbeat, by worker id. */
-export const childHeartbeats = (workers: WorkersJson) => new Map(workers.workers.filter((w) => w.kind === 'child').map((w) => [w.id, w.heartbeat_at]));
+export const childHeartbeats = (workers: WorkersJson) =>
+  new Map(workers.workers.filter((w) => w.kind === 'child').map((w) => [w.id, w.heartbeat_at]));
 
 async function jobsById(args: string[]): Promise<Map<number, JobJson>> {
   const { jobs } = await leaseholdJson<{ jobs: JobJson[] }>([...args, 'list', '--limit', '1000']);
@@ -80,13 +81,21 @@ export async function produceSupervisorRun(): Promise<void> {
   run.outputs.enqueueText = keyed.stdout;
   run.outputs.enqueueTextErr = keyed.stderr;
   run.ids.keyed = enqueuedId(keyed.stdout);
-  run.outputs.enqueueAgain = (await leasehold([...C(), 'enqueue', 'ok', '--payload', '{"n":3}', '--key', 'k-2'])).stdout;
+  run.outputs.enqueueAgain = (
+    await leasehold([...C(), 'enqueue', 'ok', '--payload', '{"n":3}', '--key', 'k-2'])
+  ).stdout;
   run.ids.stdin = enqueuedId((await leasehold([...C(), 'enqueue', 'ok', '-'], { input: '{"from":"stdin"}' })).stdout);
-  for (let i = 0; i < 2; i++) run.ids.fail.push((await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'fail', '--payload', `{"i":${i}}`])).id);
+  for (let i = 0; i < 2; i++)
+    run.ids.fail.push((await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'fail', '--payload', `{"i":${i}}`])).id);
   run.ids.hang = (await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'hang'])).id;
-  run.ids.delayed = (await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'ok', '--delay', '3600', '--max-retries', '2'])).id;
+  run.ids.delayed = (
+    await leaseholdJson<{ id: number }>([...C(), 'enqueue', 'ok', '--delay', '3600', '--max-retries', '2'])
+  ).id;
   const bulkFile = join(run.dir, 'jobs.jsonl');
-  writeFileSync(bulkFile, [1, 2, 3].map((n) => JSON.stringify({ class: 'ok', payload: { n }, priority: n })).join('\n') + '\n');
+  writeFileSync(
+    bulkFile,
+    [1, 2, 3].map((n) => JSON.stringify({ class: 'ok', payload: { n }, priority: n })).join('\n') + '\n',
+  );
   const bulk = await leaseholdJson<{ count: number; ids: number[] }>([...C(), 'enqueue', '--file', bulkFile]);
   run.outputs.bulkJson = JSON.stringify(bulk);
   run.ids.bulk = bulk.ids;
@@ -140,7 +149,9 @@ export async function produceSupervisorRun(): Promise<void> {
     async () => {
       const later = await leaseholdJson<WorkersJson>([...C(), 'workers']);
       const beats = childHeartbeats(later);
-      return [...childHeartbeats(run.live.workers)].every(([id, at]) => ![undefined, at].includes(beats.get(id))) ? later : undefined;
+      return [...childHeartbeats(run.live.workers)].every(([id, at]) => ![undefined, at].includes(beats.get(id)))
+        ? later
+        : undefined;
     },
     { timeoutMs: 15_000, intervalMs: 200 },
   );

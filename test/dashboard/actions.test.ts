@@ -44,7 +44,10 @@ describe('dashboard actions', () => {
     expect(status).toBe(303);
     expect(location).toBe(`/jobs/${ids.failedEmail}?done=retried`);
     expect((await queue.store.jobGet({ id: ids.failedEmail }))?.status).toBe('QUEUED');
-    expect(await lastEvent(queue, ids.failedEmail)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });
+    expect(await lastEvent(queue, ids.failedEmail)).toMatchObject({
+      event: 'RETRY_SCHEDULED',
+      actor: 'dashboard@127.0.0.1',
+    });
     expect(textOf((await session.get(location!)).body)).toContain('Queued to run again.');
   });
 
@@ -54,7 +57,9 @@ describe('dashboard actions', () => {
     expect((await session.act(`/jobs/${ids.queued}/cancel`)).location).toBe(`/jobs/${ids.queued}?done=cancelled`);
     expect((await queue.store.jobGet({ id: ids.queued }))?.status).toBe('CANCELLED');
     expect(await lastEvent(queue, ids.queued)).toMatchObject({ event: 'CANCELLED', actor: 'dashboard@127.0.0.1' });
-    expect((await session.act(`/jobs/${ids.claimed}/cancel`)).location).toBe(`/jobs/${ids.claimed}?done=cancel_requested`);
+    expect((await session.act(`/jobs/${ids.claimed}/cancel`)).location).toBe(
+      `/jobs/${ids.claimed}?done=cancel_requested`,
+    );
     expect((await queue.store.jobGet({ id: ids.claimed }))?.cancel_requested_at).not.toBeNull();
   });
 
@@ -64,7 +69,9 @@ describe('dashboard actions', () => {
     const before = await snapshot(queue);
     const retry = await session.act(`/jobs/${ids.succeeded}/retry`);
     expect(retry.status).toBe(409);
-    expect(textOf(retry.body)).toContain(`job ${ids.succeeded} is SUCCEEDED, not FAILED: only FAILED jobs can be retried`);
+    expect(textOf(retry.body)).toContain(
+      `job ${ids.succeeded} is SUCCEEDED, not FAILED: only FAILED jobs can be retried`,
+    );
     const cancel = await session.act(`/jobs/${ids.succeeded}/cancel`);
     expect(cancel.status).toBe(409);
     expect(textOf(cancel.body)).toContain(`job ${ids.succeeded} already ended SUCCEEDED: there is nothing to cancel`);
@@ -81,10 +88,16 @@ describe('dashboard actions', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.body).toContain('data-count="2"');
     expect(textOf(confirm.body)).toContain('Retry 2 FAILED job(s) of class report with error UPSTREAM:DOWN?');
-    const done = await session.act('/retry-failed', { class: 'report', error_code: 'UPSTREAM:DOWN', through_id: String(Math.max(...ids.failed)), count: '2' });
+    const done = await session.act('/retry-failed', {
+      class: 'report',
+      error_code: 'UPSTREAM:DOWN',
+      through_id: String(Math.max(...ids.failed)),
+      count: '2',
+    });
     expect(done.status).toBe(200);
     expect(textOf(done.body)).toContain('2 FAILED job(s) of class report with error UPSTREAM:DOWN queued to run again');
-    for (const id of ids.failed) expect(await lastEvent(queue, id)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });
+    for (const id of ids.failed)
+      expect(await lastEvent(queue, id)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });
     expect((await queue.store.jobGet({ id: ids.failedEmail }))?.status).toBe('FAILED');
     const none = await session.get('/retry-failed?class=report');
     expect(textOf(none.body)).toContain('There are no FAILED job(s) of class report to retry.');
@@ -96,29 +109,52 @@ describe('dashboard actions', () => {
     // Error codes of the last hour that left no FAILED job: one retried and queued again, one cancelled while it ran.
     const { id: flaky } = await queue.enqueue({ class: 'video', payload: {}, maxRetries: 1 });
     const [first] = await claimJobs(store, { classes: ['video'], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
-    await failIfHeld(store, { id: flaky, leaseToken: first!.leaseToken, error: { code: 'UPSTREAM:FLAKY', detail: 'try again', retryable: true }, retryDelayMs: 60_000 });
+    await failIfHeld(store, {
+      id: flaky,
+      leaseToken: first!.leaseToken,
+      error: { code: 'UPSTREAM:FLAKY', detail: 'try again', retryable: true },
+      retryDelayMs: 60_000,
+    });
     const { id: stopped } = await queue.enqueue({ class: 'video', payload: {} });
     const [held] = await claimJobs(store, { classes: ['video'], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
     await store.jobCancel({ id: stopped, actor: 'cli' });
-    const cancelled = await failIfHeld(store, { id: stopped, leaseToken: held!.leaseToken, error: { code: 'CANCELLED:BY_OPERATOR', detail: 'cancelled', retryable: false }, retryDelayMs: 0 });
+    const cancelled = await failIfHeld(store, {
+      id: stopped,
+      leaseToken: held!.leaseToken,
+      error: { code: 'CANCELLED:BY_OPERATOR', detail: 'cancelled', retryable: false },
+      retryDelayMs: 0,
+    });
     expect(cancelled.status).toBe('CANCELLED');
 
     const overview = await session.get('/');
-    const errorRow = (code: string) => overview.body.split('</tr>').find((row) => row.includes(`<code>${code}</code>`)) ?? '';
+    const errorRow = (code: string) =>
+      overview.body.split('</tr>').find((row) => row.includes(`<code>${code}</code>`)) ?? '';
     expect(textOf(overview.body)).toMatch(/Top errors.*CANCELLED:BY_OPERATOR.*UPSTREAM:FLAKY/);
-    for (const code of ['CANCELLED:BY_OPERATOR', 'UPSTREAM:FLAKY']) expect(errorRow(code), code).not.toContain('retry-failed');
+    for (const code of ['CANCELLED:BY_OPERATOR', 'UPSTREAM:FLAKY'])
+      expect(errorRow(code), code).not.toContain('retry-failed');
     expect(errorRow('UPSTREAM:DOWN')).toContain('retry-failed');
     // Every bulk-retry link the pages offer leads to FAILED jobs to retry, never to an empty confirmation.
-    const pages = ['/', '/jobs?status=FAILED', '/jobs?status=FAILED&class=report', '/jobs?status=FAILED&class=video', '/jobs?status=FAILED&error_code=CANCELLED:BY_OPERATOR'];
+    const pages = [
+      '/',
+      '/jobs?status=FAILED',
+      '/jobs?status=FAILED&class=report',
+      '/jobs?status=FAILED&class=video',
+      '/jobs?status=FAILED&error_code=CANCELLED:BY_OPERATOR',
+    ];
     const links = new Set<string>();
-    for (const url of pages) for (const m of (await session.get(url)).body.matchAll(/href="(\/retry-failed[^"]*)"/g)) links.add(m[1]!.replace(/&amp;/g, '&'));
+    for (const url of pages)
+      for (const m of (await session.get(url)).body.matchAll(/href="(\/retry-failed[^"]*)"/g))
+        links.add(m[1]!.replace(/&amp;/g, '&'));
     expect(links.size).toBeGreaterThanOrEqual(4);
     for (const link of links) expect((await session.get(link)).body, link).toMatch(/data-count="[1-9]/);
     expect((await session.get('/jobs?status=FAILED&class=video')).body).not.toContain('retry-failed');
 
     // On a job's page: retry only when FAILED, cancel only while it can still be cancelled.
     await store.jobCancel({ id: ids.claimed, actor: 'cli' });
-    const offered = async (id: number) => [...(await session.get(`/jobs/${id}`)).body.matchAll(/<form method="post" action="\/jobs\/\d+\/(\w+)"/g)].map((m) => m[1]);
+    const offered = async (id: number) =>
+      [...(await session.get(`/jobs/${id}`)).body.matchAll(/<form method="post" action="\/jobs\/\d+\/(\w+)"/g)].map(
+        (m) => m[1],
+      );
     expect(await offered(ids.failedEmail)).toEqual(['retry']);
     expect(await offered(ids.queued)).toEqual(['cancel']);
     expect(await offered(flaky)).toEqual(['cancel']);
@@ -133,8 +169,16 @@ describe('dashboard actions', () => {
     const cases = [
       [{}, {}, 'no valid CSRF token'],
       [{ csrf: 'forged' }, {}, 'no valid CSRF token'],
-      [{ csrf: session.csrf }, { origin: 'http://evil.example' }, 'cross-site request refused (Origin: http://evil.example)'],
-      [{ csrf: session.csrf }, { 'sec-fetch-site': 'cross-site' }, 'cross-site request refused (Sec-Fetch-Site: cross-site)'],
+      [
+        { csrf: session.csrf },
+        { origin: 'http://evil.example' },
+        'cross-site request refused (Origin: http://evil.example)',
+      ],
+      [
+        { csrf: session.csrf },
+        { 'sec-fetch-site': 'cross-site' },
+        'cross-site request refused (Sec-Fetch-Site: cross-site)',
+      ],
     ] as const;
     for (const [form, headers, says] of cases) {
       const refused = await session.post(`/jobs/${ids.failedEmail}/retry`, form, headers);
@@ -189,9 +233,16 @@ describe('dashboard actions', () => {
     const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
     expect((await fetch(`${base}/`, { headers: bearer(TOKEN) })).status).toBe(200);
     expect((await fetch(`${base}/`, { headers: bearer('wrong-token-0123456789') })).status).toBe(401);
-    const scripted = await fetch(`${base}/jobs/${ids.failed[0]}/retry`, { method: 'POST', headers: bearer(TOKEN), redirect: 'manual' });
+    const scripted = await fetch(`${base}/jobs/${ids.failed[0]}/retry`, {
+      method: 'POST',
+      headers: bearer(TOKEN),
+      redirect: 'manual',
+    });
     expect(scripted.status).toBe(303);
-    expect(await lastEvent(queue, ids.failed[0]!)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });
+    expect(await lastEvent(queue, ids.failed[0]!)).toMatchObject({
+      event: 'RETRY_SCHEDULED',
+      actor: 'dashboard@127.0.0.1',
+    });
   });
 
   it('the login form sets the session too, and sends the browser back where it was going', async () => {
@@ -223,11 +274,20 @@ describe('dashboard actions', () => {
   it('refuses to listen on a non-loopback address without a token, and takes no short token', async () => {
     const dir = newDir();
     const { queue } = await serve(path.join(dir, 'queue.db'), dir);
-    const logger = createLogger({ level: 'info', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: false });
+    const logger = createLogger({
+      level: 'info',
+      file: null,
+      maxSizeMb: 1,
+      maxFiles: 1,
+      supervisorId: 'dashboard',
+      console: false,
+    });
     const settings = { store: queue.store, database: 'queue.db', classes: undefined, readOnly: false, logger, port: 0 };
     await expect(new DashboardServer({ ...settings, host: '0.0.0.0', token: undefined }).start()).rejects.toThrow(
       /the dashboard listens on 0\.0\.0\.0 only with a token/,
     );
-    await expect(new DashboardServer({ ...settings, host: '127.0.0.1', token: 'short' }).start()).rejects.toThrow(/at least 16 characters/);
+    await expect(new DashboardServer({ ...settings, host: '127.0.0.1', token: 'short' }).start()).rejects.toThrow(
+      /at least 16 characters/,
+    );
   });
 });

@@ -76,7 +76,9 @@ describe('the dashboard actions in a browser', () => {
     await page.getByRole('button', { name: 'Cancel all of these QUEUED jobs…' }).click();
     const count = page.locator('article.confirm .count');
     expect(Number(await count.textContent())).toBe(shown);
-    expect(await page.locator('article.confirm').textContent()).toContain(`Cancel ${shown} QUEUED job(s) of class email?`);
+    expect(await page.locator('article.confirm').textContent()).toContain(
+      `Cancel ${shown} QUEUED job(s) of class email?`,
+    );
     await screenshot(page, 'bulk-cancel-confirm');
 
     // A job that arrives while the confirmation is on screen is not among them.

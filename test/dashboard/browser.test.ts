@@ -58,7 +58,11 @@ describe('the dashboard in a browser', () => {
   it('log in, read the counts, open a failed job, retry it and watch it succeed, cancel a running job', async () => {
     await withSupervisor(async (sup, base) => {
       const ok = await Promise.all([1, 2, 3].map((n) => sup.queue.enqueue({ class: 'ok', payload: { n } })));
-      const flaky = await Promise.all([1, 2].map((n) => sup.queue.enqueue({ class: 'flaky', payload: { to: `user${n}@example.com` }, maxRetries: 0 })));
+      const flaky = await Promise.all(
+        [1, 2].map((n) =>
+          sup.queue.enqueue({ class: 'flaky', payload: { to: `user${n}@example.com` }, maxRetries: 0 }),
+        ),
+      );
       const long = await sup.queue.enqueue({ class: 'long', payload: { ms: 300_000 } });
       for (const { id } of ok) await sup.waitForJob(id, 'SUCCEEDED');
       for (const { id } of flaky) await sup.waitForJob(id, 'FAILED');
@@ -112,7 +116,9 @@ describe('the dashboard in a browser', () => {
       await page.locator('h1 .badge', { hasText: 'CANCELLED' }).waitFor();
       const cancelled = await sup.queue.get(long.id);
       expect(cancelled?.job.status).toBe('CANCELLED');
-      expect(cancelled?.events.find((e) => e.event === 'CANCELLED' && e.actor === 'dashboard@127.0.0.1')?.detail).toContain('"stage":"requested"');
+      expect(
+        cancelled?.events.find((e) => e.event === 'CANCELLED' && e.actor === 'dashboard@127.0.0.1')?.detail,
+      ).toContain('"stage":"requested"');
       await screenshot(page, 'job-cancelled');
 
       // The workers: this supervisor and its three children.
@@ -139,12 +145,18 @@ describe('the dashboard in a browser', () => {
     expect(legend).toContain(`${failed} failed`);
     expect(await page.locator('svg.chart .bar-ok').count()).toBeGreaterThanOrEqual(55);
     expect(await page.locator('svg.chart .bar-failed').count()).toBeGreaterThanOrEqual(10);
-    expect(await page.locator('.alert.trouble').textContent()).toMatch(/thumbnail is in a crash loop: 2 children ended abnormally/);
+    expect(await page.locator('.alert.trouble').textContent()).toMatch(
+      /thumbnail is in a crash loop: 2 children ended abnormally/,
+    );
     expect(await page.locator('.alert.paused').textContent()).toMatch(/report is paused by cli/);
     expect(await page.locator('tr', { hasText: 'UPSTREAM:TIMEOUT' }).count()).toBe(1);
     // What jobs cost: the report class (PDFs) first by CPU, and the hungriest attempt is one of its
-    expect(await page.locator('section.cost table').first().locator('tbody tr').first().textContent()).toMatch(/^report/);
-    expect(await page.locator('section.cost section', { hasText: 'Hungriest' }).locator('tbody tr').first().textContent()).toContain('report');
+    expect(await page.locator('section.cost table').first().locator('tbody tr').first().textContent()).toMatch(
+      /^report/,
+    );
+    expect(
+      await page.locator('section.cost section', { hasText: 'Hungriest' }).locator('tbody tr').first().textContent(),
+    ).toContain('report');
     await screenshot(page, 'overview-hour');
 
     // The workers that died: each says how, in a word and a look of its own.
@@ -158,7 +170,10 @@ describe('the dashboard in a browser', () => {
     // Opened, the exited list stays open through the live updates that follow.
     await page.locator('summary', { hasText: 'Exited recently' }).click();
     await countLivePolls(page);
-    await waitFor('a live update swapped in', async () => (await liveSwaps(page)) >= 1, { timeoutMs: DEADLINE, intervalMs: 100 });
+    await waitFor('a live update swapped in', async () => (await liveSwaps(page)) >= 1, {
+      timeoutMs: DEADLINE,
+      intervalMs: 100,
+    });
     expect(await page.locator('details', { hasText: 'Exited recently' }).getAttribute('open')).not.toBeNull();
     await killed.waitFor();
     await screenshot(page, 'workers-exited');
@@ -170,26 +185,47 @@ describe('the dashboard in a browser', () => {
     const { store } = queue;
     // As long as a child writes (error_detail is cut at 500 characters), over several lines.
     const detail = (attempt: number) =>
-      [`attempt ${attempt}: the upstream answered 502 Bad Gateway`, ...[1, 2, 3, 4, 5].map((n) => `step ${n} of the upload to https://upstream.example/api/v2/buckets/reports/objects/${attempt}-${n} failed`)].join('\n');
+      [
+        `attempt ${attempt}: the upstream answered 502 Bad Gateway`,
+        ...[1, 2, 3, 4, 5].map(
+          (n) =>
+            `step ${n} of the upload to https://upstream.example/api/v2/buckets/reports/objects/${attempt}-${n} failed`,
+        ),
+      ].join('\n');
     const { id } = await queue.enqueue({ class: 'upload', payload: {}, maxRetries: 1 });
     for (const attempt of [1, 2]) {
       const [job] = await claimJobs(store, { classes: ['upload'], ownerId: 'host/child-1', limit: 1, leaseMs: 60_000 });
-      await failIfHeld(store, { id, leaseToken: job!.leaseToken, error: { code: 'UPSTREAM:BAD_GATEWAY', detail: detail(attempt), retryable: true }, retryDelayMs: 0 });
+      await failIfHeld(store, {
+        id,
+        leaseToken: job!.leaseToken,
+        error: { code: 'UPSTREAM:BAD_GATEWAY', detail: detail(attempt), retryable: true },
+        retryDelayMs: 0,
+      });
     }
     expect((await store.jobGet({ id }))?.status).toBe('FAILED');
 
     const page = await newPage();
     await page.goto(`${base}/jobs/${id}`);
-    const attempts = page.locator('section', { has: page.getByRole('heading', { name: 'Attempts' }) }).locator('tbody tr');
+    const attempts = page
+      .locator('section', { has: page.getByRole('heading', { name: 'Attempts' }) })
+      .locator('tbody tr');
     const shown = [
-      { where: 'the job', cell: page.locator('table.fields tr', { has: page.locator('th', { hasText: /^error$/ }) }).locator('td'), text: detail(2) },
+      {
+        where: 'the job',
+        cell: page.locator('table.fields tr', { has: page.locator('th', { hasText: /^error$/ }) }).locator('td'),
+        text: detail(2),
+      },
       { where: 'attempt 1', cell: attempts.nth(0).locator('td').last(), text: detail(1) },
       { where: 'attempt 2', cell: attempts.nth(1).locator('td').last(), text: detail(2) },
     ];
     for (const { where, cell, text } of shown) {
       const seen = await cell.evaluate((element: HTMLElement) => {
         const box = element.getBoundingClientRect();
-        return { lines: element.innerText.split('\n').map((line) => line.trim()), inWindow: box.left >= 0 && box.right <= document.documentElement.clientWidth, clipped: element.scrollWidth > element.clientWidth };
+        return {
+          lines: element.innerText.split('\n').map((line) => line.trim()),
+          inWindow: box.left >= 0 && box.right <= document.documentElement.clientWidth,
+          clipped: element.scrollWidth > element.clientWidth,
+        };
       });
       for (const line of text.split('\n')) expect(seen.lines, where).toContain(line);
       expect(seen, where).toMatchObject({ inWindow: true, clipped: false });
@@ -208,7 +244,10 @@ describe('the dashboard in a browser', () => {
     for (const url of ['/', `/jobs/${ids.failedEmail}`, `/jobs/${ids.queued}`, '/jobs?status=FAILED']) {
       await page.goto(`${base}${url}`);
       await page.locator('#live').waitFor();
-      expect(await page.locator('form[method="post"], button[type="submit"]:text-matches("Retry|Cancel")').count(), url).toBe(0);
+      expect(
+        await page.locator('form[method="post"], button[type="submit"]:text-matches("Retry|Cancel")').count(),
+        url,
+      ).toBe(0);
       expect(await page.getByRole('link', { name: /retry/i }).count(), url).toBe(0);
     }
     await page.getByText('read-only', { exact: true }).waitFor();
@@ -222,16 +261,25 @@ describe('the dashboard in a browser', () => {
     const page = await newPage();
     await page.goto(`${base}/`);
     await countLivePolls(page);
-    await waitFor('two live updates', async () => (await livePolls(page)) >= 2, { timeoutMs: DEADLINE, intervalMs: 100 });
+    await waitFor('two live updates', async () => (await livePolls(page)) >= 2, {
+      timeoutMs: DEADLINE,
+      intervalMs: 100,
+    });
 
     // A job enqueued now shows up without a reload.
     await queue.enqueue({ class: 'late', payload: {} });
     await page.locator('tr[data-class="late"]').waitFor();
 
     const hiddenAt = await setVisibility(page, 'hidden');
-    await holdsFor('no live update while hidden', async () => (await livePolls(page)) === hiddenAt, { forMs: 5_000, intervalMs: 250 });
+    await holdsFor('no live update while hidden', async () => (await livePolls(page)) === hiddenAt, {
+      forMs: 5_000,
+      intervalMs: 250,
+    });
     const shownAt = await setVisibility(page, 'visible');
     expect(shownAt).toBe(hiddenAt);
-    await waitFor('a live update once visible again', async () => (await livePolls(page)) > shownAt, { timeoutMs: DEADLINE, intervalMs: 50 });
+    await waitFor('a live update once visible again', async () => (await livePolls(page)) > shownAt, {
+      timeoutMs: DEADLINE,
+      intervalMs: 50,
+    });
   });
 });

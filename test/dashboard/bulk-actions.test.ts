@@ -24,13 +24,20 @@ async function dashboard(options: { readOnly?: boolean; token?: string } = {}) {
 function formFields(body: string, action: string): Record<string, string> {
   const form = new RegExp(`<form method="post" action="${action}"[^>]*>(.*?)</form>`, 's').exec(body)?.[1];
   if (form === undefined) throw new Error(`no form posts to ${action}`);
-  return Object.fromEntries([...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+  return Object.fromEntries(
+    [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+  );
 }
 
 async function failOne(queue: Queue, cls: string, code: string): Promise<number> {
   const { id } = await queue.enqueue({ class: cls, payload: {}, maxRetries: 0 });
   const [job] = await claimJobs(queue.store, { classes: [cls], ownerId: 'host/child-9', limit: 1, leaseMs: 60_000 });
-  await failIfHeld(queue.store, { id, leaseToken: job!.leaseToken, error: { code, detail: 'no', retryable: false }, retryDelayMs: 0 });
+  await failIfHeld(queue.store, {
+    id,
+    leaseToken: job!.leaseToken,
+    error: { code, detail: 'no', retryable: false },
+    retryDelayMs: 0,
+  });
   return id;
 }
 
@@ -55,7 +62,9 @@ describe('dashboard bulk actions', () => {
 
   it('bulk cancel: the QUEUED jobs page offers it; the confirmation counts them; it cancels exactly those', async () => {
     const { session, queue } = await dashboard();
-    const mine = (await queue.enqueueMany([{ class: 'email' }, { class: 'email' }, { class: 'report' }])).map((job) => job.id);
+    const mine = (await queue.enqueueMany([{ class: 'email' }, { class: 'email' }, { class: 'report' }])).map(
+      (job) => job.id,
+    );
     const page = await session.get('/jobs?status=QUEUED&class=email');
     expect(page.body).toContain('href="/cancel-queued?class=email"');
     expect((await session.get('/jobs?status=FAILED')).body).not.toContain('cancel-queued');
@@ -67,10 +76,15 @@ describe('dashboard bulk actions', () => {
     expect(done.status).toBe(200);
     expect(textOf(done.body)).toContain('3 QUEUED job(s) of class email cancelled');
     expect(await statusOf(queue, mine[0]!)).toBe('CANCELLED');
-    expect((await queue.store.eventList({ jobId: mine[1]! })).at(-1)).toMatchObject({ event: 'CANCELLED', actor: 'dashboard@127.0.0.1' });
+    expect((await queue.store.eventList({ jobId: mine[1]! })).at(-1)).toMatchObject({
+      event: 'CANCELLED',
+      actor: 'dashboard@127.0.0.1',
+    });
     expect(await statusOf(queue, mine[2]!)).toBe('QUEUED'); // report: not in the filter
     expect(await statusOf(queue, late)).toBe('QUEUED');
-    expect(textOf((await session.get('/cancel-queued?class=email')).body)).toContain('Cancel 1 QUEUED job(s) of class email?');
+    expect(textOf((await session.get('/cancel-queued?class=email')).body)).toContain(
+      'Cancel 1 QUEUED job(s) of class email?',
+    );
   });
 
   it('a bulk POST without the bounds its confirmation gives is refused, and writes nothing', async () => {
@@ -100,7 +114,11 @@ describe('dashboard bulk actions', () => {
 
     const locked = await dashboard({ token: TOKEN });
     expect((await locked.session.post('/cancel-queued', { through_id: '99', count: '9' })).status).toBe(401);
-    const scripted = await fetch(`${locked.base}/cancel-queued`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: new URLSearchParams({ through_id: '99', count: '9' }) });
+    const scripted = await fetch(`${locked.base}/cancel-queued`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: new URLSearchParams({ through_id: '99', count: '9' }),
+    });
     expect(scripted.status).toBe(200);
     expect(await statusOf(locked.queue, locked.ids.queued)).toBe('CANCELLED');
   });

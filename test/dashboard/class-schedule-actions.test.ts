@@ -27,7 +27,11 @@ async function dashboard(options: { readOnly?: boolean; token?: string } = {}) {
 
 async function snapshot(queue: Queue): Promise<string> {
   const jobs = await queue.store.jobList({ limit: 1000 });
-  return JSON.stringify({ jobs, paused: await pausedClasses(queue.store), schedules: await queue.store.scheduleList() });
+  return JSON.stringify({
+    jobs,
+    paused: await pausedClasses(queue.store),
+    schedules: await queue.store.scheduleList(),
+  });
 }
 
 describe('dashboard: pause and resume a class', () => {
@@ -67,7 +71,11 @@ describe('dashboard: schedules', () => {
   it('the schedules page lists each schedule of the config: class, name, cron, next run, last run; a nav link leads to it', async () => {
     const { session, queue } = await dashboard();
     expect((await session.get('/')).body).toContain('href="/schedules"');
-    await runSchedules(queue.store, schedulesOf(CLASSES), { clock: systemClock, actor: 'sup-a', payloadLimitBytes: 1024 });
+    await runSchedules(queue.store, schedulesOf(CLASSES), {
+      clock: systemClock,
+      actor: 'sup-a',
+      payloadLimitBytes: 1024,
+    });
     const page = await session.get('/schedules');
     expect(page.status).toBe(200);
     const row = page.body.split('</tr>').find((r) => r.includes('data-schedule="report/nightly"')) ?? '';
@@ -82,7 +90,7 @@ describe('dashboard: schedules', () => {
     expect(text).toContain('never');
   });
 
-  it('run now enqueues one job with the schedule\'s payload and priority, and leaves its cursor alone', async () => {
+  it("run now enqueues one job with the schedule's payload and priority, and leaves its cursor alone", async () => {
     const { session, queue } = await dashboard();
     const schedules = schedulesOf(CLASSES);
     await runSchedules(queue.store, schedules, { clock: systemClock, actor: 'sup-a', payloadLimitBytes: 1024 });
@@ -97,7 +105,10 @@ describe('dashboard: schedules', () => {
     expect(ran.location).toBe(`/jobs/${job.id}?done=enqueued`);
     expect(job).toMatchObject({ status: 'QUEUED', priority: 4 });
     expect(JSON.parse(job.payload)).toEqual({ kind: 'digest' });
-    expect((await queue.store.eventList({ jobId: job.id }))[0]).toMatchObject({ event: 'ENQUEUED', actor: 'dashboard@127.0.0.1' });
+    expect((await queue.store.eventList({ jobId: job.id }))[0]).toMatchObject({
+      event: 'ENQUEUED',
+      actor: 'dashboard@127.0.0.1',
+    });
     expect(await queue.store.scheduleList()).toEqual(cursor);
     expect((await session.act('/schedules/report/weekly/run')).status).toBe(404);
   });
@@ -134,7 +145,11 @@ describe('dashboard: the class and schedule actions are protected like the other
     await session.get(`/schedules?token=${TOKEN}`);
     await session.get('/schedules');
     expect((await session.act('/classes/report/pause')).status).toBe(303);
-    const scripted = await fetch(`${base}/classes/report/resume`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
+    const scripted = await fetch(`${base}/classes/report/resume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      redirect: 'manual',
+    });
     expect(scripted.status).toBe(303);
     expect(await pausedClasses(queue.store)).toEqual([]);
   });

@@ -29,14 +29,21 @@ async function database(): Promise<string> {
 
 /** `leasehold dashboard` running; its URL once it has printed it. */
 async function runDashboard(args: string[], env: Record<string, string> = {}) {
-  const child = execa('node', [LEASEHOLD_BIN, ...args, 'dashboard', '--port', '0', '--json'], { reject: false, stdin: 'ignore', env, buffer: false });
+  const child = execa('node', [LEASEHOLD_BIN, ...args, 'dashboard', '--port', '0', '--json'], {
+    reject: false,
+    stdin: 'ignore',
+    env,
+    buffer: false,
+  });
   trackProcess(child.pid!, 'leasehold dashboard');
   let printed = '';
   child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   const started = await waitFor('the dashboard to print its URL', () => {
     if (child.exitCode !== null) throw new Error(`leasehold dashboard exited ${child.exitCode}: ${printed}`);
-    return /^\{[\s\S]*\}\n/.test(printed) ? (JSON.parse(printed) as { url: string; read_only: boolean; token_required: boolean }) : undefined;
+    return /^\{[\s\S]*\}\n/.test(printed)
+      ? (JSON.parse(printed) as { url: string; read_only: boolean; token_required: boolean })
+      : undefined;
   });
   return { child, ...started, output: () => printed };
 }
@@ -68,13 +75,24 @@ describe('leasehold dashboard', () => {
   it('refuses, exit 2 in one line: another address without a token, a short token, a bad port, no database', async () => {
     const db = await database();
     const cases = [
-      [['--db', db, 'dashboard', '--host', '0.0.0.0'], /^leasehold: the dashboard listens on 0\.0\.0\.0 only with a token/],
+      [
+        ['--db', db, 'dashboard', '--host', '0.0.0.0'],
+        /^leasehold: the dashboard listens on 0\.0\.0\.0 only with a token/,
+      ],
       [['--db', db, 'dashboard', '--token', 'short'], /^leasehold: the dashboard token must be at least 16 characters/],
-      [['--db', db, 'dashboard', '--port', '70000'], /^leasehold: --port: expected an integer from 0 to 65535, got "70000"/],
+      [
+        ['--db', db, 'dashboard', '--port', '70000'],
+        /^leasehold: --port: expected an integer from 0 to 65535, got "70000"/,
+      ],
       [['--db', path.join(newDir(), 'none.db'), 'dashboard'], /^leasehold: no database at /],
     ] as const;
     for (const [args, says] of cases) {
-      const result = await execa('node', [LEASEHOLD_BIN, ...args], { reject: false, stdin: 'ignore', env: { LEASEHOLD_DASHBOARD_TOKEN: '' }, timeout: 30_000 });
+      const result = await execa('node', [LEASEHOLD_BIN, ...args], {
+        reject: false,
+        stdin: 'ignore',
+        env: { LEASEHOLD_DASHBOARD_TOKEN: '' },
+        timeout: 30_000,
+      });
       expect(result.exitCode, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(says);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -89,9 +107,16 @@ describe('leasehold dashboard', () => {
       `database: ${path.join(dir, 'queue.db')}\nlog: { file: ${path.join(dir, 'supervisor.log')} }\nhttp: { port: 0, host: 0.0.0.0, dashboard: true }\nclasses:\n  - { name: email, handler: ${path.join(dir, 'h.mjs')} }\n`,
     );
     writeFileSync(path.join(dir, 'h.mjs'), 'export default async () => null;\n');
-    const result = await execa('node', [SUPERVISE_BIN, '--config', config], { reject: false, stdin: 'ignore', env: { LEASEHOLD_DASHBOARD_TOKEN: '' }, timeout: 30_000 });
+    const result = await execa('node', [SUPERVISE_BIN, '--config', config], {
+      reject: false,
+      stdin: 'ignore',
+      env: { LEASEHOLD_DASHBOARD_TOKEN: '' },
+      timeout: 30_000,
+    });
     expect(result.exitCode).toBe(2);
     // The config check's one line, naming the file and the field, as --check-config gives it.
-    expect(result.stderr).toMatch(/^supervise: .*queue\.yaml: http\.host: the dashboard listens on 0\.0\.0\.0 only with a token \(set LEASEHOLD_DASHBOARD_TOKEN/);
+    expect(result.stderr).toMatch(
+      /^supervise: .*queue\.yaml: http\.host: the dashboard listens on 0\.0\.0\.0 only with a token \(set LEASEHOLD_DASHBOARD_TOKEN/,
+    );
   });
 });

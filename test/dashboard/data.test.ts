@@ -66,20 +66,46 @@ describe.each(DRIVERS)('DashboardData on %s', (_driver, openStore) => {
   };
   const fail = async (cls: string, code: string) => {
     const job = await claim(cls);
-    await failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error: { code, detail: 'd', retryable: false }, retryDelayMs: 0 });
+    await failIfHeld(store, {
+      id: job.id,
+      leaseToken: job.leaseToken,
+      error: { code, detail: 'd', retryable: false },
+      retryDelayMs: 0,
+    });
     return job.id;
   };
   const registerSupervisor = (id: string) =>
-    store.workerRegister({ id, kind: 'supervisor', host: `host-of-${id}`, supervisorId: null, pid: 1, class: null, state: 'ready', restarts: 0 });
+    store.workerRegister({
+      id,
+      kind: 'supervisor',
+      host: `host-of-${id}`,
+      supervisorId: null,
+      pid: 1,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
   const registerChild = (id: string, supervisorId: string, cls: string) =>
-    store.workerRegister({ id, kind: 'child', host: `host-of-${supervisorId}`, supervisorId, pid: 2, class: cls, state: 'ready', restarts: 0 });
+    store.workerRegister({
+      id,
+      kind: 'child',
+      host: `host-of-${supervisorId}`,
+      supervisorId,
+      pid: 2,
+      class: cls,
+      state: 'ready',
+      restarts: 0,
+    });
 
   it('overview: counts by class and status, kept for a second', async () => {
     await queue.enqueueMany([{ class: 'a' }, { class: 'a' }, { class: 'b', maxRetries: 0 }]);
     await fail('b', 'E:1');
     const first = await data.overview();
     expect(first.counts.total).toMatchObject({ QUEUED: 2, FAILED: 1, total: 3 });
-    expect(first.counts.by_class.map((row) => [row.class, row.total])).toEqual([['a', 2], ['b', 1]]);
+    expect(first.counts.by_class.map((row) => [row.class, row.total])).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
     expect(first.counts_at).toBe(clock.now());
 
     await queue.enqueue({ class: 'c' });
@@ -138,14 +164,21 @@ describe.each(DRIVERS)('DashboardData on %s', (_driver, openStore) => {
     await store.classPause({ class: 'b', actor: 'op' });
     const overview = await data.overview();
     expect(overview.in_flight).toEqual([
-      expect.objectContaining({ id: held.id, class: 'b', owner_id: 'host/child-9', heartbeat_age_ms: 4_000, lease_left_ms: 26_000, held_ms: 4_000 }),
+      expect.objectContaining({
+        id: held.id,
+        class: 'b',
+        owner_id: 'host/child-9',
+        heartbeat_age_ms: 4_000,
+        lease_left_ms: 26_000,
+        held_ms: 4_000,
+      }),
     ]);
     expect(overview.top_errors.map((error) => error.code)).toEqual(['NEW:ONE']);
     expect(overview.paused).toEqual([{ class: 'b', paused_at: clock.now(), paused_by: 'op' }]);
     expect(overview.troubles).toEqual([]);
   });
 
-  it('overview: classes disabled by live supervisors, and crash loops read from the children\'s exits', async () => {
+  it("overview: classes disabled by live supervisors, and crash loops read from the children's exits", async () => {
     await registerSupervisor('sup-1');
     await registerSupervisor('sup-stale');
     await store.classDisabledRecord({ supervisorId: 'sup-stale', class: 'old', reason: 'crash loop' });
@@ -171,8 +204,22 @@ describe.each(DRIVERS)('DashboardData on %s', (_driver, openStore) => {
     const slowloop = { name: 'slowloop', restart: { max_restarts: 5, within_seconds: 20 } } as unknown as ClassConfig;
     const troubles = (await open([slowloop]).overview()).troubles;
     expect(troubles).toEqual([
-      { class: 'ghost', kind: 'disabled', supervisor_id: 'sup-1', host: 'host-of-sup-1', reason: 'handler failed to load', since: clock.now() - 30_000 },
-      { class: 'loopy', kind: 'crash_loop', supervisor_id: null, host: null, reason: '2 children ended abnormally within 60s (the last by signal SIGKILL)', since: clock.now() - 30_000 },
+      {
+        class: 'ghost',
+        kind: 'disabled',
+        supervisor_id: 'sup-1',
+        host: 'host-of-sup-1',
+        reason: 'handler failed to load',
+        since: clock.now() - 30_000,
+      },
+      {
+        class: 'loopy',
+        kind: 'crash_loop',
+        supervisor_id: null,
+        host: null,
+        reason: '2 children ended abnormally within 60s (the last by signal SIGKILL)',
+        since: clock.now() - 30_000,
+      },
     ]);
     // without the config, slowloop's window is the default (60 s): two exits 30 s apart are a loop
     expect((await data.overview()).troubles.map((trouble) => trouble.class)).toEqual(['ghost', 'loopy', 'slowloop']);
@@ -245,7 +292,12 @@ describe.each(DRIVERS)('DashboardData on %s', (_driver, openStore) => {
     clock.advance(STALE_SUPERVISOR_MS + 1);
     const workers = await data.workers();
     expect(workers).toHaveLength(WORKERS_SHOWN + 2);
-    expect(workers.filter((worker) => worker.stale).map((worker) => worker.id).sort()).toEqual(['sup-old', 'sup-old/live']);
+    expect(
+      workers
+        .filter((worker) => worker.stale)
+        .map((worker) => worker.id)
+        .sort(),
+    ).toEqual(['sup-old', 'sup-old/live']);
   });
 });
 
@@ -254,11 +306,15 @@ describe('Recent (the counts kept for a second)', () => {
     const clock = new TestClock();
     let reads = 0;
     let failNext = false;
-    const recent = new Recent(1_000, () => clock.now(), async () => {
-      reads += 1;
-      if (failNext) throw new Error('the database is away');
-      return reads;
-    });
+    const recent = new Recent(
+      1_000,
+      () => clock.now(),
+      async () => {
+        reads += 1;
+        if (failNext) throw new Error('the database is away');
+        return reads;
+      },
+    );
     const [a, b] = await Promise.all([recent.get(), recent.get()]);
     expect([a.value, b.value, reads]).toEqual([1, 1, 1]);
     clock.advance(1_000);

@@ -17,7 +17,11 @@ const newPage = usePages();
 
 describe("a failed job's page in a browser", () => {
   it('shows the stack trace of the last attempt and the lines the job logged', async () => {
-    const sup = await startSupervisor({ dir: newDir(), http: { port: 0, dashboard: true }, classes: [{ name: 'pay', handler: 'explained' }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      http: { port: 0, dashboard: true },
+      classes: [{ name: 'pay', handler: 'explained' }],
+    });
     try {
       const { port } = await sup.waitForEvent('HTTP_LISTENING');
       const { id } = await sup.queue.enqueue({ class: 'pay', payload: { mode: 'nested' } });

@@ -49,12 +49,21 @@ export async function seed(queue: Queue): Promise<Seeded> {
   const fail = async (cls: string, code: string) => {
     const { id } = await queue.enqueue({ class: cls, payload: { n: 1 }, maxRetries: 0 });
     const job = await claimOne(cls);
-    await failIfHeld(store, { id, leaseToken: job.leaseToken, error: { code, detail: `${code} said no`, retryable: false }, retryDelayMs: 0 });
+    await failIfHeld(store, {
+      id,
+      leaseToken: job.leaseToken,
+      error: { code, detail: `${code} said no`, retryable: false },
+      retryDelayMs: 0,
+    });
     return id;
   };
   const { id: succeeded } = await queue.enqueue({ class: 'email', payload: { to: MARKUP } });
   const done = await claimOne('email');
-  await completeIfHeld(store, { id: succeeded, leaseToken: done.leaseToken, result: JSON.stringify({ sent: true, id: 'm-1' }) });
+  await completeIfHeld(store, {
+    id: succeeded,
+    leaseToken: done.leaseToken,
+    result: JSON.stringify({ sent: true, id: 'm-1' }),
+  });
   const failed = [await fail('report', 'UPSTREAM:DOWN'), await fail('report', 'UPSTREAM:DOWN')];
   const failedEmail = await fail('email', 'SMTP:REJECTED');
   const { id: claimed } = await queue.enqueue({ class: 'email', payload: { n: 2 } });
@@ -71,10 +80,21 @@ export interface Served {
 }
 
 /** The dashboard in this process on a free port over the queue's database; stopped after the test. */
-export async function serve(database: string, dir: string, options: { readOnly?: boolean; token?: string; classes?: readonly ClassConfig[] } = {}): Promise<Served> {
+export async function serve(
+  database: string,
+  dir: string,
+  options: { readOnly?: boolean; token?: string; classes?: readonly ClassConfig[] } = {},
+): Promise<Served> {
   const queue = await openQueue({ database, actor: 'test' });
   const logFile = path.join(dir, `dashboard-${Date.now()}.log`);
-  const logger: Logger = createLogger({ level: 'info', file: logFile, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: false });
+  const logger: Logger = createLogger({
+    level: 'info',
+    file: logFile,
+    maxSizeMb: 1,
+    maxFiles: 1,
+    supervisorId: 'dashboard',
+    console: false,
+  });
   const server = new DashboardServer({
     store: queue.store,
     database,
@@ -117,8 +137,14 @@ export class Session {
   constructor(readonly base: string) {}
 
   /** GET a page with this session's cookies (no redirects followed); keeps the cookies it sets and its forms' CSRF token. */
-  async get(pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; response: Response }> {
-    const response = await fetch(`${this.base}${pathname}`, { headers: { cookie: this.cookieHeader(), ...headers }, redirect: 'manual' });
+  async get(
+    pathname: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: string; response: Response }> {
+    const response = await fetch(`${this.base}${pathname}`, {
+      headers: { cookie: this.cookieHeader(), ...headers },
+      redirect: 'manual',
+    });
     this.keep(response);
     const body = await response.text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(body)?.[1];
@@ -127,7 +153,11 @@ export class Session {
   }
 
   /** POST a form as a browser on this origin would (Origin and Sec-Fetch-Site of the dashboard itself), unless told otherwise. */
-  async post(pathname: string, form: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<{ status: number; body: string; location: string | null }> {
+  async post(
+    pathname: string,
+    form: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: string; location: string | null }> {
     const response = await fetch(`${this.base}${pathname}`, {
       method: 'POST',
       body: new URLSearchParams(form),

@@ -29,10 +29,19 @@ export async function seedHistory(database: string, now: number): Promise<{ succ
         const [job] = await claimJobs(store, { classes: [cls], ownerId: OWNER, limit: 1, leaseMs: 60_000 });
         clock.advance(400);
         // reports render PDFs: more CPU and memory than an email
-        const cost = cls === 'report' ? { cpuMs: 300 + ((minute * 37 + n * 11) % 900), peakRssBytes: (180 + ((minute + n) % 60)) * 1048576 } : { cpuMs: 2 + ((minute + n) % 9), peakRssBytes: (70 + (n % 5)) * 1048576 };
+        const cost =
+          cls === 'report'
+            ? { cpuMs: 300 + ((minute * 37 + n * 11) % 900), peakRssBytes: (180 + ((minute + n) % 60)) * 1048576 }
+            : { cpuMs: 2 + ((minute + n) % 9), peakRssBytes: (70 + (n % 5)) * 1048576 };
         if (n < failing) {
           const code = minute >= 38 && minute < 46 ? 'UPSTREAM:TIMEOUT' : 'SMTP:REJECTED';
-          await failIfHeld(store, { id, leaseToken: job!.leaseToken, error: { code, detail: `${code} (seeded)`, retryable: false }, retryDelayMs: 0, cost });
+          await failIfHeld(store, {
+            id,
+            leaseToken: job!.leaseToken,
+            error: { code, detail: `${code} (seeded)`, retryable: false },
+            retryDelayMs: 0,
+            cost,
+          });
           failed += 1;
         } else {
           await completeIfHeld(store, { id, leaseToken: job!.leaseToken, result: JSON.stringify({ ok: true }), cost });
@@ -43,13 +52,39 @@ export async function seedHistory(database: string, now: number): Promise<{ succ
     }
     // Now: jobs waiting, a live supervisor whose `thumbnail` children keep dying (one killed, one crashed), and `report` paused.
     clock.advance(now - clock.now());
-    await queue.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ class: n % 2 === 0 ? 'email' : 'thumbnail', payload: { n } })));
+    await queue.enqueueMany(
+      Array.from({ length: 12 }, (_, n) => ({ class: n % 2 === 0 ? 'email' : 'thumbnail', payload: { n } })),
+    );
     const supervisor = 'web-1:4100:a1b2c3';
-    await store.workerRegister({ id: supervisor, kind: 'supervisor', host: 'web-1', supervisorId: null, pid: 4100, class: null, state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id: supervisor,
+      kind: 'supervisor',
+      host: 'web-1',
+      supervisorId: null,
+      pid: 4100,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
     for (const [n, cls] of ['email', 'thumbnail', 'thumbnail', 'thumbnail'].entries()) {
       const id = `${supervisor}/${cls}.0.${n + 1}`;
-      await store.workerRegister({ id, kind: 'child', host: 'web-1', supervisorId: supervisor, pid: 4101 + n, class: cls, state: 'ready', restarts: n });
-      if (cls === 'thumbnail' && n < 3) await store.workerExit({ id, state: 'exited', exitCode: n === 1 ? null : 1, exitSignal: n === 1 ? 'SIGKILL' : null });
+      await store.workerRegister({
+        id,
+        kind: 'child',
+        host: 'web-1',
+        supervisorId: supervisor,
+        pid: 4101 + n,
+        class: cls,
+        state: 'ready',
+        restarts: n,
+      });
+      if (cls === 'thumbnail' && n < 3)
+        await store.workerExit({
+          id,
+          state: 'exited',
+          exitCode: n === 1 ? null : 1,
+          exitSignal: n === 1 ? 'SIGKILL' : null,
+        });
     }
     await store.classPause({ class: 'report', actor: 'cli' });
   } finally {

@@ -37,12 +37,20 @@ describe('dashboard pages', () => {
     const { status, body } = await session.get('/');
     expect(status).toBe(200);
     const count = (what: string) => new RegExp(`data-status="${what}">(\\d+)<`).exec(body)?.[1];
-    expect([count('QUEUED'), count('CLAIMED'), count('SUCCEEDED'), count('FAILED'), count('total')]).toEqual(['1', '1', '1', '3', '6']);
+    expect([count('QUEUED'), count('CLAIMED'), count('SUCCEEDED'), count('FAILED'), count('total')]).toEqual([
+      '1',
+      '1',
+      '1',
+      '3',
+      '6',
+    ]);
     const reportRow = /<tr data-class="report">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
     expect(textOf(reportRow)).toContain('report 0 0 0 0 2 0 2');
     // email's job is due and no worker of it lives anywhere: flagged, with how long it has waited
     const emailRow = /<tr data-class="email">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
-    expect(emailRow).toContain('<span class="badge trouble" title="jobs are due and no live worker of the class runs on any host">unserved</span>');
+    expect(emailRow).toContain(
+      '<span class="badge trouble" title="jobs are due and no live worker of the class runs on any host">unserved</span>',
+    );
     expect(emailRow).toMatch(/<td class="num( muted)?" data-oldest-age="[\d.]+">/);
     expect(reportRow).not.toContain('unserved');
     expect(reportRow).toContain('<td class="num muted" data-oldest-age="0">-</td>');
@@ -57,11 +65,23 @@ describe('dashboard pages', () => {
     const { session, queue } = await seededDashboard();
     const { store } = queue;
     const ran: Record<string, number> = {};
-    for (const [cls, cpuMs, rssMb] of [['resize', 1500, 90], ['resize', 900, 80], ['export', 40, 700]] as const) {
+    for (const [cls, cpuMs, rssMb] of [
+      ['resize', 1500, 90],
+      ['resize', 900, 80],
+      ['export', 40, 700],
+    ] as const) {
       const { id } = await queue.enqueue({ class: cls, payload: {} });
       const [job] = await claimJobs(store, { classes: [cls], ownerId: 'host/child-2', limit: 1, leaseMs: 60_000 });
       await store.jobsSettle({
-        settlements: [{ id, leaseToken: job!.leaseToken, startedAt: null, verdict: { type: 'complete', result: null }, cost: { cpuMs, peakRssBytes: rssMb * 1048576 } }],
+        settlements: [
+          {
+            id,
+            leaseToken: job!.leaseToken,
+            startedAt: null,
+            verdict: { type: 'complete', result: null },
+            cost: { cpuMs, peakRssBytes: rssMb * 1048576 },
+          },
+        ],
       });
       ran[`${cls}-${cpuMs}`] = id;
     }
@@ -82,7 +102,13 @@ describe('dashboard pages', () => {
       expect(status, body).toBe(200);
       return [...body.matchAll(/<tr data-job="(\d+)">/g)].map((m) => Number(m[1]));
     };
-    expect(await listed('')).toEqual([ids.queued, ids.claimed, ids.failedEmail, ...[...ids.failed].reverse(), ids.succeeded]);
+    expect(await listed('')).toEqual([
+      ids.queued,
+      ids.claimed,
+      ids.failedEmail,
+      ...[...ids.failed].reverse(),
+      ids.succeeded,
+    ]);
     expect(await listed('?class=report')).toEqual([...ids.failed].reverse());
     expect(await listed('?status=failed&class=email')).toEqual([ids.failedEmail]);
     expect(await listed('?status=FAILED&error_code=UPSTREAM:DOWN')).toEqual([...ids.failed].reverse());
@@ -112,26 +138,74 @@ describe('dashboard pages', () => {
     expect(body).not.toContain(MARKUP);
     expect(body).toContain('&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;');
     const text = textOf(body);
-    for (const label of ['class email', 'status SUCCEEDED', 'attempts 1 of at most', 'lease token', 'runtime', 'owner host/child-1']) expect(text).toContain(label);
-    expect(body).toMatch(/<pre class="json"><code>\{\n {2}&quot;sent&quot;: true,\n {2}&quot;id&quot;: &quot;m-1&quot;\n\}<\/code><\/pre>/);
+    for (const label of [
+      'class email',
+      'status SUCCEEDED',
+      'attempts 1 of at most',
+      'lease token',
+      'runtime',
+      'owner host/child-1',
+    ])
+      expect(text).toContain(label);
+    expect(body).toMatch(
+      /<pre class="json"><code>\{\n {2}&quot;sent&quot;: true,\n {2}&quot;id&quot;: &quot;m-1&quot;\n\}<\/code><\/pre>/,
+    );
     expect(text).toMatch(/Attempts # status owner started took CPU peak RSS error 1 SUCCEEDED host\/child-1/);
     // The timeline as `leasehold show` prints it (the claim comes out of the event that carries it): the same story, actors and details.
     const shown = await leasehold(['--db', database, 'show', String(ids.succeeded)]);
     const showLines = shown.stdout.split('\n').slice(shown.stdout.split('\n').indexOf('timeline') + 2);
     const fromShow = showLines.map((line) => line.split(/\s+/).slice(4, 6).join(' '));
-    const fromPage = [...body.matchAll(/<strong class="event-[a-z_]+">([A-Z_]+)<\/strong><\/td><td><small>([^<]*)<\/small>/g)].map((m) => `${m[1]} ${m[2]}`);
+    const fromPage = [
+      ...body.matchAll(/<strong class="event-[a-z_]+">([A-Z_]+)<\/strong><\/td><td><small>([^<]*)<\/small>/g),
+    ].map((m) => `${m[1]} ${m[2]}`);
     expect(fromPage).toEqual(['ENQUEUED test', 'CLAIMED host/child-1', 'SUCCEEDED worker']);
     expect(fromPage).toEqual(fromShow);
   });
 
   it('workers: each supervisor with its children; one that stopped refreshing the registry is flagged STALE, with its children', async () => {
     const { session, queue, database } = await seededDashboard();
-    await queue.store.workerRegister({ id: 'h:1:aa', kind: 'supervisor', host: 'h', supervisorId: null, pid: 4242, class: null, state: 'ready', restarts: 0 });
-    await queue.store.workerRegister({ id: 'h:1:aa/email/1', kind: 'child', host: 'h', supervisorId: 'h:1:aa', pid: 4343, class: 'email', state: 'busy', restarts: 2 });
+    await queue.store.workerRegister({
+      id: 'h:1:aa',
+      kind: 'supervisor',
+      host: 'h',
+      supervisorId: null,
+      pid: 4242,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
+    await queue.store.workerRegister({
+      id: 'h:1:aa/email/1',
+      kind: 'child',
+      host: 'h',
+      supervisorId: 'h:1:aa',
+      pid: 4343,
+      class: 'email',
+      state: 'busy',
+      restarts: 2,
+    });
     // A supervisor last heard of a minute ago, written with that minute's clock.
     const past = await openStore(database, { clock: new TestClock(Date.now() - 60_000) });
-    await past.workerRegister({ id: 'g:2:bb', kind: 'supervisor', host: 'g', supervisorId: null, pid: 5252, class: null, state: 'ready', restarts: 0 });
-    await past.workerRegister({ id: 'g:2:bb/report/1', kind: 'child', host: 'g', supervisorId: 'g:2:bb', pid: 5353, class: 'report', state: 'ready', restarts: 0 });
+    await past.workerRegister({
+      id: 'g:2:bb',
+      kind: 'supervisor',
+      host: 'g',
+      supervisorId: null,
+      pid: 5252,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
+    await past.workerRegister({
+      id: 'g:2:bb/report/1',
+      kind: 'child',
+      host: 'g',
+      supervisorId: 'g:2:bb',
+      pid: 5353,
+      class: 'report',
+      state: 'ready',
+      restarts: 0,
+    });
     await past.close();
     const { status, body } = await session.get('/workers');
     expect(status).toBe(200);
@@ -146,7 +220,16 @@ describe('dashboard pages', () => {
   it('workers: how each child ended, in words: stopped, killed, crashed, failed to start, or found gone', async () => {
     const { session, queue } = await seededDashboard();
     const { store } = queue;
-    await store.workerRegister({ id: 'h:1:aa', kind: 'supervisor', host: 'h', supervisorId: null, pid: 4242, class: null, state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id: 'h:1:aa',
+      kind: 'supervisor',
+      host: 'h',
+      supervisorId: null,
+      pid: 4242,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
     const endings = [
       ['drained', 'exited', 0, null, 'stopped', 'exit code 0'],
       ['oom', 'exited', null, 'SIGKILL', 'killed', 'SIGKILL'],
@@ -158,7 +241,16 @@ describe('dashboard pages', () => {
     ] as const;
     for (const [name, state, exitCode, exitSignal] of endings) {
       const id = `h:1:aa/${name}.0.1`;
-      await store.workerRegister({ id, kind: 'child', host: 'h', supervisorId: 'h:1:aa', pid: 5000 + name.length, class: 'email', state: 'ready', restarts: 0 });
+      await store.workerRegister({
+        id,
+        kind: 'child',
+        host: 'h',
+        supervisorId: 'h:1:aa',
+        pid: 5000 + name.length,
+        class: 'email',
+        state: 'ready',
+        restarts: 0,
+      });
       await store.workerExit({ id, state, exitCode, exitSignal });
     }
     const { body } = await session.get('/workers');
@@ -222,7 +314,9 @@ describe('dashboard pages', () => {
     expect(status).toBe(500);
     expect(textOf(body)).toContain('Something went wrong on the server');
     expectNoTrace(body);
-    const logged = await waitFor('the DASHBOARD_ERROR line', () => logLines(logFile).find((line) => line.event === 'DASHBOARD_ERROR'));
+    const logged = await waitFor('the DASHBOARD_ERROR line', () =>
+      logLines(logFile).find((line) => line.event === 'DASHBOARD_ERROR'),
+    );
     expect(logged).toMatchObject({ level: 'error', method: 'GET', path: '/' });
     expect(JSON.stringify(logged.err)).toMatch(/not open|closed/i);
   });

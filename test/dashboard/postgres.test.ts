@@ -24,7 +24,10 @@ describe('dashboard on PostgreSQL', () => {
     const job = await session.get(`/jobs/${ids.failedEmail}`);
     expect(textOf(job.body)).toMatch(/SMTP:REJECTED: SMTP:REJECTED said no/);
     expect((await session.act(`/jobs/${ids.failedEmail}/retry`)).status).toBe(303);
-    expect((await queue.store.eventList({ jobId: ids.failedEmail })).at(-1)).toMatchObject({ event: 'RETRY_SCHEDULED', actor: 'dashboard@127.0.0.1' });
+    expect((await queue.store.eventList({ jobId: ids.failedEmail })).at(-1)).toMatchObject({
+      event: 'RETRY_SCHEDULED',
+      actor: 'dashboard@127.0.0.1',
+    });
 
     const events = JSON.stringify(await queue.store.eventList({ jobId: ids.succeeded }));
     const refused = await session.act(`/jobs/${ids.succeeded}/retry`);

@@ -20,13 +20,18 @@ export function troubles(sup: SupervisorHandle): string[] {
   return sup
     .logEvents()
     .filter((r) => ['CHILD_EXITED', 'CHILD_KILLED', 'CRASH_LOOP', 'CLASS_DISABLED'].includes(r.event ?? ''))
-    .map((r) => `${r.event} pid=${String(r.pid)} exit=${String(r.exit_code ?? r.exit_signal ?? '-')} reason=${String(r.reason ?? '-')}: ${r.msg}`);
+    .map(
+      (r) =>
+        `${r.event} pid=${String(r.pid)} exit=${String(r.exit_code ?? r.exit_signal ?? '-')} reason=${String(r.reason ?? '-')}: ${r.msg}`,
+    );
 }
 
 /** After a stop: every child that ever ran exited 0, none was killed, and no more were spawned than `spawned`. */
 export function expectCleanExits(sup: SupervisorHandle, spawned: number): void {
   expect(sup.events('CHILD_SPAWNED').map((r) => r.pid)).toHaveLength(spawned);
-  const exits = sup.events('CHILD_EXITED').map((r) => ({ pid: r.pid, exit_code: r.exit_code, exit_signal: r.exit_signal ?? null, reason: r.reason }));
+  const exits = sup
+    .events('CHILD_EXITED')
+    .map((r) => ({ pid: r.pid, exit_code: r.exit_code, exit_signal: r.exit_signal ?? null, reason: r.reason }));
   expect(exits).toHaveLength(spawned);
   for (const exit of exits) expect(exit).toMatchObject({ exit_code: 0, exit_signal: null, reason: 'drained' });
   expect(sup.events('CHILD_KILLED')).toEqual([]);
@@ -56,25 +61,43 @@ export function outageLines(sup: SupervisorHandle): Map<string, LogRecord[]> {
  */
 export async function expectOutagesLogged(
   sup: SupervisorHandle,
-  { kind, maxOutages = 1, required = true, timeoutMs = 15_000 }: { kind: DbFaultKind; maxOutages?: number; required?: boolean; timeoutMs?: number },
+  {
+    kind,
+    maxOutages = 1,
+    required = true,
+    timeoutMs = 15_000,
+  }: { kind: DbFaultKind; maxOutages?: number; required?: boolean; timeoutMs?: number },
 ): Promise<Map<string, LogRecord[]>> {
   const settled = () => {
     const lines = outageLines(sup);
-    return (lines.size > 0 || !required) && [...lines.values()].every((own) => own[own.length - 1]?.event === 'DB_RECOVERED') ? lines : undefined;
+    return (lines.size > 0 || !required) &&
+      [...lines.values()].every((own) => own[own.length - 1]?.event === 'DB_RECOVERED')
+      ? lines
+      : undefined;
   };
-  const lines = await waitFor('a DB_UNAVAILABLE line, and a DB_RECOVERED after the last one of each process', settled, { timeoutMs, intervalMs: 100 }).catch(
-    (error: unknown) => {
-      const seen = [...outageLines(sup)].map(([who, own]) => `${who}: ${own.map((r) => `${r.event}(${String(r.kind)})`).join(' ')}`);
-      throw new Error(`${(error as Error).message}; seen: ${seen.join('; ') || 'no such line'}`);
-    },
-  );
+  const lines = await waitFor('a DB_UNAVAILABLE line, and a DB_RECOVERED after the last one of each process', settled, {
+    timeoutMs,
+    intervalMs: 100,
+  }).catch((error: unknown) => {
+    const seen = [...outageLines(sup)].map(
+      ([who, own]) => `${who}: ${own.map((r) => `${r.event}(${String(r.kind)})`).join(' ')}`,
+    );
+    throw new Error(`${(error as Error).message}; seen: ${seen.join('; ') || 'no such line'}`);
+  });
   for (const [who, own] of lines) {
     const shape = own.map((r) => [r.event, r.kind]);
     const outages = own.length / 2;
-    expect(Number.isInteger(outages) && outages >= 1 && outages <= maxOutages, `${who}: ${JSON.stringify(shape)}`).toBe(true);
-    expect(shape, who).toEqual(Array.from({ length: own.length }, (_, i) => [i % 2 === 0 ? 'DB_UNAVAILABLE' : 'DB_RECOVERED', kind]));
+    expect(Number.isInteger(outages) && outages >= 1 && outages <= maxOutages, `${who}: ${JSON.stringify(shape)}`).toBe(
+      true,
+    );
+    expect(shape, who).toEqual(
+      Array.from({ length: own.length }, (_, i) => [i % 2 === 0 ? 'DB_UNAVAILABLE' : 'DB_RECOVERED', kind]),
+    );
     for (const recovered of own.filter((r) => r.event === 'DB_RECOVERED')) {
-      expect(typeof recovered.outage_ms === 'number' && recovered.outage_ms >= 0, `${who}: outage_ms ${String(recovered.outage_ms)}`).toBe(true);
+      expect(
+        typeof recovered.outage_ms === 'number' && recovered.outage_ms >= 0,
+        `${who}: outage_ms ${String(recovered.outage_ms)}`,
+      ).toBe(true);
     }
   }
   return lines;
@@ -83,7 +106,13 @@ export async function expectOutagesLogged(
 /** Lines about single failed queries (before issue 15: ~25 of each per outage, and a failed sweep every interval): at most `max`. */
 export function expectNoLinePerFailedQuery(sup: SupervisorHandle, max = 2): void {
   const noisy = sup.logEvents().filter((r) => /heartbeat failed|health check failed|sweep failed/i.test(r.msg));
-  expect(noisy.length, `per-query failure lines: ${noisy.slice(0, 3).map((r) => r.msg).join(' | ')}`).toBeLessThanOrEqual(max);
+  expect(
+    noisy.length,
+    `per-query failure lines: ${noisy
+      .slice(0, 3)
+      .map((r) => r.msg)
+      .join(' | ')}`,
+  ).toBeLessThanOrEqual(max);
 }
 
 // ---- HTTP
@@ -134,13 +163,16 @@ export async function waitAllEnded(sup: SupervisorHandle, ids: number[], timeout
       if (sup.exited()) throw new Error(`the supervisor exited while its jobs ran:\n${sup.output().slice(-3000)}`);
       left = [];
       for (const status of UNFINISHED) {
-        for (const job of await sup.queue.store.jobList({ status, limit: 100_000 })) if (wanted.has(job.id)) left.push(job.id);
+        for (const job of await sup.queue.store.jobList({ status, limit: 100_000 }))
+          if (wanted.has(job.id)) left.push(job.id);
       }
       return left.length === 0;
     },
     { timeoutMs, intervalMs: 250 },
   ).catch((error: unknown) => {
-    throw new Error(`${(error as Error).message}; still unfinished: ${left.slice(0, 20).join(', ')}\n${troubles(sup).slice(0, 10).join('\n')}`);
+    throw new Error(
+      `${(error as Error).message}; still unfinished: ${left.slice(0, 20).join(', ')}\n${troubles(sup).slice(0, 10).join('\n')}`,
+    );
   });
   const details: JobDetails[] = [];
   for (const id of ids) details.push((await sup.queue.get(id))!);
@@ -176,7 +208,9 @@ export function expectCommittedOnce(details: JobDetails[]): void {
 
 /** Every job SUCCEEDED, each committed once. */
 export function expectAllSucceededOnce(details: JobDetails[]): void {
-  const notSucceeded = details.filter((d) => d.job.status !== 'SUCCEEDED').map((d) => `${d.job.id}:${d.job.status}:${String(d.job.error_code)}`);
+  const notSucceeded = details
+    .filter((d) => d.job.status !== 'SUCCEEDED')
+    .map((d) => `${d.job.id}:${d.job.status}:${String(d.job.error_code)}`);
   expect(notSucceeded).toEqual([]);
   expectCommittedOnce(details);
 }
@@ -207,14 +241,22 @@ export function readHandlerRecords(file: string): HandlerRecord[] {
  * land after that, so each lease ran out by faultAt + leaseMs, and nothing may be committed under it
  * later (the holder stops believing it holds the lease, and writes nothing).
  */
-export function expectNothingCommittedAfterLease(details: JobDetails[], held: Map<number, string>, faultAt: number, leaseMs: number): void {
+export function expectNothingCommittedAfterLease(
+  details: JobDetails[],
+  held: Map<number, string>,
+  faultAt: number,
+  leaseMs: number,
+): void {
   expect(held.size).toBeGreaterThan(0);
   for (const [id, token] of held) {
     const { attempts } = details.find((d) => d.job.id === id)!;
     const attempt = attempts.find((a) => a.lease_token === token);
     const label = `job ${id}: ${JSON.stringify(attempts.map((a) => [a.attempt, a.status, a.error_code, a.started_at, a.finished_at]))}`;
     expect(attempt, label).toBeDefined();
-    if (attempt!.status === 'SUCCEEDED') expect(attempt!.finished_at!, `${label}: committed after the lease ran out`).toBeLessThanOrEqual(faultAt + leaseMs);
+    if (attempt!.status === 'SUCCEEDED')
+      expect(attempt!.finished_at!, `${label}: committed after the lease ran out`).toBeLessThanOrEqual(
+        faultAt + leaseMs,
+      );
   }
 }
 
@@ -223,10 +265,22 @@ export function expectNothingCommittedAfterLease(details: JobDetails[], held: Ma
  * finish, and that abort came before the job was claimed again (the next attempt's start is its claim).
  * Returns when each happened.
  */
-export function expectAbortedBeforeNextClaim(detail: JobDetails, token: string, records: HandlerRecord[]): { abortedAt: number; claimedAgainAt: number } {
+export function expectAbortedBeforeNextClaim(
+  detail: JobDetails,
+  token: string,
+  records: HandlerRecord[],
+): { abortedAt: number; claimedAgainAt: number } {
   const mine = records.filter((r) => r.token === token);
-  const seen = { started: mine.filter((r) => r.kind === 'start').length, aborted: mine.filter((r) => r.kind === 'aborted').map((r) => r.code), done: mine.filter((r) => r.kind === 'done').length };
-  expect(seen, `job ${detail.job.id}, what its handler saw: ${JSON.stringify(mine)}`).toEqual({ started: 1, aborted: ['LEASE:LOST'], done: 0 });
+  const seen = {
+    started: mine.filter((r) => r.kind === 'start').length,
+    aborted: mine.filter((r) => r.kind === 'aborted').map((r) => r.code),
+    done: mine.filter((r) => r.kind === 'done').length,
+  };
+  expect(seen, `job ${detail.job.id}, what its handler saw: ${JSON.stringify(mine)}`).toEqual({
+    started: 1,
+    aborted: ['LEASE:LOST'],
+    done: 0,
+  });
   const lost = detail.attempts.find((a) => a.lease_token === token)!;
   const next = detail.attempts.find((a) => a.attempt === lost.attempt + 1);
   expect(next, `job ${detail.job.id} was claimed again: ${JSON.stringify(detail.attempts)}`).toBeDefined();

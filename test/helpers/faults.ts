@@ -28,7 +28,8 @@ const PG_PORT = PG_TARGET.port || '5432';
 /** This machine's cluster version (`/etc/postgresql/<version>/main`). */
 function clusterVersion(): string {
   const versions = readdirSync('/etc/postgresql').sort();
-  if (versions.length !== 1) throw new Error(`expected one PostgreSQL cluster under /etc/postgresql, found: ${versions.join(', ') || 'none'}`);
+  if (versions.length !== 1)
+    throw new Error(`expected one PostgreSQL cluster under /etc/postgresql, found: ${versions.join(', ') || 'none'}`);
   return versions[0]!;
 }
 
@@ -37,11 +38,16 @@ function clusterVersion(): string {
  * running must not inherit ours: under `flock -x /tmp/leasehold-pg.lock npx vitest ...` one of them
  * is the lock, and postgres would hold it (and block every other PostgreSQL run) until it stops.
  */
-const WITHOUT_OUR_FDS = 'for fd in /proc/self/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"';
+const WITHOUT_OUR_FDS =
+  'for fd in /proc/self/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"';
 
 function pgCtl(action: 'start' | 'stop') {
   const args = ['--skip-systemctl-redirect', clusterVersion(), 'main', action];
-  return execa('bash', ['-c', WITHOUT_OUR_FDS, 'bash', 'pg_ctlcluster', ...args], { reject: false, timeout: 60_000, stdin: 'ignore' });
+  return execa('bash', ['-c', WITHOUT_OUR_FDS, 'bash', 'pg_ctlcluster', ...args], {
+    reject: false,
+    timeout: 60_000,
+    stdin: 'ignore',
+  });
 }
 
 export async function postgresReady(): Promise<boolean> {
@@ -53,16 +59,21 @@ export async function postgresReady(): Promise<boolean> {
 export async function stopPostgres(): Promise<void> {
   const stopped = await pgCtl('stop');
   if (stopped.exitCode !== 0) throw new Error(`pg_ctlcluster stop failed (${stopped.exitCode}): ${stopped.stderr}`);
-  await waitFor('PostgreSQL to refuse connections', async () => !(await postgresReady()), { timeoutMs: 10_000, intervalMs: 100 });
+  await waitFor('PostgreSQL to refuse connections', async () => !(await postgresReady()), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+  });
 }
 
 /** Start the server unless it runs, and wait until `pg_isready` says it accepts connections. */
 export async function startPostgres(timeoutMs = 60_000): Promise<void> {
   if (await postgresReady()) return;
   const started = await pgCtl('start');
-  await waitFor('PostgreSQL to accept connections again', postgresReady, { timeoutMs, intervalMs: 200 }).catch((error: unknown) => {
-    throw new Error(`${(error as Error).message}; pg_ctlcluster start: exit ${started.exitCode} ${started.stderr}`);
-  });
+  await waitFor('PostgreSQL to accept connections again', postgresReady, { timeoutMs, intervalMs: 200 }).catch(
+    (error: unknown) => {
+      throw new Error(`${(error as Error).message}; pg_ctlcluster start: exit ${started.exitCode} ${started.stderr}`);
+    },
+  );
 }
 
 /**
@@ -105,7 +116,10 @@ export interface LockHolder {
 
 /** Another process takes `BEGIN EXCLUSIVE` on the database; resolves once it holds it. */
 export async function holdExclusiveLock(database: string): Promise<LockHolder> {
-  const holder: ResultPromise<{ reject: false; stdin: 'pipe' }> = execa('node', [LOCK_HOLDER, database, '120000'], { reject: false, stdin: 'pipe' });
+  const holder: ResultPromise<{ reject: false; stdin: 'pipe' }> = execa('node', [LOCK_HOLDER, database, '120000'], {
+    reject: false,
+    stdin: 'pipe',
+  });
   const pid = holder.pid;
   if (pid === undefined) throw new Error('could not spawn the lock holder');
   trackProcess(pid, `sqlite lock holder on ${database}`);
@@ -116,10 +130,14 @@ export async function holdExclusiveLock(database: string): Promise<LockHolder> {
     ended = true;
     return result;
   });
-  await waitFor('the lock holder to hold BEGIN EXCLUSIVE', () => {
-    if (ended) throw new Error(`the lock holder exited before taking the lock: ${printed}`);
-    return printed.includes('locked\n');
-  }, { timeoutMs: 20_000 });
+  await waitFor(
+    'the lock holder to hold BEGIN EXCLUSIVE',
+    () => {
+      if (ended) throw new Error(`the lock holder exited before taking the lock: ${printed}`);
+      return printed.includes('locked\n');
+    },
+    { timeoutMs: 20_000 },
+  );
   const lockedAt = Date.now();
   let releasing: Promise<void> | undefined;
   return {
@@ -129,7 +147,8 @@ export async function holdExclusiveLock(database: string): Promise<LockHolder> {
       releasing ??= (async () => {
         if (!ended) holder.stdin?.end('release\n');
         const result = await exit;
-        if (result.exitCode !== 0) throw new Error(`the lock holder exited ${result.exitCode} ${result.signal ?? ''}: ${result.stderr}`);
+        if (result.exitCode !== 0)
+          throw new Error(`the lock holder exited ${result.exitCode} ${result.signal ?? ''}: ${result.stderr}`);
       })();
       return releasing;
     },

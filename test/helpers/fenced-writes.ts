@@ -5,7 +5,16 @@
  */
 import { LeaseLostError } from '../../src/errors.js';
 import { DEFAULT_MAX_RETRIES } from '../../src/queue/limits.js';
-import type { AttemptCost, ClaimedJob, ClaimRequest, FailureInput, LeaseRef, Settlement, SettleResult, WorkerStore } from '../../src/store/types.js';
+import type {
+  AttemptCost,
+  ClaimedJob,
+  ClaimRequest,
+  FailureInput,
+  LeaseRef,
+  Settlement,
+  SettleResult,
+  WorkerStore,
+} from '../../src/store/types.js';
 
 export type FailOutcome = { status: 'QUEUED'; runAt: number } | { status: 'FAILED' } | { status: 'CANCELLED' };
 
@@ -14,32 +23,63 @@ export type TestClaim = Omit<ClaimRequest, 'classMaxRetries'> & Partial<Pick<Cla
 
 /** A claim on its own: a settle with nothing to settle. */
 export async function claimJobs(store: WorkerStore, request: TestClaim): Promise<ClaimedJob[]> {
-  return (await store.jobsSettle({ settlements: [], claim: { classMaxRetries: DEFAULT_MAX_RETRIES, ...request } })).claimed;
+  return (await store.jobsSettle({ settlements: [], claim: { classMaxRetries: DEFAULT_MAX_RETRIES, ...request } }))
+    .claimed;
 }
 
-export async function extendLease(store: WorkerStore, params: LeaseRef & { leaseMs: number }): Promise<{ leaseExpiresAt: number; cancelRequested: boolean }> {
+export async function extendLease(
+  store: WorkerStore,
+  params: LeaseRef & { leaseMs: number },
+): Promise<{ leaseExpiresAt: number; cancelRequested: boolean }> {
   const [status] = await store.leasesExtend({ leases: [params], leaseMs: params.leaseMs });
   if (status === undefined || !status.held) throw new LeaseLostError(params.id, params.leaseToken, 'heartbeat');
   return { leaseExpiresAt: status.leaseExpiresAt, cancelRequested: status.cancelRequested };
 }
 
-export async function completeIfHeld(store: WorkerStore, params: LeaseRef & { result: string | null; cost?: AttemptCost }): Promise<void> {
-  await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'complete', result: params.result }, cost: params.cost });
+export async function completeIfHeld(
+  store: WorkerStore,
+  params: LeaseRef & { result: string | null; cost?: AttemptCost },
+): Promise<void> {
+  await settleOrThrow(store, {
+    id: params.id,
+    leaseToken: params.leaseToken,
+    startedAt: null,
+    verdict: { type: 'complete', result: params.result },
+    cost: params.cost,
+  });
 }
 
-export async function failIfHeld(store: WorkerStore, params: LeaseRef & { error: FailureInput; retryDelayMs: number; cost?: AttemptCost }): Promise<FailOutcome> {
+export async function failIfHeld(
+  store: WorkerStore,
+  params: LeaseRef & { error: FailureInput; retryDelayMs: number; cost?: AttemptCost },
+): Promise<FailOutcome> {
   const verdict = { type: 'fail' as const, error: params.error, retryDelayMs: params.retryDelayMs };
-  const settled = await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict, cost: params.cost });
+  const settled = await settleOrThrow(store, {
+    id: params.id,
+    leaseToken: params.leaseToken,
+    startedAt: null,
+    verdict,
+    cost: params.cost,
+  });
   if (settled.status === 'QUEUED') return { status: 'QUEUED', runAt: settled.runAt ?? 0 };
   return { status: settled.status === 'CANCELLED' ? 'CANCELLED' : 'FAILED' };
 }
 
 export async function releaseIfHeld(store: WorkerStore, params: LeaseRef & { reason: string }): Promise<void> {
-  await settleOrThrow(store, { id: params.id, leaseToken: params.leaseToken, startedAt: null, verdict: { type: 'release', reason: params.reason } });
+  await settleOrThrow(store, {
+    id: params.id,
+    leaseToken: params.leaseToken,
+    startedAt: null,
+    verdict: { type: 'release', reason: params.reason },
+  });
 }
 
-async function settleOrThrow(store: WorkerStore, settlement: Settlement): Promise<Extract<SettleResult, { held: true }>> {
+async function settleOrThrow(
+  store: WorkerStore,
+  settlement: Settlement,
+): Promise<Extract<SettleResult, { held: true }>> {
   const [result] = (await store.jobsSettle({ settlements: [settlement] })).settled;
-  if (result === undefined || !result.held) throw new LeaseLostError(settlement.id, settlement.leaseToken, settlement.verdict.type);
+  if (result === undefined || !result.held)
+    throw new LeaseLostError(settlement.id, settlement.leaseToken, settlement.verdict.type);
   return result;
 }

@@ -9,6 +9,8 @@ const OPEN_AND_MIGRATE = `
 
 /** `count` processes open (and so migrate) the same database at the same moment; their exit codes. */
 export async function migrateAtOnce(database: string, count = 3): Promise<(number | undefined)[]> {
-  const racers = Array.from({ length: count }, () => execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, database]));
+  const racers = Array.from({ length: count }, () =>
+    execa('node', ['--input-type=module', '-e', OPEN_AND_MIGRATE, database]),
+  );
   return (await Promise.all(racers)).map((result) => result.exitCode);
 }

@@ -21,7 +21,10 @@ export function pgUrl(schema: string, params: Record<string, string> = {}): stri
 
 /** One plain connection for a test's own look at the server (EXPLAIN, catalogs, DROP SCHEMA). */
 export async function adminClient(schema?: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: PG_URL, ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }) });
+  const client = new pg.Client({
+    connectionString: PG_URL,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+  });
   await client.connect();
   return client;
 }

@@ -28,7 +28,6 @@ export function processGroupOf(pid: number): number | undefined {
   }
 }
 
-
 /** Live processes (zombies aside) whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
   const members: number[] = [];
@@ -128,19 +127,22 @@ export function onCleanup(fn: () => Promise<void> | void): void {
 
 async function collect(): Promise<Tracked[]> {
   const all: Tracked[] = [...tracked];
-  for (const { file, label } of pidFiles) for (const pid of readPidFile(file)) all.push({ pid, label: `${label} (${file})`, ownGroup: false });
+  for (const { file, label } of pidFiles)
+    for (const pid of readPidFile(file)) all.push({ pid, label: `${label} (${file})`, ownGroup: false });
   for (const database of databases) {
     if (!isPostgresUrl(database) && !existsSync(database)) continue;
     const store = await openStore(database);
     try {
       for (const row of await store.workerList({ includeExited: true, limit: 10_000 })) {
-        if (row.kind === 'child') all.push({ pid: row.pid, label: `child ${row.class ?? '?'} ${row.id}`, ownGroup: false });
+        if (row.kind === 'child')
+          all.push({ pid: row.pid, label: `child ${row.class ?? '?'} ${row.id}`, ownGroup: false });
       }
     } finally {
       await store.close();
     }
   }
-  for (const file of logFiles) for (const pid of spawnedPidsInLog(file)) all.push({ pid, label: `child spawned per ${file}`, ownGroup: false });
+  for (const file of logFiles)
+    for (const pid of spawnedPidsInLog(file)) all.push({ pid, label: `child spawned per ${file}`, ownGroup: false });
   const seen = new Set<number>();
   return all.filter((entry) => {
     if (entry.pid === process.pid || seen.has(entry.pid)) return false;
@@ -185,7 +187,8 @@ export function useProcessGuard({ graceMs = 1_000 } = {}): void {
         for (const c of candidates) {
           if (c.ownGroup || !ourGroupOk(c.pid)) continue;
           for (const pid of groupMembers(c.pid)) {
-            if (!found.some((f) => f.pid === pid)) found.push({ pid, label: `in the process group of ${c.label}`, ownGroup: false });
+            if (!found.some((f) => f.pid === pid))
+              found.push({ pid, label: `in the process group of ${c.label}`, ownGroup: false });
           }
         }
         return found;
@@ -207,7 +210,9 @@ export function useProcessGuard({ graceMs = 1_000 } = {}): void {
       logFiles.length = 0;
     }
     if (leftovers.length > 0) {
-      throw new Error(`processes left behind after the test: ${leftovers.map((l) => `${l.pid} (${l.label})`).join(', ')}`);
+      throw new Error(
+        `processes left behind after the test: ${leftovers.map((l) => `${l.pid} (${l.label})`).join(', ')}`,
+      );
     }
   });
 }

@@ -149,7 +149,10 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     database,
     ...(options.host === undefined ? {} : { host: options.host }),
     log: { level: options.logLevel ?? 'debug', file: logFile },
-    sweeper: options.sweeperIntervalSeconds === 'default' ? { batch_size: 100 } : { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
+    sweeper:
+      options.sweeperIntervalSeconds === 'default'
+        ? { batch_size: 100 }
+        : { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
     ...(options.http === undefined ? {} : { http: options.http }),
     classes: options.classes.map(classYaml),
@@ -162,13 +165,17 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   trackWorkersDatabase(database);
   trackLogFile(logFile);
 
-  const subprocess: ResultPromise<{ reject: false; buffer: false; stdin: 'ignore' }> = execa('node', [SUPERVISE_BIN, '--config', configFile], {
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-    cwd: dir,
-    ...(options.env === undefined ? {} : { env: options.env }),
-  });
+  const subprocess: ResultPromise<{ reject: false; buffer: false; stdin: 'ignore' }> = execa(
+    'node',
+    [SUPERVISE_BIN, '--config', configFile],
+    {
+      reject: false,
+      buffer: false,
+      stdin: 'ignore',
+      cwd: dir,
+      ...(options.env === undefined ? {} : { env: options.env }),
+    },
+  );
   const pid = subprocess.pid;
   if (pid === undefined) throw new Error(`could not spawn the supervisor: ${SUPERVISE_BIN}`);
   trackProcess(pid, `supervisor ${configFile}`);
@@ -184,8 +191,10 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
 
   const output = () => printed.join('');
   const logEvents = () => readJsonLog<LogRecord>(logFile);
-  const matches = (record: LogRecord, match: Partial<LogRecord>) => Object.entries(match).every(([key, value]) => record[key] === value);
-  const events = (event: string, match: Partial<LogRecord> = {}) => logEvents().filter((r) => r.event === event && matches(r, match));
+  const matches = (record: LogRecord, match: Partial<LogRecord>) =>
+    Object.entries(match).every(([key, value]) => record[key] === value);
+  const events = (event: string, match: Partial<LogRecord> = {}) =>
+    logEvents().filter((r) => r.event === event && matches(r, match));
 
   let ownId: string | undefined;
   const supervisorId = async (): Promise<string> => {
@@ -200,11 +209,15 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   const allChildren = async (cls?: string): Promise<WorkerRow[]> => {
     const id = await supervisorId();
     const rows = await queue.store.workerList({ includeExited: true, limit: 1000 });
-    return rows.filter((row) => row.kind === 'child' && row.supervisor_id === id && (cls === undefined || row.class === cls));
+    return rows.filter(
+      (row) => row.kind === 'child' && row.supervisor_id === id && (cls === undefined || row.class === cls),
+    );
   };
-  const children = async (cls?: string): Promise<WorkerRow[]> => (await allChildren(cls)).filter((row) => row.exited_at === null);
+  const children = async (cls?: string): Promise<WorkerRow[]> =>
+    (await allChildren(cls)).filter((row) => row.exited_at === null);
 
-  const describe = () => `\n--- supervisor output ---\n${output().slice(-4000)}\n--- exit: ${JSON.stringify(exit ?? null)}`;
+  const describe = () =>
+    `\n--- supervisor output ---\n${output().slice(-4000)}\n--- exit: ${JSON.stringify(exit ?? null)}`;
   const deadlineError = (error: unknown) => new Error(`${(error as Error).message}${describe()}`);
 
   const handle: SupervisorHandle = {
@@ -217,9 +230,11 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     logEvents,
     events,
     async waitForEvent(event, match = {}, timeoutMs = 15_000) {
-      return waitFor(`log event ${event} ${JSON.stringify(match)}`, () => events(event, match)[0], { timeoutMs }).catch((error: unknown) => {
-        throw deadlineError(error);
-      });
+      return waitFor(`log event ${event} ${JSON.stringify(match)}`, () => events(event, match)[0], { timeoutMs }).catch(
+        (error: unknown) => {
+          throw deadlineError(error);
+        },
+      );
     },
     supervisorId,
     children,
@@ -254,7 +269,8 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     async stop(timeoutMs = ((options.shutdownGraceSeconds ?? 3) + 10) * 1000, signal: NodeJS.Signals = 'SIGTERM') {
       if (exit === undefined) subprocess.kill(signal);
       const result = await handle.waitForExit(timeoutMs);
-      if (result === null) throw new Error(`the supervisor did not exit within ${timeoutMs} ms of ${signal}${describe()}`);
+      if (result === null)
+        throw new Error(`the supervisor did not exit within ${timeoutMs} ms of ${signal}${describe()}`);
       return result.exitCode;
     },
     exited: () => exit !== undefined,
@@ -269,7 +285,10 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
         },
         { timeoutMs, intervalMs: 25 },
       ).catch((error: unknown) => {
-        const seen = last === undefined ? 'nothing' : JSON.stringify({ status: last.job.status, attempts: last.attempts, error_code: last.job.error_code });
+        const seen =
+          last === undefined
+            ? 'nothing'
+            : JSON.stringify({ status: last.job.status, attempts: last.attempts, error_code: last.job.error_code });
         throw new Error(`${(error as Error).message}; last seen: ${seen}${describe()}`);
       });
     },
@@ -302,19 +321,32 @@ export function newPids(before: WorkerRow[], after: WorkerRow[]): number[] {
  * The child `deadPid` of `cls` is recorded as exited, and a new child of the
  * class (another pid) is up and ready, with the restart counted.
  */
-export async function waitForReplacement(sup: SupervisorHandle, cls: string, deadPid: number, timeoutMs = 15_000): Promise<{ dead: WorkerRow; replacement: WorkerRow }> {
+export async function waitForReplacement(
+  sup: SupervisorHandle,
+  cls: string,
+  deadPid: number,
+  timeoutMs = 15_000,
+): Promise<{ dead: WorkerRow; replacement: WorkerRow }> {
   return waitFor(
     `a replacement for child ${deadPid} of class ${cls}`,
     async () => {
       const all = await sup.allChildren(cls);
       const dead = all.find((row) => row.pid === deadPid && row.exited_at !== null);
-      const replacement = all.find((row) => row.pid !== deadPid && row.exited_at === null && (row.state === 'ready' || row.state === 'busy') && row.restarts >= 1);
+      const replacement = all.find(
+        (row) =>
+          row.pid !== deadPid &&
+          row.exited_at === null &&
+          (row.state === 'ready' || row.state === 'busy') &&
+          row.restarts >= 1,
+      );
       return dead !== undefined && replacement !== undefined ? { dead, replacement } : undefined;
     },
     { timeoutMs },
   ).catch(async (error: unknown) => {
     const rows = await sup.allChildren(cls).catch(() => []);
-    throw new Error(`${(error as Error).message}; workers rows: ${JSON.stringify(rows)}\n--- supervisor output ---\n${sup.output().slice(-3000)}`);
+    throw new Error(
+      `${(error as Error).message}; workers rows: ${JSON.stringify(rows)}\n--- supervisor output ---\n${sup.output().slice(-3000)}`,
+    );
   });
 }
 

@@ -20,7 +20,11 @@ export async function waitFor<T>(
  * `forMs` (a paused class starting a job, say), checking it every
  * `intervalMs`; the error says what happened. The watch is the assertion.
  */
-export async function holdsFor(what: string, probe: () => boolean | Promise<boolean>, { forMs, intervalMs = 50 }: { forMs: number; intervalMs?: number }): Promise<void> {
+export async function holdsFor(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  { forMs, intervalMs = 50 }: { forMs: number; intervalMs?: number },
+): Promise<void> {
   const until = Date.now() + forMs;
   while (Date.now() < until) {
     if (!(await probe())) throw new Error(`expected ${what} for ${forMs} ms, but it stopped holding`);

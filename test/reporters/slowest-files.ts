@@ -9,7 +9,8 @@ const SHOWN = 10;
 
 /** What the file cost the run: setting up, importing it, and its tests and hooks. */
 function fileMs(testModule: TestModule): number {
-  const { environmentSetupDuration, prepareDuration, collectDuration, setupDuration, duration } = testModule.diagnostic();
+  const { environmentSetupDuration, prepareDuration, collectDuration, setupDuration, duration } =
+    testModule.diagnostic();
   return environmentSetupDuration + prepareDuration + collectDuration + setupDuration + duration;
 }
 

@@ -24,34 +24,44 @@ const DRIVERS: [string, () => string][] = [
 ];
 
 describe.each(DRIVERS)('claim race between OS processes on %s', (_name, freshDatabase) => {
-  it.each([1, 10])(`${RACERS} processes, ${JOBS} jobs, batch %i: every job claimed and committed exactly once`, async (batch) => {
-    const database = freshDatabase();
-    const queue = await openQueue({ database });
-    await queue.enqueueMany(Array.from({ length: JOBS }, (_, n) => ({ class: 'race', payload: { n } })));
+  it.each([1, 10])(
+    `${RACERS} processes, ${JOBS} jobs, batch %i: every job claimed and committed exactly once`,
+    async (batch) => {
+      const database = freshDatabase();
+      const queue = await openQueue({ database });
+      await queue.enqueueMany(Array.from({ length: JOBS }, (_, n) => ({ class: 'race', payload: { n } })));
 
-    const started = Date.now();
-    const reports = await Promise.all(
-      Array.from({ length: RACERS }, (_, i) => execa('node', [RACER, database, `racer-${i}`, String(batch)]).then((r) => JSON.parse(r.stdout) as RacerReport)),
-    );
-    console.log(`claim race on ${queue.store.driver} (batch ${batch}): ${JOBS} jobs in ${Date.now() - started} ms across ${RACERS} processes`);
+      const started = Date.now();
+      const reports = await Promise.all(
+        Array.from({ length: RACERS }, (_, i) =>
+          execa('node', [RACER, database, `racer-${i}`, String(batch)]).then(
+            (r) => JSON.parse(r.stdout) as RacerReport,
+          ),
+        ),
+      );
+      console.log(
+        `claim race on ${queue.store.driver} (batch ${batch}): ${JOBS} jobs in ${Date.now() - started} ms across ${RACERS} processes`,
+      );
 
-    const committed = reports.flatMap((r) => r.committed);
-    expect(reports.flatMap((r) => r.lost)).toEqual([]);
-    expect(committed).toHaveLength(JOBS);
-    expect(new Set(committed).size).toBe(JOBS);
-    // more than one racer got work: the race was real
-    expect(reports.filter((r) => r.committed.length > 0).length).toBeGreaterThan(1);
+      const committed = reports.flatMap((r) => r.committed);
+      expect(reports.flatMap((r) => r.lost)).toEqual([]);
+      expect(committed).toHaveLength(JOBS);
+      expect(new Set(committed).size).toBe(JOBS);
+      // more than one racer got work: the race was real
+      expect(reports.filter((r) => r.committed.length > 0).length).toBeGreaterThan(1);
 
-    const rows = await queue.list({ limit: JOBS + 1 });
-    expect(rows).toHaveLength(JOBS);
-    expect(rows.every((row) => row.status === 'SUCCEEDED' && row.attempts === 1)).toBe(true);
-    for (const report of reports) {
-      for (const id of report.committed.slice(0, 50)) {
-        const job = rows.find((row) => row.id === id)!;
-        expect(job.owner_id).toBe(report.ownerId);
-        expect(JSON.parse(job.result!)).toBe(report.ownerId);
+      const rows = await queue.list({ limit: JOBS + 1 });
+      expect(rows).toHaveLength(JOBS);
+      expect(rows.every((row) => row.status === 'SUCCEEDED' && row.attempts === 1)).toBe(true);
+      for (const report of reports) {
+        for (const id of report.committed.slice(0, 50)) {
+          const job = rows.find((row) => row.id === id)!;
+          expect(job.owner_id).toBe(report.ownerId);
+          expect(JSON.parse(job.result!)).toBe(report.ownerId);
+        }
       }
-    }
-    await queue.close();
-  }, 180_000);
+      await queue.close();
+    },
+    180_000,
+  );
 });

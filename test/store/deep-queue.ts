@@ -50,7 +50,15 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
       leaseToken: job.leaseToken,
       startedAt: null,
       verdict: { type: 'complete', result: null },
-      logs: { lines: Array.from({ length: 8 }, (_, n) => ({ ts: clock.now(), level: 'info', msg: `step ${n}`, fields: null })), dropped: 0 },
+      logs: {
+        lines: Array.from({ length: 8 }, (_, n) => ({
+          ts: clock.now(),
+          level: 'info',
+          msg: `step ${n}`,
+          fields: null,
+        })),
+        dropped: 0,
+      },
     })),
   });
   await store.jobsSettle({
@@ -62,11 +70,29 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
     })),
   });
   for (let n = 0; n < 30; n++) {
-    await store.workerRegister({ id: `h${n}`, kind: 'supervisor', host: `h${n}`, supervisorId: null, pid: n, class: null, state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id: `h${n}`,
+      kind: 'supervisor',
+      host: `h${n}`,
+      supervisorId: null,
+      pid: n,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
   }
   for (let n = 0; n < CHILDREN; n++) {
     const id = `h${n % 30}/child-${n}`;
-    await store.workerRegister({ id, kind: 'child', host: `h${n % 30}`, supervisorId: `h${n % 30}`, pid: n, class: 'email', state: 'ready', restarts: 0 });
+    await store.workerRegister({
+      id,
+      kind: 'child',
+      host: `h${n % 30}`,
+      supervisorId: `h${n % 30}`,
+      pid: n,
+      class: 'email',
+      state: 'ready',
+      restarts: 0,
+    });
     if (n % 10 !== 0) await store.workerExit({ id, state: 'exited', exitCode: n % 7 === 0 ? 1 : 0, exitSignal: null });
   }
   await store.classDisabledRecord({ supervisorId: 'h1', class: 'video', reason: 'crash loop' });
@@ -78,7 +104,10 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
         id: job.id,
         leaseToken: job.leaseToken,
         startedAt: null,
-        verdict: n % 10 === 0 ? { type: 'fail', error: { code: 'SEED:FAILED', detail: 'seeded', retryable: false }, retryDelayMs: 0 } : { type: 'complete', result: null },
+        verdict:
+          n % 10 === 0
+            ? { type: 'fail', error: { code: 'SEED:FAILED', detail: 'seeded', retryable: false }, retryDelayMs: 0 }
+            : { type: 'complete', result: null },
         cost: { cpuMs: n, peakRssBytes: (60 + n) * 1024 * 1024 },
       })),
     });

@@ -23,7 +23,9 @@ describe('dbFaultOf', () => {
     expect(dbFaultOf(pgError('57P01'))).toBe('connection');
     expect(dbFaultOf(pgError('53100'))).toBe('disk_full');
     expect(dbFaultOf(new Error('Connection terminated unexpectedly'))).toBe('connection');
-    expect(dbFaultOf(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe('connection');
+    expect(dbFaultOf(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(
+      'connection',
+    );
     expect(dbFaultOf(sqliteError('SQLITE_FULL'))).toBe('disk_full');
     expect(dbFaultOf(sqliteError('SQLITE_BUSY'))).toBe('locked');
     expect(dbFaultOf(sqliteError('SQLITE_IOERR_WRITE'))).toBe('io');

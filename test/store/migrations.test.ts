@@ -26,7 +26,7 @@ describe('SQLite schema and migrations', () => {
     }
   });
 
-  it('opens a current file preparing none of the store\'s statements: each is prepared on its first use, once', async () => {
+  it("opens a current file preparing none of the store's statements: each is prepared on its first use, once", async () => {
     const path = dbPathIn(newDir());
     await (await SqliteStore.open({ path, clock: systemClock })).close();
     const prepare = vi.spyOn(Database.prototype, 'prepare');
@@ -60,16 +60,28 @@ describe('SQLite schema and migrations', () => {
   it("migration 8 keeps each job enqueued before it on its own max_retries: a claim does not put its class's in", async () => {
     const path = dbPathIn(newDir());
     const before = new Database(path);
-    before.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    before.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
     for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 8)) {
       before.exec(migration.sql);
       before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
     }
-    before.prepare(`INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries) VALUES ('email', 'QUEUED', '{}', 0, 0, 3)`).run();
+    before
+      .prepare(
+        `INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries) VALUES ('email', 'QUEUED', '{}', 0, 0, 3)`,
+      )
+      .run();
     before.close();
 
     const store = await SqliteStore.open({ path, clock: systemClock });
-    const [claimed] = await claimJobs(store, { classes: ['email'], ownerId: 'w', limit: 1, leaseMs: 60_000, classMaxRetries: 1 });
+    const [claimed] = await claimJobs(store, {
+      classes: ['email'],
+      ownerId: 'w',
+      limit: 1,
+      leaseMs: 60_000,
+      classMaxRetries: 1,
+    });
     expect(claimed?.maxRetries).toBe(3);
     expect(await store.jobGet({ id: claimed!.id })).toMatchObject({ max_retries: 3, max_retries_from_class: 0 });
     await store.close();
@@ -90,21 +102,67 @@ describe('SQLite schema and migrations', () => {
 
   it('has the column names of the contract', async () => {
     const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
-    const columns = (table: string) => (store.connection.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]);
-    expect(columns('jobs')).toEqual(expect.arrayContaining([
-      'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
-      'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries', 'max_retries_from_class',
-      'error_code', 'error_detail', 'idempotency_key', 'progress',
-    ]));
-    expect(columns('job_attempts')).toEqual(expect.arrayContaining([
-      'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
-      'cpu_ms', 'peak_rss_bytes',
-    ]));
+    const columns = (table: string) =>
+      store.connection.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[];
+    expect(columns('jobs')).toEqual(
+      expect.arrayContaining([
+        'id',
+        'class',
+        'status',
+        'priority',
+        'payload',
+        'result',
+        'created_at',
+        'run_at',
+        'claimed_at',
+        'started_at',
+        'heartbeat_at',
+        'lease_expires_at',
+        'finished_at',
+        'owner_id',
+        'lease_token',
+        'attempts',
+        'max_retries',
+        'max_retries_from_class',
+        'error_code',
+        'error_detail',
+        'idempotency_key',
+        'progress',
+      ]),
+    );
+    expect(columns('job_attempts')).toEqual(
+      expect.arrayContaining([
+        'job_id',
+        'attempt',
+        'owner_id',
+        'lease_token',
+        'started_at',
+        'finished_at',
+        'status',
+        'error_code',
+        'error_detail',
+        'cpu_ms',
+        'peak_rss_bytes',
+      ]),
+    );
     expect(columns('job_events')).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
-    expect(columns('workers')).toEqual(expect.arrayContaining([
-      'id', 'kind', 'host', 'supervisor_id', 'pid', 'class', 'state', 'started_at', 'heartbeat_at', 'exited_at',
-      'exit_code', 'exit_signal', 'restarts',
-    ]));
+    expect(columns('workers')).toEqual(
+      expect.arrayContaining([
+        'id',
+        'kind',
+        'host',
+        'supervisor_id',
+        'pid',
+        'class',
+        'state',
+        'started_at',
+        'heartbeat_at',
+        'exited_at',
+        'exit_code',
+        'exit_signal',
+        'restarts',
+      ]),
+    );
     await store.close();
   });
 });

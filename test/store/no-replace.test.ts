@@ -16,13 +16,17 @@ describe('SQL hygiene', () => {
   const files = ['src', 'supervisor', 'child'].flatMap((dir) => sourceFiles(join(ROOT, dir)));
 
   it('never uses REPLACE (it deletes the row, and with it the attempts and events)', () => {
-    const offenders = files.filter((file) => /\b(INSERT\s+OR\s+REPLACE|REPLACE\s+INTO)\b/i.test(readFileSync(file, 'utf8')));
+    const offenders = files.filter((file) =>
+      /\b(INSERT\s+OR\s+REPLACE|REPLACE\s+INTO)\b/i.test(readFileSync(file, 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
 
   it('keeps SQL inside src/store', () => {
     const sqlShape = /`\s*(SELECT|UPDATE|INSERT|DELETE)\s[\s\S]*?\b(FROM|SET|INTO)\b/;
-    const outside = files.filter((file) => !file.includes(`${join('src', 'store')}`) && sqlShape.test(readFileSync(file, 'utf8')));
+    const outside = files.filter(
+      (file) => !file.includes(`${join('src', 'store')}`) && sqlShape.test(readFileSync(file, 'utf8')),
+    );
     expect(outside).toEqual([]);
   });
 });

@@ -44,12 +44,26 @@ interface Case {
 }
 
 const success: Verdict = { type: 'complete', result: '{"ok":true}' };
-const failure = (retryable = true): Verdict => ({ type: 'fail', error: { code: 'HANDLER:Error', detail: 'boom', retryable }, retryDelayMs: 1_000 });
+const failure = (retryable = true): Verdict => ({
+  type: 'fail',
+  error: { code: 'HANDLER:Error', detail: 'boom', retryable },
+  retryDelayMs: 1_000,
+});
 const release: Verdict = { type: 'release', reason: 'shutdown' };
 
 const CASES: Record<string, Case> = {
-  'success, start not yet written': { maxRetries: [2], startWritten: false, verdict: success, expect: [{ status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] }] },
-  'success, start already written': { maxRetries: [2], startWritten: true, verdict: success, expect: [{ status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] }] },
+  'success, start not yet written': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: success,
+    expect: [{ status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] }],
+  },
+  'success, start already written': {
+    maxRetries: [2],
+    startWritten: true,
+    verdict: success,
+    expect: [{ status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] }],
+  },
   'a batch of two successes, with the next claim': {
     maxRetries: [2, 2],
     startWritten: false,
@@ -61,10 +75,30 @@ const CASES: Record<string, Case> = {
       { status: 'CLAIMED', events: ['ENQUEUED'] },
     ],
   },
-  'failure with retries left': { maxRetries: [2], startWritten: false, verdict: failure(), expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED'] }] },
-  'failure with retries left, start written': { maxRetries: [2], startWritten: true, verdict: failure(), expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED'] }] },
-  'the last failure': { maxRetries: [0], startWritten: true, verdict: failure(), expect: [{ status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'FAILED'] }] },
-  'a failure that may not retry': { maxRetries: [2], startWritten: false, verdict: failure(false), expect: [{ status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'FAILED'] }] },
+  'failure with retries left': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: failure(),
+    expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED'] }],
+  },
+  'failure with retries left, start written': {
+    maxRetries: [2],
+    startWritten: true,
+    verdict: failure(),
+    expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED'] }],
+  },
+  'the last failure': {
+    maxRetries: [0],
+    startWritten: true,
+    verdict: failure(),
+    expect: [{ status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'FAILED'] }],
+  },
+  'a failure that may not retry': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: failure(false),
+    expect: [{ status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'FAILED'] }],
+  },
   'cancel requested, then the failure': {
     maxRetries: [2],
     startWritten: true,
@@ -79,8 +113,18 @@ const CASES: Record<string, Case> = {
     before: async (store, jobs) => void (await store.jobCancel({ id: jobs[0]!.id, actor: 'cli' })),
     expect: [{ status: 'SUCCEEDED', events: ['ENQUEUED', 'CANCELLED', 'STARTED', 'SUCCEEDED'] }],
   },
-  'release before the start': { maxRetries: [2], startWritten: false, verdict: release, expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'CLAIMED', 'RELEASED'] }] },
-  'release after the start': { maxRetries: [2], startWritten: true, verdict: release, expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RELEASED'] }] },
+  'release before the start': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: release,
+    expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'CLAIMED', 'RELEASED'] }],
+  },
+  'release after the start': {
+    maxRetries: [2],
+    startWritten: true,
+    verdict: release,
+    expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RELEASED'] }],
+  },
   'lease lost: it ran out': {
     maxRetries: [2],
     startWritten: false,
@@ -94,9 +138,18 @@ const CASES: Record<string, Case> = {
     verdict: success,
     before: async (store, _jobs, clock) => {
       clock.advance(LEASE_MS + 1);
-      await store.leasesRecoverExpired({ errorCode: 'LEASE:EXPIRED', errorDetail: 'lease expired', event: 'RECOVERED', actor: 'sweeper', retryDelay: () => 0, limit: 10 });
+      await store.leasesRecoverExpired({
+        errorCode: 'LEASE:EXPIRED',
+        errorDetail: 'lease expired',
+        event: 'RECOVERED',
+        actor: 'sweeper',
+        retryDelay: () => 0,
+        limit: 10,
+      });
     },
-    expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED', 'ZOMBIE_WRITE_REJECTED'] }],
+    expect: [
+      { status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED', 'ZOMBIE_WRITE_REJECTED'] },
+    ],
   },
 };
 
@@ -106,7 +159,15 @@ async function runCase(open: (clock: TestClock) => Promise<Store>, c: Case, path
   const store = await open(clock);
   try {
     const ids: number[] = [];
-    const newJob = (maxRetries: number) => ({ class: 'email', payload: '{}', priority: 0, runAt: clock.now(), maxRetries, maxRetriesFromClass: false, idempotencyKey: null });
+    const newJob = (maxRetries: number) => ({
+      class: 'email',
+      payload: '{}',
+      priority: 0,
+      runAt: clock.now(),
+      maxRetries,
+      maxRetriesFromClass: false,
+      idempotencyKey: null,
+    });
     for (const maxRetries of c.maxRetries) {
       const [job] = await store.jobInsert({ jobs: [newJob(maxRetries)], actor: 'test' });
       ids.push(job!.id);
@@ -114,16 +175,33 @@ async function runCase(open: (clock: TestClock) => Promise<Store>, c: Case, path
     }
     if (c.claimNext) await store.jobInsert({ jobs: [newJob(2)], actor: 'test' });
     clock.advance(10);
-    const jobs = await claimJobs(store, { classes: ['email'], ownerId: OWNER, limit: c.maxRetries.length, leaseMs: LEASE_MS });
+    const jobs = await claimJobs(store, {
+      classes: ['email'],
+      ownerId: OWNER,
+      limit: c.maxRetries.length,
+      leaseMs: LEASE_MS,
+    });
     clock.advance(10);
-    const record = (job: ClaimedJob) => (path === 'fast' ? { claim: { attempt: job.attempt, ownerId: job.ownerId, claimedAt: job.claimedAt } } : {});
-    if (c.startWritten) for (const job of jobs) await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS, ...record(job) });
+    const record = (job: ClaimedJob) =>
+      path === 'fast' ? { claim: { attempt: job.attempt, ownerId: job.ownerId, claimedAt: job.claimedAt } } : {};
+    if (c.startWritten)
+      for (const job of jobs)
+        await store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS, ...record(job) });
     clock.advance(10);
     await c.before?.(store, jobs, clock);
     clock.advance(10);
     const startedAt = c.startWritten || c.verdict.type === 'release' ? null : clock.now() - 25;
-    const settlements: Settlement[] = jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt, verdict: c.verdict, cost: COST, ...record(job) }));
-    const claim = c.claimNext ? { classes: ['email'], ownerId: OWNER, limit: 1, leaseMs: LEASE_MS, classMaxRetries: 5 } : undefined;
+    const settlements: Settlement[] = jobs.map((job) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt,
+      verdict: c.verdict,
+      cost: COST,
+      ...record(job),
+    }));
+    const claim = c.claimNext
+      ? { classes: ['email'], ownerId: OWNER, limit: 1, leaseMs: LEASE_MS, classMaxRetries: 5 }
+      : undefined;
     await store.jobsSettle({ settlements, claim });
     const all = [...ids, ...(c.claimNext ? [ids.at(-1)! + 1] : [])];
     return await Promise.all(all.map((id) => rowsOf(store, id, all)));
@@ -140,17 +218,31 @@ async function rowsOf(store: Store, id: number, ids: number[]) {
     if (!tokens.has(value)) tokens.set(value, `token#${tokens.size}`);
     return tokens.get(value);
   };
-  const named = (row: object) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, key === 'id' && !('job_id' in row) ? name(value) : key === 'id' ? 'row' : name(value)]));
+  const named = (row: object) =>
+    Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [
+        key,
+        key === 'id' && !('job_id' in row) ? name(value) : key === 'id' ? 'row' : name(value),
+      ]),
+    );
   const job = await store.jobGet({ id });
   const attempts = await store.attemptList({ jobId: id });
   const events = await store.eventList({ jobId: id });
-  return { job: named(job!), attempts: attempts.map(named), events: events.map((event) => ({ ...named(event), detail: String(event.detail).replace(/[0-9a-f]{32}/g, 'token') })) };
+  return {
+    job: named(job!),
+    attempts: attempts.map(named),
+    events: events.map((event) => ({
+      ...named(event),
+      detail: String(event.detail).replace(/[0-9a-f]{32}/g, 'token'),
+    })),
+  };
 }
 
 describe('outcome rules: one table, both drivers, both paths', () => {
   it.each(Object.entries(CASES))('%s', async (_name, c) => {
     const results: Record<string, unknown[]> = {};
-    for (const [driver, open] of Object.entries(DRIVERS)) for (const path of ['fast', 'general'] as const) results[`${driver} ${path}`] = await runCase(open, c, path);
+    for (const [driver, open] of Object.entries(DRIVERS))
+      for (const path of ['fast', 'general'] as const) results[`${driver} ${path}`] = await runCase(open, c, path);
     const [first, ...others] = Object.entries(results);
     for (const [variant, rows] of others) expect({ variant, rows }).toEqual({ variant, rows: first![1] });
     const jobs = first![1] as { job: { status: string }; events: { event: string }[] }[];

@@ -22,7 +22,9 @@ describe('PostgreSQL schema and migrations', () => {
       const schema = schemas.next();
       expect(await migrateAtOnce(pgUrl(schema))).toEqual([0, 0, 0]);
       const client = await adminClient(schema);
-      const versions = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+      const versions = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map(
+        (r) => r.version,
+      );
       await client.end();
       expect(versions).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
     }
@@ -50,24 +52,80 @@ describe('PostgreSQL schema and migrations', () => {
 
     it('has the column names of the contract, times as BIGINT epoch ms and JSON as TEXT', async () => {
       const jobs = await columns('jobs');
-      expect(Object.keys(jobs)).toEqual(expect.arrayContaining([
-        'id', 'class', 'status', 'priority', 'payload', 'result', 'created_at', 'run_at', 'claimed_at', 'started_at',
-        'heartbeat_at', 'lease_expires_at', 'finished_at', 'owner_id', 'lease_token', 'attempts', 'max_retries', 'max_retries_from_class',
-        'error_code', 'error_detail', 'idempotency_key', 'progress',
-      ]));
-      for (const time of ['created_at', 'run_at', 'claimed_at', 'started_at', 'heartbeat_at', 'lease_expires_at', 'finished_at']) {
+      expect(Object.keys(jobs)).toEqual(
+        expect.arrayContaining([
+          'id',
+          'class',
+          'status',
+          'priority',
+          'payload',
+          'result',
+          'created_at',
+          'run_at',
+          'claimed_at',
+          'started_at',
+          'heartbeat_at',
+          'lease_expires_at',
+          'finished_at',
+          'owner_id',
+          'lease_token',
+          'attempts',
+          'max_retries',
+          'max_retries_from_class',
+          'error_code',
+          'error_detail',
+          'idempotency_key',
+          'progress',
+        ]),
+      );
+      for (const time of [
+        'created_at',
+        'run_at',
+        'claimed_at',
+        'started_at',
+        'heartbeat_at',
+        'lease_expires_at',
+        'finished_at',
+      ]) {
         expect(jobs[time], time).toBe('bigint');
       }
       expect([jobs.id, jobs.payload, jobs.result]).toEqual(['bigint', 'text', 'text']);
-      expect(Object.keys(await columns('job_attempts'))).toEqual(expect.arrayContaining([
-        'job_id', 'attempt', 'owner_id', 'lease_token', 'started_at', 'finished_at', 'status', 'error_code', 'error_detail',
-        'error_stack', 'cpu_ms', 'peak_rss_bytes',
-      ]));
-      expect(Object.keys(await columns('job_events'))).toEqual(expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']));
-      expect(Object.keys(await columns('workers'))).toEqual(expect.arrayContaining([
-        'id', 'kind', 'host', 'supervisor_id', 'pid', 'class', 'state', 'started_at', 'heartbeat_at', 'exited_at',
-        'exit_code', 'exit_signal', 'restarts',
-      ]));
+      expect(Object.keys(await columns('job_attempts'))).toEqual(
+        expect.arrayContaining([
+          'job_id',
+          'attempt',
+          'owner_id',
+          'lease_token',
+          'started_at',
+          'finished_at',
+          'status',
+          'error_code',
+          'error_detail',
+          'error_stack',
+          'cpu_ms',
+          'peak_rss_bytes',
+        ]),
+      );
+      expect(Object.keys(await columns('job_events'))).toEqual(
+        expect.arrayContaining(['job_id', 'ts', 'event', 'actor', 'detail']),
+      );
+      expect(Object.keys(await columns('workers'))).toEqual(
+        expect.arrayContaining([
+          'id',
+          'kind',
+          'host',
+          'supervisor_id',
+          'pid',
+          'class',
+          'state',
+          'started_at',
+          'heartbeat_at',
+          'exited_at',
+          'exit_code',
+          'exit_signal',
+          'restarts',
+        ]),
+      );
     });
 
     it('deletes attempts, events and log lines with their job (ON DELETE CASCADE)', async () => {
@@ -111,7 +169,9 @@ describe('opening a PostgreSQL store', () => {
   });
 
   it('reads its own URL parameters, passes the rest on, and merges server options with the schema', () => {
-    const target = parsePostgresUrl('postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&listen=off&sslmode=disable&options=-c%20statement_timeout%3D5000');
+    const target = parsePostgresUrl(
+      'postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&listen=off&sslmode=disable&options=-c%20statement_timeout%3D5000',
+    );
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
@@ -119,15 +179,24 @@ describe('opening a PostgreSQL store', () => {
       clockSkewMs: 500,
       listen: false,
     });
-    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({ schema: null, options: '-c plan_cache_mode=force_generic_plan -c jit=off', clockSkewMs: DEFAULT_CLOCK_SKEW_MS, listen: true });
+    expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({
+      schema: null,
+      options: '-c plan_cache_mode=force_generic_plan -c jit=off',
+      clockSkewMs: DEFAULT_CLOCK_SKEW_MS,
+      listen: true,
+    });
   });
 
   it('opens its sessions with generic plans and the schema as search_path', async () => {
     const client = new pg.Client(clientConfig(parsePostgresUrl(pgUrl('lh_settings'))));
     await client.connect();
     try {
-      const shown = async (setting: string) => Object.values((await client.query(`SHOW ${setting}`)).rows[0] as object)[0];
-      expect([await shown('plan_cache_mode'), await shown('search_path')]).toEqual(['force_generic_plan', 'lh_settings']);
+      const shown = async (setting: string) =>
+        Object.values((await client.query(`SHOW ${setting}`)).rows[0] as object)[0];
+      expect([await shown('plan_cache_mode'), await shown('search_path')]).toEqual([
+        'force_generic_plan',
+        'lh_settings',
+      ]);
     } finally {
       await client.end();
     }
@@ -183,7 +252,10 @@ interface ListenRig {
 }
 
 /** A store (with these URL parameters) and a producer on a fresh schema, and an admin connection to watch LISTEN backends; closed after `work`. */
-async function withListenRig(storeParams: Record<string, string>, work: (rig: ListenRig) => Promise<void>): Promise<void> {
+async function withListenRig(
+  storeParams: Record<string, string>,
+  work: (rig: ListenRig) => Promise<void>,
+): Promise<void> {
   const schema = schemas.next();
   const store = (await openStore(pgUrl(schema, { ...storeParams, application_name: schema }))) as PostgresStore;
   const producer = new Queue(await openStore(pgUrl(schema)));
@@ -221,7 +293,10 @@ describe('LISTEN/NOTIFY wake-ups', () => {
       await producer.enqueue({ class: 'sms' });
       await waitFor('three notifications (one per class in the batch, then the last enqueue)', () => heard >= 3);
       // The report and the other schema's email reached their witnesses; on our connection they came before the last sms.
-      await waitFor('the witnesses of the report and of the other schema', () => witnessed.report >= 1 && witnessed.otherEmail >= 1);
+      await waitFor(
+        'the witnesses of the report and of the other schema',
+        () => witnessed.report >= 1 && witnessed.otherEmail >= 1,
+      );
       expect(heard).toBe(3);
 
       await stop();
@@ -257,7 +332,11 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     await withListenRig({}, async ({ store, producer, admin, storeListeners }) => {
       let woken = 0;
       const errors: Error[] = [];
-      const stop = await store.subscribe!(['email'], () => (woken += 1), (error) => errors.push(error));
+      const stop = await store.subscribe!(
+        ['email'],
+        () => (woken += 1),
+        (error) => errors.push(error),
+      );
       const ours = await waitFor('our LISTEN backend in pg_stat_activity', async () => {
         const fresh = await storeListeners();
         return fresh.length === 1 ? fresh[0] : undefined;
@@ -271,7 +350,9 @@ describe('LISTEN/NOTIFY wake-ups', () => {
       // one wake-up when the line broke, one once it listens again (notifications in between are lost)
       await waitFor('a new LISTEN backend', async () => (await storeListeners()).some((pid) => pid !== ours));
       await waitFor('the wake-ups of the break and the reconnect', () => woken >= 3);
-      console.log(`listening again ${Date.now() - terminated} ms after pg_terminate_backend; reported: ${errors[0]?.message}`);
+      console.log(
+        `listening again ${Date.now() - terminated} ms after pg_terminate_backend; reported: ${errors[0]?.message}`,
+      );
 
       const settled = woken;
       await producer.enqueue({ class: 'email' });

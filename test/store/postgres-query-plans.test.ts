@@ -17,7 +17,14 @@ import { claimJobs } from '../helpers/fenced-writes.js';
 const schemas = schemaPool('lh_plans');
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
-const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB_SQL.listByClass, JOB_SQL.listByClassStatus, JOB_SQL.listFailedByCode, JOB_SQL.listFailedByClassCode, STATS_SQL.costRanking]);
+const PLANNED_WITH_VALUES = new Set<{ text: string }>([
+  JOB_SQL.listByStatus,
+  JOB_SQL.listByClass,
+  JOB_SQL.listByClassStatus,
+  JOB_SQL.listFailedByCode,
+  JOB_SQL.listFailedByClassCode,
+  STATS_SQL.costRanking,
+]);
 
 /**
  * The plan of a statement as it runs: generic (what a named statement ends
@@ -25,14 +32,19 @@ const PLANNED_WITH_VALUES = new Set<{ text: string }>([JOB_SQL.listByStatus, JOB
  */
 async function plans(client: pg.Client, sql: { text: string }, values: unknown[]): Promise<string[]> {
   const custom = await client.query(`EXPLAIN ${sql.text}`, values);
-  if (PLANNED_WITH_VALUES.has(sql)) return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
+  if (PLANNED_WITH_VALUES.has(sql))
+    return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
   await client.query(`PREPARE q AS ${sql.text}`);
   try {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
     // EXECUTE takes no bind parameters: the test's own values, as quoted literals
     const literal = (value: unknown) => pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
-    const generic = await client.query(`EXPLAIN EXECUTE q${values.length === 0 ? '' : `(${values.map(literal).join(', ')})`}`);
-    return [custom, generic].map((result) => result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n'));
+    const generic = await client.query(
+      `EXPLAIN EXECUTE q${values.length === 0 ? '' : `(${values.map(literal).join(', ')})`}`,
+    );
+    return [custom, generic].map((result) =>
+      result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n'),
+    );
   } finally {
     await client.query('RESET plan_cache_mode');
     await client.query('DEALLOCATE q');
@@ -59,11 +71,46 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   const now = Date.UTC(2026, 0, 2);
   const three = <T>(value: T) => [value, value, value];
   // SETTLE_SQL's eleven: three planned successes, then their timeline rows (a trail row first)
-  const timeline = [[1, 'STARTED', true], [1, 'SUCCEEDED', false], [2, 'SUCCEEDED', false]].map(([job_id, event, trail]) => ({ job_id, ts: now, event, actor: 'worker', detail: 'x', trail }));
-  const SUCCESSES = [[1, 2, 3], ['a', 'b', 'c'], three(now), ['1', '2', '3'], three('SUCCEEDED'), three('x'), three('x'), [1.5, 2, 3], [1, 2, 3], now, JSON.stringify(timeline)];
+  const timeline = [
+    [1, 'STARTED', true],
+    [1, 'SUCCEEDED', false],
+    [2, 'SUCCEEDED', false],
+  ].map(([job_id, event, trail]) => ({ job_id, ts: now, event, actor: 'worker', detail: 'x', trail }));
+  const SUCCESSES = [
+    [1, 2, 3],
+    ['a', 'b', 'c'],
+    three(now),
+    ['1', '2', '3'],
+    three('SUCCEEDED'),
+    three('x'),
+    three('x'),
+    [1.5, 2, 3],
+    [1, 2, 3],
+    now,
+    JSON.stringify(timeline),
+  ];
   // LEASE_SQL.outcomes' nineteen: a requeue, a finish and a release, then two timeline rows
-  const OUTCOMES = [[1, 2, 3], ['a', 'b', 'c'], three(now), now, [1, 1, 1], ['FAILED', 'FAILED', 'CANCELLED'], ['E', 'E', 'LEASE:RELEASED'], three('x'), [1.5, 2, 3], [1, 2, 3], three('s'),
-    ['requeue', 'finishBadly', 'release'], ['QUEUED', 'FAILED', 'QUEUED'], three(now), [1, 2], [now, now], ['RETRY_SCHEDULED', 'FAILED'], ['worker', 'worker'], ['x', 'y']];
+  const OUTCOMES = [
+    [1, 2, 3],
+    ['a', 'b', 'c'],
+    three(now),
+    now,
+    [1, 1, 1],
+    ['FAILED', 'FAILED', 'CANCELLED'],
+    ['E', 'E', 'LEASE:RELEASED'],
+    three('x'),
+    [1.5, 2, 3],
+    [1, 2, 3],
+    three('s'),
+    ['requeue', 'finishBadly', 'release'],
+    ['QUEUED', 'FAILED', 'QUEUED'],
+    three(now),
+    [1, 2],
+    [now, now],
+    ['RETRY_SCHEDULED', 'FAILED'],
+    ['worker', 'worker'],
+    ['x', 'y'],
+  ];
   // [what, statement, values, the index it must use (null: any index), a sort of a handful of rows is fine]
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],
@@ -72,11 +119,32 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
     ['health watch: full rows an owner holds', LEASE_SQL.heldRowsByOwner, ['w1'], 'jobs_owner', false],
     // by key; a generic plan may instead walk the small partial index of held rows (when that is as cheap)
-    ['heartbeat of several leases', LEASE_SQL.extendMany, [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000, ['x', 'y', 'z']], null, true],
-    ['settle: facts of several leases', LEASE_SQL.heldFactsMany, [[1, 2, 3], ['a', 'b', 'c']], null, true],
+    [
+      'heartbeat of several leases',
+      LEASE_SQL.extendMany,
+      [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000, ['x', 'y', 'z']],
+      null,
+      true,
+    ],
+    [
+      'settle: facts of several leases',
+      LEASE_SQL.heldFactsMany,
+      [
+        [1, 2, 3],
+        ['a', 'b', 'c'],
+      ],
+      null,
+      true,
+    ],
     // one statement: the held rows by key (sorted by id for the lock order), the events in batch order, the claim through jobs_claim
     ['settle: the successes of a batch', SETTLE_SQL.successes, SUCCESSES, null, true],
-    ['settle: a batch of successes and the next claim, in one statement', SETTLE_SQL.successesThenClaimOneClass, [...SUCCESSES, 'email', 'w9', now + 30_000, 10, 5], 'jobs_claim', true],
+    [
+      'settle: a batch of successes and the next claim, in one statement',
+      SETTLE_SQL.successesThenClaimOneClass,
+      [...SUCCESSES, 'email', 'w9', now + 30_000, 10, 5],
+      'jobs_claim',
+      true,
+    ],
     // requeue, finish badly, release: three rows by key, the attempts by key, the timeline rows in order
     ['settle: the other outcomes of a batch', LEASE_SQL.outcomes, OUTCOMES, null, true],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
@@ -96,20 +164,38 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['FAILED jobs counted', JOB_SQL.countFailed, [], 'jobs_failed', false],
     ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, ['email'], null, false],
     ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, ['E:1'], 'jobs_failed', false],
-    ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, ['email', 'E:1'], 'jobs_failed', false],
+    [
+      'FAILED jobs of a class and code counted',
+      JOB_SQL.countFailedOfClassWithCode,
+      ['email', 'E:1'],
+      'jobs_failed',
+      false,
+    ],
     // bulk actions, a batch at a time below the newest id the confirmation counted; the deep queue's few
     // FAILED jobs of a class may be read from the bitmap of their index and sorted
     ['retry of every FAILED job', JOB_SQL.retryAllFailed, [now, 40_000, 500], null, true],
     ['retry of a class', JOB_SQL.retryClassFailed, [now, 'email', 40_000, 500], 'jobs_class_status', true],
     ['retry of an error code', JOB_SQL.retryCodeFailed, [now, 'E:1', 40_000, 500], 'jobs_failed', false],
-    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [now, 'email', 'E:1', 40_000, 500], 'jobs_failed', false],
+    [
+      'retry of a class and error code',
+      JOB_SQL.retryClassCodeFailed,
+      [now, 'email', 'E:1', 40_000, 500],
+      'jobs_failed',
+      false,
+    ],
     ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [now, 40_000, 500], 'jobs_class_status', false],
-    ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [now, 'email', 40_000, 500], null, false],
+    ["cancel of a class's QUEUED jobs", JOB_SQL.cancelClassQueued, [now, 'email', 40_000, 500], null, false],
     ['classes present', STATS_SQL.classesPresent, [], 'jobs_class_status', false],
     ['counts of a class by status', STATS_SQL.countsOfClass, ['email'], 'jobs_class_status', true],
     // a seek in jobs_claim per priority of each class present, then a sort of one row per priority
     ['oldest due job per class', STATS_SQL.oldestDue, [now], 'jobs_claim', true],
-    ['throughput per minute', STATS_SQL.finishedByMinute, [...partValues(windowOf(now - 60_000)), now], 'jobs_finished', true],
+    [
+      'throughput per minute',
+      STATS_SQL.finishedByMinute,
+      [...partValues(windowOf(now - 60_000)), now],
+      'jobs_finished',
+      true,
+    ],
     ['children that crashed lately', WORKER_SQL.crashes, [now - 60_000, now - 6_000, 100], 'workers_exited', true],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
     ['disabled classes', CLASS_SQL.disabledList, [now - 6_000], 'workers_pkey', true],

@@ -26,8 +26,20 @@ async function sentBy(work: () => Promise<unknown>): Promise<string[]> {
 }
 
 const CLASS = 'trips';
-const claimOf = (limit: number): ClaimRequest => ({ classes: [CLASS], ownerId: 'w1', limit, leaseMs: 30_000, classMaxRetries: DEFAULT_MAX_RETRIES });
-const success = (job: ClaimedJob): Settlement => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null }, claim: job });
+const claimOf = (limit: number): ClaimRequest => ({
+  classes: [CLASS],
+  ownerId: 'w1',
+  limit,
+  leaseMs: 30_000,
+  classMaxRetries: DEFAULT_MAX_RETRIES,
+});
+const success = (job: ClaimedJob): Settlement => ({
+  id: job.id,
+  leaseToken: job.leaseToken,
+  startedAt: null,
+  verdict: { type: 'complete', result: null },
+  claim: job,
+});
 const failure = (job: ClaimedJob): Settlement => ({
   id: job.id,
   leaseToken: job.leaseToken,
@@ -56,7 +68,18 @@ describe('PostgreSQL round trips of a worker batch', () => {
   });
 
   async function claimed(count: number): Promise<ClaimedJob[]> {
-    await store.jobInsert({ jobs: Array.from({ length: count + 1 }, () => ({ class: CLASS, payload: '{}', priority: 0, runAt: clock.now(), maxRetries: 3, maxRetriesFromClass: false, idempotencyKey: null })), actor: 'test' });
+    await store.jobInsert({
+      jobs: Array.from({ length: count + 1 }, () => ({
+        class: CLASS,
+        payload: '{}',
+        priority: 0,
+        runAt: clock.now(),
+        maxRetries: 3,
+        maxRetriesFromClass: false,
+        idempotencyKey: null,
+      })),
+      actor: 'test',
+    });
     return claimJobs(store, claimOf(count));
   }
 
@@ -66,11 +89,20 @@ describe('PostgreSQL round trips of a worker batch', () => {
     expect(sent).toEqual(['leasehold.settle.successesThenClaimOneClass']);
   });
 
-  it.each([1, 8])('%i failures with the next claim: the facts read and locked, then one statement for all', async (count) => {
-    const jobs = await claimed(count);
-    const sent = await sentBy(() => store.jobsSettle({ settlements: jobs.map(failure), claim: claimOf(1) }));
-    expect(sent).toEqual(['BEGIN', 'leasehold.leases.heldFactsMany', 'leasehold.leases.outcomes', 'leasehold.leases.claimOneClass', 'COMMIT']);
-  });
+  it.each([1, 8])(
+    '%i failures with the next claim: the facts read and locked, then one statement for all',
+    async (count) => {
+      const jobs = await claimed(count);
+      const sent = await sentBy(() => store.jobsSettle({ settlements: jobs.map(failure), claim: claimOf(1) }));
+      expect(sent).toEqual([
+        'BEGIN',
+        'leasehold.leases.heldFactsMany',
+        'leasehold.leases.outcomes',
+        'leasehold.leases.claimOneClass',
+        'COMMIT',
+      ]);
+    },
+  );
 
   it('a take-back of a dead worker\u2019s jobs: one statement for all', async () => {
     await claimed(8);

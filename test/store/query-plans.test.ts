@@ -42,59 +42,181 @@ describe('query plans with a deep queue', () => {
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, [{ ownerId: 'w1' }], 'jobs_owner', false],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
-    ['list by status', JOB_SQL.listByStatus, [{ status: 'QUEUED', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
+    [
+      'list by status',
+      JOB_SQL.listByStatus,
+      [{ status: 'QUEUED', limit: 20, beforeId: 40_000 }],
+      'jobs_class_status',
+      true,
+    ],
     ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
-    ['list by class and status', JOB_SQL.listByClassStatus, [{ class: 'sms', status: 'QUEUED', limit: 20, beforeId: 40_000 }], 'jobs_class_status', false],
+    [
+      'list by class and status',
+      JOB_SQL.listByClassStatus,
+      [{ class: 'sms', status: 'QUEUED', limit: 20, beforeId: 40_000 }],
+      'jobs_class_status',
+      false,
+    ],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['log lines of a job', HISTORY_SQL.logList, [1], 'sqlite_autoindex_job_logs_1', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live', false],
     // the dashboard: a job by its key in any class (one seek per class present, a sort of what they found)
     ['jobs by idempotency key', JOB_SQL.listByKey, [{ key: 'key-100' }], 'jobs_idempotency', true],
-    ['job by class and idempotency key', JOB_SQL.listByClassKey, [{ class: 'email', key: 'key-100' }], 'jobs_idempotency', false],
+    [
+      'job by class and idempotency key',
+      JOB_SQL.listByClassKey,
+      [{ class: 'email', key: 'key-100' }],
+      'jobs_idempotency',
+      false,
+    ],
     ['FAILED jobs counted', JOB_SQL.countFailed, [{}], 'jobs_failed', false],
-    ['FAILED jobs of a class counted', JOB_SQL.countFailedOfClass, [{ class: 'email' }], 'jobs_class_status (class=? AND status=?)', false],
-    ['FAILED jobs of an error code counted', JOB_SQL.countFailedWithCode, [{ errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
-    ['FAILED jobs of a class and code counted', JOB_SQL.countFailedOfClassWithCode, [{ class: 'email', errorCode: 'E:1' }], 'jobs_failed (class=? AND error_code=?)', false],
+    [
+      'FAILED jobs of a class counted',
+      JOB_SQL.countFailedOfClass,
+      [{ class: 'email' }],
+      'jobs_class_status (class=? AND status=?)',
+      false,
+    ],
+    [
+      'FAILED jobs of an error code counted',
+      JOB_SQL.countFailedWithCode,
+      [{ errorCode: 'E:1' }],
+      'jobs_failed (class=? AND error_code=?)',
+      false,
+    ],
+    [
+      'FAILED jobs of a class and code counted',
+      JOB_SQL.countFailedOfClassWithCode,
+      [{ class: 'email', errorCode: 'E:1' }],
+      'jobs_failed (class=? AND error_code=?)',
+      false,
+    ],
     // bulk actions, a batch at a time below the newest id the confirmation counted
-    ['retry of every FAILED job', JOB_SQL.retryAllFailed, [{ now, throughId: 40_000, limit: 500 }], 'COVERING INDEX jobs_failed', false],
-    ['retry of a class', JOB_SQL.retryClassFailed, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
-    ['retry of an error code', JOB_SQL.retryCodeFailed, [{ errorCode: 'E:1', now, throughId: 40_000, limit: 500 }], 'jobs_failed (class=? AND error_code=? AND id<?)', false],
-    ['retry of a class and error code', JOB_SQL.retryClassCodeFailed, [{ class: 'email', errorCode: 'E:1', now, throughId: 40_000, limit: 500 }], 'jobs_failed (class=? AND error_code=? AND id<?)', false],
-    ['cancel of every QUEUED job', JOB_SQL.cancelAllQueued, [{ now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
-    ['cancel of a class\'s QUEUED jobs', JOB_SQL.cancelClassQueued, [{ class: 'email', now, throughId: 40_000, limit: 500 }], 'jobs_class_status (class=? AND status=? AND id<?)', false],
+    [
+      'retry of every FAILED job',
+      JOB_SQL.retryAllFailed,
+      [{ now, throughId: 40_000, limit: 500 }],
+      'COVERING INDEX jobs_failed',
+      false,
+    ],
+    [
+      'retry of a class',
+      JOB_SQL.retryClassFailed,
+      [{ class: 'email', now, throughId: 40_000, limit: 500 }],
+      'jobs_class_status (class=? AND status=? AND id<?)',
+      false,
+    ],
+    [
+      'retry of an error code',
+      JOB_SQL.retryCodeFailed,
+      [{ errorCode: 'E:1', now, throughId: 40_000, limit: 500 }],
+      'jobs_failed (class=? AND error_code=? AND id<?)',
+      false,
+    ],
+    [
+      'retry of a class and error code',
+      JOB_SQL.retryClassCodeFailed,
+      [{ class: 'email', errorCode: 'E:1', now, throughId: 40_000, limit: 500 }],
+      'jobs_failed (class=? AND error_code=? AND id<?)',
+      false,
+    ],
+    [
+      'cancel of every QUEUED job',
+      JOB_SQL.cancelAllQueued,
+      [{ now, throughId: 40_000, limit: 500 }],
+      'jobs_class_status (class=? AND status=? AND id<?)',
+      false,
+    ],
+    [
+      "cancel of a class's QUEUED jobs",
+      JOB_SQL.cancelClassQueued,
+      [{ class: 'email', now, throughId: 40_000, limit: 500 }],
+      'jobs_class_status (class=? AND status=? AND id<?)',
+      false,
+    ],
     // grouped by minute: a sort of the window's rows (the dashboard asks for the current minute)
-    ['throughput per minute', STATS_SQL.finishedByMinute, [{ ...windowOf(now - 60_000), until: now }], 'jobs_finished (status=? AND finished_at>? AND finished_at<?)', true],
-    ['children that crashed lately', WORKER_SQL.crashes, [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }], 'workers_exited (exited_at>?)', false],
+    [
+      'throughput per minute',
+      STATS_SQL.finishedByMinute,
+      [{ ...windowOf(now - 60_000), until: now }],
+      'jobs_finished (status=? AND finished_at>? AND finished_at<?)',
+      true,
+    ],
+    [
+      'children that crashed lately',
+      WORKER_SQL.crashes,
+      [{ since: now - 60_000, liveSince: now - 6_000, limit: 100 }],
+      'workers_exited (exited_at>?)',
+      false,
+    ],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key
     // the oldest due job of each class present: a seek in the covering jobs_claim per priority of each class
-    ['oldest due job per class', STATS_SQL.oldestDue, [{ now }], 'USING COVERING INDEX jobs_claim (class=? AND priority=?)', true],
-    ['disabled classes', CLASS_SQL.disabledList, [{ liveSince: now - 6_000 }], 'sqlite_autoindex_workers_1 (id=?)', true],
+    [
+      'oldest due job per class',
+      STATS_SQL.oldestDue,
+      [{ now }],
+      'USING COVERING INDEX jobs_claim (class=? AND priority=?)',
+      true,
+    ],
+    [
+      'disabled classes',
+      CLASS_SQL.disabledList,
+      [{ liveSince: now - 6_000 }],
+      'sqlite_autoindex_workers_1 (id=?)',
+      true,
+    ],
   ];
 
-  it.each(mustUseIndex)('%s uses its index and sorts nothing it did not pick by index', (_name, sql, bind, index, sortAllowed) => {
-    const detail = plan(store, sql, bind).join('\n');
-    expect(detail).toContain(index);
-    if (!sortAllowed) expect(detail).not.toMatch(/TEMP B-TREE/);
-    expect(detail).not.toMatch(/^SCAN jobs$/m);
-  });
+  it.each(mustUseIndex)(
+    '%s uses its index and sorts nothing it did not pick by index',
+    (_name, sql, bind, index, sortAllowed) => {
+      const detail = plan(store, sql, bind).join('\n');
+      expect(detail).toContain(index);
+      if (!sortAllowed) expect(detail).not.toMatch(/TEMP B-TREE/);
+      expect(detail).not.toMatch(/^SCAN jobs$/m);
+    },
+  );
 
   // [what, statement, values, the index its rows come from]: pages of the dashboard's jobs list, below a cursor
   const keysetLists: [string, string, Record<string, unknown>, string][] = [
     ['newest', JOB_SQL.listAll, {}, 'INTEGER PRIMARY KEY (rowid<?)'],
-    ['by status', JOB_SQL.listByStatus, { status: 'FAILED' }, 'jobs_class_status (class=? AND status=? AND id>? AND id<?)'],
+    [
+      'by status',
+      JOB_SQL.listByStatus,
+      { status: 'FAILED' },
+      'jobs_class_status (class=? AND status=? AND id>? AND id<?)',
+    ],
     ['by class', JOB_SQL.listByClass, { class: 'email' }, 'jobs_class_status (class=? AND status=? AND id>? AND id<?)'],
-    ['by class and status', JOB_SQL.listByClassStatus, { class: 'sms', status: 'QUEUED' }, 'jobs_class_status (class=? AND status=? AND id<?)'],
-    ['by error code', JOB_SQL.listFailedByCode, { errorCode: 'E:1' }, 'jobs_failed (class=? AND error_code=? AND id>? AND id<?)'],
-    ['by class and error code', JOB_SQL.listFailedByClassCode, { class: 'email', errorCode: 'E:1' }, 'jobs_failed (class=? AND error_code=? AND id<?)'],
+    [
+      'by class and status',
+      JOB_SQL.listByClassStatus,
+      { class: 'sms', status: 'QUEUED' },
+      'jobs_class_status (class=? AND status=? AND id<?)',
+    ],
+    [
+      'by error code',
+      JOB_SQL.listFailedByCode,
+      { errorCode: 'E:1' },
+      'jobs_failed (class=? AND error_code=? AND id>? AND id<?)',
+    ],
+    [
+      'by class and error code',
+      JOB_SQL.listFailedByClassCode,
+      { class: 'email', errorCode: 'E:1' },
+      'jobs_failed (class=? AND error_code=? AND id<?)',
+    ],
   ];
 
-  it.each(keysetLists)('the jobs page %s starts below its cursor in its index (keyset, no OFFSET, no walk of other rows)', (_name, sql, bind, index) => {
-    const detail = plan(store, sql, [{ ...bind, beforeId: 40_000, limit: 50 }]).join('\n');
-    expect(detail).toContain(index);
-    expect(sql).not.toMatch(/OFFSET @beforeId/);
-    expect(detail).not.toMatch(/SEARCH j USING INTEGER PRIMARY KEY/);
-    expect(detail).not.toMatch(/^SCAN jobs$/m);
-  });
+  it.each(keysetLists)(
+    'the jobs page %s starts below its cursor in its index (keyset, no OFFSET, no walk of other rows)',
+    (_name, sql, bind, index) => {
+      const detail = plan(store, sql, [{ ...bind, beforeId: 40_000, limit: 50 }]).join('\n');
+      expect(detail).toContain(index);
+      expect(sql).not.toMatch(/OFFSET @beforeId/);
+      expect(detail).not.toMatch(/SEARCH j USING INTEGER PRIMARY KEY/);
+      expect(detail).not.toMatch(/^SCAN jobs$/m);
+    },
+  );
 
   // [what, statement, values]: a window's measured attempts, then a sort of those
   const costReads: [string, string, Record<string, number>][] = [
@@ -103,14 +225,17 @@ describe('query plans with a deep queue', () => {
     ['attempts by peak memory', STATS_SQL.costTopRss, { ...windowOf(LAST_HOUR_SINCE), limit: 10 }],
   ];
 
-  it.each(costReads)('stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table', (_name, sql, bind) => {
-    const detail = plan(store, sql, [bind]).join('\n');
-    expect(detail).toContain('SEARCH j USING INDEX jobs_finished (status=? AND finished_at>?)');
-    expect(detail).toContain('SEARCH a USING PRIMARY KEY (job_id=? AND attempt=?)');
-    // covering: a row of job_attempts read for each of the index's entries would cost a seek each
-    expect(detail).toContain('SEARCH job_attempts USING COVERING INDEX job_attempts_error');
-    expect(detail).not.toMatch(/^SCAN (jobs|j|job_attempts|a)$/m);
-  });
+  it.each(costReads)(
+    'stats: %s finds the window through jobs_finished and job_attempts_error, never a whole table',
+    (_name, sql, bind) => {
+      const detail = plan(store, sql, [bind]).join('\n');
+      expect(detail).toContain('SEARCH j USING INDEX jobs_finished (status=? AND finished_at>?)');
+      expect(detail).toContain('SEARCH a USING PRIMARY KEY (job_id=? AND attempt=?)');
+      // covering: a row of job_attempts read for each of the index's entries would cost a seek each
+      expect(detail).toContain('SEARCH job_attempts USING COVERING INDEX job_attempts_error');
+      expect(detail).not.toMatch(/^SCAN (jobs|j|job_attempts|a)$/m);
+    },
+  );
 
   it('the claim walks the queue in ORDER BY order: claims come back highest priority, oldest first', async () => {
     const claimed = await claimJobs(store, { classes: ['sms'], ownerId: 'w2', limit: 5, leaseMs: 30_000 });

@@ -26,7 +26,13 @@ const BATCHES = 50;
 const PER_BATCH = 1_000;
 const SPAN_DAYS = 120;
 const LIVE_JOBS = 20_000;
-const POLICY: RetentionPolicy = { succeeded_days: 30, failed_days: 90, cancelled_days: 30, batch_size: 1_000, interval_seconds: 300 };
+const POLICY: RetentionPolicy = {
+  succeeded_days: 30,
+  failed_days: 90,
+  cancelled_days: 30,
+  batch_size: 1_000,
+  interval_seconds: 300,
+};
 const newDir = tempDir();
 
 interface ClaimerReport {
@@ -46,7 +52,12 @@ afterEach(async () => {
 
 /** A read for the test's own bookkeeping (the store has no "all ids" query, on purpose). */
 function count(store: SqliteStore, sql: string, ...bind: unknown[]): number {
-  return (store.connection.prepare(sql).pluck().get(...bind) as number) ?? 0;
+  return (
+    (store.connection
+      .prepare(sql)
+      .pluck()
+      .get(...bind) as number) ?? 0
+  );
 }
 
 describe('retention', () => {
@@ -65,12 +76,21 @@ describe('retention', () => {
     for (let batch = 0; batch < BATCHES; batch++) {
       const at = start + batch * step;
       clock.advance(at - clock.now());
-      const ids = (await queue.enqueueMany(Array.from({ length: PER_BATCH }, (_, i) => ({ class: 'old', payload: { batch, i }, maxRetries: 0 })))).map((j) => j.id);
+      const ids = (
+        await queue.enqueueMany(
+          Array.from({ length: PER_BATCH }, (_, i) => ({ class: 'old', payload: { batch, i }, maxRetries: 0 })),
+        )
+      ).map((j) => j.id);
       for (const id of ids.slice(0, PER_BATCH / 10)) {
         expect(await store.jobCancel({ id, actor: 'test' })).toBe('cancelled');
         finished.set(id, { status: 'CANCELLED', at });
       }
-      const claimed = await claimJobs(store, { classes: ['old'], ownerId: 'filler', limit: PER_BATCH, leaseMs: 60_000 });
+      const claimed = await claimJobs(store, {
+        classes: ['old'],
+        ownerId: 'filler',
+        limit: PER_BATCH,
+        leaseMs: 60_000,
+      });
       expect(claimed).toHaveLength(PER_BATCH - PER_BATCH / 10);
       for (const [index, job] of claimed.entries()) {
         if (index % 9 < 7) {
@@ -103,13 +123,23 @@ describe('retention', () => {
     // One attempt per claimed job; events: ENQUEUED, STARTED (carrying the claim), SUCCEEDED|FAILED, or ENQUEUED, CANCELLED.
     const claimedDoomed = expected.SUCCEEDED + expected.FAILED;
     expect(count(store, `SELECT count(*) FROM job_attempts WHERE job_id IN (${doomedList})`)).toBe(claimedDoomed);
-    expect(count(store, `SELECT count(*) FROM job_events WHERE job_id IN (${doomedList})`)).toBe(3 * claimedDoomed + 2 * expected.CANCELLED);
+    expect(count(store, `SELECT count(*) FROM job_events WHERE job_id IN (${doomedList})`)).toBe(
+      3 * claimedDoomed + 2 * expected.CANCELLED,
+    );
 
     // Work for the worker: jobs due now, of another class.
-    for (let i = 0; i < LIVE_JOBS; i += 5_000) await queue.enqueueMany(Array.from({ length: 5_000 }, (_, n) => ({ class: 'live', payload: { n: i + n } })));
+    for (let i = 0; i < LIVE_JOBS; i += 5_000)
+      await queue.enqueueMany(Array.from({ length: 5_000 }, (_, n) => ({ class: 'live', payload: { n: i + n } })));
 
     const logFile = join(dir, 'retention.log');
-    const logger = createLogger({ level: 'debug', file: logFile, maxSizeMb: 10, maxFiles: 1, supervisorId: 'test', console: false });
+    const logger = createLogger({
+      level: 'debug',
+      file: logFile,
+      maxSizeMb: 10,
+      maxFiles: 1,
+      supervisorId: 'test',
+      console: false,
+    });
     const retention = new Retention({ store, logger, clock, policy: POLICY });
 
     const dryRun = await retention.prune({ dryRun: true });
@@ -118,9 +148,13 @@ describe('retention', () => {
 
     const worker = execa('node', [CLAIMER, database, 'live', 'worker-1'], { reject: false, buffer: { stdout: true } });
     claimer = worker;
-    await waitFor('the worker to claim its first job', () => count(store, "SELECT count(*) FROM jobs WHERE class = 'live' AND status <> 'QUEUED'") > 0, {
-      timeoutMs: 15_000,
-    });
+    await waitFor(
+      'the worker to claim its first job',
+      () => count(store, "SELECT count(*) FROM jobs WHERE class = 'live' AND status <> 'QUEUED'") > 0,
+      {
+        timeoutMs: 15_000,
+      },
+    );
 
     const pruneStarted = Date.now();
     const report = await retention.prune();
@@ -136,7 +170,10 @@ describe('retention', () => {
     expect(report.complete).toBe(true);
     expect(Object.fromEntries(report.by_status.map((line) => [line.status, line.count]))).toEqual(expected);
     expect(report.total).toBe(doomed.size);
-    const left = store.connection.prepare("SELECT id FROM jobs WHERE class = 'old' ORDER BY id").pluck().all() as number[];
+    const left = store.connection
+      .prepare("SELECT id FROM jobs WHERE class = 'old' ORDER BY id")
+      .pluck()
+      .all() as number[];
     const survivors = [...finished.keys()].filter((id) => !doomed.has(id)).sort((a, b) => a - b);
     expect(left).toEqual(survivors);
     // ...with their attempts and events, and nothing else.
@@ -144,12 +181,16 @@ describe('retention', () => {
     expect(count(store, `SELECT count(*) FROM job_events WHERE job_id IN (${doomedList})`)).toBe(0);
     expect(count(store, 'SELECT count(*) FROM job_attempts WHERE job_id NOT IN (SELECT id FROM jobs)')).toBe(0);
     expect(count(store, 'SELECT count(*) FROM job_events WHERE job_id NOT IN (SELECT id FROM jobs)')).toBe(0);
-    expect(count(store, `SELECT count(*) FROM job_attempts WHERE job_id IN (${survivors.join(',')})`)).toBeGreaterThan(0);
+    expect(count(store, `SELECT count(*) FROM job_attempts WHERE job_id IN (${survivors.join(',')})`)).toBeGreaterThan(
+      0,
+    );
     expect(count(store, "SELECT count(*) FROM jobs WHERE class = 'live'")).toBe(LIVE_JOBS);
 
     // The worker kept claiming while the prune ran, and lost nothing.
     const during = claims.claims.filter((at) => at >= pruneStarted && at <= pruneEnded);
-    console.log(`prune: ${report.total} jobs in ${pruneEnded - pruneStarted} ms; the worker claimed ${during.length} jobs meanwhile (${claims.claims.length} in all)`);
+    console.log(
+      `prune: ${report.total} jobs in ${pruneEnded - pruneStarted} ms; the worker claimed ${during.length} jobs meanwhile (${claims.claims.length} in all)`,
+    );
     expect(claims.lost).toEqual([]);
     expect(during.length).toBeGreaterThan(0);
     // ...and was not starved: it claimed in most 200 ms slices of the prune.
@@ -158,9 +199,16 @@ describe('retention', () => {
     expect(busySlices).toBeGreaterThanOrEqual(Math.ceil(slices / 2));
 
     // The amount deleted is logged.
-    const records = readFileSync(logFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const logged = records.find((r) => r.event === 'RETENTION' && r.deleted === doomed.size);
-    expect(logged).toMatchObject({ succeeded: expected.SUCCEEDED, failed: expected.FAILED, cancelled: expected.CANCELLED });
+    expect(logged).toMatchObject({
+      succeeded: expected.SUCCEEDED,
+      failed: expected.FAILED,
+      cancelled: expected.CANCELLED,
+    });
 
     // Nothing is left to prune.
     expect((await retention.prune({ dryRun: true })).total).toBe(0);
@@ -174,21 +222,34 @@ describe('retention', () => {
     await queue.enqueueMany(Array.from({ length: 5_000 }, () => ({ class: 'old' })));
     for (let id = 1; id <= 5_000; id++) await store.jobCancel({ id, actor: 'test' });
     clock.advance(40 * DAY);
-    const logger = createLogger({ level: 'error', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'test', console: false });
+    const logger = createLogger({
+      level: 'error',
+      file: null,
+      maxSizeMb: 1,
+      maxFiles: 1,
+      supervisorId: 'test',
+      console: false,
+    });
     const retention = new Retention({ store, logger, clock, policy: { ...POLICY, batch_size: 100 } });
     retention.start();
     const running = retention.prune();
-    await waitFor('the prune to delete a few batches', async () => (await store.jobsPruneCount({ status: 'CANCELLED', finishedBefore: clock.now() })) <= 4_500, {
-      timeoutMs: 10_000,
-      intervalMs: 1,
-    });
+    await waitFor(
+      'the prune to delete a few batches',
+      async () => (await store.jobsPruneCount({ status: 'CANCELLED', finishedBefore: clock.now() })) <= 4_500,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 1,
+      },
+    );
     await retention.stop();
     const report = await running;
     expect(report.complete).toBe(false);
     const cancelled = report.by_status.find((line) => line.status === 'CANCELLED')!;
     expect(cancelled.count).toBeGreaterThan(0);
     expect(cancelled.count).toBeLessThan(5_000);
-    expect(await store.jobsPruneCount({ status: 'CANCELLED', finishedBefore: cancelled.finished_before })).toBe(5_000 - cancelled.count);
+    expect(await store.jobsPruneCount({ status: 'CANCELLED', finishedBefore: cancelled.finished_before })).toBe(
+      5_000 - cancelled.count,
+    );
     await retention.stop();
     await store.close();
   });

@@ -35,7 +35,9 @@ describe('operator statements: query plans on a deep table', () => {
     const queue = new Queue(store, { clock });
     const classes = ['email', 'sms', 'report', 'video'];
     for (let start = 0; start < DEPTH; start += 10_000) {
-      await queue.enqueueMany(Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, maxRetries: 0 })));
+      await queue.enqueueMany(
+        Array.from({ length: 10_000 }, (_, i) => ({ class: classes[(start + i) % 4]!, maxRetries: 0 })),
+      );
     }
     // a realistic mix: most finished (some failed with codes), some held, the rest queued
     for (const cls of classes) {
@@ -43,7 +45,12 @@ describe('operator statements: query plans on a deep table', () => {
       for (const [i, job] of held.slice(0, 7_900).entries()) {
         clock.advance(10);
         if (i % 5 === 0) {
-          await failIfHeld(store, { id: job.id, leaseToken: job.leaseToken, error: { code: `E:${i % 3}`, detail: 'x', retryable: false }, retryDelayMs: 0 });
+          await failIfHeld(store, {
+            id: job.id,
+            leaseToken: job.leaseToken,
+            error: { code: `E:${i % 3}`, detail: 'x', retryable: false },
+            retryDelayMs: 0,
+          });
         } else {
           await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: null });
         }
@@ -55,7 +62,14 @@ describe('operator statements: query plans on a deep table', () => {
     await store.close();
   });
 
-  const bind = { since: Date.UTC(2026, 0, 1), ...windowParts(Date.UTC(2026, 0, 1), { from: Date.UTC(2025, 11, 31), until: Date.UTC(2026, 0, 1, 12) }), limit: 10, status: 'SUCCEEDED', before: Date.UTC(2026, 0, 2), until: Date.UTC(2026, 0, 2) };
+  const bind = {
+    since: Date.UTC(2026, 0, 1),
+    ...windowParts(Date.UTC(2026, 0, 1), { from: Date.UTC(2025, 11, 31), until: Date.UTC(2026, 0, 1, 12) }),
+    limit: 10,
+    status: 'SUCCEEDED',
+    before: Date.UTC(2026, 0, 2),
+    until: Date.UTC(2026, 0, 2),
+  };
   const mustUseIndex: [string, string, string][] = [
     ['counts by class and status', STATS_SQL.countsByClassStatus, 'USING COVERING INDEX jobs_class_status'],
     ['oldest in-flight jobs', STATS_SQL.inFlightOldest, 'USING INDEX jobs_lease_expiry'],
@@ -64,8 +78,16 @@ describe('operator statements: query plans on a deep table', () => {
     ['top error codes per class', STATS_SQL.topErrorsByClass, 'USING COVERING INDEX job_attempts_error'],
     ['throughput', STATS_SQL.finishedSince, 'USING COVERING INDEX jobs_finished (status=? AND finished_at>?)'],
     ['zombie writes', STATS_SQL.zombieWrites, 'USING COVERING INDEX job_events_zombie'],
-    ['what retention would delete', RETENTION_SQL.countOlder, 'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)'],
-    ['retention batch', RETENTION_SQL.deleteOlderBatch, 'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)'],
+    [
+      'what retention would delete',
+      RETENTION_SQL.countOlder,
+      'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)',
+    ],
+    [
+      'retention batch',
+      RETENTION_SQL.deleteOlderBatch,
+      'USING COVERING INDEX jobs_finished (status=? AND finished_at<?)',
+    ],
     // the windowed reads take the stats rollup's minutes by a range of its key
     ...([
       ['retry distribution', STATS_SQL.retryDistribution, 'job_end_minutes'],
@@ -74,7 +96,11 @@ describe('operator statements: query plans on a deep table', () => {
       ['cost by class', STATS_SQL.costByClass, 'attempt_cost_minutes'],
       ['attempts by CPU', STATS_SQL.costTopCpu, 'attempt_cost_top'],
       ['attempts by peak memory', STATS_SQL.costTopRss, 'attempt_cost_top'],
-    ].map(([name, sql, table]) => [`${name}: the rollup`, sql, `SEARCH ${table} USING INDEX sqlite_autoindex_${table}_1 (minute>? AND minute<?)`]) as [string, string, string][]),
+    ].map(([name, sql, table]) => [
+      `${name}: the rollup`,
+      sql,
+      `SEARCH ${table} USING INDEX sqlite_autoindex_${table}_1 (minute>? AND minute<?)`,
+    ]) as [string, string, string][]),
   ];
 
   it.each(mustUseIndex)('%s walks its index, never the whole jobs table or timeline', (_name, sql, index) => {
@@ -91,7 +117,9 @@ describe('operator statements: query plans on a deep table', () => {
     expect(cascade).toMatch(/SEARCH job_events USING COVERING INDEX job_events_job \(job_id=\?\)/);
     expect(cascade).toMatch(/SEARCH job_attempts USING PRIMARY KEY \(job_id=\?\)/);
     // the in-flight sort is over held rows only (the partial index): a few per worker
-    expect(plan(store, STATS_SQL.inFlightOldest, bind)).toMatch(/SEARCH w USING INDEX sqlite_autoindex_workers_1 \(id=\?\)/);
+    expect(plan(store, STATS_SQL.inFlightOldest, bind)).toMatch(
+      /SEARCH w USING INDEX sqlite_autoindex_workers_1 \(id=\?\)/,
+    );
   });
 });
 

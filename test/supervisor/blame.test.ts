@@ -22,7 +22,11 @@ const eventCount = (details: JobDetails, event: string) => details.events.filter
 /** The JSON lines a fixture appended to `file` (none yet if it does not exist). */
 function marks(file: string): { id: number; attempt: number }[] {
   try {
-    return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: number; attempt: number });
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: number; attempt: number });
   } catch {
     return [];
   }
@@ -32,7 +36,15 @@ describe('blame: each death charges exactly the attempts that were running', () 
   it('a handler that blocks the event loop from its first instruction: its child is killed, that attempt alone spends a retry', async () => {
     const { sup, first, id } = await startWithJob(
       newDir(),
-      { name: 'blocks', handler: 'blocks-once', heartbeat_seconds: 0.5, lease_seconds: 5, max_runtime_seconds: 30, kill_grace_seconds: 0.5, max_retries: 1 },
+      {
+        name: 'blocks',
+        handler: 'blocks-once',
+        heartbeat_seconds: 0.5,
+        lease_seconds: 5,
+        max_runtime_seconds: 30,
+        kill_grace_seconds: 0.5,
+        max_retries: 1,
+      },
       { payload: {}, maxRetries: 1 },
     );
 
@@ -48,7 +60,11 @@ describe('blame: each death charges exactly the attempts that were running', () 
   });
 
   it('a SIGKILL within a millisecond of the start: the attempt is charged, once', async () => {
-    const { sup, first, id } = await startWithJob(newDir(), { name: 'dies', handler: 'kill-self-once', max_retries: 1 }, { payload: {}, maxRetries: 1 });
+    const { sup, first, id } = await startWithJob(
+      newDir(),
+      { name: 'dies', handler: 'kill-self-once', max_retries: 1 },
+      { payload: {}, maxRetries: 1 },
+    );
 
     const done = await sup.waitForJob(id, 'SUCCEEDED');
     expect(attemptsOf(done)).toEqual([
@@ -67,14 +83,26 @@ describe('blame: each death charges exactly the attempts that were running', () 
     const markFile = path.join(dir, 'starts.jsonl');
     const sup = await startSupervisor({
       dir,
-      classes: [{ name: 'four', handler: 'sleep', concurrency: 4, max_retries: 1, backoff: { base_seconds: 60, max_seconds: 60 } }],
+      classes: [
+        {
+          name: 'four',
+          handler: 'sleep',
+          concurrency: 4,
+          max_retries: 1,
+          backoff: { base_seconds: 60, max_seconds: 60 },
+        },
+      ],
     });
     const [child] = await sup.waitForChildren('four', 1);
     const ids: number[] = [];
-    for (let i = 0; i < 6; i++) ids.push((await sup.queue.enqueue({ class: 'four', payload: { ms: 60_000, markFile }, maxRetries: 1 })).id);
+    for (let i = 0; i < 6; i++)
+      ids.push((await sup.queue.enqueue({ class: 'four', payload: { ms: 60_000, markFile }, maxRetries: 1 })).id);
 
     // Kill once exactly the 4 started jobs are held: the 2 others were never claimed or were handed back.
-    const held = async () => (await Promise.all(ids.map((id) => sup.queue.get(id)))).filter((d) => d!.job.status === 'RUNNING' || d!.job.status === 'CLAIMED');
+    const held = async () =>
+      (await Promise.all(ids.map((id) => sup.queue.get(id)))).filter(
+        (d) => d!.job.status === 'RUNNING' || d!.job.status === 'CLAIMED',
+      );
     const started = await waitFor('4 jobs started and only they held', async () => {
       const running = marks(markFile);
       return running.length === 4 && (await held()).length === 4 ? running.map((m) => m.id) : undefined;
@@ -97,7 +125,10 @@ describe('blame: each death charges exactly the attempts that were running', () 
 
   it('a child killed after its outcome was written: nothing is charged, the job stays SUCCEEDED', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'late', handler: 'dies-after-commit', max_retries: 1 }] });
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'late', handler: 'dies-after-commit', max_retries: 1 }],
+    });
     const [first] = await sup.waitForChildren('late', 1);
     const { id } = await sup.queue.enqueue({ class: 'late', payload: { database: sup.database }, maxRetries: 1 });
 

@@ -35,8 +35,16 @@ const REFUSALS: Refusal[] = [
     config: { ...oneClass(fixture('succeed')), database: fixture('succeed') + '/queue.db' },
     line: /^database: cannot create .*succeed\.mjs\/queue\.db: .*succeed\.mjs is a file, not a folder$/,
   },
-  { name: 'a handler file that does not exist', config: oneClass('./handlers/typo.mjs'), line: /^classes\[0\]\.handler: class work: no such file .*handlers\/typo\.mjs$/ },
-  { name: 'a handler file that exports no function', config: oneClass(fixture('no-export')), line: /^classes\[0\]\.handler: class work: handler .*no-export\.mjs has no default export function$/ },
+  {
+    name: 'a handler file that does not exist',
+    config: oneClass('./handlers/typo.mjs'),
+    line: /^classes\[0\]\.handler: class work: no such file .*handlers\/typo\.mjs$/,
+  },
+  {
+    name: 'a handler file that exports no function',
+    config: oneClass(fixture('no-export')),
+    line: /^classes\[0\]\.handler: class work: handler .*no-export\.mjs has no default export function$/,
+  },
   {
     name: 'a handler module whose top-level code throws',
     config: oneClass(fixture('throws-at-import')),
@@ -63,7 +71,11 @@ describe('supervise --check-config refuses what start-up refuses', () => {
     writeFileSync(file, stringify({ database, ...config }));
     const written = (config.database as string | undefined) ?? database;
     const run = (...extra: string[]) =>
-      execa('node', [SUPERVISE_BIN, '--config', file, ...extra], { reject: false, timeout: 30_000, env: { LEASEHOLD_DASHBOARD_TOKEN: '', ...env } });
+      execa('node', [SUPERVISE_BIN, '--config', file, ...extra], {
+        reject: false,
+        timeout: 30_000,
+        env: { LEASEHOLD_DASHBOARD_TOKEN: '', ...env },
+      });
 
     const check = await run('--check-config');
     const start = await run();
@@ -87,12 +99,19 @@ describe('a config the check passes', () => {
     const file = path.join(dir, 'queue.yaml');
     writeFileSync(file, stringify({ database: path.join(dir, 'queue.db'), ...oneClass(fixture('import-marker')) }));
 
-    const checking = execa('node', [SUPERVISE_BIN, '--config', file, '--check-config'], { reject: false, timeout: 30_000, env });
+    const checking = execa('node', [SUPERVISE_BIN, '--config', file, '--check-config'], {
+      reject: false,
+      timeout: 30_000,
+      env,
+    });
     const checkPid = checking.pid;
     const check = await checking;
     expect(check.exitCode, check.stderr).toBe(0);
     expect(check.stdout).toContain(`${file}: OK`);
-    const imports = readFileSync(marker, 'utf8').trim().split('\n').map((entry) => entry.split(' ').map(Number));
+    const imports = readFileSync(marker, 'utf8')
+      .trim()
+      .split('\n')
+      .map((entry) => entry.split(' ').map(Number));
     expect(imports).toHaveLength(1);
     const [probePid, probeParent] = imports[0]!;
     expect(checkPid).toBeGreaterThan(0);

@@ -45,7 +45,8 @@ describe('what jobs cost, measured by real children', () => {
         { name: 'noop', handler: 'succeed' },
       ],
     });
-    const enqueue = async (jobClass: string, payload: unknown) => (await sup.queue.enqueue({ class: jobClass, payload })).id;
+    const enqueue = async (jobClass: string, payload: unknown) =>
+      (await sup.queue.enqueue({ class: jobClass, payload })).id;
     const burn = [await enqueue('burn', { ms: BURN_MS }), await enqueue('burn', { ms: BURN_MS })];
     const hungry = [await enqueue('hungry', { mb: HUNGRY_MB, ms: HUNGRY_MS })];
     const noop = [await enqueue('noop', {}), await enqueue('noop', {}), await enqueue('noop', {})];
@@ -53,16 +54,23 @@ describe('what jobs cost, measured by real children', () => {
 
     for (const id of burn) expect((await attemptOf(sup, id)).cpu_ms).toBeGreaterThanOrEqual(BURN_MS);
     expect((await attemptOf(sup, hungry[0]!)).peak_rss_bytes).toBeGreaterThanOrEqual(HUNGRY_MB * MIB);
-    for (const id of noop) expect(await attemptOf(sup, id)).toMatchObject({ cpu_ms: expect.any(Number), peak_rss_bytes: expect.any(Number) });
+    for (const id of noop)
+      expect(await attemptOf(sup, id)).toMatchObject({
+        cpu_ms: expect.any(Number),
+        peak_rss_bytes: expect.any(Number),
+      });
 
     // The rankings follow what the children measured, read back here rather than assumed: touching 200 MiB costs the
     // hungry job 400-700 ms of CPU on these VMs (page faults are system time), as much as a burn job or more.
     const byClass = { burn, hungry, noop };
     const measured = await Promise.all(
-      Object.entries(byClass).flatMap(([jobClass, ids]) => ids.map(async (id) => ({ jobClass, id, cpuMs: (await attemptOf(sup, id)).cpu_ms! }))),
+      Object.entries(byClass).flatMap(([jobClass, ids]) =>
+        ids.map(async (id) => ({ jobClass, id, cpuMs: (await attemptOf(sup, id)).cpu_ms! })),
+      ),
     );
     const mostCpu = measured.reduce((most, attempt) => (attempt.cpuMs > most.cpuMs ? attempt : most));
-    const classCpu = (jobClass: string) => measured.filter((attempt) => attempt.jobClass === jobClass).reduce((sum, attempt) => sum + attempt.cpuMs, 0);
+    const classCpu = (jobClass: string) =>
+      measured.filter((attempt) => attempt.jobClass === jobClass).reduce((sum, attempt) => sum + attempt.cpuMs, 0);
 
     const { cost } = await leaseholdJson<{ cost: CostReport }>(['--db', sup.database, 'stats']);
     expect(cost.by_cpu.map((row) => row.class)).toEqual(Object.keys(byClass).sort((a, b) => classCpu(b) - classCpu(a)));
@@ -81,12 +89,20 @@ describe('what jobs cost, measured by real children', () => {
     // fed by the children's success tallies
     const samples = await waitFor('the last outcomes in /metrics', async () => {
       const now = await scrape(sup);
-      return metricValue(now, 'leasehold_job_peak_rss_bytes_count', { class: 'noop' }) === noop.length ? now : undefined;
+      return metricValue(now, 'leasehold_job_peak_rss_bytes_count', { class: 'noop' }) === noop.length
+        ? now
+        : undefined;
     });
-    expect(metricValue(samples, 'leasehold_job_cpu_seconds_total', { class: 'burn' })).toBeGreaterThanOrEqual((2 * BURN_MS) / 1000);
+    expect(metricValue(samples, 'leasehold_job_cpu_seconds_total', { class: 'burn' })).toBeGreaterThanOrEqual(
+      (2 * BURN_MS) / 1000,
+    );
     expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_count', { class: 'hungry' })).toBe(1);
-    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_sum', { class: 'hungry' })).toBeGreaterThanOrEqual(HUNGRY_MB * MIB);
-    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_bucket', { class: 'hungry', le: String(128 * MIB) })).toBe(0);
+    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_sum', { class: 'hungry' })).toBeGreaterThanOrEqual(
+      HUNGRY_MB * MIB,
+    );
+    expect(
+      metricValue(samples, 'leasehold_job_peak_rss_bytes_bucket', { class: 'hungry', le: String(128 * MIB) }),
+    ).toBe(0);
     await sup.stop();
   });
 
@@ -107,8 +123,13 @@ describe('what jobs cost, measured by real children', () => {
       const now = await scrape(sup);
       return metricValue(now, 'leasehold_job_peak_rss_bytes_count', { class: 'hog' }) === 1 ? now : undefined;
     });
-    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_sum', { class: 'hog' })).toBe(attempts[0]!.peak_rss_bytes);
-    expect(metricValue(samples, 'leasehold_job_cpu_seconds_total', { class: 'hog' })).toBeCloseTo(attempts[0]!.cpu_ms! / 1000, 6);
+    expect(metricValue(samples, 'leasehold_job_peak_rss_bytes_sum', { class: 'hog' })).toBe(
+      attempts[0]!.peak_rss_bytes,
+    );
+    expect(metricValue(samples, 'leasehold_job_cpu_seconds_total', { class: 'hog' })).toBeCloseTo(
+      attempts[0]!.cpu_ms! / 1000,
+      6,
+    );
     await sup.stop();
   });
 });

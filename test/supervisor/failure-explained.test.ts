@@ -34,7 +34,12 @@ describe('every failure explained', () => {
     // the message in full, not cut
     expect(shown.stdout).toContain('card declined by the bank for 1250 cents; the bank said: insufficient funds');
 
-    const json = await leaseholdJson<{ attempts: { error_stack: string | null }[] }>(['show', String(id), '--db', sup.database]);
+    const json = await leaseholdJson<{ attempts: { error_stack: string | null }[] }>([
+      'show',
+      String(id),
+      '--db',
+      sup.database,
+    ]);
     expect(json.attempts[0]!.error_stack).toMatch(/at chargeCardNested \(.*explained\.mjs:\d+:\d+\)/);
 
     const details = await sup.queue.get(id);
@@ -47,7 +52,9 @@ describe('every failure explained', () => {
     const withLogs = await leasehold(['show', String(id), '--logs', '--db', sup.database]);
     expect(withLogs.stdout).toMatch(/info\s+charging the card \{"amount":1250\}\n.*warn\s+the bank is slow today/);
     const logs = await leasehold(['logs', String(id), '--db', sup.database]);
-    expect(logs.stdout).toMatch(/^attempt 1\n.*info\s+charging the card \{"amount":1250\}\n.*warn\s+the bank is slow today$/);
+    expect(logs.stdout).toMatch(
+      /^attempt 1\n.*info\s+charging the card \{"amount":1250\}\n.*warn\s+the bank is slow today$/,
+    );
 
     const dashboard = await serve(sup.database, dir);
     const page = await (await fetch(`${dashboard.base}/jobs/${id}`)).text();
@@ -63,7 +70,9 @@ describe('every failure explained', () => {
     expect(attempts.map((a) => a.error_code)).toEqual(['WORKER:CRASHED']);
     expect(attempts[0]!.error_detail).toContain('uncaughtException');
     expect(attempts[0]!.error_detail).toContain('thrown from a timer callback, nobody caught it');
-    expect(attempts[0]!.error_stack).toMatch(/Error: thrown from a timer callback, nobody caught it\n\s+at Timeout\._onTimeout \(.*explained\.mjs:\d+:\d+\)/);
+    expect(attempts[0]!.error_stack).toMatch(
+      /Error: thrown from a timer callback, nobody caught it\n\s+at Timeout\._onTimeout \(.*explained\.mjs:\d+:\d+\)/,
+    );
     const exited = await sup.waitForEvent('CHILD_EXITED', { reason: 'crashed' });
     expect(exited.msg).toContain('thrown from a timer callback');
     expect(await sup.stop()).toBe(0);
@@ -77,7 +86,11 @@ describe('every failure explained', () => {
     await waitFor('the handler to start', () => existsSync(readyFile), { timeoutMs: 15_000 });
     const pid = Number(readFileSync(readyFile, 'utf8'));
     // The health watch has sampled the child while it ran the job.
-    await waitFor('a sample of the child', async () => (await sup.children('pay')).some((c) => c.pid === pid && c.memory_bytes !== null && c.job_id === id), { timeoutMs: 15_000 });
+    await waitFor(
+      'a sample of the child',
+      async () => (await sup.children('pay')).some((c) => c.pid === pid && c.memory_bytes !== null && c.job_id === id),
+      { timeoutMs: 15_000 },
+    );
     await sup.waitForEvent('CHILD_OUTPUT', { pid, stream: 'stderr' });
     process.kill(pid, 'SIGKILL');
 
@@ -99,9 +112,14 @@ describe('every failure explained', () => {
     expect(logs.exitCode).toBe(0);
     const lines = logs.stdout.split('\n').filter((line) => / info | warn /.test(line));
     expect(lines[0]).toContain('50 earlier lines were dropped');
-    expect(lines.slice(1).map((line) => line.trim().split(/\s+/).slice(2).join(' '))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i + 51}`));
+    expect(lines.slice(1).map((line) => line.trim().split(/\s+/).slice(2).join(' '))).toEqual(
+      Array.from({ length: 200 }, (_, i) => `line ${i + 51}`),
+    );
     // the supervisor's own log still relays every line
-    await waitFor('every line in the supervisor log', () => sup.logEvents().filter((e) => e.job_id === id && /^line \d+$/.test(e.msg)).length === 250);
+    await waitFor(
+      'every line in the supervisor log',
+      () => sup.logEvents().filter((e) => e.job_id === id && /^line \d+$/.test(e.msg)).length === 250,
+    );
     expect(await sup.stop()).toBe(0);
   });
 });

@@ -16,7 +16,11 @@ const newDir = tempDir('leasehold-failures-');
 
 describe('handler failure modes under a real supervisor', () => {
   it('succeed: the job SUCCEEDED with its result, one attempt, and the child stays', async () => {
-    const { sup, first: child, id } = await startWithJob(
+    const {
+      sup,
+      first: child,
+      id,
+    } = await startWithJob(
       newDir(),
       { name: 'ok', handler: 'succeed' },
       { payload: { hello: 'world', say: 'hello from the handler' } },
@@ -28,7 +32,11 @@ describe('handler failure modes under a real supervisor', () => {
     expect(job.owner_id).toBe(child?.id);
     expect(events.map((e) => e.event)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
     // the start carries its claim: who claimed the job and when
-    expect(JSON.parse(events[1]!.detail ?? '{}')).toEqual({ attempt: 1, owner_id: child?.id, claimed_at: job.claimed_at });
+    expect(JSON.parse(events[1]!.detail ?? '{}')).toEqual({
+      attempt: 1,
+      owner_id: child?.id,
+      claimed_at: job.claimed_at,
+    });
 
     // the same child, not replaced
     expect((await sup.children('ok')).map((c) => c.pid)).toEqual([child?.pid]);
@@ -50,15 +58,29 @@ describe('handler failure modes under a real supervisor', () => {
     expect(sup.events('CHILD_SPAWNED', { class: 'ok', pid: child?.pid }).length).toBe(1);
     expect(sup.events('CHILD_READY', { class: 'ok', pid: child?.pid }).length).toBe(1);
     // what the handler printed is captured under its child's labels
-    await sup.waitForEvent('CHILD_OUTPUT', { class: 'ok', pid: child?.pid, stream: 'stdout', line: 'hello from the handler' });
-    await sup.waitForEvent('CHILD_OUTPUT', { class: 'ok', pid: child?.pid, stream: 'stderr', line: 'hello from the handler (stderr)' });
+    await sup.waitForEvent('CHILD_OUTPUT', {
+      class: 'ok',
+      pid: child?.pid,
+      stream: 'stdout',
+      line: 'hello from the handler',
+    });
+    await sup.waitForEvent('CHILD_OUTPUT', {
+      class: 'ok',
+      pid: child?.pid,
+      stream: 'stderr',
+      line: 'hello from the handler (stderr)',
+    });
 
     expect(await sup.stop()).toBe(0);
     expect(await waitForExit(child!.pid, 2_000)).toBe(true);
   });
 
   it('throws a coded error: every attempt FAILED with its code, retried, then dead-lettered; the child stays', async () => {
-    const { sup, first: child, id } = await startWithJob(
+    const {
+      sup,
+      first: child,
+      id,
+    } = await startWithJob(
       newDir(),
       { name: 'flaky', handler: 'throws', max_retries: 1 },
       { payload: {}, maxRetries: 1 },
@@ -82,7 +104,11 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('throws a string: FAILED with INTERNAL:UNHANDLED and the string in the detail', async () => {
-    const { sup, first: child, id } = await startWithJob(newDir(), { name: 'str', handler: 'throws-string' }, { payload: {}, maxRetries: 0 });
+    const {
+      sup,
+      first: child,
+      id,
+    } = await startWithJob(newDir(), { name: 'str', handler: 'throws-string' }, { payload: {}, maxRetries: 0 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.error_code).toBe('INTERNAL:UNHANDLED');
@@ -94,7 +120,10 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('a non-retryable error: FAILED after one attempt although retries were left', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'strict', handler: 'non-retryable', max_retries: 3 }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'strict', handler: 'non-retryable', max_retries: 3 }],
+    });
     const { id } = await sup.queue.enqueue({ class: 'strict', payload: {}, maxRetries: 3 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
@@ -106,7 +135,11 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('process.exit(1): the job is taken back as WORKER:CRASHED (exit code 1), retried, and the child replaced', async () => {
-    const { sup, first, id } = await startWithJob(newDir(), { name: 'exits', handler: 'exit', max_retries: 1 }, { payload: {}, maxRetries: 1 });
+    const { sup, first, id } = await startWithJob(
+      newDir(),
+      { name: 'exits', handler: 'exit', max_retries: 1 },
+      { payload: {}, maxRetries: 1 },
+    );
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.attempts).toBe(2);
@@ -131,8 +164,15 @@ describe('handler failure modes under a real supervisor', () => {
     // one line per crash: the first sent the job back to the queue (JOB_RECOVERED), the second
     // failed it for good (logged as the dead letter it is, with the same fields)
     const recoveries = () =>
-      sup.logEvents().filter((r) => (r.event === 'JOB_RECOVERED' || r.event === 'JOB_DEAD_LETTERED') && r.job_id === id && r.code !== undefined);
-    const recovered = await waitFor('two recovery lines', () => (recoveries().length >= 2 ? recoveries() : undefined), { timeoutMs: 5_000 }).catch(() => recoveries());
+      sup
+        .logEvents()
+        .filter(
+          (r) =>
+            (r.event === 'JOB_RECOVERED' || r.event === 'JOB_DEAD_LETTERED') && r.job_id === id && r.code !== undefined,
+        );
+    const recovered = await waitFor('two recovery lines', () => (recoveries().length >= 2 ? recoveries() : undefined), {
+      timeoutMs: 5_000,
+    }).catch(() => recoveries());
     expect(recovered.map((r) => [r.event, r.code, r.outcome])).toEqual([
       ['JOB_RECOVERED', 'WORKER:CRASHED', 'QUEUED'],
       ['JOB_DEAD_LETTERED', 'WORKER:CRASHED', 'FAILED'],
@@ -165,7 +205,10 @@ describe('handler failure modes under a real supervisor', () => {
     const sup = await startSupervisor({ dir, classes: [{ name: 'once', handler: 'crash-once', max_retries: 2 }] });
     const [first] = await sup.children('once');
     // An edit the supervisor has not loaded: a child that read the file again could not start.
-    writeFileSync(sup.configFile, readFileSync(sup.configFile, 'utf8').replace(/handler: .*crash-once\.mjs/, 'handler: ./no-such-handler.mjs'));
+    writeFileSync(
+      sup.configFile,
+      readFileSync(sup.configFile, 'utf8').replace(/handler: .*crash-once\.mjs/, 'handler: ./no-such-handler.mjs'),
+    );
     const { id } = await sup.queue.enqueue({ class: 'once', payload: { markFile }, maxRetries: 2 });
 
     const { attempts } = await sup.waitForJob(id, 'SUCCEEDED');
@@ -179,7 +222,11 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('process.abort(): WORKER:CRASHED naming SIGABRT, and the child replaced', async () => {
-    const { sup, first, id } = await startWithJob(newDir(), { name: 'aborts', handler: 'abort' }, { payload: {}, maxRetries: 0 });
+    const { sup, first, id } = await startWithJob(
+      newDir(),
+      { name: 'aborts', handler: 'abort' },
+      { payload: {}, maxRetries: 0 },
+    );
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED');
     expect(job.error_code).toBe('WORKER:CRASHED');
@@ -194,7 +241,10 @@ describe('handler failure modes under a real supervisor', () => {
   });
 
   it('a job that kills its child three times in a row is failed as poison (WORKER:POISON), though retries were left', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'poison', handler: 'exit', max_retries: 10 }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'poison', handler: 'exit', max_retries: 10 }],
+    });
     const { id } = await sup.queue.enqueue({ class: 'poison', payload: {}, maxRetries: 10 });
 
     const { job, attempts } = await sup.waitForJob(id, 'FAILED', 30_000);

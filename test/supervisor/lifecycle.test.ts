@@ -9,8 +9,21 @@ import { execa } from 'execa';
 import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isAlive, readPidFile, trackedPidFile, useProcessGuard, waitForExit, waitForReaped } from '../helpers/processes.js';
-import { fixture, startSupervisor, SUPERVISE_BIN, waitForReplacement, type SupervisorHandle } from '../helpers/supervisor.js';
+import {
+  isAlive,
+  readPidFile,
+  trackedPidFile,
+  useProcessGuard,
+  waitForExit,
+  waitForReaped,
+} from '../helpers/processes.js';
+import {
+  fixture,
+  startSupervisor,
+  SUPERVISE_BIN,
+  waitForReplacement,
+  type SupervisorHandle,
+} from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
@@ -43,8 +56,15 @@ describe('a child SIGKILLed mid-job', () => {
   it('its job is taken back at once and re-run by another child', async () => {
     const dir = newDir();
     const markFile = path.join(dir, 'runs.jsonl');
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow', processes: 2, max_retries: 3 }] });
-    const { id } = await sup.queue.enqueue({ class: 'work', payload: { msByAttempt: [60_000, 200], markFile }, maxRetries: 3 });
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'work', handler: 'slow', processes: 2, max_retries: 3 }],
+    });
+    const { id } = await sup.queue.enqueue({
+      class: 'work',
+      payload: { msByAttempt: [60_000, 200], markFile },
+      maxRetries: 3,
+    });
 
     const running = await sup.waitForJob(id, 'RUNNING');
     const holder = (await sup.children('work')).find((c) => c.id === running.job.owner_id);
@@ -112,7 +132,10 @@ describe('the supervisor SIGKILLed', () => {
     const killedAt = Date.now();
     expect(await sup.waitForExit(5_000)).not.toBeNull();
     for (const child of children) {
-      expect(await waitForExit(child.pid, 5_000), `child ${child.pid} (${child.class}) still alive 5 s after its supervisor was SIGKILLed`).toBe(true);
+      expect(
+        await waitForExit(child.pid, 5_000),
+        `child ${child.pid} (${child.class}) still alive 5 s after its supervisor was SIGKILLed`,
+      ).toBe(true);
     }
     console.log(`supervisor SIGKILL → all children gone after ${Date.now() - killedAt} ms`);
     expect(await waitForExit(grandchild!, 5_000)).toBe(true);
@@ -133,7 +156,10 @@ describe('the supervisor SIGKILLed', () => {
 
   it('a child stuck in a busy loop exits too when its supervisor is SIGKILLed', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'spin', handler: 'busy-loop', max_runtime_seconds: 60, lease_seconds: 30 }] });
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'spin', handler: 'busy-loop', max_runtime_seconds: 60, lease_seconds: 30 }],
+    });
     const markFile = path.join(dir, 'spin.jsonl');
     await sup.queue.enqueue({ class: 'spin', payload: { markFile }, maxRetries: 0 });
     // the handler writes its mark, then spins
@@ -144,7 +170,9 @@ describe('the supervisor SIGKILLed', () => {
     const killedAt = Date.now();
     expect(await sup.waitForExit(5_000)).not.toBeNull();
     const gone = await waitForExit(child!.pid, 10_000);
-    console.log(`supervisor SIGKILL → busy child ${gone ? `gone after ${Date.now() - killedAt} ms` : 'still alive after 10 s'}`);
+    console.log(
+      `supervisor SIGKILL → busy child ${gone ? `gone after ${Date.now() - killedAt} ms` : 'still alive after 10 s'}`,
+    );
     expect(gone, `busy child ${child!.pid} outlived its SIGKILLed supervisor by 10 s`).toBe(true);
   });
 
@@ -168,7 +196,9 @@ describe('the supervisor SIGKILLed', () => {
     const startedAt = Date.now();
     const next = await startSupervisor({ dir, classes: [work] });
     const taken = await next.waitForJob(id, (d) => d.attempts[0]?.status !== 'RUNNING', 10_000);
-    console.log(`new supervisor started → job ${id} taken back after ${Date.now() - startedAt} ms (${taken.attempts[0]?.error_code})`);
+    console.log(
+      `new supervisor started → job ${id} taken back after ${Date.now() - startedAt} ms (${taken.attempts[0]?.error_code})`,
+    );
     expect(taken.attempts[0]?.status).toBe('FAILED');
     expect(taken.attempts[0]?.error_code).toBe('WORKER:CRASHED');
 
@@ -186,10 +216,19 @@ describe('the supervisor SIGKILLed', () => {
 
   it('the sweeper takes back a job whose holder went silent elsewhere (LEASE:EXPIRED) within about lease + one sweep', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'succeed' }], sweeperIntervalSeconds: 0.5 });
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'work', handler: 'succeed' }],
+      sweeperIntervalSeconds: 0.5,
+    });
     // a job of a class this supervisor does not run, claimed by a worker on another host that then vanished
     const { id } = await sup.queue.enqueue({ class: 'elsewhere', payload: {}, maxRetries: 3 });
-    const [claimed] = await claimJobs(sup.queue.store, { classes: ['elsewhere'], ownerId: 'other-host:1/elsewhere.0.1', limit: 1, leaseMs: 1_000 });
+    const [claimed] = await claimJobs(sup.queue.store, {
+      classes: ['elsewhere'],
+      ownerId: 'other-host:1/elsewhere.0.1',
+      limit: 1,
+      leaseMs: 1_000,
+    });
     expect(claimed?.id).toBe(id);
     await sup.queue.store.jobStart({ id, leaseToken: claimed!.leaseToken, leaseMs: 1_000 });
     const claimedAt = Date.now();
@@ -206,58 +245,64 @@ describe('the supervisor SIGKILLed', () => {
 });
 
 describe('SIGTERM', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s drains: the running job finishes, nothing new is claimed, exit code 0', async (signal) => {
-    const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow' }], shutdownGraceSeconds: 3 });
-    const [child] = await sup.children('work');
-    const first = await sup.queue.enqueue({ class: 'work', payload: { ms: 1_500 } });
-    await sup.waitForJob(first.id, 'RUNNING');
-    const second = await sup.queue.enqueue({ class: 'work', payload: { ms: 100 } });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s drains: the running job finishes, nothing new is claimed, exit code 0',
+    async (signal) => {
+      const dir = newDir();
+      const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'slow' }], shutdownGraceSeconds: 3 });
+      const [child] = await sup.children('work');
+      const first = await sup.queue.enqueue({ class: 'work', payload: { ms: 1_500 } });
+      await sup.waitForJob(first.id, 'RUNNING');
+      const second = await sup.queue.enqueue({ class: 'work', payload: { ms: 100 } });
 
-    expect(await sup.stop(undefined, signal)).toBe(0);
-    const done = await sup.queue.get(first.id);
-    expect(done?.job.status).toBe('SUCCEEDED');
-    expect(done?.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
-    const waiting = await sup.queue.get(second.id);
-    expect(waiting?.job.status).toBe('QUEUED');
-    expect(waiting?.job.attempts).toBe(0);
-    expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
-    expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
+      expect(await sup.stop(undefined, signal)).toBe(0);
+      const done = await sup.queue.get(first.id);
+      expect(done?.job.status).toBe('SUCCEEDED');
+      expect(done?.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
+      const waiting = await sup.queue.get(second.id);
+      expect(waiting?.job.status).toBe('QUEUED');
+      expect(waiting?.job.attempts).toBe(0);
+      expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
+      expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
 
-    expect(sup.events('SHUTDOWN_STARTED').length).toBeGreaterThanOrEqual(1);
-    expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
-    expect(isAlive(child!.pid)).toBe(false);
-    const rows = await sup.allChildren();
-    expect(rows.map((row) => row.pid)).toContain(child!.pid);
-    expect(rows.every((row) => row.exited_at !== null)).toBe(true);
-  });
+      expect(sup.events('SHUTDOWN_STARTED').length).toBeGreaterThanOrEqual(1);
+      expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
+      expect(isAlive(child!.pid)).toBe(false);
+      const rows = await sup.allChildren();
+      expect(rows.map((row) => row.pid)).toContain(child!.pid);
+      expect(rows.every((row) => row.exited_at !== null)).toBe(true);
+    },
+  );
 
   it.each([
     ['lets go on abort', 'slow'],
     ['ignores its signal', 'sleep'],
-  ])('a job longer than the grace whose handler %s goes back to QUEUED without spending a retry', async (_how, handler) => {
-    const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'long', handler }], shutdownGraceSeconds: 3 });
-    const { id } = await sup.queue.enqueue({ class: 'long', payload: { ms: 60_000 }, maxRetries: 0 });
-    await sup.waitForJob(id, 'RUNNING');
+  ])(
+    'a job longer than the grace whose handler %s goes back to QUEUED without spending a retry',
+    async (_how, handler) => {
+      const dir = newDir();
+      const sup = await startSupervisor({ dir, classes: [{ name: 'long', handler }], shutdownGraceSeconds: 3 });
+      const { id } = await sup.queue.enqueue({ class: 'long', payload: { ms: 60_000 }, maxRetries: 0 });
+      await sup.waitForJob(id, 'RUNNING');
 
-    const termAt = Date.now();
-    const code = await sup.stop();
-    const tookMs = Date.now() - termAt;
-    console.log(`SIGTERM with a 60 s job (${handler}): supervisor exited ${code} after ${tookMs} ms`);
+      const termAt = Date.now();
+      const code = await sup.stop();
+      const tookMs = Date.now() - termAt;
+      console.log(`SIGTERM with a 60 s job (${handler}): supervisor exited ${code} after ${tookMs} ms`);
 
-    const details = await sup.queue.get(id);
-    expect(details?.job.status).toBe('QUEUED');
-    expect(details?.job.releases).toBe(1);
-    // max_retries 0: had the attempt counted as a failure, the job would be FAILED now
-    expect(details?.attempts.map((a) => [a.status, a.error_code])).toEqual([['CANCELLED', 'LEASE:RELEASED']]);
-    // the grace was given before the job was stopped
-    const started = sup.events('SHUTDOWN_STARTED')[0];
-    expect(started).toBeDefined();
-    expect(details!.attempts[0]!.finished_at! - Date.parse(started!.ts)).toBeGreaterThanOrEqual(2_500);
-    expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
-    expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
-  });
+      const details = await sup.queue.get(id);
+      expect(details?.job.status).toBe('QUEUED');
+      expect(details?.job.releases).toBe(1);
+      // max_retries 0: had the attempt counted as a failure, the job would be FAILED now
+      expect(details?.attempts.map((a) => [a.status, a.error_code])).toEqual([['CANCELLED', 'LEASE:RELEASED']]);
+      // the grace was given before the job was stopped
+      const started = sup.events('SHUTDOWN_STARTED')[0];
+      expect(started).toBeDefined();
+      expect(details!.attempts[0]!.finished_at! - Date.parse(started!.ts)).toBeGreaterThanOrEqual(2_500);
+      expect(sup.events('SHUTDOWN_COMPLETE').length).toBe(1);
+      expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
+    },
+  );
 
   it('a second signal forces: no waiting out the grace, and the job still goes back to QUEUED without spending a retry', async () => {
     const dir = newDir();
@@ -305,8 +350,17 @@ describe('crash loops and broken classes', () => {
     expect((await sup.queue.list({ status: 'RUNNING' })).length).toBe(0);
     expect((await sup.queue.list({ status: 'CLAIMED' })).length).toBe(0);
     // the database says so while the supervisor runs (a dashboard may be elsewhere), and forgets it when it exits
-    const recorded = await waitFor('the crash loop recorded', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0]);
-    expect(recorded).toEqual({ class: 'crashy', supervisor_id: await sup.supervisorId(), host: expect.any(String), reason: 'crash loop: 3 crashes within 60s', disabled_at: expect.any(Number) });
+    const recorded = await waitFor(
+      'the crash loop recorded',
+      async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0],
+    );
+    expect(recorded).toEqual({
+      class: 'crashy',
+      supervisor_id: await sup.supervisorId(),
+      host: expect.any(String),
+      reason: 'crash loop: 3 crashes within 60s',
+      disabled_at: expect.any(Number),
+    });
     await sup.stop();
     expect(disabledRows(sup.database)).toEqual([]);
   });
@@ -337,7 +391,10 @@ describe('crash loops and broken classes', () => {
     expect(untouched?.job.attempts).toBe(0);
     expect(await sup.children('ghost')).toEqual([]);
     expect(sup.events('CRASH_LOOP', { class: 'ghost' })).toEqual([]);
-    const recorded = await waitFor('the class recorded as disabled', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0]);
+    const recorded = await waitFor(
+      'the class recorded as disabled',
+      async () => (await sup.queue.store.classDisabledList({ liveSince: 0 }))[0],
+    );
     expect(recorded).toMatchObject({ class: 'ghost', supervisor_id: await sup.supervisorId() });
     expect(recorded.reason).toContain('no-such-handler.mjs');
     await sup.stop();
@@ -371,7 +428,10 @@ describe('config checking', () => {
       bad,
       `database: ./q.db\nclasses:\n  - name: ok\n    handler: ${fixture('succeed')}\n  - name: two\n    handler: ${fixture('succeed')}\n    lease_seconds: abc\n`,
     );
-    for (const args of [['--check-config', '--config', bad], ['--config', bad]]) {
+    for (const args of [
+      ['--check-config', '--config', bad],
+      ['--config', bad],
+    ]) {
       const result = await execa('node', [SUPERVISE_BIN, ...args], { reject: false, timeout: 15_000 });
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toContain(bad);

@@ -21,7 +21,9 @@ interface QueueJson {
 }
 
 async function queueOf(sup: SupervisorHandle, jobClass: string): Promise<QueueJson | undefined> {
-  return (await leaseholdJson<{ queues?: QueueJson[] }>(['--config', sup.configFile, 'stats'])).queues?.find((q) => q.class === jobClass);
+  return (await leaseholdJson<{ queues?: QueueJson[] }>(['--config', sup.configFile, 'stats'])).queues?.find(
+    (q) => q.class === jobClass,
+  );
 }
 
 async function ageMetric(sup: SupervisorHandle, jobClass: string): Promise<number | undefined> {
@@ -32,7 +34,11 @@ async function ageMetric(sup: SupervisorHandle, jobClass: string): Promise<numbe
 
 describe('queue age and unserved classes', () => {
   it("a paused class's oldest due job ages in stats and /metrics, and the class is not unserved", async () => {
-    const sup = await startSupervisor({ dir: newDir(), http: { port: 0 }, classes: [{ name: 'held', handler: 'succeed' }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      http: { port: 0 },
+      classes: [{ name: 'held', handler: 'succeed' }],
+    });
     try {
       expect((await leasehold(['--config', sup.configFile, 'pause', 'held'])).exitCode).toBe(0);
       await sup.waitForEvent('CLASS_PAUSED', { class: 'held' });
@@ -43,7 +49,10 @@ describe('queue age and unserved classes', () => {
         return queue !== undefined && queue.oldest_age_seconds > 0 && queue;
       });
       expect(first.unserved).toBe(false);
-      await waitFor('the age to grow in stats', async () => ((await queueOf(sup, 'held'))?.oldest_age_seconds ?? 0) > first.oldest_age_seconds);
+      await waitFor(
+        'the age to grow in stats',
+        async () => ((await queueOf(sup, 'held'))?.oldest_age_seconds ?? 0) > first.oldest_age_seconds,
+      );
 
       const scraped = await waitFor('an age in /metrics', async () => {
         const age = await ageMetric(sup, 'held');
@@ -70,14 +79,20 @@ describe('queue age and unserved classes', () => {
       const supervisorId = await sup.supervisorId();
       const seenAt = Date.parse(event.ts);
       await waitFor('three more supervisor heartbeats', async () => {
-        const { workers } = await leaseholdJson<{ workers: { id: string; heartbeat_at: number }[] }>(['--db', sup.database, 'workers']);
+        const { workers } = await leaseholdJson<{ workers: { id: string; heartbeat_at: number }[] }>([
+          '--db',
+          sup.database,
+          'workers',
+        ]);
         return (workers.find((w) => w.id === supervisorId)?.heartbeat_at ?? 0) >= seenAt + 3 * SUPERVISOR_HEARTBEAT_MS;
       });
       expect(sup.events('CLASS_UNSERVED')).toHaveLength(1);
 
       expect(await queueOf(sup, 'emial')).toMatchObject({ unserved: true });
       expect(await queueOf(sup, 'ok')).toMatchObject({ unserved: false, oldest_age_seconds: 0 });
-      expect((await leasehold(['--config', sup.configFile, 'stats'])).stdout).toMatch(/^emial +1 +\S+ +UNSERVED: no live worker on any host$/m);
+      expect((await leasehold(['--config', sup.configFile, 'stats'])).stdout).toMatch(
+        /^emial +1 +\S+ +UNSERVED: no live worker on any host$/m,
+      );
     } finally {
       await sup.stop();
     }

@@ -23,7 +23,10 @@ const CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta
 const VERDICTS = ['CONFIG_RELOADED', 'CONFIG_RELOAD_REJECTED', 'CONFIG_RELOAD_FAILED'];
 
 /** Edit the supervisor's queue.yaml in place, as an operator would: one class, `work`. */
-function editWork(sup: SupervisorHandle, edit: (work: Record<string, unknown>, config: Record<string, unknown>) => void): void {
+function editWork(
+  sup: SupervisorHandle,
+  edit: (work: Record<string, unknown>, config: Record<string, unknown>) => void,
+): void {
   const config = parse(readFileSync(sup.configFile, 'utf8')) as { classes: Record<string, unknown>[] };
   edit(config.classes[0]!, config);
   writeFileSync(sup.configFile, stringify(config));
@@ -32,11 +35,18 @@ function editWork(sup: SupervisorHandle, edit: (work: Record<string, unknown>, c
 /** SIGHUP, then the n-th reload verdict of this supervisor. */
 async function sighup(sup: SupervisorHandle, nth: number): Promise<LogRecord> {
   sup.kill('SIGHUP');
-  return waitFor(`reload verdict #${nth}`, () => sup.logEvents().filter((r) => VERDICTS.includes(r.event as string))[nth - 1]);
+  return waitFor(
+    `reload verdict #${nth}`,
+    () => sup.logEvents().filter((r) => VERDICTS.includes(r.event as string))[nth - 1],
+  );
 }
 
 function leasehold(sup: SupervisorHandle, ...args: string[]) {
-  return execa('node', [CLI, '--config', sup.configFile, ...args], { reject: false, timeout: 60_000, env: { ...process.env, LEASEHOLD_HOST: undefined } });
+  return execa('node', [CLI, '--config', sup.configFile, ...args], {
+    reject: false,
+    timeout: 60_000,
+    env: { ...process.env, LEASEHOLD_HOST: undefined },
+  });
 }
 
 /** Enqueue a few jobs every few ms until stopped: the steady stream a reload must not interrupt. */
@@ -46,7 +56,9 @@ function jobStream(sup: SupervisorHandle, markFile: string): { stop: () => Promi
   // A test that fails midway closes the queue under the loop: the loop ends, and its error is kept for stop(), not left unhandled.
   const producing = (async () => {
     while (!stopped) {
-      const jobs = await sup.queue.enqueueMany(Array.from({ length: 5 }, () => ({ class: 'work', payload: { markFile } })));
+      const jobs = await sup.queue.enqueueMany(
+        Array.from({ length: 5 }, () => ({ class: 'work', payload: { markFile } })),
+      );
       ids.push(...jobs.map((job) => job.id));
       await sleep(20);
     }
@@ -63,16 +75,26 @@ function jobStream(sup: SupervisorHandle, markFile: string): { stop: () => Promi
 
 /** Every job SUCCEEDED, ran exactly once (its handler's own record), and no attempt was spent on a reload. */
 async function expectEachRanOnce(sup: SupervisorHandle, ids: number[], markFile: string): Promise<void> {
-  await waitFor(`all ${ids.length} jobs SUCCEEDED`, async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 100_000 })).length === ids.length, { timeoutMs: 60_000 });
+  await waitFor(
+    `all ${ids.length} jobs SUCCEEDED`,
+    async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 100_000 })).length === ids.length,
+    { timeoutMs: 60_000 },
+  );
   const runs = new Map<number, number>();
   for (const line of readFileSync(markFile, 'utf8').trim().split('\n')) {
     const { id } = JSON.parse(line) as { id: number };
     runs.set(id, (runs.get(id) ?? 0) + 1);
   }
-  expect(ids.filter((id) => runs.get(id) !== 1), 'jobs that did not run exactly once').toEqual([]);
+  expect(
+    ids.filter((id) => runs.get(id) !== 1),
+    'jobs that did not run exactly once',
+  ).toEqual([]);
   for (const id of ids) {
     const spent = (await sup.queue.get(id))?.attempts.filter((a) => a.error_code !== 'LEASE:RELEASED') ?? [];
-    expect(spent.map((a) => a.status), `job ${id}`).toEqual(['SUCCEEDED']);
+    expect(
+      spent.map((a) => a.status),
+      `job ${id}`,
+    ).toEqual(['SUCCEEDED']);
   }
 }
 
@@ -95,16 +117,29 @@ describe('reload: a handler path with a typo', () => {
     editWork(sup, (work) => void (work.handler = typo));
     const cli = await leasehold(sup, 'reload');
     expect(cli.exitCode).toBe(2);
-    expect(cli.stderr.trim().split('\n')).toEqual([`leasehold: ${sup.configFile}: classes[0].handler: class work: no such file ${typo}`]);
+    expect(cli.stderr.trim().split('\n')).toEqual([
+      `leasehold: ${sup.configFile}: classes[0].handler: class work: no such file ${typo}`,
+    ]);
 
     const failed = await sighup(sup, 1);
-    expect(failed).toMatchObject({ event: 'CONFIG_RELOAD_FAILED', class: 'work', handler: typo, file: sup.configFile, error: `no such file ${typo}` });
+    expect(failed).toMatchObject({
+      event: 'CONFIG_RELOAD_FAILED',
+      class: 'work',
+      handler: typo,
+      file: sup.configFile,
+      error: `no such file ${typo}`,
+    });
     expect(failed.msg).toContain('class work cannot start a child on its new config');
-    await waitFor('more jobs done after the bad reload', async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 100_000 })).length >= 100);
+    await waitFor(
+      'more jobs done after the bad reload',
+      async () => (await sup.queue.list({ status: 'SUCCEEDED', limit: 100_000 })).length >= 100,
+    );
     expect((await sup.children('work')).map((c) => c.pid).sort(), 'the original children serve on').toEqual(original);
     expect(sup.events('CHILD_REPLACED')).toEqual([]);
     expect(sup.events('CLASS_DISABLED')).toEqual([]);
-    const { workers } = JSON.parse((await leasehold(sup, '--json', 'workers')).stdout) as { workers: { kind: string; pid: number; state: string }[] };
+    const { workers } = JSON.parse((await leasehold(sup, '--json', 'workers')).stdout) as {
+      workers: { kind: string; pid: number; state: string }[];
+    };
     const listed = workers.filter((w) => w.kind === 'child');
     expect(listed.map((c) => c.pid).sort(), 'leasehold workers shows the class on its old children').toEqual(original);
     expect(listed.every((c) => c.state === 'ready' || c.state === 'busy')).toBe(true);
@@ -118,7 +153,10 @@ describe('reload: a handler path with a typo', () => {
     expect(replaced.exitCode, replaced.stderr).toBe(0);
     expect(replaced.stdout).toContain('config reloaded: classes.work.max_runtime_seconds: 20 → 29');
     const now = (await sup.children('work')).map((c) => c.pid);
-    expect(now.filter((pid) => original.includes(pid)), 'every child replaced').toEqual([]);
+    expect(
+      now.filter((pid) => original.includes(pid)),
+      'every child replaced',
+    ).toEqual([]);
 
     await drained();
     expect(await sup.stop()).toBe(0);
@@ -132,8 +170,14 @@ describe('reload: a replacement that cannot start', () => {
     // It loads in the config check's probe, and only fails in a worker.
     editWork(sup, (work) => void (work.handler = fixture('worker-only-failure')));
     const failed = await sighup(sup, 1);
-    expect(failed).toMatchObject({ event: 'CONFIG_RELOAD_FAILED', class: 'work', handler: fixture('worker-only-failure') });
-    expect(failed.error).toMatch(/cannot load handler .*worker-only-failure\.mjs: this handler refuses to load in a worker/);
+    expect(failed).toMatchObject({
+      event: 'CONFIG_RELOAD_FAILED',
+      class: 'work',
+      handler: fixture('worker-only-failure'),
+    });
+    expect(failed.error).toMatch(
+      /cannot load handler .*worker-only-failure\.mjs: this handler refuses to load in a worker/,
+    );
     expect(sup.events('CHILD_REPLACED'), 'one replacement tried, then the roll stopped').toHaveLength(1);
     expect((await sup.children('work')).map((c) => c.pid).sort()).toEqual(original);
     expect(sup.events('CLASS_DISABLED')).toEqual([]);
@@ -147,7 +191,9 @@ describe('reload: a replacement that cannot start', () => {
     editWork(sup, (work) => void (work.handler = fixture('succeed')));
     const back = await leasehold(sup, '--json', 'reload');
     expect(back.exitCode, back.stderr).toBe(0);
-    expect(JSON.parse(back.stdout)).toMatchObject({ signalled: [{ pid: sup.pid, verdict: { event: 'CONFIG_RELOADED' } }] });
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      signalled: [{ pid: sup.pid, verdict: { event: 'CONFIG_RELOADED' } }],
+    });
 
     await drained();
     expect(await sup.stop()).toBe(0);
@@ -170,7 +216,9 @@ describe('reload: the config names another database', () => {
 
     const refused = await sighup(sup, 1);
     expect(refused.event).toBe('CONFIG_RELOAD_REJECTED');
-    expect((refused.reasons as string[]).join(' ')).toContain(`the supervisor runs on ${database}, the file now names ${moved}`);
+    expect((refused.reasons as string[]).join(' ')).toContain(
+      `the supervisor runs on ${database}, the file now names ${moved}`,
+    );
     const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
     await sup.waitForJob(id, 'SUCCEEDED');
     expect(await sup.stop()).toBe(0);

@@ -25,7 +25,10 @@ interface YamlClass {
 }
 
 /** Edit the supervisor's queue.yaml in place, as an operator would. */
-function editConfig(sup: SupervisorHandle, edit: (config: { classes: YamlClass[]; [field: string]: unknown }) => void): void {
+function editConfig(
+  sup: SupervisorHandle,
+  edit: (config: { classes: YamlClass[]; [field: string]: unknown }) => void,
+): void {
   const config = parse(readFileSync(sup.configFile, 'utf8')) as { classes: YamlClass[] };
   edit(config);
   writeFileSync(sup.configFile, stringify(config));
@@ -38,10 +41,15 @@ function classOf(config: { classes: YamlClass[] }, name: string): YamlClass {
 }
 
 /** SIGHUP, then the reload's verdict: the n-th CONFIG_RELOADED or CONFIG_RELOAD_REJECTED line of this supervisor. */
-async function reload(sup: SupervisorHandle, nth: number): Promise<{ event: string; changes?: string[]; reasons?: string[] }> {
+async function reload(
+  sup: SupervisorHandle,
+  nth: number,
+): Promise<{ event: string; changes?: string[]; reasons?: string[] }> {
   sup.kill('SIGHUP');
   return waitFor(`reload verdict #${nth}`, () => {
-    const verdicts = sup.logEvents().filter((r) => r.event === 'CONFIG_RELOADED' || r.event === 'CONFIG_RELOAD_REJECTED');
+    const verdicts = sup
+      .logEvents()
+      .filter((r) => r.event === 'CONFIG_RELOADED' || r.event === 'CONFIG_RELOAD_REJECTED');
     return verdicts[nth - 1] as { event: string; changes?: string[]; reasons?: string[] } | undefined;
   });
 }
@@ -53,19 +61,34 @@ async function succeededCount(sup: SupervisorHandle): Promise<number> {
 describe('reload: scale a class up and down while jobs run', () => {
   it('1 → 3 → 1 processes over 500 jobs: each SUCCEEDED once, no attempt spent on the reload', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'sleep', processes: 1, max_retries: 0 }] });
-    const jobs = await sup.queue.enqueueMany(Array.from({ length: 500 }, () => ({ class: 'work', payload: { ms: 15 } })));
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'work', handler: 'sleep', processes: 1, max_retries: 0 }],
+    });
+    const jobs = await sup.queue.enqueueMany(
+      Array.from({ length: 500 }, () => ({ class: 'work', payload: { ms: 15 } })),
+    );
     await waitFor('50 jobs done', async () => (await succeededCount(sup)) >= 50, { timeoutMs: 30_000 });
 
     editConfig(sup, (config) => void (classOf(config, 'work').processes = 3));
-    expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED', changes: ['classes.work.processes: 1 → 3'] });
+    expect(await reload(sup, 1)).toMatchObject({
+      event: 'CONFIG_RELOADED',
+      changes: ['classes.work.processes: 1 → 3'],
+    });
     await sup.waitForChildren('work', 3);
     const doneAtPeak = await succeededCount(sup);
     expect(doneAtPeak, 'the scale-up came before the work ran out').toBeLessThan(500);
 
     editConfig(sup, (config) => void (classOf(config, 'work').processes = 1));
-    expect(await reload(sup, 2)).toMatchObject({ event: 'CONFIG_RELOADED', changes: ['classes.work.processes: 3 → 1'] });
-    await waitFor('one child of work left', async () => ((await sup.children('work')).length === 1 ? true : undefined), { timeoutMs: 20_000 });
+    expect(await reload(sup, 2)).toMatchObject({
+      event: 'CONFIG_RELOADED',
+      changes: ['classes.work.processes: 3 → 1'],
+    });
+    await waitFor(
+      'one child of work left',
+      async () => ((await sup.children('work')).length === 1 ? true : undefined),
+      { timeoutMs: 20_000 },
+    );
     expect(await succeededCount(sup), 'the scale-down came before the work ran out').toBeLessThan(500);
 
     await waitFor('all 500 jobs SUCCEEDED', async () => (await succeededCount(sup)) === 500, { timeoutMs: 60_000 });
@@ -73,7 +96,10 @@ describe('reload: scale a class up and down while jobs run', () => {
       const details = await sup.queue.get(id);
       // A claim handed back by a draining child ends LEASE:RELEASED and spends nothing; anything else would be an attempt lost.
       const spent = details?.attempts.filter((a) => a.error_code !== 'LEASE:RELEASED') ?? [];
-      expect(spent.map((a) => a.status), `job ${id}`).toEqual(['SUCCEEDED']);
+      expect(
+        spent.map((a) => a.status),
+        `job ${id}`,
+      ).toEqual(['SUCCEEDED']);
     }
     expect(sup.events('CHILD_KILLED')).toEqual([]);
     expect(sup.events('JOB_RECOVERED')).toEqual([]);
@@ -130,7 +156,9 @@ describe('reload: classes come and go', () => {
     await sup.waitForJob(fresh, 'SUCCEEDED');
     const finished = await sup.waitForJob(draining, 'SUCCEEDED');
     expect(finished.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
-    await waitFor('the old class has no child', async () => ((await sup.children('old')).length === 0 ? true : undefined));
+    await waitFor('the old class has no child', async () =>
+      (await sup.children('old')).length === 0 ? true : undefined,
+    );
     // The supervisor records the exit in the workers table before it logs CHILD_EXITED: the line may not be written yet.
     await sup.waitForEvent('CHILD_EXITED', { class: 'old' });
     expect(sup.events('CHILD_EXITED', { class: 'old', exit_code: 0 })).toHaveLength(1);
@@ -145,13 +173,21 @@ describe('reload: classes come and go', () => {
 describe('reload: changed limits reach the children', () => {
   it('children are replaced one at a time and the new max_runtime_seconds holds', async () => {
     const dir = newDir();
-    const sup = await startSupervisor({ dir, classes: [{ name: 'work', handler: 'sleep', processes: 2, max_runtime_seconds: 20 }] });
+    const sup = await startSupervisor({
+      dir,
+      classes: [{ name: 'work', handler: 'sleep', processes: 2, max_runtime_seconds: 20 }],
+    });
     const before = (await sup.children('work')).map((c) => c.pid);
 
     editConfig(sup, (config) => void (classOf(config, 'work').max_runtime_seconds = 1));
-    expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED', changes: ['classes.work.max_runtime_seconds: 20 → 1'] });
+    expect(await reload(sup, 1)).toMatchObject({
+      event: 'CONFIG_RELOADED',
+      changes: ['classes.work.max_runtime_seconds: 20 → 1'],
+    });
     const replacements = await waitFor('two replacements ready', async () => {
-      const ready = (await sup.children('work')).filter((c) => !before.includes(c.pid) && (c.state === 'ready' || c.state === 'busy'));
+      const ready = (await sup.children('work')).filter(
+        (c) => !before.includes(c.pid) && (c.state === 'ready' || c.state === 'busy'),
+      );
       return ready.length === 2 ? ready : undefined;
     });
     expect(replacements).toHaveLength(2);
@@ -183,7 +219,10 @@ describe('reload: a class disabled by its config', () => {
     process.kill(child!.pid, 'SIGKILL');
     await sup.waitForEvent('CLASS_DISABLED');
     const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
-    await waitFor('the class recorded as disabled', async () => (await sup.queue.store.classDisabledList({ liveSince: 0 })).length === 1);
+    await waitFor(
+      'the class recorded as disabled',
+      async () => (await sup.queue.store.classDisabledList({ liveSince: 0 })).length === 1,
+    );
 
     editConfig(sup, (config) => void (classOf(config, 'work').handler = fixture('succeed')));
     expect(await reload(sup, 1)).toMatchObject({ event: 'CONFIG_RELOADED' });
@@ -213,7 +252,11 @@ describe('reload: schedules', () => {
 
 describe('reload: the log level', () => {
   it('debug reaches the running children: their successes are logged one by one again (JOB_SUCCEEDED), without replacing them', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'work', handler: 'succeed', processes: 1 }], logLevel: 'info' });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'work', handler: 'succeed', processes: 1 }],
+      logLevel: 'info',
+    });
     const [child] = await sup.children('work');
     const before = await sup.queue.enqueue({ class: 'work', payload: {} });
     await sup.waitForJob(before.id, 'SUCCEEDED');

@@ -30,7 +30,12 @@ function summary(details: JobDetails): { status: string; attempts: [string, stri
  * Wait until the job ended, or has had more attempts than `maxRetries`
  * allows (then it can no longer end as it should: no need to wait longer).
  */
-async function settledOrOverspent(sup: SupervisorHandle, id: number, maxRetries: number, timeoutMs: number): Promise<JobDetails> {
+async function settledOrOverspent(
+  sup: SupervisorHandle,
+  id: number,
+  maxRetries: number,
+  timeoutMs: number,
+): Promise<JobDetails> {
   return sup.waitForJob(id, (d) => TERMINAL.includes(d.job.status) || d.attempts.length > maxRetries + 1, timeoutMs);
 }
 
@@ -66,7 +71,9 @@ async function startSlowClass(cls: Partial<ClassSpec> & { name: string }): Promi
 
 /** Run `count` jobs of 0 ms to their end, so the child's handler is warm and its last claim found the queue empty. */
 async function warmUp(sup: SupervisorHandle, cls: string, count = 20): Promise<void> {
-  const jobs = await sup.queue.enqueueMany(Array.from({ length: count }, () => ({ class: cls, payload: { ms: 0 }, maxRetries: 0 })));
+  const jobs = await sup.queue.enqueueMany(
+    Array.from({ length: count }, () => ({ class: cls, payload: { ms: 0 }, maxRetries: 0 })),
+  );
   for (const { id } of jobs) await sup.waitForJob(id, 'SUCCEEDED');
 }
 
@@ -94,14 +101,20 @@ async function claimedWithSlow(
   const fast = () => ({ payload: { ms: 0 }, maxRetries: 0 });
   const pair = options.neighbourFirst ? [neighbour, slow] : [slow, neighbour];
   for (let round = 1; ; round++) {
-    const jobs = [fast(), ...pair, ...Array.from({ length: options.more ?? 0 }, fast)].map((job) => ({ class: cls, ...job }));
+    const jobs = [fast(), ...pair, ...Array.from({ length: options.more ?? 0 }, fast)].map((job) => ({
+      class: cls,
+      ...job,
+    }));
     const ids = (await sup.queue.enqueueMany(jobs)).map((job) => job.id);
     const [, first, second, ...moreIds] = ids as [number, number, number, ...number[]];
     const [slowId, neighbourId] = options.neighbourFirst ? [second, first] : [first, second];
     const running = (await sup.waitForJob(slowId, 'RUNNING')).job;
     const other = (await sup.queue.store.jobGet({ id: neighbourId }))!;
     // Claimed together; a neighbour behind the slow job must still be waiting (not handed back and claimed again).
-    const together = other.owner_id === running.owner_id && other.claimed_at === running.claimed_at && (options.neighbourFirst || other.status === 'CLAIMED');
+    const together =
+      other.owner_id === running.owner_id &&
+      other.claimed_at === running.claimed_at &&
+      (options.neighbourFirst || other.status === 'CLAIMED');
     if (together || round === 3) return { slow: running, neighbourId, moreIds };
     await sup.queue.store.jobCancel({ id: slowId, actor: 'test' });
     for (const id of ids) await sup.waitForJob(id, (d) => TERMINAL.includes(d.job.status), 30_000);
@@ -146,9 +159,16 @@ describe('fault 1: a handler that blocks its event loop spends its retries', () 
 
 describe('fault 2: no head-of-line blocking', () => {
   it('2 children, fast jobs with a slow one every 100th: no fast job claimed before a slow job of its child started waits for it', async () => {
-    const sup = await startSupervisor({ dir: newDir(), classes: [{ name: 'mixed', handler: 'slow', processes: 2, concurrency: 1 }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'mixed', handler: 'slow', processes: 2, concurrency: 1 }],
+    });
     const SLOW_MS = 2_500;
-    const requests = Array.from({ length: 400 }, (_, i) => ({ class: 'mixed', payload: { ms: i % 100 === 50 ? SLOW_MS : 1 }, maxRetries: 0 }));
+    const requests = Array.from({ length: 400 }, (_, i) => ({
+      class: 'mixed',
+      payload: { ms: i % 100 === 50 ? SLOW_MS : 1 },
+      maxRetries: 0,
+    }));
     const ids = (await sup.queue.enqueueMany(requests)).map((job) => job.id);
     expect(ids).toHaveLength(400);
 
@@ -161,7 +181,9 @@ describe('fault 2: no head-of-line blocking', () => {
       { timeoutMs: 60_000, intervalMs: 250 },
     );
     await sup.stop();
-    expect(rows.filter((job) => job.status !== 'SUCCEEDED').map((job) => [job.id, job.status, job.error_code])).toEqual([]);
+    expect(rows.filter((job) => job.status !== 'SUCCEEDED').map((job) => [job.id, job.status, job.error_code])).toEqual(
+      [],
+    );
 
     const slow = rows.filter((_, i) => i % 100 === 50);
     const fast = rows.filter((_, i) => i % 100 !== 50);
@@ -172,17 +194,27 @@ describe('fault 2: no head-of-line blocking', () => {
         .map((f) => ({ fast: f.id, behind: s.id, waited_ms: f.started_at! - f.claimed_at! })),
     );
     const worst = Math.max(0, ...waitedBehind.map((w) => w.waited_ms));
-    expect({ waitedBehind: waitedBehind.length, worst_ms: worst, first: waitedBehind.slice(0, 3) }).toEqual({ waitedBehind: 0, worst_ms: 0, first: [] });
+    expect({ waitedBehind: waitedBehind.length, worst_ms: worst, first: waitedBehind.slice(0, 3) }).toEqual({
+      waitedBehind: 0,
+      worst_ms: 0,
+      first: [],
+    });
   }, 120_000);
 });
 
 describe('fault 3: an outcome does not wait for the next job', () => {
-  it("a fast job claimed together with a long one: SUCCEEDED while the long one runs, and stays so when the child is SIGKILLed", async () => {
+  it('a fast job claimed together with a long one: SUCCEEDED while the long one runs, and stays so when the child is SIGKILLed', async () => {
     const sup = await startSlowClass({ name: 'batch' });
     await warmUp(sup, 'batch');
     const [child] = await sup.children('batch');
     const long = { payload: { ms: 60_000 }, maxRetries: 0 };
-    const { slow: longRow, neighbourId: fastId } = await claimedWithSlow(sup, 'batch', long, { payload: { ms: 0 }, maxRetries: 1 }, { neighbourFirst: true });
+    const { slow: longRow, neighbourId: fastId } = await claimedWithSlow(
+      sup,
+      'batch',
+      long,
+      { payload: { ms: 0 }, maxRetries: 1 },
+      { neighbourFirst: true },
+    );
 
     // the fast job ran before the long one, claimed with it; its outcome must not wait for it
     const succeededWhileLongRan = await sup.waitForJob(fastId, 'SUCCEEDED', 5_000).then(
@@ -211,7 +243,11 @@ describe('fault 4: a cancel reaches a claimed job that waits its turn', () => {
     const sup = await startSlowClass({ name: 'prefetch' });
     await warmUp(sup, 'prefetch');
     const zero = { payload: { ms: 0 }, maxRetries: 0 };
-    const { slow, neighbourId: targetId, moreIds } = await claimedWithSlow(sup, 'prefetch', { payload: { ms: 4_000 }, maxRetries: 0 }, zero, { more: 20 });
+    const {
+      slow,
+      neighbourId: targetId,
+      moreIds,
+    } = await claimedWithSlow(sup, 'prefetch', { payload: { ms: 4_000 }, maxRetries: 0 }, zero, { more: 20 });
 
     const target = (await sup.queue.store.jobGet({ id: targetId }))!;
     const said = await sup.queue.store.jobCancel({ id: targetId, actor: 'test' });
@@ -237,7 +273,16 @@ describe('slots: a child killed for one job', () => {
   it('spends a retry of the culprit only; its other running job goes back free, logged as a victim of it', async () => {
     const sup = await startSupervisor({
       dir: newDir(),
-      classes: [{ name: 'pair', handler: 'sleep', concurrency: 2, max_runtime_seconds: 1, kill_grace_seconds: 0.5, max_retries: 0 }],
+      classes: [
+        {
+          name: 'pair',
+          handler: 'sleep',
+          concurrency: 2,
+          max_runtime_seconds: 1,
+          kill_grace_seconds: 0.5,
+          max_retries: 0,
+        },
+      ],
     });
     // Both ignore their signal; the culprit starts first, so it is the first past its runtime and grace.
     const { id: culprit } = await sup.queue.enqueue({ class: 'pair', payload: { ms: 60_000 }, maxRetries: 0 });
@@ -254,6 +299,10 @@ describe('slots: a child killed for one job', () => {
     expect(killed.job_id).toBe(culprit);
     expect(summary(culpritEnd)).toEqual({ status: 'FAILED', attempts: [['FAILED', 'TIMEOUT:MAX_RUNTIME']] });
     expect(victimLine).toMatchObject({ victim_of: culprit, outcome: 'QUEUED' });
-    expect([victimFirst.status, victimFirst.error_code, victimFirst.error_detail]).toEqual(['CANCELLED', 'LEASE:RELEASED', `victim of job ${culprit} (TIMEOUT:MAX_RUNTIME)`]);
+    expect([victimFirst.status, victimFirst.error_code, victimFirst.error_detail]).toEqual([
+      'CANCELLED',
+      'LEASE:RELEASED',
+      `victim of job ${culprit} (TIMEOUT:MAX_RUNTIME)`,
+    ]);
   }, 90_000);
 });

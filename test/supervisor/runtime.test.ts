@@ -29,7 +29,14 @@ async function killReason(sup: SupervisorHandle, child: WorkerRow | undefined): 
 
 /** The busy-loop handler's class: it sends no heartbeats while it spins. */
 function busyLoop(maxRuntimeSeconds: number): ClassSpec {
-  return { name: 'spin', handler: 'busy-loop', heartbeat_seconds: 0.5, lease_seconds: 5, max_runtime_seconds: maxRuntimeSeconds, kill_grace_seconds: 0.5 };
+  return {
+    name: 'spin',
+    handler: 'busy-loop',
+    heartbeat_seconds: 0.5,
+    lease_seconds: 5,
+    max_runtime_seconds: maxRuntimeSeconds,
+    kill_grace_seconds: 0.5,
+  };
 }
 
 describe('runtime, heartbeat and memory enforcement', () => {
@@ -49,7 +56,11 @@ describe('runtime, heartbeat and memory enforcement', () => {
   });
 
   it('a handler that lets go when its signal aborts: TIMEOUT:MAX_RUNTIME, and the child is kept', async () => {
-    const { sup, first: child, id } = await startWithJob(
+    const {
+      sup,
+      first: child,
+      id,
+    } = await startWithJob(
       newDir(),
       { name: 'polite', handler: 'respects-signal', max_runtime_seconds: 1, kill_grace_seconds: 0.5 },
       { payload: { ms: 60_000 }, maxRetries: 0 },
@@ -77,11 +88,14 @@ describe('runtime, heartbeat and memory enforcement', () => {
     await sup.stop();
   });
 
-  it('a busy loop that holds SQLite\'s write lock: the outage it causes excuses nothing, it is killed as unresponsive and the queue writes again', async () => {
+  it("a busy loop that holds SQLite's write lock: the outage it causes excuses nothing, it is killed as unresponsive and the queue writes again", async () => {
     const dir = newDir();
     // Silent for 3 heartbeats (6 s): longer than the supervisor's own writes take to give up on the lock (about 4 s).
     const spin = { ...busyLoop(60), heartbeat_seconds: 2, lease_seconds: 10 };
-    const { sup, first, id } = await startWithJob(dir, spin, { payload: { lockDatabase: path.join(dir, 'queue.db') }, maxRetries: 0 });
+    const { sup, first, id } = await startWithJob(dir, spin, {
+      payload: { lockDatabase: path.join(dir, 'queue.db') },
+      maxRetries: 0,
+    });
 
     await failsOnceWith(sup, id, 'WORKER:UNRESPONSIVE');
     expect(await killReason(sup, first)).toBe('unresponsive');

@@ -28,7 +28,15 @@ describe('the stats rollup', () => {
     const writer = await SqliteStore.open({ path: database, clock });
     await new Queue(writer, { clock }).enqueueMany([1, 2, 3].map((n) => ({ class: 'past', payload: { n } })));
     const held = await claimJobs(writer, { classes: ['past'], ownerId: 'test', limit: 3, leaseMs: 30_000 });
-    await writer.jobsSettle({ settlements: held.map((job) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: null }, cost: { cpuMs: 2, peakRssBytes: 1 << 26 } })) });
+    await writer.jobsSettle({
+      settlements: held.map((job) => ({
+        id: job.id,
+        leaseToken: job.leaseToken,
+        startedAt: null,
+        verdict: { type: 'complete', result: null },
+        cost: { cpuMs: 2, peakRssBytes: 1 << 26 },
+      })),
+    });
     await writer.close();
     const before = await leaseholdJson<StatsReport>(['--db', database, 'stats']);
 
@@ -38,8 +46,12 @@ describe('the stats rollup', () => {
       expect(rolled.minutes).toBeGreaterThan(24 * 60);
       const db = new Database(database, { readonly: true });
       try {
-        expect(db.prepare('SELECT class, status, spent, jobs FROM job_end_minutes').all()).toEqual([{ class: 'past', status: 'SUCCEEDED', spent: 1, jobs: 3 }]);
-        expect(db.prepare('SELECT class, attempts, cpu_ms FROM attempt_cost_minutes').all()).toEqual([{ class: 'past', attempts: 3, cpu_ms: 6 }]);
+        expect(db.prepare('SELECT class, status, spent, jobs FROM job_end_minutes').all()).toEqual([
+          { class: 'past', status: 'SUCCEEDED', spent: 1, jobs: 3 },
+        ]);
+        expect(db.prepare('SELECT class, attempts, cpu_ms FROM attempt_cost_minutes').all()).toEqual([
+          { class: 'past', attempts: 3, cpu_ms: 6 },
+        ]);
       } finally {
         db.close();
       }

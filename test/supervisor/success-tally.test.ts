@@ -20,7 +20,11 @@ async function scrape(sup: SupervisorHandle): Promise<Sample[]> {
 
 describe('success tallies', () => {
   it('a child that exits right after its successes has told every one of them: counter, histogram count and buckets', async () => {
-    const sup = await startSupervisor({ dir: newDir(), http: { port: 0 }, classes: [{ name: 'work', handler: 'succeed-or-exit', processes: 1 }] });
+    const sup = await startSupervisor({
+      dir: newDir(),
+      http: { port: 0 },
+      classes: [{ name: 'work', handler: 'succeed-or-exit', processes: 1 }],
+    });
     const ids: number[] = [];
     for (let i = 0; i < 20; i++) ids.push((await sup.queue.enqueue({ class: 'work', payload: {} })).id);
     const exiting = await sup.queue.enqueue({ class: 'work', payload: { exit: true }, maxRetries: 0 });
@@ -31,7 +35,9 @@ describe('success tallies', () => {
     // A child's last messages may be read after its exit is seen: wait for them (the deadline fails the test).
     const samples = await waitFor('the crash and every success counted', async () => {
       const now = await scrape(sup);
-      const counted = metricValue(now, 'leasehold_jobs_dead_lettered_total', { class: 'work' }) === 1 && metricValue(now, 'leasehold_jobs_succeeded_total', { class: 'work' }) === ids.length;
+      const counted =
+        metricValue(now, 'leasehold_jobs_dead_lettered_total', { class: 'work' }) === 1 &&
+        metricValue(now, 'leasehold_jobs_succeeded_total', { class: 'work' }) === ids.length;
       return counted ? now : undefined;
     });
     expect(metricValue(samples, 'leasehold_job_duration_seconds_count', labels)).toBe(ids.length);

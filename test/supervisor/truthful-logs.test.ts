@@ -35,15 +35,22 @@ describe('a job the supervisor kills for its runtime on every run', () => {
       expect(exit.msg).toMatch(/^child exited: killed by the supervisor \(max_runtime: /);
       expect(exit.msg).not.toContain('stopped cleanly');
     }
-    const verdicts = sup.logEvents().filter((r) => r.job_id === id && (r.event === 'JOB_RECOVERED' || r.event === 'JOB_DEAD_LETTERED'));
+    const verdicts = sup
+      .logEvents()
+      .filter((r) => r.job_id === id && (r.event === 'JOB_RECOVERED' || r.event === 'JOB_DEAD_LETTERED'));
     expect(messages(verdicts)).toEqual([
       expect.stringMatching(/^job \d+ taken back \(TIMEOUT:MAX_RUNTIME\): attempt 1 of 4, retries left; retry at /),
       expect.stringMatching(/: attempt 2 of 4, retries left; /),
       expect.stringMatching(/: attempt 3 of 4, retries left; /),
-      expect.stringMatching(/^job \d+ taken back \(TIMEOUT:MAX_RUNTIME\) and dead-lettered: attempt 4 of 4, no retries left$/),
+      expect.stringMatching(
+        /^job \d+ taken back \(TIMEOUT:MAX_RUNTIME\) and dead-lettered: attempt 4 of 4, no retries left$/,
+      ),
     ]);
     const workers = await sup.allChildren('slow');
-    expect(workers.filter((w) => w.exited_at !== null).every((w) => w.state === 'killed'), 'the registry records the kill').toBe(true);
+    expect(
+      workers.filter((w) => w.exited_at !== null).every((w) => w.state === 'killed'),
+      'the registry records the kill',
+    ).toBe(true);
     // The fifth child, the fourth one's replacement: the shutdown drains it.
     await waitFor('a fifth child ready', () => sup.events('CHILD_READY', { class: 'slow' }).length >= 5);
     expect(await sup.stop()).toBe(0);
@@ -63,7 +70,9 @@ describe('a job whose runs take its child down', () => {
       expect(exit.msg).toMatch(/^child exited: crashed: exit code 1/);
     }
     const dead = await sup.waitForEvent('JOB_DEAD_LETTERED', { job_id: id });
-    expect(dead.msg).toMatch(/^job \d+ taken back \(WORKER:POISON\) and dead-lettered: attempt 3 of 6, poison: it took down its child 3 times in a row$/);
+    expect(dead.msg).toMatch(
+      /^job \d+ taken back \(WORKER:POISON\) and dead-lettered: attempt 3 of 6, poison: it took down its child 3 times in a row$/,
+    );
     expect(dead.msg).not.toContain('no retries left');
     expect(await sup.stop()).toBe(0);
   });
@@ -83,10 +92,16 @@ describe("a child's own verdicts", () => {
     await sup.waitForJob(flaky, 'FAILED');
     await sup.waitForJob(bad, 'FAILED');
     const retried = await sup.waitForEvent('JOB_RETRY_SCHEDULED', { job_id: flaky });
-    expect(retried.msg).toMatch(/^job \d+ failed \(UPSTREAM:UNAVAILABLE\), retry scheduled: attempt 1 of 2, retries left$/);
+    expect(retried.msg).toMatch(
+      /^job \d+ failed \(UPSTREAM:UNAVAILABLE\), retry scheduled: attempt 1 of 2, retries left$/,
+    );
     expect(retried).toMatchObject({ run: 1, runs_allowed: 2, rule: 'retries left' });
-    expect((await sup.waitForEvent('JOB_DEAD_LETTERED', { job_id: flaky })).msg).toMatch(/dead-lettered: attempt 2 of 2, no retries left$/);
-    expect((await sup.waitForEvent('JOB_DEAD_LETTERED', { job_id: bad })).msg).toMatch(/dead-lettered: attempt 1 of 5, not retryable$/);
+    expect((await sup.waitForEvent('JOB_DEAD_LETTERED', { job_id: flaky })).msg).toMatch(
+      /dead-lettered: attempt 2 of 2, no retries left$/,
+    );
+    expect((await sup.waitForEvent('JOB_DEAD_LETTERED', { job_id: bad })).msg).toMatch(
+      /dead-lettered: attempt 1 of 5, not retryable$/,
+    );
     expect(await sup.stop()).toBe(0);
   });
 });

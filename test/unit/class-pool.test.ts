@@ -25,7 +25,16 @@ function setup(fields: Record<string, unknown> = {}) {
     spawned.push(child);
     return child;
   };
-  const pool = new ClassPool(config, { store, startChild, logger, database: 'unit.db', resultLimitBytes: 1_000, supervisorId: 'sup', host: 'host', retryDelay: () => 1_000 });
+  const pool = new ClassPool(config, {
+    store,
+    startChild,
+    logger,
+    database: 'unit.db',
+    resultLimitBytes: 1_000,
+    supervisorId: 'sup',
+    host: 'host',
+    retryDelay: () => 1_000,
+  });
   const logged = (event: string) => records.filter((record) => record.event === event);
   return { config, store, spawned, pool, logged };
 }

@@ -8,7 +8,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FLIGHT_FILE_PREFIX, FlightRecorder, FlightRecordFile, RECORD_BYTES, removeOrphanFlightFiles } from '../../src/ipc/flight-record.js';
+import {
+  FLIGHT_FILE_PREFIX,
+  FlightRecorder,
+  FlightRecordFile,
+  RECORD_BYTES,
+  removeOrphanFlightFiles,
+} from '../../src/ipc/flight-record.js';
 import { isPidAlive } from '../../src/pids.js';
 
 const files: FlightRecordFile[] = [];
@@ -22,7 +28,12 @@ function newFile(slots: number): FlightRecordFile {
   return file;
 }
 
-const job = (jobId: number, attempt = 1) => ({ jobId, attempt, leaseToken: `${jobId}`.padStart(32, 'f'), startedAt: 1_700_000_000_000 + jobId });
+const job = (jobId: number, attempt = 1) => ({
+  jobId,
+  attempt,
+  leaseToken: `${jobId}`.padStart(32, 'f'),
+  startedAt: 1_700_000_000_000 + jobId,
+});
 
 describe('flight recorder', () => {
   it('reads back what each slot recorded, and nothing for an emptied or unused slot', () => {

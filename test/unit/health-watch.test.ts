@@ -40,7 +40,13 @@ class FakeWatchedChild implements WatchedChild {
   }
 
   run(jobId: number, startedAt = Date.now()): void {
-    this.started.set(jobId, { jobId, attempt: 1, leaseToken: `token-${jobId}`, startedAt, usage: new JobUsage(undefined) });
+    this.started.set(jobId, {
+      jobId,
+      attempt: 1,
+      leaseToken: `token-${jobId}`,
+      startedAt,
+      usage: new JobUsage(undefined),
+    });
     this.state = 'busy';
   }
 
@@ -79,7 +85,8 @@ function setup() {
     pools: [{ children: [child] }],
     tickMs: TICK_MS,
     outage: () => outage,
-    sampleUsage: async (pids) => Object.fromEntries(pids.map((pid) => [pid, { cpu: 0, memory: child.rssBytes, ctime: 0 }])),
+    sampleUsage: async (pids) =>
+      Object.fromEntries(pids.map((pid) => [pid, { cpu: 0, memory: child.rssBytes, ctime: 0 }])),
   });
   return { child, held, watch, setOutage: (next: DbOutage | undefined) => (outage = next) };
 }
@@ -167,7 +174,9 @@ describe('HealthWatch', () => {
     held.delete(1);
     const lostAt = Date.now();
     await until('the child killed', () => child.killed !== undefined, 30_000);
-    expect(Date.now() - lostAt).toBeGreaterThan((config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000);
+    expect(Date.now() - lostAt).toBeGreaterThan(
+      (config.lease_seconds + STALE_HEARTBEATS * config.heartbeat_seconds) * 1000,
+    );
     expect(child.killed).toMatchObject({ reason: 'unresponsive', code: 'WORKER:UNRESPONSIVE' });
     expect(child.killed?.detail).toContain('after losing its lease');
     await watch.stop();

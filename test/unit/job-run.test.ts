@@ -15,13 +15,37 @@ import { FakeWorkerStore } from './support/fake-worker-store.js';
 const config = classConfig({ max_runtime_seconds: 10, backoff: { base_seconds: 1, max_seconds: 1, jitter: false } });
 
 /** A handler that waits for its signal and fails with its reason, as a well-behaved one does. */
-const untilAborted: Handler = (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted by signal'))));
+const untilAborted: Handler = (_job, ctx) =>
+  new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted by signal'))));
 
 function setup(handler: Handler) {
   const store = new FakeWorkerStore();
-  const job: ClaimedJob = { id: 1, class: 'unit', payload: '{"n":1}', priority: 0, attempt: 1, maxRetries: 3, leaseToken: 'token', leaseExpiresAt: Date.now() + 30_000, createdAt: Date.now(), ownerId: 'worker', claimedAt: Date.now() };
+  const job: ClaimedJob = {
+    id: 1,
+    class: 'unit',
+    payload: '{"n":1}',
+    priority: 0,
+    attempt: 1,
+    maxRetries: 3,
+    leaseToken: 'token',
+    leaseExpiresAt: Date.now() + 30_000,
+    createdAt: Date.now(),
+    ownerId: 'worker',
+    claimedAt: Date.now(),
+  };
   const logged: string[] = [];
-  const run = new JobRun({ store, config, handler, resultLimitBytes: 1_000, log: (_level, msg) => logged.push(msg), heartbeat: async () => undefined, costs: new CostMeter() }, job);
+  const run = new JobRun(
+    {
+      store,
+      config,
+      handler,
+      resultLimitBytes: 1_000,
+      log: (_level, msg) => logged.push(msg),
+      heartbeat: async () => undefined,
+      costs: new CostMeter(),
+    },
+    job,
+  );
   return { store, run, job, logged };
 }
 
@@ -47,7 +71,10 @@ describe('JobRun', () => {
   it('fails a result over the size limit, not retryable', async () => {
     const { run } = setup(() => 'x'.repeat(2_000));
     const verdict = await run.run();
-    expect(verdict?.verdict).toMatchObject({ type: 'fail', error: { code: 'INVALID_INPUT:RESULT_TOO_LARGE', retryable: false } });
+    expect(verdict?.verdict).toMatchObject({
+      type: 'fail',
+      error: { code: 'INVALID_INPUT:RESULT_TOO_LARGE', retryable: false },
+    });
   });
 
   it('ends a job cancelled while it runs as cancelled, not retryable, with what the handler said', async () => {
@@ -55,7 +82,10 @@ describe('JobRun', () => {
     const ended = run.run();
     run.abort(ABORT.cancelled());
     const verdict = await ended;
-    expect(verdict?.verdict).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
+    expect(verdict?.verdict).toMatchObject({
+      type: 'fail',
+      error: { code: 'CANCELLED:BY_OPERATOR', retryable: false },
+    });
     expect(verdict?.verdict.type === 'fail' && verdict.verdict.error.detail).toContain('(handler: aborted by signal)');
   });
 
@@ -68,7 +98,11 @@ describe('JobRun', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(settled).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
-    expect((await ended)?.verdict).toEqual({ type: 'fail', error: expect.objectContaining({ code: 'TIMEOUT:MAX_RUNTIME', retryable: true }), retryDelayMs: 1_000 });
+    expect((await ended)?.verdict).toEqual({
+      type: 'fail',
+      error: expect.objectContaining({ code: 'TIMEOUT:MAX_RUNTIME', retryable: true }),
+      retryDelayMs: 1_000,
+    });
   });
 
   it('has nothing to write about a job whose lease was lost mid-run, and its heartbeat says so', async () => {

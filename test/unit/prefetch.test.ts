@@ -20,19 +20,30 @@ function claims(prefetch: Prefetch, count: number, jobMs: number, slots = 1): nu
 
 describe('prefetch', () => {
   it('grows 0, 1, 3, 7 ... while claims bring jobs, up to claim_batch held', () => {
-    expect(claims(new Prefetch({ slots: 1, claimBatch: 64, rateLimited: false }), 8, 0.05)).toEqual([0, 1, 3, 7, 15, 31, 63, 63]);
-    expect(claims(new Prefetch({ slots: 4, claimBatch: 16, rateLimited: false }), 5, 0.05, 4)).toEqual([0, 1, 3, 7, 12]);
+    expect(claims(new Prefetch({ slots: 1, claimBatch: 64, rateLimited: false }), 8, 0.05)).toEqual([
+      0, 1, 3, 7, 15, 31, 63, 63,
+    ]);
+    expect(claims(new Prefetch({ slots: 4, claimBatch: 16, rateLimited: false }), 5, 0.05, 4)).toEqual([
+      0, 1, 3, 7, 12,
+    ]);
   });
 
   it('jobs of 5 ms: a few to a transaction, what one slot starts within half of FLUSH_AFTER_MS', () => {
     const startable = Math.floor(FLUSH_AFTER_MS / 2 / 5);
     expect(startable).toBe(2);
     // once the moving average has the 5 ms
-    expect(claims(new Prefetch({ slots: 1, claimBatch: 64, rateLimited: false }), 16, 5).slice(-4)).toEqual([startable, startable, startable, startable]);
+    expect(claims(new Prefetch({ slots: 1, claimBatch: 64, rateLimited: false }), 16, 5).slice(-4)).toEqual([
+      startable,
+      startable,
+      startable,
+      startable,
+    ]);
   });
 
   it('20 slots of 5 ms jobs with the default claim_batch (40): the next 20 wait ready while the slots run', () => {
-    expect(claims(new Prefetch({ slots: 20, claimBatch: 40, rateLimited: false }), 7, 5, 20)).toEqual([0, 1, 3, 7, 15, 20, 20]);
+    expect(claims(new Prefetch({ slots: 20, claimBatch: 40, rateLimited: false }), 7, 5, 20)).toEqual([
+      0, 1, 3, 7, 15, 20, 20,
+    ]);
   });
 
   it('a job that looked slow (its child preempted) shrinks the next claim, and what was earned comes back at once', () => {

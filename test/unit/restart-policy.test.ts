@@ -33,6 +33,12 @@ describe('RestartPolicy', () => {
       const decision = policy.onCrash(index * 10_000, fruitless);
       return decision.restart ? decision.delayMs : undefined;
     });
-    expect(delays).toEqual([RESTART_BASE_DELAY_MS, 2 * RESTART_BASE_DELAY_MS, 4 * RESTART_BASE_DELAY_MS, 8 * RESTART_BASE_DELAY_MS, RESTART_MAX_DELAY_MS]);
+    expect(delays).toEqual([
+      RESTART_BASE_DELAY_MS,
+      2 * RESTART_BASE_DELAY_MS,
+      4 * RESTART_BASE_DELAY_MS,
+      8 * RESTART_BASE_DELAY_MS,
+      RESTART_MAX_DELAY_MS,
+    ]);
   });
 });

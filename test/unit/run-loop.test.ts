@@ -48,13 +48,40 @@ function setup(fields: Record<string, unknown> = {}) {
   const store = new FakeWorkerStore();
   const { handler, ran, signals } = taskHandler();
   const sent: ChildToSupervisor[] = [];
-  const config = classConfig({ concurrency: 1, claim_batch: 8, poll_seconds: 0.2, lease_seconds: 3, heartbeat_seconds: HEARTBEAT_MS / 1000, ...fields });
+  const config = classConfig({
+    concurrency: 1,
+    claim_batch: 8,
+    poll_seconds: 0.2,
+    lease_seconds: 3,
+    heartbeat_seconds: HEARTBEAT_MS / 1000,
+    ...fields,
+  });
   // The flight recorder's writes, in order: a start names its job, an idle slot is null.
   const recorded: { slot: number; jobId: number | null }[] = [];
-  const recorder = { started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }), idle: (slot: number) => void recorded.push({ slot, jobId: null }) };
-  const loop = new RunLoop({ store, config, handler, resultLimitBytes: 1_000, log: () => undefined, ownerId: 'worker', send: (message) => sent.push(message), recorder, successLines: true });
+  const recorder = {
+    started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }),
+    idle: (slot: number) => void recorded.push({ slot, jobId: null }),
+  };
+  const loop = new RunLoop({
+    store,
+    config,
+    handler,
+    resultLimitBytes: 1_000,
+    log: () => undefined,
+    ownerId: 'worker',
+    send: (message) => sent.push(message),
+    recorder,
+    successLines: true,
+  });
   // Successes come in tallies, each job in full since successLines is on.
-  const finished = (): FinishedJob[] => sent.flatMap((message) => (message.type === 'jobs-finished' ? message.jobs : message.type === 'jobs-succeeded' ? (message.tally.jobs ?? []) : []));
+  const finished = (): FinishedJob[] =>
+    sent.flatMap((message) =>
+      message.type === 'jobs-finished'
+        ? message.jobs
+        : message.type === 'jobs-succeeded'
+          ? (message.tally.jobs ?? [])
+          : [],
+    );
   const startedIds = (): number[] => recorded.flatMap((write) => (write.jobId === null ? [] : [write.jobId]));
   return { store, loop, ran, signals, finished, startedIds, recorded, sent };
 }
@@ -71,7 +98,13 @@ async function stopped(loop: RunLoop): Promise<void> {
  * comes with three jobs that must wait behind it.
  */
 async function blockerAhead({ store, loop, ran }: ReturnType<typeof setup>) {
-  const [f1, f2, f3, blocker, ...waiting] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {}, {}) as [number, number, number, number, ...number[]];
+  const [f1, f2, f3, blocker, ...waiting] = store.enqueue({}, {}, {}, { ms: 100 }, {}, {}, {}, {}) as [
+    number,
+    number,
+    number,
+    number,
+    ...number[],
+  ];
   loop.start();
   await until('the blocker runs', () => ran.includes(blocker));
   return { fast: [f1, f2, f3], blocker, waiting };
@@ -87,7 +120,11 @@ describe('RunLoop', () => {
   it('grows the prefetch (0, 1, 3, 7) while claims bring jobs, up to claim_batch, and keeps it past a job of 10 ms', async () => {
     const { store, loop } = setup();
     const fast: Task = {};
-    const ids = store.enqueue(...Array.from({ length: 15 }, () => fast), { ms: 10 }, ...Array.from({ length: 10 }, () => fast));
+    const ids = store.enqueue(
+      ...Array.from({ length: 15 }, () => fast),
+      { ms: 10 },
+      ...Array.from({ length: 10 }, () => fast),
+    );
     loop.start();
     await until('every job settled', () => store.settled.length === ids.length);
     // One slot: each claim asks for 1 + the prefetch; the 10 ms job came with the fifth claim, and the jobs behind it
@@ -105,7 +142,9 @@ describe('RunLoop', () => {
     await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS - 5);
     expect(handedBack()).toBe(false);
     await until('the waiting jobs handed back', handedBack, 10);
-    expect(store.settled.filter((settlement) => waiting.includes(settlement.id)).map((settlement) => settlement.startedAt)).toEqual([null, null, null]);
+    expect(
+      store.settled.filter((settlement) => waiting.includes(settlement.id)).map((settlement) => settlement.startedAt),
+    ).toEqual([null, null, null]);
     expect(ran).toEqual([...fast, blocker]);
 
     // The blocker's outcome is written with the next claim.
@@ -143,10 +182,16 @@ describe('RunLoop', () => {
   it('ends a job cancelled while it waits without running it, and tells the supervisor', async () => {
     const running = setup();
     const { store, loop, ran, finished } = running;
-    const { blocker, waiting: [cancelled] } = await blockerAhead(running);
+    const {
+      blocker,
+      waiting: [cancelled],
+    } = await blockerAhead(running);
     store.cancelRequested.add(cancelled!);
     await until('the cancel written', () => store.verdicts().has(cancelled!), HEARTBEAT_MS + FLUSH_AFTER_MS);
-    expect(store.verdicts().get(cancelled!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
+    expect(store.verdicts().get(cancelled!)).toMatchObject({
+      type: 'fail',
+      error: { code: 'CANCELLED:BY_OPERATOR', retryable: false },
+    });
     expect(store.settled.find((settlement) => settlement.id === cancelled)?.startedAt).toBeNull();
     expect(finished().find((job) => job.jobId === cancelled)?.outcome).toBe('CANCELLED');
     await until('the blocker settled', () => store.verdicts().has(blocker), 200);
@@ -162,7 +207,10 @@ describe('RunLoop', () => {
     store.cancelRequested.add(job!);
     await until('the cancel written', () => store.verdicts().has(job!), HEARTBEAT_MS + FLUSH_AFTER_MS);
     expect((signals.get(job!)?.reason as { code?: string }).code).toBe('CANCELLED:BY_OPERATOR');
-    expect(store.verdicts().get(job!)).toMatchObject({ type: 'fail', error: { code: 'CANCELLED:BY_OPERATOR', retryable: false } });
+    expect(store.verdicts().get(job!)).toMatchObject({
+      type: 'fail',
+      error: { code: 'CANCELLED:BY_OPERATOR', retryable: false },
+    });
     expect(finished()).toEqual([expect.objectContaining({ jobId: job, outcome: 'CANCELLED' })]);
     await stopped(loop);
   });
@@ -187,17 +235,27 @@ describe('RunLoop', () => {
     loop.start();
     await until('the job runs', () => ran.includes(lost!));
     store.lost.add(lost!);
-    await until('the next job settled and told', () => store.verdicts().has(next!) && finished().length === 2, HEARTBEAT_MS + 100);
+    await until(
+      'the next job settled and told',
+      () => store.verdicts().has(next!) && finished().length === 2,
+      HEARTBEAT_MS + 100,
+    );
     expect((signals.get(lost!)?.reason as { code?: string }).code).toBe('LEASE:LOST');
     expect(store.verdicts().has(lost!)).toBe(false);
-    expect(finished()).toEqual([expect.objectContaining({ jobId: lost, outcome: 'LEASE_LOST' }), expect.objectContaining({ jobId: next, outcome: 'SUCCEEDED' })]);
+    expect(finished()).toEqual([
+      expect.objectContaining({ jobId: lost, outcome: 'LEASE_LOST' }),
+      expect.objectContaining({ jobId: next, outcome: 'SUCCEEDED' }),
+    ]);
     await stopped(loop);
   });
 
   it('drops a waiting job whose lease is lost: it never runs and nothing is written about it', async () => {
     const running = setup();
     const { store, loop, ran, finished } = running;
-    const { blocker, waiting: [lost] } = await blockerAhead(running);
+    const {
+      blocker,
+      waiting: [lost],
+    } = await blockerAhead(running);
     store.lost.add(lost!);
     await until('the loss reported', () => finished().some((job) => job.jobId === lost), HEARTBEAT_MS + 1);
     expect(finished().find((job) => job.jobId === lost)?.outcome).toBe('LEASE_LOST');

@@ -10,7 +10,13 @@ import { SUCCESS_REPORT_MS, SuccessReport } from '../../child/success-report.js'
 import { DURATION_BUCKETS, PEAK_RSS_BUCKETS } from '../../src/ipc/buckets.js';
 import type { FinishedJob, SuccessTally } from '../../src/ipc/protocol.js';
 
-const success = (jobId: number, fields: Partial<FinishedJob> = {}): FinishedJob => ({ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 3, ...fields });
+const success = (jobId: number, fields: Partial<FinishedJob> = {}): FinishedJob => ({
+  jobId,
+  attempt: 1,
+  outcome: 'SUCCEEDED',
+  durationMs: 3,
+  ...fields,
+});
 
 function setup(lines = false) {
   const sent: SuccessTally[] = [];

@@ -19,6 +19,10 @@ export const cancelCommand = defineJobCommand({
       throw new InvalidInputError('NOT_CANCELLABLE', `job ${id} already ended ${status}: there is nothing to cancel`);
     }
     const text = outcome === 'terminal' ? 'was already cancelled' : SAID[outcome];
-    output(json, { id, outcome: outcome === 'terminal' ? 'already_cancelled' : outcome, status }, () => `job ${id}: ${text}`);
+    output(
+      json,
+      { id, outcome: outcome === 'terminal' ? 'already_cancelled' : outcome, status },
+      () => `job ${id}: ${text}`,
+    );
   },
 });

@@ -19,8 +19,16 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
   command: 'dashboard',
   describe: 'serve the web dashboard (overview, jobs, one job, workers, actions) until SIGINT or SIGTERM',
   options: {
-    port: numberOption('port', { integer: true, min: 0, max: 65535 }, { default: 9470, describe: 'port to listen on (0: any free port)' }),
-    host: { type: 'string', default: '127.0.0.1', describe: 'address to listen on; other than loopback only with a token' },
+    port: numberOption(
+      'port',
+      { integer: true, min: 0, max: 65535 },
+      { default: 9470, describe: 'port to listen on (0: any free port)' },
+    ),
+    host: {
+      type: 'string',
+      default: '127.0.0.1',
+      describe: 'address to listen on; other than loopback only with a token',
+    },
     'read-only': { type: 'boolean', default: false, describe: 'show no actions, and refuse them' },
     token: { type: 'string', describe: `every page and action needs this token (default: $${TOKEN_ENV})` },
   },
@@ -31,13 +39,33 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
     checkListenAddress(args.host, token);
     const target = await resolveTarget(args);
     const { store, database } = await openContext(target, args, { create: false });
-    const logger = createLogger({ level: target.config?.log.level ?? 'info', file: null, maxSizeMb: 1, maxFiles: 1, supervisorId: 'dashboard', console: true });
-    const server = new DashboardServer({ store, database, classes: target.config?.classes, payloadLimitBytes: target.config?.payload_limit_bytes, readOnly: args.readOnly, token, logger, host: args.host, port: args.port });
+    const logger = createLogger({
+      level: target.config?.log.level ?? 'info',
+      file: null,
+      maxSizeMb: 1,
+      maxFiles: 1,
+      supervisorId: 'dashboard',
+      console: true,
+    });
+    const server = new DashboardServer({
+      store,
+      database,
+      classes: target.config?.classes,
+      payloadLimitBytes: target.config?.payload_limit_bytes,
+      readOnly: args.readOnly,
+      token,
+      logger,
+      host: args.host,
+      port: args.port,
+    });
     try {
       const port = await server.start();
       const url = `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}/`;
-      output(args.json, { url, read_only: args.readOnly, token_required: token !== undefined }, () =>
-        `leasehold dashboard on ${url}${args.readOnly ? ' (read-only)' : ''}${token === undefined ? '' : ' (open it once with ?token=…)'}; Ctrl-C stops it`,
+      output(
+        args.json,
+        { url, read_only: args.readOnly, token_required: token !== undefined },
+        () =>
+          `leasehold dashboard on ${url}${args.readOnly ? ' (read-only)' : ''}${token === undefined ? '' : ' (open it once with ?token=…)'}; Ctrl-C stops it`,
       );
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
     } finally {

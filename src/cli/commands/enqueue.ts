@@ -6,7 +6,17 @@ import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, NewJob } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
-import { classConfig, defineCommand, CLI_ACTOR, isStdin, output, resolveTarget, unknownClassError, withStore, type GlobalArgs } from '../context.js';
+import {
+  classConfig,
+  defineCommand,
+  CLI_ACTOR,
+  isStdin,
+  output,
+  resolveTarget,
+  unknownClassError,
+  withStore,
+  type GlobalArgs,
+} from '../context.js';
 import { numberOption } from '../numeric-options.js';
 
 /** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
@@ -38,13 +48,28 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   options: {
     payload: { type: 'string', describe: 'the payload as JSON ("-" reads stdin)' },
     'payload-file': { type: 'string', describe: 'read the payload JSON from a file ("-" for stdin)' },
-    priority: numberOption('priority', { integer: true, min: -MAX_PRIORITY, max: MAX_PRIORITY }, { describe: 'higher runs first (default 0)' }),
+    priority: numberOption(
+      'priority',
+      { integer: true, min: -MAX_PRIORITY, max: MAX_PRIORITY },
+      { describe: 'higher runs first (default 0)' },
+    ),
     delay: numberOption('delay', { integer: false, min: 0 }, { describe: 'seconds from now before it may run' }),
     'run-at': { type: 'string', describe: 'not before this ISO 8601 time' },
-    'max-retries': numberOption('max-retries', { integer: true, min: 0 }, { describe: "default: the class's max_retries, from the config of the child that claims the job" }),
+    'max-retries': numberOption(
+      'max-retries',
+      { integer: true, min: 0 },
+      { describe: "default: the class's max_retries, from the config of the child that claims the job" },
+    ),
     key: { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' },
-    file: { type: 'string', describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)' },
-    'allow-unknown-class': { type: 'boolean', default: false, describe: 'enqueue a class that the config does not list' },
+    file: {
+      type: 'string',
+      describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)',
+    },
+    'allow-unknown-class': {
+      type: 'boolean',
+      default: false,
+      describe: 'enqueue a class that the config does not list',
+    },
   },
   run: async (args) => {
     const target = await resolveTarget(args);
@@ -54,7 +79,9 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       if (args.file === undefined) {
         const [inserted] = (await store.jobInsert({ jobs, actor: CLI_ACTOR })) as [InsertedJob];
         output(args.json, { id: inserted.id }, () =>
-          inserted.created ? `enqueued job ${inserted.id} (${jobs[0]?.class})` : `job ${inserted.id} was already enqueued with key ${JSON.stringify(args.key)}`,
+          inserted.created
+            ? `enqueued job ${inserted.id} (${jobs[0]?.class})`
+            : `job ${inserted.id} was already enqueued with key ${JSON.stringify(args.key)}`,
         );
         return;
       }
@@ -66,19 +93,29 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       }
       progress.done();
       const existing = inserted.filter((job) => !job.created).length;
-      output(args.json, { count: inserted.length, ids: inserted.map((job) => job.id) }, () =>
-        `enqueued ${inserted.length - existing} job(s)${existing > 0 ? `; ${existing} were already enqueued under their keys` : ''} (${inserted.length} line(s) of ${isStdin(args.file) ? 'stdin' : args.file})`,
+      output(
+        args.json,
+        { count: inserted.length, ids: inserted.map((job) => job.id) },
+        () =>
+          `enqueued ${inserted.length - existing} job(s)${existing > 0 ? `; ${existing} were already enqueued under their keys` : ''} (${inserted.length} line(s) of ${isStdin(args.file) ? 'stdin' : args.file})`,
       );
     });
   },
 });
 
 function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob {
-  if (args.class === undefined) throw new InvalidInputError('USAGE', 'give a class (enqueue <class>) or --file jobs.jsonl');
-  if (args.stdin !== undefined && !isStdin(args.stdin)) throw new InvalidInputError('USAGE', `unexpected argument ${JSON.stringify(args.stdin)} after the class (only "-", for a payload on stdin)`);
+  if (args.class === undefined)
+    throw new InvalidInputError('USAGE', 'give a class (enqueue <class>) or --file jobs.jsonl');
+  if (args.stdin !== undefined && !isStdin(args.stdin))
+    throw new InvalidInputError(
+      'USAGE',
+      `unexpected argument ${JSON.stringify(args.stdin)} after the class (only "-", for a payload on stdin)`,
+    );
   const sources = [args.payload, args['payload-file'], args.stdin].filter((source) => source !== undefined);
-  if (sources.length > 1) throw new InvalidInputError('USAGE', 'give one payload: --payload, --payload-file or - (stdin)');
-  if (args.delay !== undefined && args['run-at'] !== undefined) throw new InvalidInputError('USAGE', 'give --delay or --run-at, not both');
+  if (sources.length > 1)
+    throw new InvalidInputError('USAGE', 'give one payload: --payload, --payload-file or - (stdin)');
+  if (args.delay !== undefined && args['run-at'] !== undefined)
+    throw new InvalidInputError('USAGE', 'give --delay or --run-at, not both');
   checkClass(args.class, config, args['allow-unknown-class']);
   const text =
     args.payload !== undefined
@@ -101,11 +138,14 @@ function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob 
 }
 
 function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob[] {
-  const single = (['class', 'stdin', 'payload', 'payload-file', 'priority', 'delay', 'run-at', 'max-retries', 'key'] as const).filter(
-    (name) => args[name] !== undefined,
-  );
+  const single = (
+    ['class', 'stdin', 'payload', 'payload-file', 'priority', 'delay', 'run-at', 'max-retries', 'key'] as const
+  ).filter((name) => args[name] !== undefined);
   if (single.length > 0) {
-    throw new InvalidInputError('USAGE', `--file takes every field from its lines: drop ${single.map((name) => (name === 'class' ? 'the class' : name === 'stdin' ? '-' : `--${name}`)).join(', ')}`);
+    throw new InvalidInputError(
+      'USAGE',
+      `--file takes every field from its lines: drop ${single.map((name) => (name === 'class' ? 'the class' : name === 'stdin' ? '-' : `--${name}`)).join(', ')}`,
+    );
   }
   const file = args.file as string;
   const text = readText(file, 'jobs file');
@@ -117,7 +157,8 @@ function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJo
     try {
       jobs.push(lineJob(line, config, args['allow-unknown-class']));
     } catch (error) {
-      if (error instanceof InvalidInputError) throw new InvalidInputError(error.code.split(':')[1] ?? 'LINE', `${where} line ${index + 1}: ${error.message}`);
+      if (error instanceof InvalidInputError)
+        throw new InvalidInputError(error.code.split(':')[1] ?? 'LINE', `${where} line ${index + 1}: ${error.message}`);
       throw error;
     }
   });
@@ -126,16 +167,22 @@ function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJo
 
 function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): NewJob {
   const value = parseJson(line, 'line');
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidInputError('LINE', 'expected a JSON object with class and payload');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidInputError('LINE', 'expected a JSON object with class and payload');
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((key) => !(LINE_FIELDS as readonly string[]).includes(key));
-  if (unknown.length > 0) throw new InvalidInputError('LINE', `unknown field ${JSON.stringify(unknown[0])} (expected ${LINE_FIELDS.join(', ')})`);
+  if (unknown.length > 0)
+    throw new InvalidInputError(
+      'LINE',
+      `unknown field ${JSON.stringify(unknown[0])} (expected ${LINE_FIELDS.join(', ')})`,
+    );
   if (typeof fields.class !== 'string') throw new InvalidInputError('CLASS', 'class must be a string');
   checkClass(fields.class, config, allowUnknown);
   const typed = <T>(name: string, type: 'number' | 'string'): T | undefined => {
     const field = fields[name];
     if (field === undefined || field === null) return undefined;
-    if (typeof field !== type) throw new InvalidInputError(name.toUpperCase(), `${name} must be a ${type}, got ${JSON.stringify(field)}`);
+    if (typeof field !== type)
+      throw new InvalidInputError(name.toUpperCase(), `${name} must be a ${type}, got ${JSON.stringify(field)}`);
     return field as T;
   };
   return prepare(
@@ -153,11 +200,14 @@ function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown
 
 /** The payload cap comes from the config; a job without max_retries takes its class's when claimed, from the claiming child's config. */
 function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): NewJob {
-  return prepareJob(request, systemClock, { payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES });
+  return prepareJob(request, systemClock, {
+    payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
+  });
 }
 
 function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {
-  if (!allowUnknown && classConfig(config, name) === undefined) throw unknownClassError(name, config, { allowFlag: '--allow-unknown-class' });
+  if (!allowUnknown && classConfig(config, name) === undefined)
+    throw unknownClassError(name, config, { allowFlag: '--allow-unknown-class' });
 }
 
 function readPayloadArg(value: string): string {
@@ -169,7 +219,14 @@ function readText(file: string, what: string): string {
     return readFileSync(isStdin(file) ? 0 : file, 'utf8');
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a folder'
+            : (error as Error).message;
     throw new InvalidInputError('FILE', `cannot read the ${what} ${isStdin(file) ? 'from stdin' : file}: ${why}`);
   }
 }
@@ -178,13 +235,20 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new InvalidInputError(what === 'payload' ? 'PAYLOAD' : 'LINE', `${what === 'payload' ? 'payload is not JSON' : 'not JSON'}: ${(error as Error).message}`);
+    throw new InvalidInputError(
+      what === 'payload' ? 'PAYLOAD' : 'LINE',
+      `${what === 'payload' ? 'payload is not JSON' : 'not JSON'}: ${(error as Error).message}`,
+    );
   }
 }
 
 function parseRunAt(text: string): number {
   const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
-  if (!Number.isFinite(at)) throw new InvalidInputError('RUN_AT', `--run-at must be an ISO 8601 time such as 2026-01-31T09:00:00Z, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(at))
+    throw new InvalidInputError(
+      'RUN_AT',
+      `--run-at must be an ISO 8601 time such as 2026-01-31T09:00:00Z, got ${JSON.stringify(text)}`,
+    );
   return at;
 }
 

@@ -20,7 +20,11 @@ export const listCommand = defineCommand<ListArgs>({
   options: {
     status: { type: 'string', describe: `only this status (${JOB_STATUSES.join(', ')})` },
     class: { type: 'string', describe: 'only this class' },
-    limit: numberOption('limit', { integer: true, min: 1, max: MAX_LIMIT }, { default: 20, describe: `at most this many (up to ${MAX_LIMIT})` }),
+    limit: numberOption(
+      'limit',
+      { integer: true, min: 1, max: MAX_LIMIT },
+      { default: 20, describe: `at most this many (up to ${MAX_LIMIT})` },
+    ),
   },
   run: async (args) => {
     const status = parseStatus(args.status);
@@ -78,7 +82,10 @@ export function parseStatus(raw: string | undefined): JobStatus | undefined {
   if (raw === undefined) return undefined;
   const status = raw.toUpperCase();
   if (!(JOB_STATUSES as readonly string[]).includes(status)) {
-    throw new InvalidInputError('STATUS', `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(raw)}`);
+    throw new InvalidInputError(
+      'STATUS',
+      `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(raw)}`,
+    );
   }
   return status as JobStatus;
 }

@@ -35,7 +35,11 @@ export const logsCommand = defineCommand<LogsArgs>({
     class: { type: 'string', describe: "only this class's lines" },
     job: { type: 'string', describe: "only this job's lines" },
     level: { type: 'string', describe: 'only this level and more severe (error, warn, info, debug)' },
-    lines: numberOption('lines', { integer: true, min: 0, max: 100_000 }, { default: 50, describe: 'how many of the last matching lines to print first' }),
+    lines: numberOption(
+      'lines',
+      { integer: true, min: 0, max: 100_000 },
+      { default: 50, describe: 'how many of the last matching lines to print first' },
+    ),
     file: { type: 'string', describe: "the supervisor's log file (default: the config's log.file)" },
   },
   run: async (args) => {
@@ -48,31 +52,44 @@ export const logsCommand = defineCommand<LogsArgs>({
       });
       return;
     }
-    const filter: LogFilter = { class: args.class, jobId: args.job === undefined ? undefined : parseId(args.job), level: parseLevel(args.level) };
+    const filter: LogFilter = {
+      class: args.class,
+      jobId: args.job === undefined ? undefined : parseId(args.job),
+      level: parseLevel(args.level),
+    };
     await printLog(await logFile(args), filter, args);
   },
 });
 
 function parseLevel(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (!isLevel(raw)) throw new InvalidInputError('LEVEL', `--level must be one of error, warn, info, debug, got ${JSON.stringify(raw)}`);
+  if (!isLevel(raw))
+    throw new InvalidInputError('LEVEL', `--level must be one of error, warn, info, debug, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
 async function logFile(args: LogsArgs): Promise<string> {
   if (args.file !== undefined) return args.file;
-  if (args.config === undefined) throw new InvalidInputError('USAGE', 'give --config queue.yaml (its log.file) or --file PATH');
+  if (args.config === undefined)
+    throw new InvalidInputError('USAGE', 'give --config queue.yaml (its log.file) or --file PATH');
   const { config } = await resolveTarget(args);
   const file = config?.log.file ?? null;
-  if (file === null) throw new InvalidInputError('LOG_FILE', `${args.config} logs to stdout only (log.file is null): there is no file to read`);
+  if (file === null)
+    throw new InvalidInputError(
+      'LOG_FILE',
+      `${args.config} logs to stdout only (log.file is null): there is no file to read`,
+    );
   return file;
 }
 
 async function printLog(file: string, filter: LogFilter, args: LogsArgs): Promise<void> {
-  if (!existsSync(file)) throw new InvalidInputError('LOG_FILE', `no log file at ${file} (has the supervisor run with this config?)`);
-  const show = (record: LogRecord) => process.stdout.write(`${args.json ? JSON.stringify(record) : formatConsoleLine(record)}\n`);
+  if (!existsSync(file))
+    throw new InvalidInputError('LOG_FILE', `no log file at ${file} (has the supervisor run with this config?)`);
+  const show = (record: LogRecord) =>
+    process.stdout.write(`${args.json ? JSON.stringify(record) : formatConsoleLine(record)}\n`);
   const follower = new LogFollower(file);
-  const pick = (lines: string[]) => lines.map(parseRecord).filter((r): r is LogRecord => r !== undefined && matches(r, filter));
+  const pick = (lines: string[]) =>
+    lines.map(parseRecord).filter((r): r is LogRecord => r !== undefined && matches(r, filter));
   try {
     const first = pick(follower.read());
     for (const record of first.slice(Math.max(0, first.length - args.lines))) show(record);

@@ -8,7 +8,11 @@ export const migrateCommand = defineCommand<GlobalArgs>({
     await withStore(await resolveTarget(args), args, { create: true }, async ({ store, database, created }) => {
       await store.migrate();
       const version = await store.schemaVersion();
-      output(args.json, { database, created, version }, () => `${database}: ${created ? 'created, ' : ''}schema at version ${version}`);
+      output(
+        args.json,
+        { database, created, version },
+        () => `${database}: ${created ? 'created, ' : ''}schema at version ${version}`,
+      );
     });
   },
 });

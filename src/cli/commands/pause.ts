@@ -1,7 +1,18 @@
 /** `leasehold pause <class>` / `resume <class>`: a paused class claims nothing, on every host, until it is resumed. */
 import { pausedClasses } from '../../queue/class-controls.js';
 import type { OperatorStore } from '../../store/types.js';
-import { classConfig, CLI_ACTOR, defineCommand, output, resolveTarget, unknownClassError, withStore, type Command, type Context, type GlobalArgs } from '../context.js';
+import {
+  classConfig,
+  CLI_ACTOR,
+  defineCommand,
+  output,
+  resolveTarget,
+  unknownClassError,
+  withStore,
+  type Command,
+  type Context,
+  type GlobalArgs,
+} from '../context.js';
 import { formatWhen } from '../format.js';
 
 interface ClassArgs extends GlobalArgs {
@@ -15,7 +26,12 @@ interface ClassArgs extends GlobalArgs {
  * class that is paused but no longer in the config, so a pause can always
  * be undone.
  */
-function defineClassCommand(spec: { command: string; describe: string; acceptPaused: boolean; run: (jobClass: string, ctx: Context) => Promise<void> }): Command {
+function defineClassCommand(spec: {
+  command: string;
+  describe: string;
+  acceptPaused: boolean;
+  run: (jobClass: string, ctx: Context) => Promise<void>;
+}): Command {
   return defineCommand<ClassArgs>({
     command: `${spec.command} <class>`,
     describe: spec.describe,
@@ -44,8 +60,13 @@ export const pauseCommand = defineClassCommand({
     const outcome = await store.classPause({ class: jobClass, actor: CLI_ACTOR });
     const pause = (await pausedClasses(store)).find((row) => row.class === jobClass);
     const since = `since ${formatWhen(pause?.paused_at, clock.now())}, by ${pause?.paused_by ?? '-'}`;
-    output(json, { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null }, () =>
-      outcome === 'paused' ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)` : `class ${jobClass} was already paused (${since})`,
+    output(
+      json,
+      { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null },
+      () =>
+        outcome === 'paused'
+          ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)`
+          : `class ${jobClass} was already paused (${since})`,
     );
   },
 });
@@ -56,6 +77,8 @@ export const resumeCommand = defineClassCommand({
   acceptPaused: true,
   run: async (jobClass, { store, json }) => {
     const outcome = await store.classResume({ class: jobClass, actor: CLI_ACTOR });
-    output(json, { class: jobClass, outcome }, () => (outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`));
+    output(json, { class: jobClass, outcome }, () =>
+      outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`,
+    );
   },
 });

@@ -14,7 +14,10 @@ export const pruneCommand = defineCommand<PruneArgs>({
   run: async (args) => {
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
-      const report = await pruneFinishedJobs(store, retentionPolicy(target.config), { now: clock.now(), dryRun: args['dry-run'] });
+      const report = await pruneFinishedJobs(store, retentionPolicy(target.config), {
+        now: clock.now(),
+        dryRun: args['dry-run'],
+      });
       output(args.json, report, () => pruneText(report));
     });
   },
@@ -25,7 +28,12 @@ function pruneText(report: PruneReport): string {
   return [
     table(
       ['status', 'keep days', 'finished before', report.dry_run ? 'would delete' : 'deleted'],
-      report.by_status.map((line) => [line.status, String(line.older_than_days), formatTime(line.finished_before), line.count]),
+      report.by_status.map((line) => [
+        line.status,
+        String(line.older_than_days),
+        formatTime(line.finished_before),
+        line.count,
+      ]),
     ),
     `${verb} ${report.total} job(s) with their attempts and events${report.dry_run ? '' : ` in ${formatDuration(report.duration_ms)}`}`,
   ].join('\n');

@@ -22,13 +22,22 @@ const POLL_MS = 100;
 
 export const reloadCommand = defineCommand<ReloadArgs>({
   command: 'reload',
-  describe: "make this host's supervisor re-read queue.yaml (SIGHUP) and wait for its verdict; a bad config is refused here and there, and the old one keeps running",
+  describe:
+    "make this host's supervisor re-read queue.yaml (SIGHUP) and wait for its verdict; a bad config is refused here and there, and the old one keeps running",
   options: {
-    timeout: numberOption('timeout', { integer: true, min: 1, max: 3600 }, { default: 120, describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)" }),
+    timeout: numberOption(
+      'timeout',
+      { integer: true, min: 1, max: 3600 },
+      {
+        default: 120,
+        describe: "seconds to wait for the supervisor's verdict (a rolling replacement drains each child first)",
+      },
+    ),
   },
   run: async (args) => {
     // --config is what the supervisor re-reads: checking it here, as start-up does, reports a bad file (exit 2) before anyone is signalled.
-    if (args.config === undefined) throw new InvalidInputError('USAGE', 'reload needs --config queue.yaml (the file the supervisor re-reads)');
+    if (args.config === undefined)
+      throw new InvalidInputError('USAGE', 'reload needs --config queue.yaml (the file the supervisor re-reads)');
     const timeoutMs = args.timeout * 1000;
     const config = await checkConfig(args.config);
     refuseMovedDatabase(config.file, config.database);
@@ -36,21 +45,35 @@ export const reloadCommand = defineCommand<ReloadArgs>({
       const host = resolveHost({ configured: config.host });
       const now = clock.now();
       // A fresh registry heartbeat says the pid is still that supervisor's, not a reused one: SIGHUP would end most other processes.
-      const live = (await store.workerListLiveOnHost({ host })).filter((worker) => worker.kind === 'supervisor' && now - worker.heartbeat_at <= STALE_SUPERVISOR_MS);
+      const live = (await store.workerListLiveOnHost({ host })).filter(
+        (worker) => worker.kind === 'supervisor' && now - worker.heartbeat_at <= STALE_SUPERVISOR_MS,
+      );
       const seen = new Map(live.map((worker) => [worker.pid, localSupervisor(worker.pid)?.lastReload?.seq ?? 0]));
       const signalled = live.filter((worker) => signal(worker.pid));
       if (signalled.length === 0) {
-        throw new InvalidInputError('NO_SUPERVISOR', `no supervisor of host "${host}" is running on this database (leasehold workers shows none alive): nothing to reload`);
+        throw new InvalidInputError(
+          'NO_SUPERVISOR',
+          `no supervisor of host "${host}" is running on this database (leasehold workers shows none alive): nothing to reload`,
+        );
       }
-      const verdicts = await Promise.all(signalled.map((worker) => verdictAfter(worker.pid, seen.get(worker.pid) ?? 0, timeoutMs)));
-      const report = signalled.map((worker, index) => ({ id: worker.id, pid: worker.pid, verdict: verdicts[index] ?? null }));
+      const verdicts = await Promise.all(
+        signalled.map((worker) => verdictAfter(worker.pid, seen.get(worker.pid) ?? 0, timeoutMs)),
+      );
+      const report = signalled.map((worker, index) => ({
+        id: worker.id,
+        pid: worker.pid,
+        verdict: verdicts[index] ?? null,
+      }));
       const refused = report.find((entry) => entry.verdict !== null && entry.verdict.event !== 'CONFIG_RELOADED');
-      if (refused?.verdict?.event === 'CONFIG_RELOAD_REJECTED') throw new InvalidInputError('RELOAD_REJECTED', refused.verdict.message);
+      if (refused?.verdict?.event === 'CONFIG_RELOAD_REJECTED')
+        throw new InvalidInputError('RELOAD_REJECTED', refused.verdict.message);
       if (refused?.verdict !== undefined && refused.verdict !== null) throw new Error(refused.verdict.message);
       output(args.json, { host, signalled: report }, () =>
         report
           .map(({ id, pid, verdict }) =>
-            verdict === null ? `sent SIGHUP to supervisor ${id} (pid ${pid}): no verdict recorded here, its log says CONFIG_RELOADED or why not` : `supervisor ${id} (pid ${pid}): ${verdict.message}`,
+            verdict === null
+              ? `sent SIGHUP to supervisor ${id} (pid ${pid}): no verdict recorded here, its log says CONFIG_RELOADED or why not`
+              : `supervisor ${id} (pid ${pid}): ${verdict.message}`,
           )
           .join('\n'),
       );
@@ -84,7 +107,10 @@ async function verdictAfter(pid: number, seen: number, timeoutMs: number): Promi
     const record = localSupervisor(pid);
     if (record === undefined) throw new Error(`supervisor pid ${pid} stopped before it gave a verdict on the reload`);
     if (record.lastReload !== null && record.lastReload.seq > seen) return record.lastReload;
-    if (Date.now() >= deadline) throw new Error(`supervisor pid ${pid} gave no verdict on the reload within ${timeoutMs / 1000}s: its log will say (CONFIG_RELOADED, CONFIG_RELOAD_REJECTED or CONFIG_RELOAD_FAILED)`);
+    if (Date.now() >= deadline)
+      throw new Error(
+        `supervisor pid ${pid} gave no verdict on the reload within ${timeoutMs / 1000}s: its log will say (CONFIG_RELOADED, CONFIG_RELOAD_REJECTED or CONFIG_RELOAD_FAILED)`,
+      );
     await sleep(POLL_MS);
   }
 }

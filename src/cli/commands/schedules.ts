@@ -9,7 +9,8 @@ export const schedulesCommand = defineCommand<GlobalArgs>({
   describe: 'the cron schedules of the config: next run, last run',
   run: async (args) => {
     // The schedules live in queue.yaml; the database only knows how far each has run.
-    if (args.config === undefined) throw new InvalidInputError('USAGE', 'schedules needs --config queue.yaml (the schedules are defined there)');
+    if (args.config === undefined)
+      throw new InvalidInputError('USAGE', 'schedules needs --config queue.yaml (the schedules are defined there)');
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
       const now = clock.now();
@@ -17,7 +18,16 @@ export const schedulesCommand = defineCommand<GlobalArgs>({
       output(args.json, { now, schedules }, () =>
         table(
           ['class', 'name', 'cron', 'timezone', 'catch_up', 'next run', 'last run', 'last job'],
-          schedules.map((s) => [s.class, s.name, s.cron, s.timezone, s.catch_up, formatWhen(s.next_run_at, now), formatWhen(s.last_run_at, now), s.last_job_id]),
+          schedules.map((s) => [
+            s.class,
+            s.name,
+            s.cron,
+            s.timezone,
+            s.catch_up,
+            formatWhen(s.next_run_at, now),
+            formatWhen(s.last_run_at, now),
+            s.last_job_id,
+          ]),
         ),
       );
     });

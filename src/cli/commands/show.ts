@@ -13,14 +13,21 @@ interface ShowArgs extends JobArgs {
 export const showCommand = defineJobCommand<ShowArgs>({
   command: 'show <id>',
   describe: 'a job: its row, attempts, last stack trace and event timeline',
-  options: { logs: { type: 'boolean', default: false, describe: "also print the job's own log lines (ctx.log), per attempt" } },
+  options: {
+    logs: { type: 'boolean', default: false, describe: "also print the job's own log lines (ctx.log), per attempt" },
+  },
   run: async (id, { store, clock, json }, args) => {
     const job = await store.jobGet({ id });
     if (job === undefined) throw new NotFoundError(`job ${id}`);
     const [attempts, events] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id })];
     const logs = args.logs ? await store.logList({ jobId: id }) : undefined;
     const now = clock.now();
-    const value = { job: jobJson(job), attempts, events: events.map(eventJson), ...(logs === undefined ? {} : { logs }) };
+    const value = {
+      job: jobJson(job),
+      attempts,
+      events: events.map(eventJson),
+      ...(logs === undefined ? {} : { logs }),
+    };
     output(json, value, () => showText(job, attempts, events, logs, now));
   },
 });
@@ -29,16 +36,36 @@ function eventJson(event: EventRow): Record<string, unknown> {
   return { ...event, detail: parseStored(event.detail) };
 }
 
-function showText(job: JobRow, attempts: AttemptRow[], events: EventRow[], logs: JobLogRow[] | undefined, now: number): string {
+function showText(
+  job: JobRow,
+  attempts: AttemptRow[],
+  events: EventRow[],
+  logs: JobLogRow[] | undefined,
+  now: number,
+): string {
   const stack = lastStack(attempts);
   const sections = [
     // The error in full: the row keeps a summary of a few hundred characters, the stack below keeps the rest.
-    fields([...jobFields(job, now), ['payload', clip(job.payload, 200)], ['result', clip(job.result, 200)], ['progress', clip(job.progress, 200)]]),
+    fields([
+      ...jobFields(job, now),
+      ['payload', clip(job.payload, 200)],
+      ['result', clip(job.result, 200)],
+      ['progress', clip(job.progress, 200)],
+    ]),
     '',
     'attempts',
     table(
       ['#', 'status', 'owner', 'started', 'took', 'cpu', 'peak rss', 'error'],
-      attemptLines(attempts, now, 60).map((a) => [a.attempt, a.status, a.owner, a.started, a.took, a.cpu, a.peak_rss, a.error]),
+      attemptLines(attempts, now, 60).map((a) => [
+        a.attempt,
+        a.status,
+        a.owner,
+        a.started,
+        a.took,
+        a.cpu,
+        a.peak_rss,
+        a.error,
+      ]),
     ),
     ...(stack === undefined ? [] : ['', `stack trace (attempt ${stack.attempt})`, indent(stack.stack)]),
     ...(logs === undefined ? [] : ['', 'logs', logsText(logs)]),

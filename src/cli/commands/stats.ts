@@ -14,10 +14,19 @@ interface StatsArgs extends GlobalArgs {
 
 export const statsCommand = defineCommand<StatsArgs>({
   command: 'stats',
-  describe: 'counts by class and status, oldest in-flight jobs, retries, top errors, what jobs cost, what retention would delete',
+  describe:
+    'counts by class and status, oldest in-flight jobs, retries, top errors, what jobs cost, what retention would delete',
   options: {
-    hours: numberOption('hours', { integer: false, min: 0, aboveMin: true }, { default: 24, describe: 'window of the retry distribution and the error codes' }),
-    limit: numberOption('limit', { integer: true, min: 1, max: 1_000 }, { default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' }),
+    hours: numberOption(
+      'hours',
+      { integer: false, min: 0, aboveMin: true },
+      { default: 24, describe: 'window of the retry distribution and the error codes' },
+    ),
+    limit: numberOption(
+      'limit',
+      { integer: true, min: 1, max: 1_000 },
+      { default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' },
+    ),
   },
   run: async (args) => {
     const target = await resolveTarget(args);
@@ -38,7 +47,10 @@ export const statsCommand = defineCommand<StatsArgs>({
 function classControlsText(report: StatsReport): string[] {
   if (report.paused.length === 0 && report.rate_limits.length === 0) return [];
   const rows = [
-    ...report.paused.map((row) => [row.class, `paused since ${formatWhen(row.paused_at, report.now)} by ${row.paused_by ?? '-'}: claims nothing until resumed`]),
+    ...report.paused.map((row) => [
+      row.class,
+      `paused since ${formatWhen(row.paused_at, report.now)} by ${row.paused_by ?? '-'}: claims nothing until resumed`,
+    ]),
     ...report.rate_limits.map((limit) => [limit.class, rateLimitText(limit)]),
   ];
   return ['', 'paused and rate-limited classes', table(['class', 'state'], rows)];
@@ -46,7 +58,8 @@ function classControlsText(report: StatsReport): string[] {
 
 function rateLimitText(limit: RateLimitView): string {
   const rule = `${limit.max} per ${seconds(limit.per_seconds * 1000)}`;
-  if (limit.waiting && limit.next_start_in_ms !== null) return `rate limited: ${rule}, next start in ${seconds(limit.next_start_in_ms)}`;
+  if (limit.waiting && limit.next_start_in_ms !== null)
+    return `rate limited: ${rule}, next start in ${seconds(limit.next_start_in_ms)}`;
   return `rate limit ${rule}: ${limit.started} started in the window`;
 }
 
@@ -55,12 +68,26 @@ function costText(cost: CostReport, now: number): string[] {
   const classes = (rows: ClassCost[]) =>
     table(
       ['class', 'attempts', 'cpu', 'mean cpu', 'peak rss'],
-      rows.map((row) => [row.class, row.attempts, formatCpu(row.cpu_ms), formatCpu(row.mean_cpu_ms), formatBytes(row.max_peak_rss_bytes)]),
+      rows.map((row) => [
+        row.class,
+        row.attempts,
+        formatCpu(row.cpu_ms),
+        formatCpu(row.mean_cpu_ms),
+        formatBytes(row.max_peak_rss_bytes),
+      ]),
     );
   const attempts = (rows: AttemptCostRow[]) =>
     table(
       ['id', 'attempt', 'class', 'status', 'cpu', 'peak rss', 'finished'],
-      rows.map((row) => [row.job_id, row.attempt, row.class, row.status, formatCpu(row.cpu_ms), formatBytes(row.peak_rss_bytes), formatAgo(row.finished_at, now)]),
+      rows.map((row) => [
+        row.job_id,
+        row.attempt,
+        row.class,
+        row.status,
+        formatCpu(row.cpu_ms),
+        formatBytes(row.peak_rss_bytes),
+        formatAgo(row.finished_at, now),
+      ]),
     );
   const window = formatDuration(cost.window_ms);
   return [
@@ -91,26 +118,32 @@ function statsText(report: StatsReport): string {
   const window = formatDuration(report.window_ms);
   const minute = report.throughput.last_minute;
   const hour = report.throughput.last_hour;
-  const done = (w: typeof minute) => `${w.total} finished (${w.SUCCEEDED} succeeded, ${w.FAILED} failed, ${w.CANCELLED} cancelled), ${w.per_second}/s`;
+  const done = (w: typeof minute) =>
+    `${w.total} finished (${w.SUCCEEDED} succeeded, ${w.FAILED} failed, ${w.CANCELLED} cancelled), ${w.per_second}/s`;
   const paused = new Set(report.paused.map((row) => row.class));
   const waiting = new Set(report.rate_limits.filter((limit) => limit.waiting).map((limit) => limit.class));
-  const marked = (name: string) => (paused.has(name) ? `${name} (paused)` : waiting.has(name) ? `${name} (rate limited)` : name);
+  const marked = (name: string) =>
+    paused.has(name) ? `${name} (paused)` : waiting.has(name) ? `${name} (rate limited)` : name;
   return [
     'jobs by class and status',
     table(
       ['class', ...JOB_STATUSES, 'total'],
-      [...report.jobs.by_class.map((row) => ({ ...row, class: marked(row.class) })), { class: 'all', ...report.jobs.total }].map((row) => [
-        row.class,
-        ...JOB_STATUSES.map((s) => row[s]),
-        row.total,
-      ]),
+      [
+        ...report.jobs.by_class.map((row) => ({ ...row, class: marked(row.class) })),
+        { class: 'all', ...report.jobs.total },
+      ].map((row) => [row.class, ...JOB_STATUSES.map((s) => row[s]), row.total]),
     ),
     ...classControlsText(report),
     '',
     'queues: how long the oldest due job has waited',
     table(
       ['class', 'queued', 'oldest due waited', 'state'],
-      report.queues.map((q) => [q.class, queuedOf(report, q.class), q.oldest_age_seconds === 0 ? '-' : seconds(q.oldest_age_seconds * 1000), q.unserved ? 'UNSERVED: no live worker on any host' : paused.has(q.class) ? 'paused' : '']),
+      report.queues.map((q) => [
+        q.class,
+        queuedOf(report, q.class),
+        q.oldest_age_seconds === 0 ? '-' : seconds(q.oldest_age_seconds * 1000),
+        q.unserved ? 'UNSERVED: no live worker on any host' : paused.has(q.class) ? 'paused' : '',
+      ]),
     ),
     '',
     `throughput: last minute ${done(minute)}; last hour ${done(hour)}`,
@@ -128,7 +161,11 @@ function statsText(report: StatsReport): string {
         job.held_ms === null ? null : formatDuration(job.held_ms),
         job.runtime_ms === null ? null : formatDuration(job.runtime_ms),
         formatAgo(job.heartbeat_at, now),
-        job.lease_left_ms === null ? null : job.lease_left_ms >= 0 ? formatDuration(job.lease_left_ms) : `expired ${formatDuration(-job.lease_left_ms)} ago`,
+        job.lease_left_ms === null
+          ? null
+          : job.lease_left_ms >= 0
+            ? formatDuration(job.lease_left_ms)
+            : `expired ${formatDuration(-job.lease_left_ms)} ago`,
       ]),
     ),
     '',
@@ -154,7 +191,12 @@ function statsText(report: StatsReport): string {
     `retention would delete ${report.retention.total} job(s) now`,
     table(
       ['status', 'keep days', 'finished before', 'jobs'],
-      report.retention.would_delete.map((line) => [line.status, String(line.older_than_days), formatTime(line.finished_before), line.count]),
+      report.retention.would_delete.map((line) => [
+        line.status,
+        String(line.older_than_days),
+        formatTime(line.finished_before),
+        line.count,
+      ]),
     ),
     '',
     `database: ${formatBytes(report.database.bytes)} (${report.database.page_count} pages of ${report.database.page_size} bytes, ${report.database.free_pages} free)`,

@@ -30,7 +30,14 @@ export const sweepCommand = defineCommand<GlobalArgs>({
           ? 'no expired leases'
           : `took back ${rows.length} job(s) whose lease expired\n${table(
               ['id', 'class', 'attempt', 'owner', 'now', 'retry at'],
-              rows.map((r) => [r.id, r.class, r.attempt, r.owner_id, r.status, r.run_at === null ? null : formatTime(r.run_at)]),
+              rows.map((r) => [
+                r.id,
+                r.class,
+                r.attempt,
+                r.owner_id,
+                r.status,
+                r.run_at === null ? null : formatTime(r.run_at),
+              ]),
             )}`,
       );
     });

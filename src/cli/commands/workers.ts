@@ -17,14 +17,20 @@ export const workersCommand = defineCommand<WorkersArgs>({
   describe: 'supervisors and children: pid, class, state, current job, CPU, memory, restarts, uptime, last heartbeat',
   options: {
     all: { type: 'boolean', default: false, describe: 'include workers that exited' },
-    limit: numberOption('limit', { integer: true, min: 1, max: 10_000 }, { default: 100, describe: 'at most this many, newest first' }),
+    limit: numberOption(
+      'limit',
+      { integer: true, min: 1, max: 10_000 },
+      { default: 100, describe: 'at most this many, newest first' },
+    ),
   },
   run: async (args) => {
     await withExistingStore(args, async ({ store, clock }) => {
       const now = clock.now();
       const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit: args.limit }), now);
       const paused = await pausedClasses(store);
-      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () => workersText(workers, paused, now));
+      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () =>
+        workersText(workers, paused, now),
+      );
     });
   },
 });
@@ -50,8 +56,16 @@ function workersText(workers: WorkerView[], paused: ClassPause[], now: number): 
       ]),
     ),
     ...(paused.length > 0 ? [''] : []),
-    ...paused.map((row) => `class ${row.class} paused since ${formatWhen(row.paused_at, now)} by ${row.paused_by ?? '-'}: its workers claim nothing until resumed`),
-    ...(stale > 0 ? ['', `${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck)`] : []),
+    ...paused.map(
+      (row) =>
+        `class ${row.class} paused since ${formatWhen(row.paused_at, now)} by ${row.paused_by ?? '-'}: its workers claim nothing until resumed`,
+    ),
+    ...(stale > 0
+      ? [
+          '',
+          `${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck)`,
+        ]
+      : []),
   ].join('\n');
 }
 

@@ -7,7 +7,8 @@ document.addEventListener('htmx:beforeRequest', (event) => {
 
 document.addEventListener('visibilitychange', () => {
   const region = document.getElementById('live');
-  if (document.visibilityState === 'visible' && region !== null && region.hasAttribute('data-live')) window.htmx.trigger(region, 'refresh');
+  if (document.visibilityState === 'visible' && region !== null && region.hasAttribute('data-live'))
+    window.htmx.trigger(region, 'refresh');
 });
 
 // Say so when the server stops answering, and stop saying it when it answers again.

@@ -13,11 +13,25 @@ import { LEASE_SQL } from './sql/leases.js';
  */
 export async function claim(db: Db, params: ClaimRequest, now: number): Promise<ClaimedJob[]> {
   const { rateLimit } = params;
-  const limit = rateLimit === undefined ? params.limit : await rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
+  const limit =
+    rateLimit === undefined
+      ? params.limit
+      : await rateAllowance(db, rateLimitedClass(params), rateLimit, params.limit, now);
   if (params.classes.length === 0 || limit < 1) return [];
-  const [statement, classes] = params.classes.length === 1 ? [LEASE_SQL.claimOneClass, params.classes[0]] : [LEASE_SQL.claimManyClasses, params.classes];
-  const claimed = await rows<ClaimedRow>(db, statement, [classes, params.ownerId, now, now + params.leaseMs, limit, params.classMaxRetries]);
-  if (rateLimit !== undefined && claimed.length > 0) await recordStarts(db, rateLimitedClass(params), rateLimit, claimed.length, now);
+  const [statement, classes] =
+    params.classes.length === 1
+      ? [LEASE_SQL.claimOneClass, params.classes[0]]
+      : [LEASE_SQL.claimManyClasses, params.classes];
+  const claimed = await rows<ClaimedRow>(db, statement, [
+    classes,
+    params.ownerId,
+    now,
+    now + params.leaseMs,
+    limit,
+    params.classMaxRetries,
+  ]);
+  if (rateLimit !== undefined && claimed.length > 0)
+    await recordStarts(db, rateLimitedClass(params), rateLimit, claimed.length, now);
   return claimedJobs(claimed, params.ownerId, now);
 }
 
@@ -27,14 +41,21 @@ export async function claim(db: Db, params: ClaimRequest, now: number): Promise<
  * created on the first one), so each counts every start granted before it,
  * whichever host granted it; a paused class may take none.
  */
-async function rateAllowance(db: Db, jobClass: string, rateLimit: RateLimit, limit: number, now: number): Promise<number> {
+async function rateAllowance(
+  db: Db,
+  jobClass: string,
+  rateLimit: RateLimit,
+  limit: number,
+  now: number,
+): Promise<number> {
   let control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
   if (control === undefined) {
     await changes(db, CLASS_SQL.addControl, [jobClass]);
     control = await first<{ paused_at: number | null }>(db, CLASS_SQL.lockControl, [jobClass]);
   }
   if (control?.paused_at !== null) return 0;
-  const started = (await first<{ count: number }>(db, CLASS_SQL.startsSince, [jobClass, windowStart(now, rateLimit)]))?.count ?? 0;
+  const started =
+    (await first<{ count: number }>(db, CLASS_SQL.startsSince, [jobClass, windowStart(now, rateLimit)]))?.count ?? 0;
   return allowance(limit, rateLimit, started);
 }
 

@@ -56,7 +56,10 @@ export function parsePostgresUrl(database: string): PostgresTarget {
   }
   const schema = url.searchParams.get('schema');
   if (schema !== null && !SCHEMA_NAME.test(schema)) {
-    throw new InvalidInputError('DATABASE', `schema must be 1 to 63 lower-case letters, digits or _ (not starting with a digit), got "${schema}"`);
+    throw new InvalidInputError(
+      'DATABASE',
+      `schema must be 1 to 63 lower-case letters, digits or _ (not starting with a digit), got "${schema}"`,
+    );
   }
   const skew = url.searchParams.get('clock_skew_ms');
   const clockSkewMs = skew === null ? DEFAULT_CLOCK_SKEW_MS : Number(skew);
@@ -64,9 +67,17 @@ export function parsePostgresUrl(database: string): PostgresTarget {
     throw new InvalidInputError('DATABASE', `clock_skew_ms must be a whole number of milliseconds >= 0, got "${skew}"`);
   }
   const listen = url.searchParams.get('listen') ?? 'on';
-  if (listen !== 'on' && listen !== 'off') throw new InvalidInputError('DATABASE', `listen must be on or off, got "${listen}"`);
+  if (listen !== 'on' && listen !== 'off')
+    throw new InvalidInputError('DATABASE', `listen must be on or off, got "${listen}"`);
   // Settings given in the URL would replace ours (node-postgres lets the URL win): merge them instead.
-  const options = [GENERIC_PLANS, NO_JIT, url.searchParams.get('options'), schema === null ? null : `-c search_path=${schema}`].filter((o) => o !== null).join(' ');
+  const options = [
+    GENERIC_PLANS,
+    NO_JIT,
+    url.searchParams.get('options'),
+    schema === null ? null : `-c search_path=${schema}`,
+  ]
+    .filter((o) => o !== null)
+    .join(' ');
   for (const own of ['schema', 'clock_skew_ms', 'listen', 'options']) url.searchParams.delete(own);
   return { connectionString: url.toString(), schema, options, clockSkewMs, listen: listen === 'on' };
 }
@@ -74,7 +85,9 @@ export function parsePostgresUrl(database: string): PostgresTarget {
 /** BIGINT (ids, epoch-ms times, counts) as a JavaScript number: every value leasehold stores is far below 2^53. */
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** A server that does not answer a connect within this is reported as an error, not waited for forever. */
@@ -220,7 +233,11 @@ const PLAN_WITH_VALUES = 'SET LOCAL plan_cache_mode = force_custom_plan';
  * 1,400 attempts to workers, and a cost read took 12-18 ms, where it takes
  * 4-5 ms alone.
  */
-export async function readWindowPlannedWithValues<T>(pool: pg.Pool, statement: Statement, values: unknown[]): Promise<T[]> {
+export async function readWindowPlannedWithValues<T>(
+  pool: pg.Pool,
+  statement: Statement,
+  values: unknown[],
+): Promise<T[]> {
   return inTransaction(pool, async (db) => {
     await db.query(PLAN_WITH_VALUES);
     await db.query('SET LOCAL max_parallel_workers_per_gather = 0');
@@ -261,10 +278,15 @@ export async function inOneStatement<T>(pool: pg.Pool, work: (db: pg.PoolClient)
 
 /** node-postgres refused to send on a client already broken: the server never saw the statement. */
 function isNeverSent(error: unknown): boolean {
-  return error instanceof Error && !('code' in error) && NOT_QUERYABLE.some((message) => error.message.startsWith(message));
+  return (
+    error instanceof Error && !('code' in error) && NOT_QUERYABLE.some((message) => error.message.startsWith(message))
+  );
 }
 
-const NOT_QUERYABLE = ['Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable'];
+const NOT_QUERYABLE = [
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
 
 async function onceInTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

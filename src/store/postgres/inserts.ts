@@ -11,14 +11,24 @@ const INSERT_CHUNK_BYTES = 8 * 1024 * 1024;
 export async function insertJobs(db: Db, jobs: NewJob[], now: number): Promise<InsertedJob[]> {
   const inserted: InsertedJob[] = [];
   for (const chunk of insertChunks(jobs)) {
-    inserted.push(...(chunk.keyed ? [await insertKeyed(db, chunk.jobs[0]!, now)] : await insertUnkeyed(db, chunk.jobs, now)));
+    inserted.push(
+      ...(chunk.keyed ? [await insertKeyed(db, chunk.jobs[0]!, now)] : await insertUnkeyed(db, chunk.jobs, now)),
+    );
   }
   return inserted;
 }
 
 async function insertUnkeyed(db: Db, jobs: NewJob[], now: number): Promise<InsertedJob[]> {
   const column = <K extends keyof NewJob>(key: K) => jobs.map((job) => job[key]);
-  const bind = [now, column('class'), column('priority'), column('payload'), column('runAt'), column('maxRetries'), jobs.map(maxRetriesFromClass)];
+  const bind = [
+    now,
+    column('class'),
+    column('priority'),
+    column('payload'),
+    column('runAt'),
+    column('maxRetries'),
+    jobs.map(maxRetriesFromClass),
+  ];
   const ids = (await rows<{ id: number }>(db, JOB_SQL.insertMany, bind)).map((row) => row.id).sort((a, b) => a - b);
   return ids.map((id) => ({ id, created: true }));
 }
@@ -29,7 +39,16 @@ async function insertUnkeyed(db: Db, jobs: NewJob[], now: number): Promise<Inser
  * deleted between the two statements (retention) frees the key: try again.
  */
 async function insertKeyed(db: Db, job: NewJob, now: number): Promise<InsertedJob> {
-  const bind = [job.class, job.payload, job.priority, job.runAt, job.maxRetries, job.idempotencyKey, now, maxRetriesFromClass(job)];
+  const bind = [
+    job.class,
+    job.payload,
+    job.priority,
+    job.runAt,
+    job.maxRetries,
+    job.idempotencyKey,
+    now,
+    maxRetriesFromClass(job),
+  ];
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = await first<{ id: number }>(db, JOB_SQL.insertKeyed, bind);
     if (created !== undefined) return { id: created.id, created: true };

@@ -1,7 +1,17 @@
 import pg from 'pg';
 import { inTransaction, nameAll, rows } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, statsRollupMigration, type Migration } from '../migration.js';
-
+import {
+  attemptCostMigration,
+  classControlsMigration,
+  dashboardMigration,
+  IN_FLIGHT,
+  JOBS_INDEXES_V3,
+  MAX_RETRIES_FROM_CLASS,
+  failureDetailMigration,
+  schedulesTable,
+  statsRollupMigration,
+  type Migration,
+} from '../migration.js';
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the

@@ -1,11 +1,43 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptRow, ChildCrash, ClassControl, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
-import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type {
+  AttemptRow,
+  ChildCrash,
+  ClassControl,
+  ClassErrorCount,
+  ClassOldestDue,
+  ClassStatusCount,
+  CostRanking,
+  DatabaseSize,
+  DisabledClass,
+  ErrorCount,
+  EventRow,
+  JobLogRow,
+} from '../types.js';
+import type {
+  FailedFilter,
+  FinishedMinute,
+  InFlightJob,
+  JobListFilter,
+  JobRow,
+  RateLimit,
+  RateWindow,
+  RetryBucket,
+  StatusCount,
+  TerminalStatus,
+  WorkerRow,
+} from '../types.js';
 import { failedStatement, failedValues, FIRST_PAGE, jobListStatement, type JobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
-import { clientConfig, first, readPlannedWithValues, readWindowPlannedWithValues, rows, type PostgresTarget } from './connection.js';
+import {
+  clientConfig,
+  first,
+  readPlannedWithValues,
+  readWindowPlannedWithValues,
+  rows,
+  type PostgresTarget,
+} from './connection.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { HISTORY_SQL } from './sql/history.js';
 import { INTEGRITY_SQL } from './sql/integrity.js';
@@ -51,7 +83,9 @@ export abstract class PostgresReads {
     const statement = jobListStatement(params);
     if (statement === undefined) return [];
     const values = LIST_VALUES[statement](params, params.beforeId ?? FIRST_PAGE);
-    return statement === 'listAll' ? rows<JobRow>(this.pool, JOB_SQL.listAll, values) : readPlannedWithValues<JobRow>(this.pool, JOB_SQL[statement], values);
+    return statement === 'listAll'
+      ? rows<JobRow>(this.pool, JOB_SQL.listAll, values)
+      : readPlannedWithValues<JobRow>(this.pool, JOB_SQL[statement], values);
   }
 
   async jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]> {
@@ -60,7 +94,10 @@ export abstract class PostgresReads {
   }
 
   async jobCountFailed(params: FailedFilter): Promise<number> {
-    return (await first<{ count: number }>(this.pool, JOB_SQL[failedStatement('count', params)], failedValues(params)))?.count ?? 0;
+    return (
+      (await first<{ count: number }>(this.pool, JOB_SQL[failedStatement('count', params)], failedValues(params)))
+        ?.count ?? 0
+    );
   }
 
   async attemptList(params: { jobId: number }): Promise<AttemptRow[]> {
@@ -90,7 +127,9 @@ export abstract class PostgresReads {
   /** Each class is counted at once on a connection of its own: counting 1e6 jobs is CPU work, and the server has more than one core. */
   async statsCounts(): Promise<ClassStatusCount[]> {
     const classes = await rows<{ class: string }>(this.pool, STATS_SQL.classesPresent);
-    const counts = await Promise.all(classes.map((row) => rows<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])));
+    const counts = await Promise.all(
+      classes.map((row) => rows<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])),
+    );
     return classes.flatMap((row, i) => counts[i]!.map((count) => ({ class: row.class, ...count })));
   }
 
@@ -120,7 +159,9 @@ export abstract class PostgresReads {
 
   /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than the rollup keeps reads the jobs. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const parts = windowParts(params.since, await rolledMinutes(this.pool), { useRollup: params.limit <= COST_TOP_KEPT });
+    const parts = windowParts(params.since, await rolledMinutes(this.pool), {
+      useRollup: params.limit <= COST_TOP_KEPT,
+    });
     const values = [...partValues(parts), params.limit];
     const [ranking] = await readWindowPlannedWithValues<CostRanking>(this.pool, STATS_SQL.costRanking, values);
     return ranking!;
@@ -131,7 +172,10 @@ export abstract class PostgresReads {
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [...(await this.window(params.since, params.until)), params.until]);
+    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [
+      ...(await this.window(params.since, params.until)),
+      params.until,
+    ]);
   }
 
   /** A stats window from `since` on (before `until`), split where the rollup covers it, as the statements' first five values. */
@@ -159,11 +203,19 @@ export abstract class PostgresReads {
   async classRateWindow(params: { class: string; rateLimit: RateLimit }): Promise<RateWindow> {
     const now = this.clock.now();
     const since = windowStart(now, params.rateLimit);
-    const started = (await first<{ count: number }>(this.pool, CLASS_SQL.startsSince, [params.class, since]))?.count ?? 0;
+    const started =
+      (await first<{ count: number }>(this.pool, CLASS_SQL.startsSince, [params.class, since]))?.count ?? 0;
     const due = (await first<{ due: boolean }>(this.pool, CLASS_SQL.due, [params.class, now]))?.due ?? false;
     const place = blockingStart(params.rateLimit, started);
-    const blocking = place === null ? undefined : await first<{ claimed_at: number }>(this.pool, CLASS_SQL.startAt, [params.class, since, place]);
-    return { started, due, next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit) };
+    const blocking =
+      place === null
+        ? undefined
+        : await first<{ claimed_at: number }>(this.pool, CLASS_SQL.startAt, [params.class, since, place]);
+    return {
+      started,
+      due,
+      next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit),
+    };
   }
 
   async databaseSize(): Promise<DatabaseSize> {
@@ -189,7 +241,11 @@ export abstract class PostgresReads {
    * again with backoff; `onJob` runs when it breaks and once it listens again.
    * With `listen=off` in the URL nothing listens: workers only poll.
    */
-  async subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+  async subscribe(
+    classes: string[],
+    onJob: () => void,
+    onError?: (error: Error) => void,
+  ): Promise<() => Promise<void>> {
     if (!this.target.listen) return async () => undefined;
     const stopListening = await listenForJobs(clientConfig(this.target), classes, onJob, onError);
     const stop = async () => {
@@ -208,14 +264,17 @@ export abstract class PostgresReads {
     const orphans = (await rows<{ child: string; job_id: number }>(this.pool, INTEGRITY_SQL.orphans)).map(
       (row) => `${row.child} row of job ${row.job_id} has no jobs parent`,
     );
-    const gaps = (await rows<{ id: number; attempts: number; rows: number; highest: number }>(this.pool, INTEGRITY_SQL.attemptGaps)).map(
-      (row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`,
-    );
+    const gaps = (
+      await rows<{ id: number; attempts: number; rows: number; highest: number }>(this.pool, INTEGRITY_SQL.attemptGaps)
+    ).map((row) => `job ${row.id}: attempts ${row.attempts} but ${row.rows} attempt rows up to ${row.highest}`);
     return [...orphans, ...gaps];
   }
 
   async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
-    const [row] = await readPlannedWithValues<{ count: number }>(this.pool, RETENTION_SQL.countOlder, [params.status, params.finishedBefore]);
+    const [row] = await readPlannedWithValues<{ count: number }>(this.pool, RETENTION_SQL.countOlder, [
+      params.status,
+      params.finishedBefore,
+    ]);
     return row?.count ?? 0;
   }
 

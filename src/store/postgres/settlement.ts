@@ -5,8 +5,25 @@
  * plans that the sweeper and the supervisor share. outcomes.ts decides every
  * row; the statements here only apply them, fenced.
  */
-import { claimedJobs, EVENTS, liveFacts, ownEarlierSettlement, planBlindSuccess, planSettlement, settleResult } from '../outcomes.js';
-import type { AttemptEnd, BlindSettlement, BlindSuccess, ClaimedRow, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import {
+  claimedJobs,
+  EVENTS,
+  liveFacts,
+  ownEarlierSettlement,
+  planBlindSuccess,
+  planSettlement,
+  settleResult,
+} from '../outcomes.js';
+import type {
+  AttemptEnd,
+  BlindSettlement,
+  BlindSuccess,
+  ClaimedRow,
+  EndedAttempt,
+  HeldFacts,
+  OutcomePlan,
+  PlannedEvent,
+} from '../outcomes.js';
 import type { ClaimedJob, ClaimRequest, JobLogRow, LeaseRef, Settlement, SettleResult } from '../types.js';
 import { jobLogRows } from '../job-logs.js';
 import { claim } from './claims.js';
@@ -54,7 +71,8 @@ function blindSuccesses(batch: Batch): BlindSettlement[] | undefined {
   const ids = new Set<number>();
   for (const s of batch.settlements) {
     // Logs go in the general path's transaction, with their outcome.
-    if (s.verdict.type !== 'complete' || s.claim === undefined || s.logs !== undefined || ids.has(s.id)) return undefined;
+    if (s.verdict.type !== 'complete' || s.claim === undefined || s.logs !== undefined || ids.has(s.id))
+      return undefined;
     ids.add(s.id);
   }
   return batch.settlements as BlindSettlement[];
@@ -70,15 +88,31 @@ async function writeBlind(db: Db, settlements: BlindSettlement[], request: Claim
   if (request === undefined) found = await rows<BatchRow>(db, SETTLE_SQL.successes, values);
   else {
     const [statement, classes] =
-      request.classes.length === 1 ? [SETTLE_SQL.successesThenClaimOneClass, request.classes[0]] : [SETTLE_SQL.successesThenClaimManyClasses, request.classes];
-    found = await rows<BatchRow>(db, statement, [...values, classes, request.ownerId, now + request.leaseMs, request.limit, request.classMaxRetries]);
+      request.classes.length === 1
+        ? [SETTLE_SQL.successesThenClaimOneClass, request.classes[0]]
+        : [SETTLE_SQL.successesThenClaimManyClasses, request.classes];
+    found = await rows<BatchRow>(db, statement, [
+      ...values,
+      classes,
+      request.ownerId,
+      now + request.leaseMs,
+      request.limit,
+      request.classMaxRetries,
+    ]);
   }
   // Ids are unique in such a batch, and the statement wrote only the rows its tokens still held.
   const settledIds = new Set<number>();
   for (const row of found) if (row.settled) settledIds.add(row.id);
   const written = new Map<Settlement, SettleResult>();
   settlements.forEach((s, index) => settledIds.has(s.id) && written.set(s, settleResult(planned[index]!.plan)));
-  const claimed = request === undefined ? [] : claimedJobs(found.filter((row) => !row.settled), request.ownerId, now);
+  const claimed =
+    request === undefined
+      ? []
+      : claimedJobs(
+          found.filter((row) => !row.settled),
+          request.ownerId,
+          now,
+        );
   return { written, claimed };
 }
 
@@ -89,7 +123,17 @@ async function writeBlind(db: Db, settlements: BlindSettlement[], request: Claim
  */
 function successValues(planned: BlindSuccess[], now: number): unknown[] {
   const column = (): unknown[] => [];
-  const [ids, tokens, starts, results, statuses, codes, details, cpu, rss] = [column(), column(), column(), column(), column(), column(), column(), column(), column()];
+  const [ids, tokens, starts, results, statuses, codes, details, cpu, rss] = [
+    column(),
+    column(),
+    column(),
+    column(),
+    column(),
+    column(),
+    column(),
+    column(),
+    column(),
+  ];
   const timeline: TimelineRow[] = [];
   for (const { plan, trail } of planned) {
     const end = plan.attemptEnd;
@@ -142,7 +186,12 @@ export async function recordZombies(db: Db, events: PlannedEvent[]): Promise<voi
 async function settle(db: Db, settlements: Settlement[], now: number): Promise<SettleResult[]> {
   if (settlements.length === 0) return [];
   const bind = [settlements.map((s) => s.id), settlements.map((s) => s.leaseToken)];
-  const held = new Map((await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [leaseKey(facts.id, facts.lease_token), facts]));
+  const held = new Map(
+    (await rows<HeldFacts>(db, LEASE_SQL.heldFactsMany, bind)).map((facts) => [
+      leaseKey(facts.id, facts.lease_token),
+      facts,
+    ]),
+  );
   const plans: OutcomePlan[] = [];
   const stale: PlannedEvent[] = [];
   for (const [key, facts] of held) if (liveFacts(facts, now) === undefined) held.delete(key);
@@ -169,7 +218,10 @@ async function settle(db: Db, settlements: Settlement[], now: number): Promise<S
 
 /** The attempts these leases' tokens name, by lease: where a settlement sent again finds its own earlier write. */
 async function endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, EndedAttempt>> {
-  const found = await rows<EndedAttempt>(db, HISTORY_SQL.attemptsByToken, [refs.map((ref) => ref.id), refs.map((ref) => ref.leaseToken)]);
+  const found = await rows<EndedAttempt>(db, HISTORY_SQL.attemptsByToken, [
+    refs.map((ref) => ref.id),
+    refs.map((ref) => ref.leaseToken),
+  ]);
   return new Map(found.map((attempt) => [leaseKey(attempt.job_id, attempt.lease_token), attempt]));
 }
 
@@ -180,7 +232,15 @@ async function endedAttempts(db: Db, refs: LeaseRef[]): Promise<Map<string, Ende
  */
 export async function apply(db: Db, plans: OutcomePlan[], now: number): Promise<void> {
   const successes = plans.filter((plan) => plan.job.type === 'complete');
-  if (successes.length > 0) await changes(db, SETTLE_SQL.successes, successValues(successes.map((plan) => ({ plan, trail: [] })), now));
+  if (successes.length > 0)
+    await changes(
+      db,
+      SETTLE_SQL.successes,
+      successValues(
+        successes.map((plan) => ({ plan, trail: [] })),
+        now,
+      ),
+    );
   const others = plans.filter((plan) => plan.job.type !== 'complete');
   if (others.length > 0) await changes(db, LEASE_SQL.outcomes, outcomeValues(others, now));
   await recordLogs(db, plans);
@@ -216,5 +276,13 @@ async function recordLogs(db: Db, plans: OutcomePlan[]): Promise<void> {
   const logged = plans.flatMap((plan) => (plan.logs === undefined ? [] : jobLogRows(plan.id, plan.attempt, plan.logs)));
   if (logged.length === 0) return;
   const column = <K extends keyof JobLogRow>(key: K) => logged.map((row) => row[key]);
-  await changes(db, HISTORY_SQL.logInsertMany, [column('job_id'), column('attempt'), column('seq'), column('ts'), column('level'), column('message'), column('fields')]);
+  await changes(db, HISTORY_SQL.logInsertMany, [
+    column('job_id'),
+    column('attempt'),
+    column('seq'),
+    column('ts'),
+    column('level'),
+    column('message'),
+    column('fields'),
+  ]);
 }

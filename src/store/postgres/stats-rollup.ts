@@ -1,4 +1,12 @@
-import { afterRollUp, COST_TOP_KEPT, minutesIn, nextRollUp, rolledMinutesOf, type RolledMinutes, type RolledRow } from '../stats-window.js';
+import {
+  afterRollUp,
+  COST_TOP_KEPT,
+  minutesIn,
+  nextRollUp,
+  rolledMinutesOf,
+  type RolledMinutes,
+  type RolledRow,
+} from '../stats-window.js';
 import { first, type Db } from './connection.js';
 import { ROLLUP_SQL } from './sql/rollup.js';
 

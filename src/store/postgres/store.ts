@@ -1,11 +1,56 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimFacts, EVENTS, fenced, LOST, planOwnerRecovery, planRecovery, planRelease, recoveredJob } from '../outcomes.js';
+import {
+  claimFacts,
+  EVENTS,
+  fenced,
+  LOST,
+  planOwnerRecovery,
+  planRecovery,
+  planRelease,
+  recoveredJob,
+} from '../outcomes.js';
 import type { ClaimFacts, HeldFacts, OutcomePlan } from '../outcomes.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
-import type { BulkBounds, FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type {
+  CancelOutcome,
+  ClaimedJob,
+  ClaimRequest,
+  InsertedJob,
+  JobRow,
+  JobStartParams,
+  LeaseRef,
+  LeaseStatus,
+  NewJob,
+  PauseOutcome,
+  RecoveredJob,
+  ResumeOutcome,
+} from '../types.js';
+import type {
+  BulkBounds,
+  FailedFilter,
+  OwnerRecovery,
+  RecoverParams,
+  RetryOutcome,
+  Settlement,
+  SettleResult,
+  Store,
+  TerminalStatus,
+  WorkerHeartbeat,
+  WorkerRegistration,
+  WorkerState,
+} from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import { changes, first, inOneStatement, inTransaction, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import {
+  changes,
+  first,
+  inOneStatement,
+  inTransaction,
+  openPool,
+  parsePostgresUrl,
+  rows,
+  type Db,
+  type PostgresTarget,
+} from './connection.js';
 import { insertJobs } from './inserts.js';
 import { apply, leaseKey, record, settleBatch, type Runner } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
@@ -25,7 +70,6 @@ export interface PostgresStoreOptions {
   database: string;
   clock: Clock;
 }
-
 
 /**
  * The PostgreSQL driver (its reads: reads.ts). READ COMMITTED transactions,
@@ -75,7 +119,10 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.closing;
   }
 
-  private readonly runner: Runner = { write: (work) => this.write(work), oneStatement: (work) => this.oneStatement(work) };
+  private readonly runner: Runner = {
+    write: (work) => this.write(work),
+    oneStatement: (work) => this.oneStatement(work),
+  };
 
   private write<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, (db) => work(db, this.clock.now()));
@@ -102,8 +149,14 @@ export class PostgresStore extends PostgresReads implements Store {
   private async insertAnnounced(db: Db, jobs: NewJob[], actor: string, now: number): Promise<InsertedJob[]> {
     const inserted = await insertJobs(db, jobs, now);
     const created = jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
-    await record(db, created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)));
-    await this.notify(db, created.map(({ job }) => job.class));
+    await record(
+      db,
+      created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)),
+    );
+    await this.notify(
+      db,
+      created.map(({ job }) => job.class),
+    );
     return inserted;
   }
 
@@ -112,18 +165,28 @@ export class PostgresStore extends PostgresReads implements Store {
       const moved =
         params.expected === null
           ? await changes(db, SCHEDULE_SQL.start, [params.class, params.name, params.through, now, params.actor])
-          : await changes(db, SCHEDULE_SQL.advance, [params.class, params.name, params.expected, params.through, now, params.actor]);
+          : await changes(db, SCHEDULE_SQL.advance, [
+              params.class,
+              params.name,
+              params.expected,
+              params.through,
+              now,
+              params.actor,
+            ]);
       if (moved === 0) return { advanced: false };
       const jobs = await this.insertAnnounced(db, params.jobs, params.actor, now);
       const last = params.jobs.at(-1);
-      if (last !== undefined) await changes(db, SCHEDULE_SQL.recordRun, [params.class, params.name, last.runAt, jobs.at(-1)!.id]);
+      if (last !== undefined)
+        await changes(db, SCHEDULE_SQL.recordRun, [params.class, params.name, last.runAt, jobs.at(-1)!.id]);
       return { advanced: true, jobs };
     });
   }
 
   async jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome> {
     return this.write(async (db, now): Promise<CancelOutcome> => {
-      const job = await first<{ status: JobRow['status']; owner_id: string | null }>(db, JOB_SQL.lockForCancel, [params.id]);
+      const job = await first<{ status: JobRow['status']; owner_id: string | null }>(db, JOB_SQL.lockForCancel, [
+        params.id,
+      ]);
       if (job === undefined) return 'not_found';
       if (job.status === 'QUEUED' && (await changes(db, JOB_SQL.cancelQueued, [params.id, now])) === 1) {
         await record(db, [EVENTS.cancelledQueued(params.id, now, params.actor)]);
@@ -139,7 +202,8 @@ export class PostgresStore extends PostgresReads implements Store {
   async jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome> {
     return this.write(async (db, now): Promise<RetryOutcome> => {
       const retried = await rows<{ id: number; class: string }>(db, JOB_SQL.retryFailed, [now, params.id]);
-      if (retried.length === 0) return (await first(db, JOB_SQL.exists, [params.id])) === undefined ? 'not_found' : 'not_failed';
+      if (retried.length === 0)
+        return (await first(db, JOB_SQL.exists, [params.id])) === undefined ? 'not_found' : 'not_failed';
       await this.requeuedByOperator(db, retried, now, params.actor);
       return 'queued';
     });
@@ -149,7 +213,12 @@ export class PostgresStore extends PostgresReads implements Store {
     const statement = JOB_SQL[failedStatement('retry', params)];
     return inBatches(params, (throughId, limit) =>
       this.write(async (db, now) => {
-        const retried = await rows<{ id: number; class: string }>(db, statement, [now, ...failedValues(params), throughId, limit]);
+        const retried = await rows<{ id: number; class: string }>(db, statement, [
+          now,
+          ...failedValues(params),
+          throughId,
+          limit,
+        ]);
         await this.requeuedByOperator(db, retried, now, params.actor);
         return retried.length;
       }),
@@ -160,20 +229,41 @@ export class PostgresStore extends PostgresReads implements Store {
     const statement = JOB_SQL[cancelQueuedStatement(params)];
     return inBatches(params, (throughId, limit) =>
       this.write(async (db, now) => {
-        const cancelled = await rows<{ id: number }>(db, statement, [now, ...(params.class === undefined ? [] : [params.class]), throughId, limit]);
-        await record(db, cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor)));
+        const cancelled = await rows<{ id: number }>(db, statement, [
+          now,
+          ...(params.class === undefined ? [] : [params.class]),
+          throughId,
+          limit,
+        ]);
+        await record(
+          db,
+          cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor)),
+        );
         return cancelled.length;
       }),
     );
   }
 
-  private async requeuedByOperator(db: Db, jobs: { id: number; class: string }[], now: number, actor: string): Promise<void> {
-    await record(db, jobs.map(({ id }) => EVENTS.manualRetry(id, now, actor)));
-    await this.notify(db, jobs.map((job) => job.class));
+  private async requeuedByOperator(
+    db: Db,
+    jobs: { id: number; class: string }[],
+    now: number,
+    actor: string,
+  ): Promise<void> {
+    await record(
+      db,
+      jobs.map(({ id }) => EVENTS.manualRetry(id, now, actor)),
+    );
+    await this.notify(
+      db,
+      jobs.map((job) => job.class),
+    );
   }
 
   async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
-    return this.write(async (db, now) => ((await rows(db, CLASS_SQL.pause, [params.class, now, params.actor])).length === 1 ? 'paused' : 'already_paused'));
+    return this.write(async (db, now) =>
+      (await rows(db, CLASS_SQL.pause, [params.class, now, params.actor])).length === 1 ? 'paused' : 'already_paused',
+    );
   }
 
   /** Resumed: the class's idle workers are woken on commit, as by an enqueue. */
@@ -186,11 +276,16 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
-    await this.write((db, now) => changes(db, CLASS_SQL.disable, [params.supervisorId, params.class, params.reason, now]));
+    await this.write((db, now) =>
+      changes(db, CLASS_SQL.disable, [params.supervisorId, params.class, params.reason, now]),
+    );
   }
 
   async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
-    const [statement, values] = params.class === undefined ? [CLASS_SQL.enableAll, [params.supervisorId]] : [CLASS_SQL.enable, [params.supervisorId, params.class]];
+    const [statement, values] =
+      params.class === undefined
+        ? [CLASS_SQL.enableAll, [params.supervisorId]]
+        : [CLASS_SQL.enable, [params.supervisorId, params.class]];
     await this.write((db) => changes(db, statement, values));
   }
 
@@ -203,7 +298,15 @@ export class PostgresStore extends PostgresReads implements Store {
       const startedAt = params.startedAt ?? now;
       // No facts: the token is not the job's, and the statement only records the zombie.
       const event = facts === undefined ? null : EVENTS.started(facts, startedAt).detail;
-      return rows(db, LEASE_SQL.start, [params.id, params.leaseToken, startedAt, now, now + params.leaseMs, event, EVENTS.zombie(params, now, 'start').detail]);
+      return rows(db, LEASE_SQL.start, [
+        params.id,
+        params.leaseToken,
+        startedAt,
+        now,
+        now + params.leaseMs,
+        event,
+        EVENTS.zombie(params, now, 'start').detail,
+      ]);
     });
     fenced(params, 'start', started.length === 1 ? undefined : LOST);
   }
@@ -219,25 +322,45 @@ export class PostgresStore extends PostgresReads implements Store {
     type Renewed = { id: number; lease_token: string; lease_expires_at: number; cancel_requested_at: number | null };
     const found = await this.oneStatement((db, now) => {
       const zombies = params.leases.map((ref) => EVENTS.zombie(ref, now, 'heartbeat').detail);
-      const bind = [params.leases.map((ref) => ref.id), params.leases.map((ref) => ref.leaseToken), now, now + params.leaseMs, zombies];
+      const bind = [
+        params.leases.map((ref) => ref.id),
+        params.leases.map((ref) => ref.leaseToken),
+        now,
+        now + params.leaseMs,
+        zombies,
+      ];
       return rows<Renewed>(db, LEASE_SQL.extendMany, bind);
     });
     const renewed = new Map(found.map((row) => [leaseKey(row.id, row.lease_token), row]));
     return params.leases.map((ref): LeaseStatus => {
       const row = renewed.get(leaseKey(ref.id, ref.leaseToken));
       if (row === undefined) return { id: ref.id, held: false };
-      return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
+      return {
+        id: ref.id,
+        held: true,
+        leaseExpiresAt: row.lease_expires_at,
+        cancelRequested: row.cancel_requested_at !== null,
+      };
     });
   }
 
   async jobProgress(params: LeaseRef & { progress: string }): Promise<void> {
     const written = await this.oneStatement((db, now) =>
-      rows(db, LEASE_SQL.progress, [params.id, params.leaseToken, params.progress, now, EVENTS.zombie(params, now, 'progress').detail]),
+      rows(db, LEASE_SQL.progress, [
+        params.id,
+        params.leaseToken,
+        params.progress,
+        now,
+        EVENTS.zombie(params, now, 'progress').detail,
+      ]),
     );
     fenced(params, 'progress', written.length === 1 ? undefined : LOST);
   }
 
-  async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+  async jobsSettle(params: {
+    settlements: Settlement[];
+    claim?: ClaimRequest;
+  }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
     return settleBatch(this.runner, params);
   }
 
@@ -266,7 +389,12 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   /** Inside a transaction: take back locked held rows, each as `plan` says. */
-  private async recoverRows(db: Db, held: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): Promise<RecoveredJob[]> {
+  private async recoverRows(
+    db: Db,
+    held: HeldFacts[],
+    plan: (row: HeldFacts) => OutcomePlan,
+    now: number,
+  ): Promise<RecoveredJob[]> {
     const plans = held.map(plan);
     await apply(db, plans, now);
     return held.map((row, index) => recoveredJob(row, plans[index]!));
@@ -276,24 +404,43 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async workerRegister(params: WorkerRegistration): Promise<void> {
     const { id, kind, host, supervisorId, pid, state, restarts } = params;
-    await this.write((db, now) => changes(db, WORKER_SQL.insert, [id, kind, host, supervisorId, pid, params.class, state, restarts, now]));
+    await this.write((db, now) =>
+      changes(db, WORKER_SQL.insert, [id, kind, host, supervisorId, pid, params.class, state, restarts, now]),
+    );
   }
 
   async workerHeartbeat(params: WorkerHeartbeat): Promise<void> {
     const { id, state, cpuPercent, memoryBytes, jobId } = params;
-    const values = (now: number) => [id, now, state ?? null, cpuPercent ?? null, memoryBytes ?? null, jobId !== undefined, jobId ?? null];
+    const values = (now: number) => [
+      id,
+      now,
+      state ?? null,
+      cpuPercent ?? null,
+      memoryBytes ?? null,
+      jobId !== undefined,
+      jobId ?? null,
+    ];
     await this.write((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
   }
 
-  async workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void> {
-    await this.write((db, now) => changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]));
+  async workerExit(params: {
+    id: string;
+    state: WorkerState;
+    exitCode: number | null;
+    exitSignal: string | null;
+  }): Promise<void> {
+    await this.write((db, now) =>
+      changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]),
+    );
   }
 
   // retention and the stats rollup
 
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
     if (params.limit < 1) return 0;
-    return this.write((db) => changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]));
+    return this.write((db) =>
+      changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]),
+    );
   }
 
   async statsRollUp(params: { maxMinutes: number }): Promise<number> {

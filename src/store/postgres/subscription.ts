@@ -34,7 +34,8 @@ export async function listenForJobs(
   let failures = 0;
 
   const report = (error: Error) => {
-    if (onError === undefined) process.emitWarning(`leasehold: job notifications: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
+    if (onError === undefined)
+      process.emitWarning(`leasehold: job notifications: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
     else onError(error);
   };
 
@@ -55,7 +56,8 @@ export async function listenForJobs(
       scheduleReconnect();
     };
     next.on('notification', (message) => {
-      if (!stopped && message.channel === JOBS_CHANNEL && message.payload !== undefined && wanted.has(message.payload)) onJob();
+      if (!stopped && message.channel === JOBS_CHANNEL && message.payload !== undefined && wanted.has(message.payload))
+        onJob();
     });
     next.on('error', onBroken);
     next.on('end', () => onBroken(new Error('the listening connection closed')));

@@ -7,7 +7,11 @@ import { basename, dirname } from 'node:path';
  * `onCommit` on each write to it: a wake-up hint for idle workers, costing
  * nothing while the database is quiet.
  */
-export function watchCommits(dbPath: string, onCommit: () => void, onError?: (error: Error) => void): () => Promise<void> {
+export function watchCommits(
+  dbPath: string,
+  onCommit: () => void,
+  onError?: (error: Error) => void,
+): () => Promise<void> {
   if (dbPath === ':memory:' || dbPath === '') return async () => undefined;
   const files = new Set([basename(dbPath), `${basename(dbPath)}-wal`]);
   const watcher = watch(dirname(dbPath), { persistent: false }, (_event, filename) => {

@@ -87,6 +87,7 @@ function withBusyRetrySync<T>(work: () => T): T {
 }
 
 // An interface (not an alias) so declaration files can name it.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Statement extends Database.Statement<unknown[], unknown> {}
 
 /**

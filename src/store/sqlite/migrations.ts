@@ -1,6 +1,16 @@
 import type { SqliteDb } from './connection.js';
-import { attemptCostMigration, classControlsMigration, dashboardMigration, IN_FLIGHT, JOBS_INDEXES_V3, MAX_RETRIES_FROM_CLASS, failureDetailMigration, schedulesTable, statsRollupMigration, type Migration } from '../migration.js';
-
+import {
+  attemptCostMigration,
+  classControlsMigration,
+  dashboardMigration,
+  IN_FLIGHT,
+  JOBS_INDEXES_V3,
+  MAX_RETRIES_FROM_CLASS,
+  failureDetailMigration,
+  schedulesTable,
+  statsRollupMigration,
+  type Migration,
+} from '../migration.js';
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -158,7 +168,9 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
     name       TEXT    NOT NULL,
     applied_at INTEGER NOT NULL
   )`);
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING');
+  const record = db.prepare(
+    'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING',
+  );
   const applied: number[] = [];
   for (const migration of SQLITE_MIGRATIONS) {
     const apply = db.transaction(() => {
@@ -176,6 +188,9 @@ function isCurrent(db: SqliteDb): boolean {
   const ledger = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
   if (ledger === undefined) return false;
   const versions = JSON.stringify(SQLITE_MIGRATIONS.map((migration) => migration.version));
-  const recorded = db.prepare('SELECT count(*) FROM schema_migrations WHERE version IN (SELECT value FROM json_each(?))').pluck().get(versions);
+  const recorded = db
+    .prepare('SELECT count(*) FROM schema_migrations WHERE version IN (SELECT value FROM json_each(?))')
+    .pluck()
+    .get(versions);
   return recorded === SQLITE_MIGRATIONS.length;
 }

@@ -38,7 +38,9 @@ export class MultiRowInserter {
   private statement(count: number): Statement {
     let statement = this.prepared.get(count);
     if (statement === undefined) {
-      statement = this.db.prepare(`${this.insert.head} ${Array.from({ length: count }, () => this.insert.row).join(', ')}`);
+      statement = this.db.prepare(
+        `${this.insert.head} ${Array.from({ length: count }, () => this.insert.row).join(', ')}`,
+      );
       this.prepared.set(count, statement);
     }
     return statement;

@@ -1,7 +1,34 @@
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
-import type { AttemptCostRow, AttemptRow, ChildCrash, ClassControl, ClassCost, ClassErrorCount, ClassOldestDue, ClassStatusCount, CostRanking, DatabaseSize, DisabledClass, ErrorCount, EventRow, JobLogRow } from '../types.js';
-import type { FailedFilter, FinishedMinute, InFlightJob, JobListFilter, JobRow, RateLimit, RateWindow, RetryBucket, StatusCount, TerminalStatus, WorkerRow } from '../types.js';
+import type {
+  AttemptCostRow,
+  AttemptRow,
+  ChildCrash,
+  ClassControl,
+  ClassCost,
+  ClassErrorCount,
+  ClassOldestDue,
+  ClassStatusCount,
+  CostRanking,
+  DatabaseSize,
+  DisabledClass,
+  ErrorCount,
+  EventRow,
+  JobLogRow,
+} from '../types.js';
+import type {
+  FailedFilter,
+  FinishedMinute,
+  InFlightJob,
+  JobListFilter,
+  JobRow,
+  RateLimit,
+  RateWindow,
+  RetryBucket,
+  StatusCount,
+  TerminalStatus,
+  WorkerRow,
+} from '../types.js';
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
 import { watchCommits } from './commit-watch.js';
@@ -57,7 +84,13 @@ export abstract class SqliteReads {
     const statement = jobListStatement(params);
     if (statement === undefined) return [];
     const { status, errorCode, limit } = params;
-    return this.jobs[statement].all({ status, class: params.class, errorCode, limit, beforeId: params.beforeId ?? FIRST_PAGE }) as JobRow[];
+    return this.jobs[statement].all({
+      status,
+      class: params.class,
+      errorCode,
+      limit,
+      beforeId: params.beforeId ?? FIRST_PAGE,
+    }) as JobRow[];
   }
 
   async jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]> {
@@ -142,7 +175,10 @@ export abstract class SqliteReads {
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return this.stats.finishedByMinute.all({ ...this.window(params.since, { until: params.until }), until: params.until }) as FinishedMinute[];
+    return this.stats.finishedByMinute.all({
+      ...this.window(params.since, { until: params.until }),
+      until: params.until,
+    }) as FinishedMinute[];
   }
 
   /** A stats window from `since` on, split where the rollup covers it (../stats-window.ts). */
@@ -174,15 +210,27 @@ export abstract class SqliteReads {
       const started = (this.classes.startsSince.get(bind) as { count: number }).count;
       const due = (this.classes.due.get({ class: params.class, now }) as { due: number }).due === 1;
       const place = blockingStart(params.rateLimit, started);
-      const blocking = place === null ? undefined : (this.classes.startAt.get({ ...bind, offset: place }) as { claimed_at: number } | undefined);
-      return { started, due, next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit) };
+      const blocking =
+        place === null
+          ? undefined
+          : (this.classes.startAt.get({ ...bind, offset: place }) as { claimed_at: number } | undefined);
+      return {
+        started,
+        due,
+        next_start_at: blocking === undefined ? null : windowLeftAt(blocking.claimed_at, params.rateLimit),
+      };
     });
     return read.deferred();
   }
 
   async databaseSize(): Promise<DatabaseSize> {
     const row = this.stats.databaseSize.get() as { page_count: number; page_size: number; freelist_count: number };
-    return { bytes: row.page_count * row.page_size, pageCount: row.page_count, pageSize: row.page_size, freePages: row.freelist_count };
+    return {
+      bytes: row.page_count * row.page_size,
+      pageCount: row.page_count,
+      pageSize: row.page_size,
+      freePages: row.freelist_count,
+    };
   }
 
   async scheduleList(): Promise<ScheduleRow[]> {
@@ -193,7 +241,11 @@ export abstract class SqliteReads {
     return (this.stats.schemaVersion.get() as { version: number }).version;
   }
 
-  async subscribe(_classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+  async subscribe(
+    _classes: string[],
+    onJob: () => void,
+    onError?: (error: Error) => void,
+  ): Promise<() => Promise<void>> {
     return watchCommits(this.db.name, onJob, onError);
   }
 
@@ -203,7 +255,9 @@ export abstract class SqliteReads {
 
   async integrityCheck(): Promise<string[]> {
     const checks = prepareIntegrityStatements(this.db);
-    const pages = (checks.pages.all() as { problem: string }[]).map((row) => row.problem).filter((problem) => problem !== 'ok');
+    const pages = (checks.pages.all() as { problem: string }[])
+      .map((row) => row.problem)
+      .filter((problem) => problem !== 'ok');
     const keys = (checks.foreignKeys.all() as { child: string; rowid: number; parent: string }[]).map(
       (row) => `${row.child} row ${row.rowid} has no ${row.parent} parent`,
     );
@@ -214,7 +268,9 @@ export abstract class SqliteReads {
   }
 
   async jobsPruneCount(params: { status: TerminalStatus; finishedBefore: number }): Promise<number> {
-    return (this.retention.countOlder.get({ status: params.status, before: params.finishedBefore }) as { count: number }).count;
+    return (
+      this.retention.countOlder.get({ status: params.status, before: params.finishedBefore }) as { count: number }
+    ).count;
   }
 
   /** The raw connection, for the query-plan tests and the benchmark's bare-loop ceiling. */

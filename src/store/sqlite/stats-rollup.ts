@@ -1,4 +1,12 @@
-import { afterRollUp, COST_TOP_KEPT, minutesIn, nextRollUp, rolledMinutesOf, type RolledMinutes, type RolledRow } from '../stats-window.js';
+import {
+  afterRollUp,
+  COST_TOP_KEPT,
+  minutesIn,
+  nextRollUp,
+  rolledMinutesOf,
+  type RolledMinutes,
+  type RolledRow,
+} from '../stats-window.js';
 import type { RollupStatements } from './sql/rollup.js';
 
 /** The minutes the rollup covers; undefined before its first roll-up. */
@@ -16,7 +24,8 @@ export function rollUp(statements: RollupStatements, now: number, maxMinutes: nu
   statements.addCost.run(bind);
   statements.addCostTop.run(bind);
   const covered = afterRollUp(rolled, range, now);
-  for (const drop of [statements.dropJobEnds, statements.dropCost, statements.dropCostTop]) drop.run({ keepFrom: covered.from });
+  for (const drop of [statements.dropJobEnds, statements.dropCost, statements.dropCostTop])
+    drop.run({ keepFrom: covered.from });
   statements.save.run({ keepFrom: covered.from, until: covered.until });
   return minutesIn(range);
 }

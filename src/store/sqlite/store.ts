@@ -1,11 +1,59 @@
 import type { Clock } from '../../clock.js';
-import { claimedJobs, EVENTS, fenced, liveFacts, LOST, ownEarlierSettlement, planBlindSuccess, planOwnerRecovery, planRecovery, planRelease, planSettlement, recoveredJob, settleResult } from '../outcomes.js';
-import type { BlindSettlement, ClaimedRow, ClaimFacts, EndedAttempt, HeldFacts, OutcomePlan, PlannedEvent } from '../outcomes.js';
+import {
+  claimedJobs,
+  EVENTS,
+  fenced,
+  liveFacts,
+  LOST,
+  ownEarlierSettlement,
+  planBlindSuccess,
+  planOwnerRecovery,
+  planRecovery,
+  planRelease,
+  planSettlement,
+  recoveredJob,
+  settleResult,
+} from '../outcomes.js';
+import type {
+  BlindSettlement,
+  ClaimedRow,
+  ClaimFacts,
+  EndedAttempt,
+  HeldFacts,
+  OutcomePlan,
+  PlannedEvent,
+} from '../outcomes.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
-import type { CancelOutcome, ClaimedJob, ClaimRequest, InsertedJob, JobRow, JobStartParams, LeaseRef, LeaseStatus, NewJob, PauseOutcome, RecoveredJob, ResumeOutcome } from '../types.js';
+import type {
+  CancelOutcome,
+  ClaimedJob,
+  ClaimRequest,
+  InsertedJob,
+  JobRow,
+  JobStartParams,
+  LeaseRef,
+  LeaseStatus,
+  NewJob,
+  PauseOutcome,
+  RecoveredJob,
+  ResumeOutcome,
+} from '../types.js';
 import { cancelQueuedStatement, failedStatement, inBatches } from '../job-filters.js';
 import { maxRetriesFromClass } from '../policy.js';
-import type { BulkBounds, FailedFilter, OwnerRecovery, RecoverParams, RetryOutcome, Settlement, SettleResult, Store, TerminalStatus, WorkerHeartbeat, WorkerRegistration, WorkerState } from '../types.js';
+import type {
+  BulkBounds,
+  FailedFilter,
+  OwnerRecovery,
+  RecoverParams,
+  RetryOutcome,
+  Settlement,
+  SettleResult,
+  Store,
+  TerminalStatus,
+  WorkerHeartbeat,
+  WorkerRegistration,
+  WorkerState,
+} from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
@@ -110,7 +158,9 @@ export class SqliteStore extends SqliteReads implements Store {
         const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
         if (existing !== undefined) return { id: existing.id, created: false };
       }
-      const { id } = this.jobs.insert.get({ ...job, maxRetriesFromClass: maxRetriesFromClass(job), now }) as { id: number };
+      const { id } = this.jobs.insert.get({ ...job, maxRetriesFromClass: maxRetriesFromClass(job), now }) as {
+        id: number;
+      };
       this.record(EVENTS.enqueued(id, job, now, actor));
       return { id, created: true };
     });
@@ -118,12 +168,25 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
     return this.write((now): ScheduleAdvanceResult => {
-      const bind = { class: params.class, name: params.name, expected: params.expected, through: params.through, now, actor: params.actor };
+      const bind = {
+        class: params.class,
+        name: params.name,
+        expected: params.expected,
+        through: params.through,
+        now,
+        actor: params.actor,
+      };
       const moved = params.expected === null ? this.schedules.start.run(bind) : this.schedules.advance.run(bind);
       if (moved.changes === 0) return { advanced: false };
       const jobs = this.insertJobs(params.jobs, params.actor, now);
       const last = params.jobs.at(-1);
-      if (last !== undefined) this.schedules.recordRun.run({ class: params.class, name: params.name, runAt: last.runAt, jobId: jobs.at(-1)!.id });
+      if (last !== undefined)
+        this.schedules.recordRun.run({
+          class: params.class,
+          name: params.name,
+          runAt: last.runAt,
+          jobId: jobs.at(-1)!.id,
+        });
       return { advanced: true, jobs };
     });
   }
@@ -158,7 +221,9 @@ export class SqliteStore extends SqliteReads implements Store {
     const statement = this.jobs[failedStatement('retry', params)];
     return inBatches(params, (throughId, limit) =>
       this.write((now) => {
-        const rows = statement.all({ now, class: params.class, errorCode: params.errorCode, throughId, limit }) as { id: number }[];
+        const rows = statement.all({ now, class: params.class, errorCode: params.errorCode, throughId, limit }) as {
+          id: number;
+        }[];
         for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
         return rows.length;
       }),
@@ -177,7 +242,9 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
-    return this.write((now) => (this.classes.pause.get({ ...params, now }) === undefined ? 'already_paused' : 'paused'));
+    return this.write((now) =>
+      this.classes.pause.get({ ...params, now }) === undefined ? 'already_paused' : 'paused',
+    );
   }
 
   async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
@@ -189,7 +256,9 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
-    await this.write(() => (params.class === undefined ? this.classes.enableAll.run(params) : this.classes.enable.run(params)));
+    await this.write(() =>
+      params.class === undefined ? this.classes.enableAll.run(params) : this.classes.enable.run(params),
+    );
   }
 
   // workers
@@ -205,9 +274,20 @@ export class SqliteStore extends SqliteReads implements Store {
     const limit =
       rateLimit === undefined
         ? params.limit
-        : allowance(params.limit, rateLimit, (this.classes.startsSince.get({ class: jobClass, since: windowStart(now, rateLimit) }) as { count: number }).count);
+        : allowance(
+            params.limit,
+            rateLimit,
+            (this.classes.startsSince.get({ class: jobClass, since: windowStart(now, rateLimit) }) as { count: number })
+              .count,
+          );
     if (params.classes.length === 0 || limit < 1) return [];
-    const bind = { ownerId: params.ownerId, now, leaseExpiresAt: now + params.leaseMs, limit, classMaxRetries: params.classMaxRetries };
+    const bind = {
+      ownerId: params.ownerId,
+      now,
+      leaseExpiresAt: now + params.leaseMs,
+      limit,
+      classMaxRetries: params.classMaxRetries,
+    };
     const rows = (
       params.classes.length === 1
         ? this.leases.claimOneClass.all({ ...bind, class: params.classes[0] })
@@ -225,7 +305,10 @@ export class SqliteStore extends SqliteReads implements Store {
   private anyDue(classes: string[]): boolean {
     const now = this.clock.now();
     try {
-      const due = classes.length === 1 ? this.leases.dueOneClass.get({ class: classes[0], now }) : this.leases.dueManyClasses.get({ classes: JSON.stringify(classes), now });
+      const due =
+        classes.length === 1
+          ? this.leases.dueOneClass.get({ class: classes[0], now })
+          : this.leases.dueManyClasses.get({ classes: JSON.stringify(classes), now });
       return due !== undefined;
     } catch {
       return true;
@@ -235,7 +318,8 @@ export class SqliteStore extends SqliteReads implements Store {
   async jobStart(params: JobStartParams): Promise<void> {
     const outcome = await this.write((now) => {
       const startedAt = params.startedAt ?? now;
-      const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as ClaimFacts | undefined;
+      const row = this.leases.start.get({ ...params, startedAt, now, leaseExpiresAt: now + params.leaseMs }) as
+        ClaimFacts | undefined;
       if (row === undefined) return this.rejectZombie(params, now, 'start');
       this.record(EVENTS.started(row, startedAt));
       return undefined;
@@ -248,13 +332,17 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.write((now) =>
       params.leases.map((ref): LeaseStatus => {
         const row = this.leases.extend.get({ ...ref, now, leaseExpiresAt: now + params.leaseMs }) as
-          | { lease_expires_at: number; cancel_requested_at: number | null }
-          | undefined;
+          { lease_expires_at: number; cancel_requested_at: number | null } | undefined;
         if (row === undefined) {
           this.rejectZombie(ref, now, 'heartbeat');
           return { id: ref.id, held: false };
         }
-        return { id: ref.id, held: true, leaseExpiresAt: row.lease_expires_at, cancelRequested: row.cancel_requested_at !== null };
+        return {
+          id: ref.id,
+          held: true,
+          leaseExpiresAt: row.lease_expires_at,
+          cancelRequested: row.cancel_requested_at !== null,
+        };
       }),
     );
   }
@@ -266,9 +354,13 @@ export class SqliteStore extends SqliteReads implements Store {
     fenced(params, 'progress', outcome);
   }
 
-  async jobsSettle(params: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+  async jobsSettle(params: {
+    settlements: Settlement[];
+    claim?: ClaimRequest;
+  }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
     // An idle worker is woken by every commit: it looks before it takes the write lock from those who have work to write.
-    if (params.settlements.length === 0 && params.claim !== undefined && !this.anyDue(params.claim.classes)) return { settled: [], claimed: [] };
+    if (params.settlements.length === 0 && params.claim !== undefined && !this.anyDue(params.claim.classes))
+      return { settled: [], claimed: [] };
     return this.write((now) => ({
       settled: params.settlements.map((settlement) => this.settleHeld(settlement, now) ?? this.settle(settlement, now)),
       claimed: params.claim === undefined ? [] : this.claim(params.claim, now),
@@ -286,7 +378,14 @@ export class SqliteStore extends SqliteReads implements Store {
     const { plan, trail } = planBlindSuccess(settlement as BlindSettlement, now);
     // A holder that wrote the start passes no startedAt: the row is RUNNING, and its trail is written.
     const heldAs = settlement.startedAt === null ? 'RUNNING' : 'CLAIMED';
-    const bind = { id: plan.id, leaseToken: plan.leaseToken, heldAs, result: settlement.verdict.result, startedAt: plan.startedAt, now };
+    const bind = {
+      id: plan.id,
+      leaseToken: plan.leaseToken,
+      heldAs,
+      result: settlement.verdict.result,
+      startedAt: plan.startedAt,
+      now,
+    };
     if (this.leases.completeHeld.run(bind).changes === 0) return undefined;
     if (heldAs === 'CLAIMED') for (const event of trail) this.record(event);
     this.writeHistory(plan, now);
@@ -295,9 +394,13 @@ export class SqliteStore extends SqliteReads implements Store {
 
   /** Inside a transaction: write one verdict, fenced by the lease (the plan's rules live in ../outcomes.ts). */
   private settle(settlement: Settlement, now: number): SettleResult {
-    const facts = liveFacts(this.leases.heldFacts.get({ id: settlement.id, leaseToken: settlement.leaseToken }) as HeldFacts | undefined, now);
+    const facts = liveFacts(
+      this.leases.heldFacts.get({ id: settlement.id, leaseToken: settlement.leaseToken }) as HeldFacts | undefined,
+      now,
+    );
     if (facts === undefined) {
-      const ended = this.history.attemptByToken.get({ jobId: settlement.id, leaseToken: settlement.leaseToken }) as EndedAttempt | undefined;
+      const ended = this.history.attemptByToken.get({ jobId: settlement.id, leaseToken: settlement.leaseToken }) as
+        EndedAttempt | undefined;
       const own = ownEarlierSettlement(settlement, ended);
       if (own !== undefined) return own;
       this.rejectZombie(settlement, now, settlement.verdict.type);
@@ -331,26 +434,57 @@ export class SqliteStore extends SqliteReads implements Store {
 
   /** Inside a transaction: what an outcome writes besides its job row: the attempt's end, its log lines, its events. */
   private writeHistory(plan: OutcomePlan, now: number): void {
-    this.history.attemptFinish.run({ jobId: plan.id, attempt: plan.attempt, leaseToken: plan.leaseToken, ...plan.attemptEnd, now });
-    if (plan.logs !== undefined) this.logRows.run(jobLogRows(plan.id, plan.attempt, plan.logs).map((r) => [r.job_id, r.attempt, r.seq, r.ts, r.level, r.message, r.fields]));
+    this.history.attemptFinish.run({
+      jobId: plan.id,
+      attempt: plan.attempt,
+      leaseToken: plan.leaseToken,
+      ...plan.attemptEnd,
+      now,
+    });
+    if (plan.logs !== undefined)
+      this.logRows.run(
+        jobLogRows(plan.id, plan.attempt, plan.logs).map((r) => [
+          r.job_id,
+          r.attempt,
+          r.seq,
+          r.ts,
+          r.level,
+          r.message,
+          r.fields,
+        ]),
+      );
     for (const event of plan.events) this.record(event);
   }
 
   // the sweeper and the supervisor
 
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
-    return this.write((now) => this.recoverRows(this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[], (row) => planRecovery(row, params, now), now));
+    return this.write((now) =>
+      this.recoverRows(
+        this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[],
+        (row) => planRecovery(row, params, now),
+        now,
+      ),
+    );
   }
 
   async leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planOwnerRecovery(row, params, now), now),
+      this.recoverRows(
+        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[],
+        (row) => planOwnerRecovery(row, params, now),
+        now,
+      ),
     );
   }
 
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
-      this.recoverRows(this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[], (row) => planRelease(row, now, params.actor, params.reason), now),
+      this.recoverRows(
+        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[],
+        (row) => planRelease(row, now, params.actor, params.reason),
+        now,
+      ),
     );
   }
 
@@ -383,7 +517,12 @@ export class SqliteStore extends SqliteReads implements Store {
     );
   }
 
-  async workerExit(params: { id: string; state: WorkerState; exitCode: number | null; exitSignal: string | null }): Promise<void> {
+  async workerExit(params: {
+    id: string;
+    state: WorkerState;
+    exitCode: number | null;
+    exitSignal: string | null;
+  }): Promise<void> {
     await this.write((now) => this.workers.exit.run({ ...params, now }));
   }
 

@@ -19,7 +19,8 @@ const claimOf = (owner: string, limit: number, rateLimit?: RateLimit, classes = 
 
 /** Pause and resume, and rate-limited claims. */
 export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (store: Store) => Promise<number>): void {
-  const enqueueMany = (count: number, jobClass = 'email') => c.queue.enqueueMany(Array.from({ length: count }, (_, n) => ({ class: jobClass, payload: { n } })));
+  const enqueueMany = (count: number, jobClass = 'email') =>
+    c.queue.enqueueMany(Array.from({ length: count }, (_, n) => ({ class: jobClass, payload: { n } })));
 
   describe('pause and resume', () => {
     it('a paused class claims nothing, alone or among others; resume restores it; both are idempotent and recorded', async () => {
@@ -28,23 +29,31 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       expect(await c.store.classPause({ class: 'email', actor: 'alice' })).toBe('paused');
       expect(await c.store.classPause({ class: 'email', actor: 'bob' })).toBe('already_paused');
       const pausedAt = c.clock.now();
-      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: pausedAt, paused_by: 'alice', resumed_at: null, resumed_by: null }]);
+      expect(await c.store.classControlList()).toEqual([
+        { class: 'email', paused_at: pausedAt, paused_by: 'alice', resumed_at: null, resumed_by: null },
+      ]);
 
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5))).toEqual([]);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5, { max: 10, perMs: 1000 }))).toEqual([]);
       // a claim of several classes skips the paused one only
-      expect((await claimJobs(c.store, claimOf(OWNER_A, 5, undefined, ['email', 'sms']))).map((job) => job.class)).toEqual(['sms']);
+      expect(
+        (await claimJobs(c.store, claimOf(OWNER_A, 5, undefined, ['email', 'sms']))).map((job) => job.class),
+      ).toEqual(['sms']);
 
       c.clock.advance(1000);
       expect(await c.store.classResume({ class: 'email', actor: 'bob' })).toBe('resumed');
       expect(await c.store.classResume({ class: 'email', actor: 'bob' })).toBe('not_paused');
       expect(await c.store.classResume({ class: 'never-paused', actor: 'bob' })).toBe('not_paused');
-      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: null, paused_by: 'alice', resumed_at: c.clock.now(), resumed_by: 'bob' }]);
+      expect(await c.store.classControlList()).toEqual([
+        { class: 'email', paused_at: null, paused_by: 'alice', resumed_at: c.clock.now(), resumed_by: 'bob' },
+      ]);
       expect(await claimJobs(c.store, claimOf(OWNER_A, 5))).toHaveLength(2);
 
       // paused again after a resume
       expect(await c.store.classPause({ class: 'email', actor: 'carol' })).toBe('paused');
-      expect(await c.store.classControlList()).toEqual([{ class: 'email', paused_at: c.clock.now(), paused_by: 'carol', resumed_at: c.clock.now(), resumed_by: 'bob' }]);
+      expect(await c.store.classControlList()).toEqual([
+        { class: 'email', paused_at: c.clock.now(), paused_by: 'carol', resumed_at: c.clock.now(), resumed_by: 'bob' },
+      ]);
     });
   });
 
@@ -54,12 +63,20 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
     it('caps the claims of a window across claimers, and says when the next start is allowed', async () => {
       await enqueueMany(10);
       const t0 = c.clock.now();
-      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({ started: 0, due: true, next_start_at: null });
+      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({
+        started: 0,
+        due: true,
+        next_start_at: null,
+      });
       expect(await claimJobs(c.store, claimOf(OWNER_A, 2, perSecond3))).toHaveLength(2);
       c.clock.advance(400);
       expect(await claimJobs(c.store, claimOf(OWNER_B, 5, perSecond3))).toHaveLength(1);
       expect(await claimJobs(c.store, claimOf(OWNER_B, 5, perSecond3))).toEqual([]);
-      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({ started: 3, due: true, next_start_at: t0 + 1000 + START_MARGIN_MS });
+      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({
+        started: 3,
+        due: true,
+        next_start_at: t0 + 1000 + START_MARGIN_MS,
+      });
 
       // a claim whose clock reading is older than the starts already granted still counts them
       c.clock.advance(-300);
@@ -76,7 +93,9 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
       const other = await openSame(c.store, c.clock);
       try {
         const perMinute5: RateLimit = { max: 5, perMs: 60_000 };
-        const claims = Array.from({ length: 8 }, (_, n) => claimJobs(n % 2 === 0 ? c.store : other, claimOf(`owner-${n}`, 3, perMinute5)));
+        const claims = Array.from({ length: 8 }, (_, n) =>
+          claimJobs(n % 2 === 0 ? c.store : other, claimOf(`owner-${n}`, 3, perMinute5)),
+        );
         const granted = (await Promise.all(claims)).flat();
         expect(granted).toHaveLength(5);
         expect(new Set(granted.map((job) => job.id)).size).toBe(5);
@@ -102,7 +121,11 @@ export function classSuites(c: Conformance, openSame: OpenSame, countStarts: (st
 
     it('a window with room, or with nothing due, is not waiting', async () => {
       await c.queue.enqueue({ class: 'email', payload: {}, delay: 60 });
-      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({ started: 0, due: false, next_start_at: null });
+      expect(await c.store.classRateWindow({ class: 'email', rateLimit: perSecond3 })).toEqual({
+        started: 0,
+        due: false,
+        next_start_at: null,
+      });
     });
   });
 }

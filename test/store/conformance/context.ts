@@ -40,7 +40,8 @@ export interface Conformance {
 /** Registers the per-test store (opened by `openStore`, closed after) and returns the context the suites read it through. */
 export function conformanceContext(openStore: (clock: TestClock) => Promise<Store>): Conformance {
   const c = {
-    enqueue: async (request: Partial<EnqueueRequest> = {}) => (await c.queue.enqueue({ class: 'email', payload: { n: 1 }, ...request })).id,
+    enqueue: async (request: Partial<EnqueueRequest> = {}) =>
+      (await c.queue.enqueue({ class: 'email', payload: { n: 1 }, ...request })).id,
     claimOne: async (owner = OWNER_A, classes = ['email']) => {
       const [job] = await claimJobs(c.store, { classes, ownerId: owner, limit: 1, leaseMs: LEASE_MS });
       if (job === undefined) throw new Error('expected a job to claim');

@@ -9,13 +9,28 @@ import { fixedDelay, LEASE_MS, OWNER_A, OWNER_B, type Conformance } from './cont
 export function jobSuites(c: Conformance): void {
   const { enqueue, claimOne, eventsOf } = c;
   describe('enqueue', () => {
-    it("get(): the job with its payload, result and progress parsed, its attempts, timeline and log lines", async () => {
+    it('get(): the job with its payload, result and progress parsed, its attempts, timeline and log lines', async () => {
       const id = await enqueue({ payload: { to: 'ada@example.com', n: [1, 2] } });
       const job = await c.claimOne();
       await c.store.jobProgress({ id, leaseToken: job.leaseToken, progress: JSON.stringify({ step: 2 }) });
-      await c.store.jobsSettle({ settlements: [{ id, leaseToken: job.leaseToken, startedAt: null, verdict: { type: 'complete', result: JSON.stringify({ sent: true }) } }] });
+      await c.store.jobsSettle({
+        settlements: [
+          {
+            id,
+            leaseToken: job.leaseToken,
+            startedAt: null,
+            verdict: { type: 'complete', result: JSON.stringify({ sent: true }) },
+          },
+        ],
+      });
       const details = (await c.queue.get(id))!;
-      expect(details.job).toMatchObject({ id, status: 'SUCCEEDED', payload: { to: 'ada@example.com', n: [1, 2] }, result: { sent: true }, progress: { step: 2 } });
+      expect(details.job).toMatchObject({
+        id,
+        status: 'SUCCEEDED',
+        payload: { to: 'ada@example.com', n: [1, 2] },
+        result: { sent: true },
+        progress: { step: 2 },
+      });
       expect(details.attempts.map((a) => a.status)).toEqual(['SUCCEEDED']);
       expect(details.logs).toEqual([]);
       expect(await c.queue.get(id + 1000)).toBeUndefined();
@@ -43,7 +58,9 @@ export function jobSuites(c: Conformance): void {
     it('inserts a bulk batch in one transaction: all or nothing', async () => {
       const ids = await c.queue.enqueueMany([{ class: 'email' }, { class: 'email', priority: 3 }, { class: 'sms' }]);
       expect(ids.map((x) => x.created)).toEqual([true, true, true]);
-      await expect(c.queue.enqueueMany([{ class: 'email' }, { class: 'email', delay: -1 }])).rejects.toThrow(/job 2: delay/);
+      await expect(c.queue.enqueueMany([{ class: 'email' }, { class: 'email', delay: -1 }])).rejects.toThrow(
+        /job 2: delay/,
+      );
       expect(await c.store.jobList({ limit: 100 })).toHaveLength(3);
     });
 
@@ -51,7 +68,11 @@ export function jobSuites(c: Conformance): void {
       ['a payload that is not JSON-serialisable', { class: 'email', payload: { f: () => 1 } }, /not JSON-serialisable/],
       ['a payload with a BigInt', { class: 'email', payload: { n: 1n } }, /not JSON-serialisable/],
       ['a payload with NaN', { class: 'email', payload: { n: Number.NaN } }, /not JSON-serialisable/],
-      ['a payload over the cap', { class: 'email', payload: 'x'.repeat(1024 * 1024 + 1) }, /over the 1048576-byte limit/],
+      [
+        'a payload over the cap',
+        { class: 'email', payload: 'x'.repeat(1024 * 1024 + 1) },
+        /over the 1048576-byte limit/,
+      ],
       ['an empty class name', { class: '' }, /class must be a non-empty string/],
       ['a negative delay', { class: 'email', delay: -5 }, /delay must be a number of seconds >= 0/],
       ['a fractional max_retries', { class: 'email', maxRetries: 1.5 }, /max_retries/],
@@ -96,7 +117,12 @@ export function jobSuites(c: Conformance): void {
       await enqueue({ class: 'email' });
       await enqueue({ class: 'sms' });
       await enqueue({ class: 'push' });
-      const claimed = await claimJobs(c.store, { classes: ['email', 'sms'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
+      const claimed = await claimJobs(c.store, {
+        classes: ['email', 'sms'],
+        ownerId: OWNER_A,
+        limit: 10,
+        leaseMs: LEASE_MS,
+      });
       expect(claimed.map((j) => j.class).sort()).toEqual(['email', 'sms']);
     });
 
@@ -111,9 +137,13 @@ export function jobSuites(c: Conformance): void {
       const job = await c.store.jobGet({ id: a!.id });
       expect(job).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_A, lease_token: a!.leaseToken, attempts: 1 });
       const attempts = await c.store.attemptList({ jobId: a!.id });
-      expect(attempts).toMatchObject([{ attempt: 1, owner_id: OWNER_A, lease_token: a!.leaseToken, status: 'RUNNING' }]);
+      expect(attempts).toMatchObject([
+        { attempt: 1, owner_id: OWNER_A, lease_token: a!.leaseToken, status: 'RUNNING' },
+      ]);
       expect(await eventsOf(a!.id)).toEqual(['ENQUEUED']);
-      expect(await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual([]);
+      expect(await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS })).toEqual(
+        [],
+      );
       const claimedAt = c.clock.now();
       c.clock.advance(7);
       await c.store.jobStart({ id: a!.id, leaseToken: a!.leaseToken, leaseMs: LEASE_MS });
@@ -134,12 +164,21 @@ export function jobSuites(c: Conformance): void {
       await completeIfHeld(c.store, { id, leaseToken: job.leaseToken, result: '{"ok":true}' });
 
       const row = await c.store.jobGet({ id });
-      expect(row).toMatchObject({ status: 'SUCCEEDED', result: '{"ok":true}', progress: '{"done":50}', finished_at: c.clock.now() });
+      expect(row).toMatchObject({
+        status: 'SUCCEEDED',
+        result: '{"ok":true}',
+        progress: '{"done":50}',
+        finished_at: c.clock.now(),
+      });
       // owner and token stay: they say who finished it
       expect(row).toMatchObject({ owner_id: OWNER_A, lease_token: job.leaseToken });
-      expect(await c.store.attemptList({ jobId: id })).toMatchObject([{ attempt: 1, status: 'SUCCEEDED', finished_at: c.clock.now() }]);
+      expect(await c.store.attemptList({ jobId: id })).toMatchObject([
+        { attempt: 1, status: 'SUCCEEDED', finished_at: c.clock.now() },
+      ]);
       expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
-      await expect(completeIfHeld(c.store, { id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(completeIfHeld(c.store, { id, leaseToken: job.leaseToken, result: null })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
     });
 
     it('retries a failure with the delay given, then dead-letters it when retries are spent', async () => {
@@ -149,7 +188,9 @@ export function jobSuites(c: Conformance): void {
       const error = { code: 'UPSTREAM:DOWN', detail: 'smtp 421', retryable: true };
       const outcome = await failIfHeld(c.store, { id, leaseToken: first.leaseToken, error, retryDelayMs: 4_000 });
       expect(outcome).toEqual({ status: 'QUEUED', runAt: c.clock.now() + 4_000 });
-      expect(await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS })).toEqual([]);
+      expect(await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS })).toEqual(
+        [],
+      );
 
       c.clock.advance(4_000);
       const second = await claimOne(OWNER_B);
@@ -159,7 +200,12 @@ export function jobSuites(c: Conformance): void {
       expect(final).toEqual({ status: 'FAILED' });
 
       const row = await c.store.jobGet({ id });
-      expect(row).toMatchObject({ status: 'FAILED', attempts: 2, error_code: 'UPSTREAM:DOWN', error_detail: 'smtp 421' });
+      expect(row).toMatchObject({
+        status: 'FAILED',
+        attempts: 2,
+        error_code: 'UPSTREAM:DOWN',
+        error_detail: 'smtp 421',
+      });
       expect(await c.store.attemptList({ jobId: id })).toMatchObject([
         { attempt: 1, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_A },
         { attempt: 2, status: 'FAILED', error_code: 'UPSTREAM:DOWN', owner_id: OWNER_B },
@@ -171,7 +217,9 @@ export function jobSuites(c: Conformance): void {
       const id = await enqueue({ maxRetries: 5 });
       const job = await claimOne();
       const error = { code: 'INVALID_INPUT:ADDRESS', detail: 'no @', retryable: false };
-      expect(await failIfHeld(c.store, { id, leaseToken: job.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+      expect(await failIfHeld(c.store, { id, leaseToken: job.leaseToken, error, retryDelayMs: 1 })).toEqual({
+        status: 'FAILED',
+      });
     });
 
     it('releases a held job without spending a retry', async () => {
@@ -185,7 +233,9 @@ export function jobSuites(c: Conformance): void {
       expect(again.attempt).toBe(2);
       const error = { code: 'X:Y', detail: 'boom', retryable: true };
       // max_retries 0: this is the one real run, so a failure is final
-      expect(await failIfHeld(c.store, { id, leaseToken: again.leaseToken, error, retryDelayMs: 1 })).toEqual({ status: 'FAILED' });
+      expect(await failIfHeld(c.store, { id, leaseToken: again.leaseToken, error, retryDelayMs: 1 })).toEqual({
+        status: 'FAILED',
+      });
       expect((await c.store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.error_code])).toEqual([
         [1, 'CANCELLED', 'LEASE:RELEASED'],
         [2, 'FAILED', 'X:Y'],
@@ -194,7 +244,13 @@ export function jobSuites(c: Conformance): void {
   });
   describe('the batched hot path', () => {
     it('settles several outcomes and claims the next batch in one call, stamping lazy starts', async () => {
-      const ids = [await enqueue(), await enqueue({ maxRetries: 0 }), await enqueue(), await enqueue(), await enqueue()];
+      const ids = [
+        await enqueue(),
+        await enqueue({ maxRetries: 0 }),
+        await enqueue(),
+        await enqueue(),
+        await enqueue(),
+      ];
       const batch = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
       expect(batch.map((j) => j.id)).toEqual(ids.slice(0, 3));
       expect(await c.store.jobGet({ id: ids[0]! })).toMatchObject({ status: 'CLAIMED', started_at: null });
@@ -221,7 +277,11 @@ export function jobSuites(c: Conformance): void {
         { id: third.id, held: false },
       ]);
       expect(claimed.map((j) => j.id)).toEqual(ids.slice(3));
-      expect(await c.store.jobGet({ id: first.id })).toMatchObject({ status: 'SUCCEEDED', started_at: startedAt, result: '1' });
+      expect(await c.store.jobGet({ id: first.id })).toMatchObject({
+        status: 'SUCCEEDED',
+        started_at: startedAt,
+        result: '1',
+      });
       const timeline = await c.store.eventList({ jobId: first.id });
       expect(timeline.map((e) => [e.event, e.ts])).toEqual([
         ['ENQUEUED', startedAt - 5],
@@ -229,8 +289,14 @@ export function jobSuites(c: Conformance): void {
         ['SUCCEEDED', c.clock.now()],
       ]);
       expect(JSON.parse(timeline[1]!.detail!)).toEqual({ attempt: 1, owner_id: OWNER_A, claimed_at: startedAt - 5 });
-      expect((await c.store.eventList({ jobId: third.id })).map((e) => e.event)).toEqual(['ENQUEUED', 'ZOMBIE_WRITE_REJECTED']);
-      expect(await c.store.jobGet({ id: third.id })).toMatchObject({ status: 'CLAIMED', lease_token: third.leaseToken });
+      expect((await c.store.eventList({ jobId: third.id })).map((e) => e.event)).toEqual([
+        'ENQUEUED',
+        'ZOMBIE_WRITE_REJECTED',
+      ]);
+      expect(await c.store.jobGet({ id: third.id })).toMatchObject({
+        status: 'CLAIMED',
+        lease_token: third.leaseToken,
+      });
     });
 
     it('writes every success of a batch, each with its own result, start and attempt end', async () => {
@@ -239,26 +305,54 @@ export function jobSuites(c: Conformance): void {
       const startedAt = c.clock.now() + 1;
       c.clock.advance(20);
       const { settled } = await c.store.jobsSettle({
-        settlements: batch.map((job, i) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: startedAt + i, verdict: { type: 'complete' as const, result: i === 1 ? null : `{"n":${i}}` } })),
+        settlements: batch.map((job, i) => ({
+          id: job.id,
+          leaseToken: job.leaseToken,
+          startedAt: startedAt + i,
+          verdict: { type: 'complete' as const, result: i === 1 ? null : `{"n":${i}}` },
+        })),
       });
       expect(settled.map((s) => [s.id, s.held])).toEqual(ids.map((id) => [id, true]));
       for (const [i, id] of ids.entries()) {
-        expect(await c.store.jobGet({ id })).toMatchObject({ status: 'SUCCEEDED', result: i === 1 ? null : `{"n":${i}}`, started_at: startedAt + i, finished_at: c.clock.now() });
-        expect((await c.store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.finished_at])).toEqual([[1, 'SUCCEEDED', c.clock.now()]]);
+        expect(await c.store.jobGet({ id })).toMatchObject({
+          status: 'SUCCEEDED',
+          result: i === 1 ? null : `{"n":${i}}`,
+          started_at: startedAt + i,
+          finished_at: c.clock.now(),
+        });
+        expect((await c.store.attemptList({ jobId: id })).map((a) => [a.attempt, a.status, a.finished_at])).toEqual([
+          [1, 'SUCCEEDED', c.clock.now()],
+        ]);
       }
     });
 
     it('a batch of successes only, with its claim: live leases written with their timeline, a stale one turned away, the batch sent again counted as written', async () => {
       const ids = [await enqueue(), await enqueue(), await enqueue(), await enqueue()];
-      const [live, running, stale] = (await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS })) as [ClaimedJob, ClaimedJob, ClaimedJob];
+      const [live, running, stale] = (await claimJobs(c.store, {
+        classes: ['email'],
+        ownerId: OWNER_A,
+        limit: 3,
+        leaseMs: LEASE_MS,
+      })) as [ClaimedJob, ClaimedJob, ClaimedJob];
       const claimedAt = c.clock.now();
       c.clock.advance(3);
       await c.store.jobStart({ id: running.id, leaseToken: running.leaseToken, leaseMs: LEASE_MS });
       const startedAt = c.clock.now() + 1;
       c.clock.advance(10);
       const settlements = [
-        { id: live.id, leaseToken: live.leaseToken, startedAt, verdict: { type: 'complete' as const, result: '"a"' }, cost: { cpuMs: 1.5, peakRssBytes: 2048 } },
-        { id: running.id, leaseToken: running.leaseToken, startedAt: null, verdict: { type: 'complete' as const, result: null } },
+        {
+          id: live.id,
+          leaseToken: live.leaseToken,
+          startedAt,
+          verdict: { type: 'complete' as const, result: '"a"' },
+          cost: { cpuMs: 1.5, peakRssBytes: 2048 },
+        },
+        {
+          id: running.id,
+          leaseToken: running.leaseToken,
+          startedAt: null,
+          verdict: { type: 'complete' as const, result: null },
+        },
         { id: stale.id, leaseToken: 'f'.repeat(32), startedAt, verdict: { type: 'complete' as const, result: '"z"' } },
       ];
       const claim = { classes: ['email'], ownerId: OWNER_B, limit: 5, leaseMs: LEASE_MS, classMaxRetries: 5 };
@@ -269,9 +363,19 @@ export function jobSuites(c: Conformance): void {
         { id: stale.id, held: false },
       ]);
       expect(first.claimed.map((j) => [j.id, j.attempt])).toEqual([[ids[3], 1]]);
-      expect(await c.store.attemptList({ jobId: ids[3]! })).toMatchObject([{ attempt: 1, owner_id: OWNER_B, status: 'RUNNING' }]);
-      expect(await c.store.jobGet({ id: live.id })).toMatchObject({ status: 'SUCCEEDED', result: '"a"', started_at: startedAt, finished_at: c.clock.now(), lease_expires_at: null });
-      expect(await c.store.attemptList({ jobId: live.id })).toMatchObject([{ status: 'SUCCEEDED', finished_at: c.clock.now(), cpu_ms: 1.5, peak_rss_bytes: 2048 }]);
+      expect(await c.store.attemptList({ jobId: ids[3]! })).toMatchObject([
+        { attempt: 1, owner_id: OWNER_B, status: 'RUNNING' },
+      ]);
+      expect(await c.store.jobGet({ id: live.id })).toMatchObject({
+        status: 'SUCCEEDED',
+        result: '"a"',
+        started_at: startedAt,
+        finished_at: c.clock.now(),
+        lease_expires_at: null,
+      });
+      expect(await c.store.attemptList({ jobId: live.id })).toMatchObject([
+        { status: 'SUCCEEDED', finished_at: c.clock.now(), cpu_ms: 1.5, peak_rss_bytes: 2048 },
+      ]);
       // The start carries the claim, its detail exactly as every writer of the timeline spells it.
       const timeline = await c.store.eventList({ jobId: live.id });
       expect(timeline.map((e) => [e.event, e.ts, e.actor, e.detail])).toEqual([
@@ -281,7 +385,10 @@ export function jobSuites(c: Conformance): void {
       ]);
       expect(await eventsOf(running.id)).toEqual(['ENQUEUED', 'STARTED', 'SUCCEEDED']);
       expect(await eventsOf(stale.id)).toEqual(['ENQUEUED', 'ZOMBIE_WRITE_REJECTED']);
-      expect(await c.store.jobGet({ id: stale.id })).toMatchObject({ status: 'CLAIMED', lease_token: stale.leaseToken });
+      expect(await c.store.jobGet({ id: stale.id })).toMatchObject({
+        status: 'CLAIMED',
+        lease_token: stale.leaseToken,
+      });
 
       // Sent again (its answer lost with the connection): the same answers, nothing written twice, no zombie for a lease it settled.
       c.clock.advance(5);
@@ -296,7 +403,11 @@ export function jobSuites(c: Conformance): void {
       const job = await claimOne();
       await c.store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS, startedAt: c.clock.now() + 1 });
       c.clock.advance(100);
-      await c.store.jobsSettle({ settlements: [{ id, leaseToken: job.leaseToken, startedAt: c.clock.now(), verdict: { type: 'complete', result: null } }] });
+      await c.store.jobsSettle({
+        settlements: [
+          { id, leaseToken: job.leaseToken, startedAt: c.clock.now(), verdict: { type: 'complete', result: null } },
+        ],
+      });
       expect(await c.store.jobGet({ id })).toMatchObject({ started_at: c.clock.now() - 99 });
       expect((await eventsOf(id)).filter((e) => e === 'STARTED')).toHaveLength(1);
     });
@@ -308,7 +419,10 @@ export function jobSuites(c: Conformance): void {
       await c.store.jobCancel({ id: b!.id, actor: 'operator' });
       c.clock.advance(1_000);
       const statuses = await c.store.leasesExtend({
-        leases: [a!, b!, { id: a!.id, leaseToken: 'f'.repeat(32) }].map((j) => ({ id: j.id, leaseToken: j.leaseToken })),
+        leases: [a!, b!, { id: a!.id, leaseToken: 'f'.repeat(32) }].map((j) => ({
+          id: j.id,
+          leaseToken: j.leaseToken,
+        })),
         leaseMs: LEASE_MS,
       });
       expect(statuses).toEqual([
@@ -322,13 +436,25 @@ export function jobSuites(c: Conformance): void {
       const culprit = await enqueue({ maxRetries: 0 });
       const victim = await enqueue({ maxRetries: 0 });
       await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 2, leaseMs: LEASE_MS });
-      const crash = { errorCode: 'WORKER:CRASHED', errorDetail: 'child exited with code 1', event: 'RECOVERED' as const, actor: 'supervisor', retryDelay: fixedDelay(0) };
+      const crash = {
+        errorCode: 'WORKER:CRASHED',
+        errorDetail: 'child exited with code 1',
+        event: 'RECOVERED' as const,
+        actor: 'supervisor',
+        retryDelay: fixedDelay(0),
+      };
       const named = await c.store.leasesRecoverByOwner({ ...crash, ownerId: OWNER_A, culpritJobId: culprit });
       expect(named.map((r) => [r.id, r.status, r.released]).sort()).toEqual([
         [culprit, 'FAILED', false],
         [victim, 'QUEUED', true],
       ]);
-      expect(await c.store.attemptList({ jobId: victim })).toMatchObject([{ status: 'CANCELLED', error_code: 'LEASE:RELEASED', error_detail: `victim of job ${culprit} (WORKER:CRASHED)` }]);
+      expect(await c.store.attemptList({ jobId: victim })).toMatchObject([
+        {
+          status: 'CANCELLED',
+          error_code: 'LEASE:RELEASED',
+          error_detail: `victim of job ${culprit} (WORKER:CRASHED)`,
+        },
+      ]);
 
       await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
       const unnamed = await c.store.leasesRecoverByOwner({ ...crash, ownerId: OWNER_A });

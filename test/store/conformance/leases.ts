@@ -24,7 +24,11 @@ export function leaseSuites(c: Conformance): void {
         ['heartbeat', () => extendLease(c.store, { ...stale, leaseMs: LEASE_MS })],
         ['progress', () => c.store.jobProgress({ ...stale, progress: '99' })],
         ['complete', () => completeIfHeld(c.store, { ...stale, result: '"zombie"' })],
-        ['fail', () => failIfHeld(c.store, { ...stale, error: { code: 'Z:Z', detail: 'z', retryable: true }, retryDelayMs: 0 })],
+        [
+          'fail',
+          () =>
+            failIfHeld(c.store, { ...stale, error: { code: 'Z:Z', detail: 'z', retryable: true }, retryDelayMs: 0 }),
+        ],
         ['start', () => c.store.jobStart({ ...stale, leaseMs: LEASE_MS })],
         ['release', () => releaseIfHeld(c.store, { ...stale, reason: 'zombie' })],
       ];
@@ -34,10 +38,21 @@ export function leaseSuites(c: Conformance): void {
       expect(await c.store.jobGet({ id })).toEqual(before.job);
       expect(await c.store.attemptList({ jobId: id })).toEqual(before.attempts);
       const rejected = (await c.store.eventList({ jobId: id })).filter((e) => e.event === 'ZOMBIE_WRITE_REJECTED');
-      expect(rejected.map((e) => JSON.parse(e.detail!).op)).toEqual(['heartbeat', 'progress', 'complete', 'fail', 'start', 'release']);
+      expect(rejected.map((e) => JSON.parse(e.detail!).op)).toEqual([
+        'heartbeat',
+        'progress',
+        'complete',
+        'fail',
+        'start',
+        'release',
+      ]);
 
       await completeIfHeld(c.store, { id, leaseToken: holder.leaseToken, result: '"real"' });
-      expect(await c.store.jobGet({ id })).toMatchObject({ status: 'SUCCEEDED', result: '"real"', lease_token: holder.leaseToken });
+      expect(await c.store.jobGet({ id })).toMatchObject({
+        status: 'SUCCEEDED',
+        result: '"real"',
+        lease_token: holder.leaseToken,
+      });
       expect((await c.store.attemptList({ jobId: id })).map((a) => a.status)).toEqual(['FAILED', 'SUCCEEDED']);
     });
 
@@ -45,33 +60,77 @@ export function leaseSuites(c: Conformance): void {
       const id = await enqueue();
       const job = await claimOne();
       c.clock.advance(LEASE_MS);
-      await expect(extendLease(c.store, { id, leaseToken: job.leaseToken, leaseMs: LEASE_MS })).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(completeIfHeld(c.store, { id, leaseToken: job.leaseToken, result: '"late"' })).rejects.toBeInstanceOf(LeaseLostError);
-      expect(await c.store.jobGet({ id })).toMatchObject({ status: 'CLAIMED', lease_token: job.leaseToken, lease_expires_at: c.clock.now() });
-      expect((await c.store.eventList({ jobId: id })).filter((e) => e.event === 'ZOMBIE_WRITE_REJECTED').map((e) => JSON.parse(e.detail!).op)).toEqual(['heartbeat', 'complete']);
+      await expect(extendLease(c.store, { id, leaseToken: job.leaseToken, leaseMs: LEASE_MS })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await expect(
+        completeIfHeld(c.store, { id, leaseToken: job.leaseToken, result: '"late"' }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await c.store.jobGet({ id })).toMatchObject({
+        status: 'CLAIMED',
+        lease_token: job.leaseToken,
+        lease_expires_at: c.clock.now(),
+      });
+      expect(
+        (await c.store.eventList({ jobId: id }))
+          .filter((e) => e.event === 'ZOMBIE_WRITE_REJECTED')
+          .map((e) => JSON.parse(e.detail!).op),
+      ).toEqual(['heartbeat', 'complete']);
       c.clock.advance(1);
-      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay: fixedDelay(0), limit: 10 })).toMatchObject([{ id, status: 'QUEUED' }]);
+      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay: fixedDelay(0), limit: 10 })).toMatchObject([
+        { id, status: 'QUEUED' },
+      ]);
     });
 
     it('counts a settlement sent again after it committed (its answer lost with the connection) as written, not as a zombie', async () => {
       const done = await enqueue();
       const retried = await enqueue();
       const failed = await enqueue();
-      const [one, two, three] = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 3, leaseMs: LEASE_MS });
+      const [one, two, three] = await claimJobs(c.store, {
+        classes: ['email'],
+        ownerId: OWNER_A,
+        limit: 3,
+        leaseMs: LEASE_MS,
+      });
       const settlements: Settlement[] = [
-        { id: one!.id, leaseToken: one!.leaseToken, startedAt: c.clock.now(), verdict: { type: 'complete', result: '"ok"' } },
-        { id: two!.id, leaseToken: two!.leaseToken, startedAt: c.clock.now(), verdict: { type: 'fail', error: { code: 'NET:DOWN', detail: 'again', retryable: true }, retryDelayMs: 500 } },
-        { id: three!.id, leaseToken: three!.leaseToken, startedAt: c.clock.now(), verdict: { type: 'fail', error: { code: 'BAD:INPUT', detail: 'no', retryable: false }, retryDelayMs: 0 } },
+        {
+          id: one!.id,
+          leaseToken: one!.leaseToken,
+          startedAt: c.clock.now(),
+          verdict: { type: 'complete', result: '"ok"' },
+        },
+        {
+          id: two!.id,
+          leaseToken: two!.leaseToken,
+          startedAt: c.clock.now(),
+          verdict: { type: 'fail', error: { code: 'NET:DOWN', detail: 'again', retryable: true }, retryDelayMs: 500 },
+        },
+        {
+          id: three!.id,
+          leaseToken: three!.leaseToken,
+          startedAt: c.clock.now(),
+          verdict: { type: 'fail', error: { code: 'BAD:INPUT', detail: 'no', retryable: false }, retryDelayMs: 0 },
+        },
       ];
       const first = (await c.store.jobsSettle({ settlements })).settled;
-      const histories = async () => Promise.all([done, retried, failed].map(async (id) => [await c.store.attemptList({ jobId: id }), await c.store.eventList({ jobId: id })]));
+      const histories = async () =>
+        Promise.all(
+          [done, retried, failed].map(async (id) => [
+            await c.store.attemptList({ jobId: id }),
+            await c.store.eventList({ jobId: id }),
+          ]),
+        );
       const before = await histories();
       c.clock.advance(10);
       // The same answer but for the retry account, which only the write that decided it gives (the attempt row keeps no max_retries).
       const withoutAccount = (results: SettleResult[]) => results.map((r) => (r.held ? { ...r, retry: undefined } : r));
       expect(withoutAccount((await c.store.jobsSettle({ settlements })).settled)).toEqual(withoutAccount(first));
       expect(first.map((r) => r.held && r.status)).toEqual(['SUCCEEDED', 'QUEUED', 'FAILED']);
-      expect(first.map((r) => r.held && r.retry)).toEqual([undefined, { run: 1, of: 6, rule: 'retries left' }, { run: 1, of: 6, rule: 'not retryable' }]);
+      expect(first.map((r) => r.held && r.retry)).toEqual([
+        undefined,
+        { run: 1, of: 6, rule: 'retries left' },
+        { run: 1, of: 6, rule: 'not retryable' },
+      ]);
       expect(await histories()).toEqual(before);
 
       // The same token with another verdict is no repeat: a zombie.
@@ -84,8 +143,12 @@ export function leaseSuites(c: Conformance): void {
     it('rejects a write with a made-up token and writes no event for a job that does not exist', async () => {
       const id = await enqueue();
       await claimOne();
-      await expect(c.store.jobProgress({ id, leaseToken: 'f'.repeat(32), progress: '1' })).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(c.store.jobProgress({ id: 999_999, leaseToken: 'f'.repeat(32), progress: '1' })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(c.store.jobProgress({ id, leaseToken: 'f'.repeat(32), progress: '1' })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await expect(
+        c.store.jobProgress({ id: 999_999, leaseToken: 'f'.repeat(32), progress: '1' }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
     });
   });
   describe('the sweeper', () => {
@@ -109,17 +172,29 @@ export function leaseSuites(c: Conformance): void {
       const taken = [...firstPass, ...secondPass].map((r) => r.id).sort((a, b) => a - b);
       expect(taken).toEqual(jobs.slice(0, 4).map((j) => j.id));
       for (const { id } of jobs.slice(0, 4)) {
-        expect(await c.store.jobGet({ id })).toMatchObject({ status: 'QUEUED', run_at: c.clock.now() + 2_000, error_code: 'LEASE:EXPIRED' });
-        expect(await c.store.attemptList({ jobId: id })).toMatchObject([{ status: 'FAILED', error_code: 'LEASE:EXPIRED' }]);
+        expect(await c.store.jobGet({ id })).toMatchObject({
+          status: 'QUEUED',
+          run_at: c.clock.now() + 2_000,
+          error_code: 'LEASE:EXPIRED',
+        });
+        expect(await c.store.attemptList({ jobId: id })).toMatchObject([
+          { status: 'FAILED', error_code: 'LEASE:EXPIRED' },
+        ]);
         expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED']);
       }
-      expect(await c.store.jobGet({ id: renewed.id })).toMatchObject({ status: 'RUNNING', lease_token: renewed.leaseToken });
+      expect(await c.store.jobGet({ id: renewed.id })).toMatchObject({
+        status: 'RUNNING',
+        lease_token: renewed.leaseToken,
+      });
     });
 
     it('two sweepers at once never take back the same job twice', async () => {
-      const ids = (await c.queue.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ class: 'email', payload: { n } })))).map((j) => j.id);
+      const ids = (
+        await c.queue.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ class: 'email', payload: { n } })))
+      ).map((j) => j.id);
       const jobs = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 60, leaseMs: LEASE_MS });
-      for (const job of jobs.slice(0, 30)) await c.store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
+      for (const job of jobs.slice(0, 30))
+        await c.store.jobStart({ id: job.id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
       c.clock.advance(LEASE_MS + 1);
       const sweepUntilDry = async () => {
         const taken: number[] = [];
@@ -148,11 +223,16 @@ export function leaseSuites(c: Conformance): void {
       c.clock.advance(LEASE_MS + 1);
       const settle = (batch: ClaimedJob[]) =>
         c.store.jobsSettle({
-          settlements: batch.map((j) => ({ id: j.id, leaseToken: j.leaseToken, startedAt: null, verdict: { type: 'complete' as const, result: '1' } })),
+          settlements: batch.map((j) => ({
+            id: j.id,
+            leaseToken: j.leaseToken,
+            startedAt: null,
+            verdict: { type: 'complete' as const, result: '1' },
+          })),
         });
       const sweep = async () => {
         const taken: number[] = [];
-        for (let batch = await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 }); batch.length > 0; ) {
+        for (let batch = await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 }); batch.length > 0;) {
           taken.push(...batch.map((r) => r.id));
           batch = await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 3 });
         }
@@ -177,8 +257,14 @@ export function leaseSuites(c: Conformance): void {
       const job = await claimOne();
       await c.store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
       c.clock.advance(LEASE_MS + 1);
-      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED' }]);
-      expect(await c.store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', finished_at: c.clock.now() });
+      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([
+        { id, status: 'FAILED' },
+      ]);
+      expect(await c.store.jobGet({ id })).toMatchObject({
+        status: 'FAILED',
+        error_code: 'LEASE:EXPIRED',
+        finished_at: c.clock.now(),
+      });
       expect(await eventsOf(id)).toEqual(['ENQUEUED', 'STARTED', 'RECOVERED', 'FAILED']);
     });
 
@@ -187,8 +273,14 @@ export function leaseSuites(c: Conformance): void {
       const claimedAt = c.clock.now();
       await claimOne();
       c.clock.advance(LEASE_MS + 1);
-      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'FAILED', released: false }]);
-      expect(await c.store.jobGet({ id })).toMatchObject({ status: 'FAILED', error_code: 'LEASE:EXPIRED', releases: 0 });
+      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([
+        { id, status: 'FAILED', released: false },
+      ]);
+      expect(await c.store.jobGet({ id })).toMatchObject({
+        status: 'FAILED',
+        error_code: 'LEASE:EXPIRED',
+        releases: 0,
+      });
       // the claim wrote no event; the take-back writes it, stamped when the claim was made
       const timeline = await c.store.eventList({ jobId: id });
       expect(timeline.map((e) => [e.event, e.ts, e.actor])).toEqual([
@@ -216,7 +308,9 @@ export function leaseSuites(c: Conformance): void {
       const [job] = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
       await c.store.jobStart({ id: job!.id, leaseToken: job!.leaseToken, leaseMs: LEASE_MS });
       const held = await c.store.jobListHeldBy({ ownerId: OWNER_A });
-      expect(held).toMatchObject([{ id: job!.id, status: 'RUNNING', started_at: c.clock.now(), heartbeat_at: c.clock.now() }]);
+      expect(held).toMatchObject([
+        { id: job!.id, status: 'RUNNING', started_at: c.clock.now(), heartbeat_at: c.clock.now() },
+      ]);
       expect(await c.store.jobListHeldBy({ ownerId: OWNER_B })).toEqual([]);
     });
 
@@ -254,7 +348,9 @@ export function leaseSuites(c: Conformance): void {
         [mine[0]!.id, false],
         [mine[1]!.id, false],
       ]);
-      expect(await c.store.attemptList({ jobId: mine[0]!.id })).toMatchObject([{ status: 'FAILED', error_code: 'WORKER:CRASHED' }]);
+      expect(await c.store.attemptList({ jobId: mine[0]!.id })).toMatchObject([
+        { status: 'FAILED', error_code: 'WORKER:CRASHED' },
+      ]);
       expect(await c.store.jobGet({ id: theirs.id })).toMatchObject({ status: 'CLAIMED', owner_id: OWNER_B });
     });
 
@@ -264,7 +360,9 @@ export function leaseSuites(c: Conformance): void {
       await c.store.jobStart({ id, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
       expect(await c.store.jobCancel({ id, actor: 'operator' })).toBe('cancel_requested');
       c.clock.advance(LEASE_MS + 1);
-      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([{ id, status: 'CANCELLED' }]);
+      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay, limit: 10 })).toMatchObject([
+        { id, status: 'CANCELLED' },
+      ]);
     });
   });
 }

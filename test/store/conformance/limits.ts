@@ -16,8 +16,19 @@ export function limitSuites(c: Conformance): void {
   /** A claim after another job's failure in the same batch: the general path of a settle (PostgreSQL runs its own claim statements there). */
   const claimAfterFailure = async (request: ClaimRequest) => {
     await enqueue({ class: 'other', maxRetries: 3 });
-    const [held] = await claimJobs(c.store, { classes: ['other'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS, classMaxRetries: 3 });
-    const failure = { id: held!.id, leaseToken: held!.leaseToken, startedAt: null, verdict: { type: 'fail' as const, error: FAILURE, retryDelayMs: 60_000 } };
+    const [held] = await claimJobs(c.store, {
+      classes: ['other'],
+      ownerId: OWNER_A,
+      limit: 1,
+      leaseMs: LEASE_MS,
+      classMaxRetries: 3,
+    });
+    const failure = {
+      id: held!.id,
+      leaseToken: held!.leaseToken,
+      startedAt: null,
+      verdict: { type: 'fail' as const, error: FAILURE, retryDelayMs: 60_000 },
+    };
     return (await c.store.jobsSettle({ settlements: [failure], claim: request })).claimed;
   };
   const claimAlone = (request: ClaimRequest) => claimJobs(c.store, request);
@@ -56,14 +67,21 @@ export function limitSuites(c: Conformance): void {
 
     it("each claim writes the claimer's value again (a reload applies from the next claim); the value written decides a failure and a sweep", async () => {
       const claimWith = async (classMaxRetries: number) => {
-        const [job] = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS, classMaxRetries });
+        const [job] = await claimJobs(c.store, {
+          classes: ['email'],
+          ownerId: OWNER_A,
+          limit: 1,
+          leaseMs: LEASE_MS,
+          classMaxRetries,
+        });
         if (job === undefined) throw new Error('expected a job to claim');
         return job;
       };
       const failAfter = async (classMaxRetries: number) => {
         const job = await claimWith(classMaxRetries);
         expect(job.maxRetries).toBe(classMaxRetries);
-        return (await failIfHeld(c.store, { id: job.id, leaseToken: job.leaseToken, error: FAILURE, retryDelayMs: 0 })).status;
+        return (await failIfHeld(c.store, { id: job.id, leaseToken: job.leaseToken, error: FAILURE, retryDelayMs: 0 }))
+          .status;
       };
       const id = await enqueue();
       expect(await failAfter(1)).toBe('QUEUED');
@@ -75,7 +93,9 @@ export function limitSuites(c: Conformance): void {
       const swept = await enqueue();
       await claimWith(0);
       c.clock.advance(LEASE_MS + 1);
-      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay: fixedDelay(0), limit: 10 })).toMatchObject([{ id: swept, status: 'FAILED' }]);
+      expect(await c.store.leasesRecoverExpired({ ...SWEEP, retryDelay: fixedDelay(0), limit: 10 })).toMatchObject([
+        { id: swept, status: 'FAILED' },
+      ]);
     });
   });
 }

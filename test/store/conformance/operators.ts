@@ -23,7 +23,9 @@ export function operatorSuites(c: Conformance): void {
       const beat = await extendLease(c.store, { id: running, leaseToken: job.leaseToken, leaseMs: LEASE_MS });
       expect(beat.cancelRequested).toBe(true);
       const aborted = { code: 'CANCELLED:BY_OPERATOR', detail: 'aborted', retryable: true };
-      expect(await failIfHeld(c.store, { id: running, leaseToken: job.leaseToken, error: aborted, retryDelayMs: 1 })).toEqual({
+      expect(
+        await failIfHeld(c.store, { id: running, leaseToken: job.leaseToken, error: aborted, retryDelayMs: 1 }),
+      ).toEqual({
         status: 'CANCELLED',
       });
       expect(await c.store.attemptList({ jobId: running })).toMatchObject([{ status: 'CANCELLED' }]);
@@ -32,7 +34,11 @@ export function operatorSuites(c: Conformance): void {
     });
 
     it('retries one FAILED job, or all of a class', async () => {
-      const ids = [await enqueue({ maxRetries: 0 }), await enqueue({ maxRetries: 0 }), await enqueue({ class: 'sms', maxRetries: 0 })];
+      const ids = [
+        await enqueue({ maxRetries: 0 }),
+        await enqueue({ maxRetries: 0 }),
+        await enqueue({ class: 'sms', maxRetries: 0 }),
+      ];
       const error = { code: 'X:Y', detail: 'no', retryable: true };
       for (const cls of ['email', 'email', 'sms']) {
         const job = await claimOne(OWNER_A, [cls]);
@@ -46,7 +52,9 @@ export function operatorSuites(c: Conformance): void {
       const again = await claimOne(OWNER_A, ['email']);
       expect(again.attempt).toBe(2);
       // the manual retry grants exactly one more run
-      expect(await failIfHeld(c.store, { id: again.id, leaseToken: again.leaseToken, error, retryDelayMs: 0 })).toEqual({ status: 'FAILED' });
+      expect(await failIfHeld(c.store, { id: again.id, leaseToken: again.leaseToken, error, retryDelayMs: 0 })).toEqual(
+        { status: 'FAILED' },
+      );
     });
 
     it('deletes a job together with its attempts and events', async () => {
@@ -69,7 +77,9 @@ export function operatorSuites(c: Conformance): void {
       expect((await c.store.jobList({ limit: 10 })).map((j) => j.id)).toEqual([third, second, first]);
       expect((await c.store.jobList({ limit: 10, class: 'email' })).map((j) => j.id)).toEqual([third, first]);
       expect((await c.store.jobList({ limit: 10, status: 'QUEUED' })).map((j) => j.id)).toEqual([second, first]);
-      expect((await c.store.jobList({ limit: 10, status: 'QUEUED', class: 'email' })).map((j) => j.id)).toEqual([first]);
+      expect((await c.store.jobList({ limit: 10, status: 'QUEUED', class: 'email' })).map((j) => j.id)).toEqual([
+        first,
+      ]);
       expect((await c.store.jobList({ limit: 1 })).map((j) => j.id)).toEqual([third]);
     });
   });
@@ -81,7 +91,12 @@ export function operatorSuites(c: Conformance): void {
     };
     const failOne = async (cls: string, code: string) => {
       const job = await claimFrom(cls, 'w');
-      return failIfHeld(c.store, { id: job.id, leaseToken: job.leaseToken, error: { code, detail: 'd', retryable: true }, retryDelayMs: 0 });
+      return failIfHeld(c.store, {
+        id: job.id,
+        leaseToken: job.leaseToken,
+        error: { code, detail: 'd', retryable: true },
+        retryDelayMs: 0,
+      });
     };
 
     it('counts, retries, errors (overall and per class, in a window), throughput and in-flight jobs', async () => {
@@ -124,20 +139,35 @@ export function operatorSuites(c: Conformance): void {
         { code: 'NET:DOWN', count: 3, last_at: T0 + 2 * HOUR },
         { code: 'DISK:FULL', count: 1, last_at: T0 + 2 * HOUR },
       ]);
-      expect((await c.store.statsTopErrors({ since: 0, limit: 10 })).map((e) => e.code)).toEqual(['NET:DOWN', 'DISK:FULL', 'OLD:ERROR']);
+      expect((await c.store.statsTopErrors({ since: 0, limit: 10 })).map((e) => e.code)).toEqual([
+        'NET:DOWN',
+        'DISK:FULL',
+        'OLD:ERROR',
+      ]);
       expect(await c.store.statsTopErrors({ since: 0, limit: 1 })).toHaveLength(1);
       expect(await c.store.statsTopErrorsByClass({ since: window, limit: 1 })).toEqual([
         { class: 'a', code: 'NET:DOWN', count: 2, last_at: T0 + 2 * HOUR },
         { class: 'b', code: 'DISK:FULL', count: 1, last_at: T0 + 2 * HOUR },
       ]);
-      expect(await c.store.statsFinishedSince({ since: c.clock.now() - 60_000 })).toEqual([{ status: 'SUCCEEDED', count: 1 }]);
+      expect(await c.store.statsFinishedSince({ since: c.clock.now() - 60_000 })).toEqual([
+        { status: 'SUCCEEDED', count: 1 },
+      ]);
       expect(await c.store.statsFinishedSince({ since: 0 })).toEqual([
         { status: 'FAILED', count: 2 },
         { status: 'SUCCEEDED', count: 2 },
       ]);
 
       // In flight: held longest first, the owner's pid from the registry (null when unknown).
-      await c.store.workerRegister({ id: 'child-1', kind: 'child', host: 'h', supervisorId: 's', pid: 4242, class: 'c', state: 'busy', restarts: 0 });
+      await c.store.workerRegister({
+        id: 'child-1',
+        kind: 'child',
+        host: 'h',
+        supervisorId: 's',
+        pid: 4242,
+        class: 'c',
+        state: 'busy',
+        restarts: 0,
+      });
       await c.queue.enqueue({ class: 'c' });
       const first = await claimFrom('c', 'child-1');
       c.clock.advance(5_000);
@@ -163,10 +193,34 @@ export function operatorSuites(c: Conformance): void {
         ] as unknown as ClassConfig[],
       });
       expect(report.rate_limits).toEqual([
-        { class: 'c', max: 2, per_seconds: 60, started: 0, waiting: false, next_start_at: null, next_start_in_ms: null },
-        { class: 'a', max: 1, per_seconds: 3600, started: 0, waiting: false, next_start_at: null, next_start_in_ms: null },
+        {
+          class: 'c',
+          max: 2,
+          per_seconds: 60,
+          started: 0,
+          waiting: false,
+          next_start_at: null,
+          next_start_in_ms: null,
+        },
+        {
+          class: 'a',
+          max: 1,
+          per_seconds: 3600,
+          started: 0,
+          waiting: false,
+          next_start_at: null,
+          next_start_in_ms: null,
+        },
       ]);
-      expect(report.in_flight[0]).toMatchObject({ id: first.id, pid: 4242, attempt: 1, held_ms: 6_000, runtime_ms: 1_000, heartbeat_age_ms: 1_000, lease_left_ms: 29_000 });
+      expect(report.in_flight[0]).toMatchObject({
+        id: first.id,
+        pid: 4242,
+        attempt: 1,
+        held_ms: 6_000,
+        runtime_ms: 1_000,
+        heartbeat_age_ms: 1_000,
+        lease_left_ms: 29_000,
+      });
       expect(report.in_flight[1]).toMatchObject({ runtime_ms: null, held_ms: 1_000 });
       expect(report.jobs.total).toMatchObject({ QUEUED: 0, CLAIMED: 1, RUNNING: 1, SUCCEEDED: 2, FAILED: 2, total: 6 });
       expect(report.jobs.by_class.map((row) => row.class)).toEqual(['a', 'b', 'c']);
@@ -182,15 +236,21 @@ export function operatorSuites(c: Conformance): void {
       const again = await claimFrom('a', 'w');
       await completeIfHeld(c.store, { id: again.id, leaseToken: again.leaseToken, result: null });
       expect(await c.store.statsTopErrors({ since: 0, limit: 10 })).toEqual([]);
-      expect(await c.store.statsRetries({ since: 0 })).toEqual([{ class: 'a', status: 'SUCCEEDED', attempts: 1, jobs: 1 }]);
+      expect(await c.store.statsRetries({ since: 0 })).toEqual([
+        { class: 'a', status: 'SUCCEEDED', attempts: 1, jobs: 1 },
+      ]);
     });
 
     it('zombie writes are counted from the timeline', async () => {
       await c.queue.enqueue({ class: 'a' });
       const job = await claimFrom('a', 'w');
       expect(await c.store.statsZombieWrites()).toBe(0);
-      await expect(extendLease(c.store, { id: job.id, leaseToken: 'stale', leaseMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(completeIfHeld(c.store, { id: job.id, leaseToken: 'stale', result: null })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(extendLease(c.store, { id: job.id, leaseToken: 'stale', leaseMs: 1_000 })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await expect(completeIfHeld(c.store, { id: job.id, leaseToken: 'stale', result: null })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
       expect(await c.store.statsZombieWrites()).toBe(2);
     });
 
@@ -199,7 +259,13 @@ export function operatorSuites(c: Conformance): void {
       for (let i = 0; i < 5; i++) {
         const job = await claimFrom('a', 'w');
         if (i < 3) await completeIfHeld(c.store, { id: job.id, leaseToken: job.leaseToken, result: null });
-        else await failIfHeld(c.store, { id: job.id, leaseToken: job.leaseToken, error: { code: 'X:Y', detail: 'd', retryable: false }, retryDelayMs: 0 });
+        else
+          await failIfHeld(c.store, {
+            id: job.id,
+            leaseToken: job.leaseToken,
+            error: { code: 'X:Y', detail: 'd', retryable: false },
+            retryDelayMs: 0,
+          });
         c.clock.advance(DAY);
       }
       const now = c.clock.now();
@@ -254,7 +320,16 @@ export function operatorSuites(c: Conformance): void {
       ]);
 
       expect(await c.store.workerClassServed({ class: 'email' })).toBe(false);
-      await c.store.workerRegister({ id: 'child-9', kind: 'child', host: 'h1', supervisorId: 'sup-9', pid: 9, class: 'email', state: 'ready', restarts: 0 });
+      await c.store.workerRegister({
+        id: 'child-9',
+        kind: 'child',
+        host: 'h1',
+        supervisorId: 'sup-9',
+        pid: 9,
+        class: 'email',
+        state: 'ready',
+        restarts: 0,
+      });
       await c.store.workerExit({ id: 'child-9', state: 'exited', exitCode: 0, exitSignal: null });
       expect(await c.store.workerClassServed({ class: 'email' })).toBe(true);
       expect(await c.store.workerClassServed({ class: 'sms' })).toBe(false);
@@ -262,8 +337,23 @@ export function operatorSuites(c: Conformance): void {
 
     it('registers, heartbeats, exits and lists', async () => {
       const base = { host: 'h1', supervisorId: 'sup-1', restarts: 0 } as const;
-      await c.store.workerRegister({ ...base, id: 'sup-1', kind: 'supervisor', supervisorId: null, pid: 10, class: null, state: 'ready' });
-      await c.store.workerRegister({ ...base, id: 'child-1', kind: 'child', pid: 11, class: 'email', state: 'starting' });
+      await c.store.workerRegister({
+        ...base,
+        id: 'sup-1',
+        kind: 'supervisor',
+        supervisorId: null,
+        pid: 10,
+        class: null,
+        state: 'ready',
+      });
+      await c.store.workerRegister({
+        ...base,
+        id: 'child-1',
+        kind: 'child',
+        pid: 11,
+        class: 'email',
+        state: 'starting',
+      });
       c.clock.advance(1_000);
       await c.store.workerHeartbeat({ id: 'child-1', state: 'busy', cpuPercent: 12.5, memoryBytes: 1024, jobId: 7 });
       await c.store.workerHeartbeat({ id: 'child-1' });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { COST_TOP_KEPT, floorMinute, MINUTE_MS, ROLLUP_GRACE_MS, ROLLUP_KEEP_MS } from '../../../src/store/stats-window.js';
+import {
+  COST_TOP_KEPT,
+  floorMinute,
+  MINUTE_MS,
+  ROLLUP_GRACE_MS,
+  ROLLUP_KEEP_MS,
+} from '../../../src/store/stats-window.js';
 import type { AttemptCost, Settlement, Store } from '../../../src/store/types.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
 import { LEASE_MS, OWNER_A, type Conformance } from './context.js';
@@ -10,7 +16,8 @@ const MIB = 1024 * 1024;
 const cost = (n: number): AttemptCost => ({ cpuMs: (n % 37) * 0.25 + 1, peakRssBytes: (64 + (n % 23)) * MIB });
 const ALL_MINUTES = Math.ceil(ROLLUP_KEEP_MS / MINUTE_MS) + 10;
 /** The minutes a first roll-up at `now` sums: those it keeps that ended a grace ago. */
-const endedMinutes = (now: number) => (floorMinute(now - ROLLUP_GRACE_MS) - floorMinute(now - ROLLUP_KEEP_MS)) / MINUTE_MS;
+const endedMinutes = (now: number) =>
+  (floorMinute(now - ROLLUP_GRACE_MS) - floorMinute(now - ROLLUP_KEEP_MS)) / MINUTE_MS;
 
 /** Every windowed read the rollup serves, as an operator would make them from `since` (`now`: the chart's last minute). */
 async function windowedReads(store: Store, since: number, now: number) {
@@ -30,17 +37,35 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
     let n = 0;
     const settleAll = async (jobClass: string, verdict: (i: number) => Settlement['verdict']) => {
       const held = await claimJobs(c.store, { classes: [jobClass], ownerId: OWNER_A, limit: 1_000, leaseMs: LEASE_MS });
-      await c.store.jobsSettle({ settlements: held.map((job, i) => ({ id: job.id, leaseToken: job.leaseToken, startedAt: null, verdict: verdict(i), cost: cost(n++) })) });
+      await c.store.jobsSettle({
+        settlements: held.map((job, i) => ({
+          id: job.id,
+          leaseToken: job.leaseToken,
+          startedAt: null,
+          verdict: verdict(i),
+          cost: cost(n++),
+        })),
+      });
     };
     for (let minute = 0; minute < 6; minute++) {
       // the third minute has more attempts than the rollup keeps of a minute's costliest
       const count = minute === 2 ? COST_TOP_KEPT + 20 : 7;
-      await c.queue.enqueueMany(Array.from({ length: count }, (_, i) => ({ class: i % 2 === 0 ? 'even' : 'odd', payload: {}, maxRetries: 1 })));
+      await c.queue.enqueueMany(
+        Array.from({ length: count }, (_, i) => ({ class: i % 2 === 0 ? 'even' : 'odd', payload: {}, maxRetries: 1 })),
+      );
       // one is handed back: the next minute's claim takes it first, its second attempt its first spent
-      await settleAll('even', (i) => (i === 3 ? { type: 'release', reason: 'stopped' } : { type: 'complete', result: null }));
+      await settleAll('even', (i) =>
+        i === 3 ? { type: 'release', reason: 'stopped' } : { type: 'complete', result: null },
+      );
       c.clock.advance(13_000);
-      const fail = (retryable: boolean) => ({ type: 'fail' as const, error: { code: 'E:X', detail: 'no', retryable }, retryDelayMs: 0 });
-      await settleAll('odd', (i) => (i % 3 === 0 ? fail(false) : i % 3 === 1 ? fail(true) : { type: 'complete', result: null }));
+      const fail = (retryable: boolean) => ({
+        type: 'fail' as const,
+        error: { code: 'E:X', detail: 'no', retryable },
+        retryDelayMs: 0,
+      });
+      await settleAll('odd', (i) =>
+        i % 3 === 0 ? fail(false) : i % 3 === 1 ? fail(true) : { type: 'complete', result: null },
+      );
       c.clock.advance(13_000);
       await settleAll('odd', () => ({ type: 'complete', result: null }));
       const [cancelled] = await c.queue.enqueueMany([{ class: 'idle', payload: {} }]);
@@ -69,7 +94,9 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
       const fromJobs = await windowedReads(c.store, since, c.clock.now());
       const other = await openSame(c.store, c.clock);
       try {
-        const rolled = await Promise.all([c.store, other, c.store, other].map((store) => store.statsRollUp({ maxMinutes: 700 })));
+        const rolled = await Promise.all(
+          [c.store, other, c.store, other].map((store) => store.statsRollUp({ maxMinutes: 700 })),
+        );
         expect(rolled.reduce((sum, minutes) => sum + minutes, 0)).toBe(endedMinutes(c.clock.now()));
         expect(await windowedReads(other, since, c.clock.now())).toEqual(fromJobs);
       } finally {

@@ -1,7 +1,16 @@
 import type { SupervisorToChild } from '../../../src/ipc/protocol.js';
 import type { DbOutage } from '../../../src/store/faults.js';
 import type { LastWords, UncaughtError } from '../../../supervisor/last-words.js';
-import type { ChildEvents, ChildExit, ChildSpec, ChildKill, KillReason, PoolChild, RetireReason, RunningJob } from '../../../supervisor/supervised-child.js';
+import type {
+  ChildEvents,
+  ChildExit,
+  ChildSpec,
+  ChildKill,
+  KillReason,
+  PoolChild,
+  RetireReason,
+  RunningJob,
+} from '../../../supervisor/supervised-child.js';
 
 let nextPid = 10_000;
 
@@ -53,13 +62,19 @@ export class FakeChild implements PoolChild {
   }
 
   failStartup(message: string): void {
-    this.events.message(this, { type: 'startup-failed', error: { name: 'Error', code: 'HANDLER:LOAD', message, retryable: false } });
+    this.events.message(this, {
+      type: 'startup-failed',
+      error: { name: 'Error', code: 'HANDLER:LOAD', message, retryable: false },
+    });
     this.end({ code: 2, signal: null });
   }
 
   runJob(jobId: number): void {
     this.events.message(this, { type: 'jobs-started', count: 1 });
-    this.events.message(this, { type: 'jobs-finished', jobs: [{ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 1 }] });
+    this.events.message(this, {
+      type: 'jobs-finished',
+      jobs: [{ jobId, attempt: 1, outcome: 'SUCCEEDED', durationMs: 1 }],
+    });
   }
 
   crash(): void {

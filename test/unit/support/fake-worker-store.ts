@@ -1,6 +1,13 @@
 import type { RunLoopStore } from '../../../child/run-loop.js';
 import { LeaseLostError } from '../../../src/errors.js';
-import type { ClaimedJob, ClaimRequest, LeaseRef, LeaseStatus, Settlement, SettleResult } from '../../../src/store/types.js';
+import type {
+  ClaimedJob,
+  ClaimRequest,
+  LeaseRef,
+  LeaseStatus,
+  Settlement,
+  SettleResult,
+} from '../../../src/store/types.js';
 
 /**
  * The four store calls a child's loop makes, in memory: a queue of jobs to
@@ -24,7 +31,17 @@ export class FakeWorkerStore implements RunLoopStore {
   enqueue(...payloads: unknown[]): number[] {
     return payloads.map((payload) => {
       const id = this.nextId++;
-      this.ready.push({ id, class: 'unit', payload: JSON.stringify(payload), priority: 0, attempt: 1, maxRetries: 3, leaseToken: `token-${id}`, leaseExpiresAt: 0, createdAt: Date.now() });
+      this.ready.push({
+        id,
+        class: 'unit',
+        payload: JSON.stringify(payload),
+        priority: 0,
+        attempt: 1,
+        maxRetries: 3,
+        leaseToken: `token-${id}`,
+        leaseExpiresAt: 0,
+        createdAt: Date.now(),
+      });
       return id;
     });
   }
@@ -34,7 +51,13 @@ export class FakeWorkerStore implements RunLoopStore {
     return new Map(this.settled.map((settlement) => [settlement.id, settlement.verdict]));
   }
 
-  async jobsSettle({ settlements, claim }: { settlements: Settlement[]; claim?: ClaimRequest }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+  async jobsSettle({
+    settlements,
+    claim,
+  }: {
+    settlements: Settlement[];
+    claim?: ClaimRequest;
+  }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
     const settled = settlements.map((settlement): SettleResult => {
       if (this.lost.has(settlement.id)) return { id: settlement.id, held: false };
       this.settled.push(settlement);
@@ -42,7 +65,12 @@ export class FakeWorkerStore implements RunLoopStore {
     });
     if (claim === undefined) return { settled, claimed: [] };
     this.claims.push(claim);
-    const claimed = this.ready.splice(0, claim.limit).map((job) => ({ ...job, ownerId: claim.ownerId, claimedAt: Date.now(), leaseExpiresAt: Date.now() + claim.leaseMs }));
+    const claimed = this.ready.splice(0, claim.limit).map((job) => ({
+      ...job,
+      ownerId: claim.ownerId,
+      claimedAt: Date.now(),
+      leaseExpiresAt: Date.now() + claim.leaseMs,
+    }));
     return { settled, claimed };
   }
 
@@ -52,7 +80,11 @@ export class FakeWorkerStore implements RunLoopStore {
   }
 
   async leasesExtend({ leases, leaseMs }: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
-    return leases.map(({ id }) => (this.lost.has(id) ? { id, held: false } : { id, held: true, leaseExpiresAt: Date.now() + leaseMs, cancelRequested: this.cancelRequested.has(id) }));
+    return leases.map(({ id }) =>
+      this.lost.has(id)
+        ? { id, held: false }
+        : { id, held: true, leaseExpiresAt: Date.now() + leaseMs, cancelRequested: this.cancelRequested.has(id) },
+    );
   }
 
   async jobProgress({ id, leaseToken }: LeaseRef & { progress: string }): Promise<void> {
@@ -60,9 +92,14 @@ export class FakeWorkerStore implements RunLoopStore {
   }
 }
 
-function statusOf(verdict: Settlement['verdict']): { status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED'; runAt: number | null } {
+function statusOf(verdict: Settlement['verdict']): {
+  status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
+  runAt: number | null;
+} {
   if (verdict.type === 'complete') return { status: 'SUCCEEDED', runAt: null };
   if (verdict.type === 'release') return { status: 'QUEUED', runAt: null };
   if (verdict.error.code === 'CANCELLED:BY_OPERATOR') return { status: 'CANCELLED', runAt: null };
-  return verdict.error.retryable ? { status: 'QUEUED', runAt: Date.now() + verdict.retryDelayMs } : { status: 'FAILED', runAt: null };
+  return verdict.error.retryable
+    ? { status: 'QUEUED', runAt: Date.now() + verdict.retryDelayMs }
+    : { status: 'FAILED', runAt: null };
 }

@@ -12,5 +12,8 @@ export function memoryLogger(): { logger: Logger; records: Record<string, unknow
       done();
     },
   });
-  return { logger: winston.createLogger({ level: 'debug', transports: [new winston.transports.Stream({ stream })] }), records };
+  return {
+    logger: winston.createLogger({ level: 'debug', transports: [new winston.transports.Stream({ stream })] }),
+    records,
+  };
 }

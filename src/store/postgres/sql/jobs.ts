@@ -19,7 +19,12 @@ const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1
 const bulkBatch = (set: string, filter: string, throughId: string, limit: string) =>
   `UPDATE jobs SET ${set} WHERE id = ANY(ARRAY(SELECT id FROM jobs WHERE ${filter} AND id <= ${throughId} ORDER BY id DESC LIMIT ${limit})) AND ${filter} RETURNING id, class`;
 /** The same over a filter without a class: through an index led by class, a LATERAL range per class present. */
-const bulkBatchOfEachClass = (set: string, filter: string, throughId: string, limit: string) => `UPDATE jobs SET ${set} WHERE id = ANY(ARRAY(WITH RECURSIVE ${CLASSES_PRESENT}
+const bulkBatchOfEachClass = (
+  set: string,
+  filter: string,
+  throughId: string,
+  limit: string,
+) => `UPDATE jobs SET ${set} WHERE id = ANY(ARRAY(WITH RECURSIVE ${CLASSES_PRESENT}
     SELECT batch.id FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
       SELECT id FROM jobs WHERE class = present.class AND ${filter} AND id <= ${throughId} ORDER BY id DESC LIMIT ${limit}) AS batch LIMIT ${limit})) AND ${filter} RETURNING id, class`;
 
@@ -69,7 +74,8 @@ export const JOB_SQL = nameAll('jobs', {
    * per status, each written out so the planner knows which status is rare.
    */
   listByClass: `SELECT * FROM (${JOB_STATUSES.map(
-    (status) => `(SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = '${status}' AND id < $3 ORDER BY id DESC LIMIT $2)`,
+    (status) =>
+      `(SELECT ${JOB_COLUMNS} FROM jobs WHERE class = $1 AND status = '${status}' AND id < $3 ORDER BY id DESC LIMIT $2)`,
   ).join(' UNION ALL ')}) AS newest
     ORDER BY id DESC LIMIT $2`,
   /** (class, status, limit, beforeId) through jobs_class_status. */

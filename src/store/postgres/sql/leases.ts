@@ -53,7 +53,14 @@ export function claimCtes(p: ClaimParams, manyClasses: boolean): string {
       SELECT id, attempts, ${p.owner}, lease_token, ${p.now}, 'RUNNING' FROM claimed)`;
 }
 
-const CLAIM_PARAMS: ClaimParams = { classes: '$1', owner: '$2', now: '$3', expires: '$4', limit: '$5', classMaxRetries: '$6' };
+const CLAIM_PARAMS: ClaimParams = {
+  classes: '$1',
+  owner: '$2',
+  now: '$3',
+  expires: '$4',
+  limit: '$5',
+  classMaxRetries: '$6',
+};
 const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
     SELECT * FROM claimed`;
 

@@ -50,7 +50,14 @@ const SETTLE_CTES = `batch AS (
       ORDER BY e.n)`;
 
 /** The claim's values after the settlement's eleven. */
-const CLAIM_AFTER_SETTLE: ClaimParams = { classes: '$12', owner: '$13', now: '$10', expires: '$14', limit: '$15', classMaxRetries: '$16' };
+const CLAIM_AFTER_SETTLE: ClaimParams = {
+  classes: '$12',
+  owner: '$13',
+  now: '$10',
+  expires: '$14',
+  limit: '$15',
+  classMaxRetries: '$16',
+};
 
 const settledRows = (claimColumns: boolean) =>
   `SELECT true AS settled, id, ${claimColumns ? 'NULL AS class, NULL AS payload, NULL::int AS priority, NULL::bigint AS run_at, NULL::int AS attempts, NULL::bigint AS max_retries, ' : ''}lease_token${

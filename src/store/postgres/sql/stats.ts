@@ -33,7 +33,11 @@ export const measuredIn = (lo: string, hi?: string) => {
 const ROLLED = `minute >= $3 AND minute < $4`;
 const MEASURED = `WITH measured AS MATERIALIZED (${measuredIn('$1', '$2')} UNION ALL ${measuredIn('$5')})`;
 /** The finished jobs of a window whose status is in `statuses`: `select` of each, in its two ranges. */
-const endedIn = (select: string, statuses: string, tailUntil = '') => `SELECT ${select} FROM jobs WHERE status IN ${statuses} AND finished_at >= $1 AND finished_at < $2
+const endedIn = (
+  select: string,
+  statuses: string,
+  tailUntil = '',
+) => `SELECT ${select} FROM jobs WHERE status IN ${statuses} AND finished_at >= $1 AND finished_at < $2
     UNION ALL SELECT ${select} FROM jobs WHERE status IN ${statuses} AND finished_at >= $5${tailUntil}`;
 const ENDED = `('SUCCEEDED', 'FAILED')`;
 /** The measured attempts with the most of `column`, as a JSON array (the columns of AttemptCostRow): the rollup keeps each minute's first. */
@@ -51,7 +55,10 @@ export const STATS_SQL = nameAll('stats', {
    * (class) -> (status, count) for each status present in the class, in order: one range count each in
    * jobs_class_status (a GROUP BY over the whole table was a parallel scan of every row, twice as long at 1e6 jobs).
    */
-  countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES].sort().map((status) => `('${status}')`).join(', ')}) AS s(status)
+  countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES]
+    .sort()
+    .map((status) => `('${status}')`)
+    .join(', ')}) AS s(status)
     CROSS JOIN LATERAL (SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = s.status) AS n
     WHERE n.count > 0 ORDER BY s.status`,
   /**

@@ -28,9 +28,15 @@ export type HistoryStatements = ReturnType<typeof prepareHistoryStatements>;
 /** The multi-row inserts of a transaction's history rows (MultiRowInserter), in the order they were planned. */
 export const HISTORY_INSERTS = {
   /** (jobId, attempt, ownerId, leaseToken, now) per row: the claim's attempt rows. */
-  attempts: { head: `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES`, row: `(?, ?, ?, ?, ?, 'RUNNING')` },
+  attempts: {
+    head: `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES`,
+    row: `(?, ?, ?, ?, ?, 'RUNNING')`,
+  },
   /** (jobId, ts, event, actor, detail) per row: appends to the timeline. */
   events: { head: `INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES`, row: `(?, ?, ?, ?, ?)` },
   /** (jobId, attempt, seq, ts, level, message, fields) per row: an attempt's own log lines, written with its outcome. */
-  logs: { head: `INSERT INTO job_logs (job_id, attempt, seq, ts, level, message, fields) VALUES`, row: `(?, ?, ?, ?, ?, ?, ?)` },
+  logs: {
+    head: `INSERT INTO job_logs (job_id, attempt, seq, ts, level, message, fields) VALUES`,
+    row: `(?, ?, ?, ?, ?, ?, ?)`,
+  },
 } satisfies Record<string, MultiRowInsert>;

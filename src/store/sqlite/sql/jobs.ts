@@ -7,7 +7,10 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
 
 /** The job columns, each prefixed with a table alias. */
-const columnsOf = (alias: string) => JOB_COLUMNS.split(',').map((column) => `${alias}.${column.trim()}`).join(', ');
+const columnsOf = (alias: string) =>
+  JOB_COLUMNS.split(',')
+    .map((column) => `${alias}.${column.trim()}`)
+    .join(', ');
 
 /** A recursive CTE `classes(class)`: every class present, in order, by one index seek each (NULL ends it). */
 export const CLASSES_PRESENT = `classes(class) AS (
@@ -50,11 +53,17 @@ const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = 
 const bulkBatch = (set: string, filter: JobFilter) =>
   `UPDATE jobs SET ${set} WHERE id IN (SELECT id FROM jobs WHERE ${filter('')} AND id <= @throughId LIMIT @limit) AND ${filter('')} RETURNING id`;
 /** The same over a filter without a class: through an index led by class, one range per class present. */
-const bulkBatchOfEachClass = (set: string, filter: JobFilter) => `UPDATE jobs SET ${set} WHERE id IN (WITH RECURSIVE ${CLASSES_PRESENT}
+const bulkBatchOfEachClass = (
+  set: string,
+  filter: JobFilter,
+) => `UPDATE jobs SET ${set} WHERE id IN (WITH RECURSIVE ${CLASSES_PRESENT}
     SELECT j.id FROM classes CROSS JOIN jobs AS j WHERE j.class = classes.class AND ${filter('j.')} AND j.id <= @throughId LIMIT @limit) AND ${filter('')} RETURNING id`;
 const failed: JobFilter = (alias) => `${alias}status = 'FAILED'`;
 const queued: JobFilter = (alias) => `${alias}status = 'QUEUED'`;
-const ofClass = (filter: JobFilter): JobFilter => (alias) => `${alias}class = @class AND ${filter(alias)}`;
+const ofClass =
+  (filter: JobFilter): JobFilter =>
+  (alias) =>
+    `${alias}class = @class AND ${filter(alias)}`;
 
 /** Producer and operator statements on `jobs`; the lists are newest first, below @beforeId (keyset pagination). */
 export const JOB_SQL = {

@@ -33,7 +33,11 @@ export const measuredIn = (lo: string, hi?: string) => {
 const ROLLED = `minute >= @rolledFrom AND minute < @rolledUntil`;
 const MEASURED = `WITH measured AS (${measuredIn('@headFrom', '@headUntil')} UNION ALL ${measuredIn('@tailFrom')})`;
 /** The finished jobs of a window whose status is in `statuses`, through jobs_finished: `select` of each, in its two ranges. */
-const endedIn = (select: string, statuses: string, tailUntil = '') => `SELECT ${select} FROM jobs INDEXED BY jobs_finished
+const endedIn = (
+  select: string,
+  statuses: string,
+  tailUntil = '',
+) => `SELECT ${select} FROM jobs INDEXED BY jobs_finished
       WHERE status IN ${statuses} AND finished_at >= @headFrom AND finished_at < @headUntil
     UNION ALL SELECT ${select} FROM jobs INDEXED BY jobs_finished WHERE status IN ${statuses} AND finished_at >= @tailFrom${tailUntil}`;
 const ENDED = `('SUCCEEDED', 'FAILED')`;
@@ -55,7 +59,10 @@ export const STATS_SQL = {
    * whole index compares each entry's key with the one before: at 1e6 jobs it took twice as long.
    */
   countsByClassStatus: `WITH RECURSIVE ${CLASSES_PRESENT},
-    statuses(status) AS (VALUES ${[...JOB_STATUSES].sort().map((status) => `('${status}')`).join(', ')}),
+    statuses(status) AS (VALUES ${[...JOB_STATUSES]
+      .sort()
+      .map((status) => `('${status}')`)
+      .join(', ')}),
     pairs(class, status, count) AS MATERIALIZED (
       SELECT c.class, s.status, (SELECT count(*) FROM jobs WHERE class = c.class AND status = s.status)
       FROM classes AS c CROSS JOIN statuses AS s WHERE c.class IS NOT NULL)
