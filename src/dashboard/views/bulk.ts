@@ -51,34 +51,24 @@ export function confirmBulkPage(frame: Frame, bulk: Bulk, scope: BulkScope): Htm
   const body =
     scope.through_id === null || scope.count === 0
       ? html`<p>There are no ${describe(bulk)} to ${words.verb.toLowerCase()}.</p>`
-      : html`<p>
-            ${words.verb} <strong class="count" data-count="${scope.count}">${scope.count}</strong> ${describe(bulk)}?
-            ${words.what} Jobs that arrive after this count are left alone.
-          </p>
-          ${actionForm(frame, {
+      : html`<p>${words.verb} <strong class="count" data-count="${scope.count}">${scope.count}</strong> ${describe(bulk)}? ${words.what} Jobs that arrive after this count are left alone.</p>${actionForm(
+          frame,
+          {
             url: words.url,
             label: `${words.verb} ${scope.count} job(s)`,
             fields: { ...filterFields(bulk.filter), through_id: String(scope.through_id), count: String(scope.count) },
             danger: bulk.kind === 'cancel',
-          })}`;
+          },
+        )}`;
   return layout(
     { ...frame, title: words.title },
-    html`<article class="confirm">
-      <header><strong>${words.title}</strong></header>
-      ${body}
-      <footer><a href="${listUrl(bulk)}">See them first</a> · <a href="/">Back to the overview</a></footer>
-    </article>`,
+    html`<article class="confirm"><header><strong>${words.title}</strong></header>${body}<footer><a href="${listUrl(bulk)}">See them first</a> · <a href="/">Back to the overview</a></footer></article>`,
   );
 }
 
 export function bulkDonePage(frame: Frame, bulk: Bulk, count: number): Html {
   return layout(
     { ...frame, title: WORDS[bulk.kind].title },
-    html`<article class="alert notice" role="status">
-      <p><strong class="count" data-count="${count}">${count}</strong> ${describe(bulk)} ${WORDS[bulk.kind].done}.</p>
-      <footer>
-        <a href="${jobsUrl({ class: bulk.filter.class })}">See the jobs</a> · <a href="/">Back to the overview</a>
-      </footer>
-    </article>`,
+    html`<article class="alert notice" role="status"><p><strong class="count" data-count="${count}">${count}</strong> ${describe(bulk)} ${WORDS[bulk.kind].done}.</p><footer><a href="${jobsUrl({ class: bulk.filter.class })}">See the jobs</a> · <a href="/">Back to the overview</a></footer></article>`,
   );
 }

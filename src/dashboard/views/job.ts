@@ -23,69 +23,27 @@ export function jobPage(frame: Frame, detail: JobDetail, now: number, done: Done
     done === undefined ? '' : html`<article class="alert notice" role="status">${DONE_NOTICES[done]}</article>`;
   const attempts = attemptLines(detail.attempts, now).map((a, i) => {
     const { error_code, error_detail } = detail.attempts[i]!;
-    return html`<tr>
-      <td class="num">${a.attempt}</td>
-      <td>${statusBadge(a.status)}</td>
-      <td><small>${a.owner}</small></td>
-      <td>${a.started}</td>
-      <td>${a.took}</td>
-      <td class="num">${a.cpu}</td>
-      <td class="num">${a.peak_rss}</td>
-      <td class="error">${errorInFull(error_code, error_detail)}</td>
-    </tr>`;
+    return html`<tr><td class="num">${a.attempt}</td><td>${statusBadge(a.status)}</td><td><small>${a.owner}</small></td><td>${a.started}</td><td>${a.took}</td><td class="num">${a.cpu}</td><td class="num">${a.peak_rss}</td><td class="error">${errorInFull(error_code, error_detail)}</td></tr>`;
   });
   const timeline = timelineLines(job, detail.events, now).map(
     (e) =>
-      html`<tr>
-        <td><small>${e.when}</small></td>
-        <td>${e.ago}</td>
-        <td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td>
-        <td><small>${e.actor ?? '-'}</small></td>
-        <td><code class="detail">${e.detail ?? ''}</code></td>
-      </tr>`,
+      html`<tr><td><small>${e.when}</small></td><td>${e.ago}</td><td><strong class="event-${e.event.toLowerCase()}">${e.event}</strong></td><td><small>${e.actor ?? '-'}</small></td><td><code class="detail">${e.detail ?? ''}</code></td></tr>`,
   );
   return layout(
     frame,
     html`${notice}${live(
       `/jobs/${job.id}`,
       now,
-      html`<hgroup class="job-title">
-          <h1>Job #${job.id} ${statusBadge(job.status)}</h1>
-          <p>class <a href="${jobsUrl({ class: job.class })}">${job.class}</a></p>
-        </hgroup>
-        ${actions(frame, job)}
-        <div class="grid panels">
-          <section>
-            <h2>Fields</h2>
-            <table class="fields">
-              <tbody>
-                ${jobFields(job, now).map(
-                  ([label, value]) =>
-                    html`<tr>
-                      <th scope="row">${label}</th>
-                      ${label === 'error' && value !== null ? html`<td class="error">${errorInFull(job.error_code, job.error_detail)}</td>` : html`<td>${value ?? '-'}</td>`}
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </section>
-          <section>
-            ${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}
-          </section>
-        </div>
-        <section>
-          <h2>Attempts</h2>
-          ${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}
-        </section>
-        ${stacks(detail)}
-        <section id="logs">
-          <h2>Logs</h2>
-          ${logTable(detail)}
-        </section>
-        <section>
-          <h2>Timeline</h2>
-          ${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}
-        </section>`,
+      html`<hgroup class="job-title"><h1>Job #${job.id} ${statusBadge(job.status)}</h1><p>class <a href="${jobsUrl({ class: job.class })}">${job.class}</a></p></hgroup>
+${actions(frame, job)}
+<div class="grid panels">
+<section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th>${label === 'error' && value !== null ? html`<td class="error">${errorInFull(job.error_code, job.error_detail)}</td>` : html`<td>${value ?? '-'}</td>`}</tr>`)}</tbody></table></section>
+<section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
+</div>
+<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
+${stacks(detail)}
+<section id="logs"><h2>Logs</h2>${logTable(detail)}</section>
+<section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`,
     )}`,
   );
 }
@@ -94,8 +52,7 @@ export function jobPage(frame: Frame, detail: JobDetail, now: number, done: Done
 function errorInFull(code: string | null, detail: string | null): Html {
   if (code === null) return html``;
   if (detail === null) return html`<strong class="bad">${code}</strong>`;
-  return html`<strong class="bad">${code}:</strong>
-    <pre class="error-detail">${detail}</pre>`;
+  return html`<strong class="bad">${code}:</strong> <pre class="error-detail">${detail}</pre>`;
 }
 
 /** Each attempt's stack, the last one open: the thrown error's stack and cause chain, or what a dead child said last. */
@@ -103,28 +60,17 @@ function stacks(detail: JobDetail): Html {
   const withStack = detail.attempts.filter((a) => a.error_stack !== null);
   if (withStack.length === 0) return html``;
   const last = withStack[withStack.length - 1];
-  return html`<section id="stack">
-    <h2>Stack trace</h2>
-    ${withStack.map(
-      (a) =>
-        html`<details ${a === last ? 'open' : ''}>
-          <summary>attempt ${a.attempt}: ${a.error_code ?? a.status}</summary>
-          <pre class="stack"><code>${a.error_stack}</code></pre>
-        </details>`,
-    )}
-  </section>`;
+  return html`<section id="stack"><h2>Stack trace</h2>${withStack.map(
+    (a) =>
+      html`<details ${a === last ? 'open' : ''}><summary>attempt ${a.attempt}: ${a.error_code ?? a.status}</summary><pre class="stack"><code>${a.error_stack}</code></pre></details>`,
+  )}</section>`;
 }
 
 /** The job's own log lines (ctx.log), per attempt, in order. */
 function logTable(detail: JobDetail): Html {
   const rows = logLines(detail.logs).map(
     (l) =>
-      html`<tr class="log-${l.level}">
-        <td class="num">${l.attempt}</td>
-        <td><small>${l.time}</small></td>
-        <td>${l.level}</td>
-        <td><code class="detail">${l.message}${l.fields === null ? '' : ` ${l.fields}`}</code></td>
-      </tr>`,
+      html`<tr class="log-${l.level}"><td class="num">${l.attempt}</td><td><small>${l.time}</small></td><td>${l.level}</td><td><code class="detail">${l.message}${l.fields === null ? '' : ` ${l.fields}`}</code></td></tr>`,
   );
   return table(
     [{ numeric: '#' }, 'time', 'level', 'message'],
@@ -134,12 +80,9 @@ function logTable(detail: JobDetail): Html {
 }
 
 function json(title: string, stored: string | null): Html {
-  if (stored === null)
-    return html`<h3>${title}</h3>
-      <p class="muted">none</p>`;
+  if (stored === null) return html`<h3>${title}</h3><p class="muted">none</p>`;
   const value = parseStored(stored);
-  return html`<h3>${title}</h3>
-    <pre class="json"><code>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</code></pre>`;
+  return html`<h3>${title}</h3><pre class="json"><code>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</code></pre>`;
 }
 
 function actions(frame: Frame, job: JobRow): Html {

@@ -35,37 +35,30 @@ export function layout(frame: Frame, body: Html): Html {
   const link = (name: NonNullable<Frame['nav']>, href: string, label: string) =>
     html`<li><a href="${href}" ${frame.nav === name ? html`aria-current="page"` : ''}>${label}</a></li>`;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="htmx-config" content="${HTMX_CONFIG}" />
-        <title>${frame.title} · leasehold</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/assets/pico.min.css" />
-        <link rel="stylesheet" href="/assets/app.css" />
-        <script src="/assets/htmx.min.js" defer></script>
-        <script src="/assets/app.js" defer></script>
-      </head>
-      <body>
-        <header class="container-fluid">
-          <nav>
-            <ul>
-              <li>
-                <a href="/" class="brand"><strong>leasehold</strong></a>
-              </li>
-              ${link('overview', '/', 'Overview')}${link('jobs', '/jobs', 'Jobs')}${link('schedules', '/schedules', 'Schedules')}${link('workers', '/workers', 'Workers')}
-            </ul>
-            <ul>
-              <li><small class="muted" title="database">${frame.database}</small></li>
-              ${frame.readOnly ? html`<li><span class="badge read-only">read-only</span></li>` : ''}
-              <li><small class="offline-note">connection lost, retrying…</small></li>
-            </ul>
-          </nav>
-        </header>
-        <main class="container-fluid">${body}</main>
-      </body>
-    </html>`;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="htmx-config" content="${HTMX_CONFIG}">
+<title>${frame.title} · leasehold</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/pico.min.css">
+<link rel="stylesheet" href="/assets/app.css">
+<script src="/assets/htmx.min.js" defer></script>
+<script src="/assets/app.js" defer></script>
+</head>
+<body>
+<header class="container-fluid">
+<nav>
+<ul><li><a href="/" class="brand"><strong>leasehold</strong></a></li>${link('overview', '/', 'Overview')}${link('jobs', '/jobs', 'Jobs')}${link('schedules', '/schedules', 'Schedules')}${link('workers', '/workers', 'Workers')}</ul>
+<ul><li><small class="muted" title="database">${frame.database}</small></li>${frame.readOnly ? html`<li><span class="badge read-only">read-only</span></li>` : ''}<li><small class="offline-note">connection lost, retrying…</small></li></ul>
+</nav>
+</header>
+<main class="container-fluid">
+${body}
+</main>
+</body>
+</html>`;
 }
 
 /**
@@ -74,20 +67,9 @@ export function layout(frame: Frame, body: Html): Html {
  * page (a later page of jobs, say).
  */
 export function live(url: string | undefined, now: number, content: Html): Html {
-  const stamp = html`<p class="updated">
-    <small>as of ${formatTime(now)}${url === undefined ? '' : html` · <span class="live-dot"></span> live`}</small>
-  </p>`;
+  const stamp = html`<p class="updated"><small>as of ${formatTime(now)}${url === undefined ? '' : html` · <span class="live-dot"></span> live`}</small></p>`;
   if (url === undefined) return html`<div id="live">${content}${stamp}</div>`;
-  return html`<div
-    id="live"
-    data-live
-    hx-get="${url}"
-    hx-trigger="every ${LIVE_INTERVAL}, refresh"
-    hx-select="#live"
-    hx-swap="outerHTML"
-  >
-    ${content}${stamp}
-  </div>`;
+  return html`<div id="live" data-live hx-get="${url}" hx-trigger="every ${LIVE_INTERVAL}, refresh" hx-select="#live" hx-swap="outerHTML">${content}${stamp}</div>`;
 }
 
 export function statusBadge(status: JobStatus | string): Html {
@@ -111,21 +93,9 @@ export function actionForm(
 ): Html {
   if (frame.readOnly) return html``;
   const fields = Object.entries(action.fields ?? {}).map(
-    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
   );
-  return html`<form
-    method="post"
-    action="${action.url}"
-    class="action"
-    ${action.confirm === undefined ? '' : html`data-confirm="${action.confirm}"`}
-  >
-    <input type="hidden" name="csrf" value="${frame.csrf}" />${fields}<button
-      type="submit"
-      class="${action.danger === true ? 'secondary outline' : ''}"
-    >
-      ${action.label}
-    </button>
-  </form>`;
+  return html`<form method="post" action="${action.url}" class="action" ${action.confirm === undefined ? '' : html`data-confirm="${action.confirm}"`}><input type="hidden" name="csrf" value="${frame.csrf}">${fields}<button type="submit" class="${action.danger === true ? 'secondary outline' : ''}">${action.label}</button></form>`;
 }
 
 /** A column heading; a numeric column's is aligned right, over its numbers. */
@@ -136,16 +106,5 @@ export function table(headers: readonly Heading[], rows: readonly Html[], empty:
   if (rows.length === 0) return html`<p class="muted empty">${empty}</p>`;
   const heading = (h: Heading) =>
     typeof h === 'string' ? html`<th scope="col">${h}</th>` : html`<th scope="col" class="num">${h.numeric}</th>`;
-  return html`<div class="overflow-auto">
-    <table class="striped">
-      <thead>
-        <tr>
-          ${headers.map(heading)}
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="overflow-auto"><table class="striped"><thead><tr>${headers.map(heading)}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }

@@ -19,30 +19,16 @@ export function messagePage(
 ): Html {
   return layout(
     { ...frame, title: TITLES[status] ?? 'Error' },
-    html`<article class="message status-${status}">
-      <header><strong>${status} ${TITLES[status] ?? 'Error'}</strong></header>
-      <p>${message}</p>
-      <footer><a href="${back?.href ?? '/'}">${back?.label ?? 'Back to the overview'}</a></footer>
-    </article>`,
+    html`<article class="message status-${status}"><header><strong>${status} ${TITLES[status] ?? 'Error'}</strong></header><p>${message}</p><footer><a href="${back?.href ?? '/'}">${back?.label ?? 'Back to the overview'}</a></footer></article>`,
   );
 }
 
 export function loginPage(frame: Frame, next: string, problem: string | undefined): Html {
   return layout(
     { ...frame, title: 'Log in', nav: undefined },
-    html`<article class="login">
-      <header><strong>This dashboard needs its token</strong></header>
-      ${problem === undefined ? '' : html`<p class="bad" role="alert">${problem}</p>`}
-      <form method="post" action="/login">
-        <input type="hidden" name="next" value="${next}" /><label
-          >Token <input type="password" name="token" autocomplete="current-password" required autofocus /></label
-        ><button type="submit">Log in</button>
-      </form>
-      <footer>
-        <small class="muted"
-          >Or open any page once with <code>?token=…</code>; scripts send <code>Authorization: Bearer …</code>.</small
-        >
-      </footer>
-    </article>`,
+    html`<article class="login"><header><strong>This dashboard needs its token</strong></header>
+${problem === undefined ? '' : html`<p class="bad" role="alert">${problem}</p>`}
+<form method="post" action="/login"><input type="hidden" name="next" value="${next}"><label>Token <input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Log in</button></form>
+<footer><small class="muted">Or open any page once with <code>?token=…</code>; scripts send <code>Authorization: Bearer …</code>.</small></footer></article>`,
   );
 }

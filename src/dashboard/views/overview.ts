@@ -15,25 +15,13 @@ export function overviewPage(frame: Frame, overview: Overview): Html {
       '/',
       overview.now,
       html`${alerts(overview)}${tiles(overview)}
-        <section>
-          <h2>Jobs by class</h2>
-          ${byClass(frame, overview)}
-        </section>
-        <div class="grid panels">
-          <section>
-            <h2>Throughput</h2>
-            ${throughputChart(overview.throughput)}
-          </section>
-          <section>
-            <h2>Top errors <small class="muted">last hour</small></h2>
-            ${topErrors(frame, overview)}
-          </section>
-        </div>
-        <section>
-          <h2>Oldest in flight</h2>
-          ${inFlight(overview)}
-        </section>
-        ${cost(overview)}`,
+<section><h2>Jobs by class</h2>${byClass(frame, overview)}</section>
+<div class="grid panels">
+<section><h2>Throughput</h2>${throughputChart(overview.throughput)}</section>
+<section><h2>Top errors <small class="muted">last hour</small></h2>${topErrors(frame, overview)}</section>
+</div>
+<section><h2>Oldest in flight</h2>${inFlight(overview)}</section>
+${cost(overview)}`,
     ),
   );
 }
@@ -42,51 +30,20 @@ export function overviewPage(frame: Frame, overview: Overview): Html {
 function alerts(overview: Overview): Html {
   const troubles = overview.troubles.map(
     (t) =>
-      html`<li>
-        <strong>${t.class}</strong>
-        ${t.kind === 'crash_loop' ? 'is in a crash loop' : 'is disabled'}${t.supervisor_id === null ? '' : html` on ${t.supervisor_id}`}:
-        ${t.reason} <small class="muted">(since ${ago(t.since, overview.now)})</small>
-      </li>`,
+      html`<li><strong>${t.class}</strong> ${t.kind === 'crash_loop' ? 'is in a crash loop' : 'is disabled'}${t.supervisor_id === null ? '' : html` on ${t.supervisor_id}`}: ${t.reason} <small class="muted">(since ${ago(t.since, overview.now)})</small></li>`,
   );
   const paused = overview.paused.map(
     (p) =>
-      html`<li>
-        <strong>${p.class}</strong> is paused by ${p.paused_by ?? '-'}
-        <small class="muted">(${ago(p.paused_at, overview.now)})</small>: its jobs wait until it is resumed
-      </li>`,
+      html`<li><strong>${p.class}</strong> is paused by ${p.paused_by ?? '-'} <small class="muted">(${ago(p.paused_at, overview.now)})</small>: its jobs wait until it is resumed</li>`,
   );
-  return html`${
-    troubles.length === 0
-      ? ''
-      : html`<article class="alert trouble">
-          <ul>
-            ${troubles}
-          </ul>
-        </article>`
-  }${
-    paused.length === 0
-      ? ''
-      : html`<article class="alert paused">
-          <ul>
-            ${paused}
-          </ul>
-        </article>`
-  }`;
+  return html`${troubles.length === 0 ? '' : html`<article class="alert trouble"><ul>${troubles}</ul></article>`}${paused.length === 0 ? '' : html`<article class="alert paused"><ul>${paused}</ul></article>`}`;
 }
 
 function tiles(overview: Overview): Html {
   const { total } = overview.counts;
   const tile = (status: JobStatus) =>
-    html`<a
-      class="tile status-${status.toLowerCase()}${total[status] === 0 ? ' zero' : ''}"
-      href="${jobsUrl({ status })}"
-      ><span class="count" data-status="${status}">${total[status]}</span><span class="label">${status}</span></a
-    >`;
-  return html`<div class="tiles">
-    ${JOB_STATUSES.map(tile)}<a class="tile" href="/jobs"
-      ><span class="count" data-status="total">${total.total}</span><span class="label">ALL JOBS</span></a
-    >
-  </div>`;
+    html`<a class="tile status-${status.toLowerCase()}${total[status] === 0 ? ' zero' : ''}" href="${jobsUrl({ status })}"><span class="count" data-status="${status}">${total[status]}</span><span class="label">${status}</span></a>`;
+  return html`<div class="tiles">${JOB_STATUSES.map(tile)}<a class="tile" href="/jobs"><span class="count" data-status="total">${total.total}</span><span class="label">ALL JOBS</span></a></div>`;
 }
 
 function byClass(frame: Frame, overview: Overview): Html {
@@ -99,11 +56,7 @@ function byClass(frame: Frame, overview: Overview): Html {
     overview.troubles.map((t) => [t.class, t.kind === 'crash_loop' ? 'crash loop' : 'disabled']),
   );
   const queues = new Map(overview.queues.map((q) => [q.class, q]));
-  const unserved = html` <span
-    class="badge trouble"
-    title="jobs are due and no live worker of the class runs on any host"
-    >unserved</span
-  >`;
+  const unserved = html` <span class="badge trouble" title="jobs are due and no live worker of the class runs on any host">unserved</span>`;
   const marks = (name: string) =>
     html`${paused.has(name) ? html` <span class="badge paused">paused</span>` : ''}${troubled.has(name) ? html` <span class="badge trouble">${troubled.get(name)}</span>` : ''}${queues.get(name)?.unserved === true ? unserved : ''}`;
   const oldestDue = (name: string) => {
@@ -114,15 +67,7 @@ function byClass(frame: Frame, overview: Overview): Html {
   };
   const rows = overview.counts.by_class.map(
     (row) =>
-      html`<tr data-class="${row.class}">
-        <th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>
-        ${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}
-        <td class="num">${row.total}</td>
-        ${oldestDue(row.class)}
-        <td class="row-actions">
-          ${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}${pauseOrResume(frame, row.class, paused.has(row.class))}
-        </td>
-      </tr>`,
+      html`<tr data-class="${row.class}"><th scope="row"><a href="${jobsUrl({ class: row.class })}">${row.class}</a>${marks(row.class)}</th>${JOB_STATUSES.map((s) => cell(row.class, s, row[s]))}<td class="num">${row.total}</td>${oldestDue(row.class)}<td class="row-actions">${row.FAILED > 0 && !frame.readOnly ? html`<a href="${retryFailedUrl({ class: row.class })}" class="small-action">retry failed</a>` : ''}${pauseOrResume(frame, row.class, paused.has(row.class))}</td></tr>`,
   );
   return table(
     ['class', ...JOB_STATUSES.map((s) => ({ numeric: s })), { numeric: 'total' }, { numeric: 'oldest due' }, ''],
@@ -152,15 +97,7 @@ function inFlight(overview: Overview): Html {
         : job.lease_left_ms >= 0
           ? html`${formatDuration(job.lease_left_ms)}`
           : html`<span class="bad">expired ${formatDuration(-job.lease_left_ms)} ago</span>`;
-    return html`<tr>
-      <td>${jobLink(job.id)}</td>
-      <td>${job.class}</td>
-      <td>${statusBadge(job.status)}${job.cancel_requested ? html` <small>cancel requested</small>` : ''}</td>
-      <td><small>${job.owner_id ?? '-'}</small></td>
-      <td class="num">${job.held_ms === null ? '-' : formatDuration(job.held_ms)}</td>
-      <td class="num">${job.heartbeat_age_ms === null ? '-' : formatDuration(job.heartbeat_age_ms)}</td>
-      <td class="num">${lease}</td>
-    </tr>`;
+    return html`<tr><td>${jobLink(job.id)}</td><td>${job.class}</td><td>${statusBadge(job.status)}${job.cancel_requested ? html` <small>cancel requested</small>` : ''}</td><td><small>${job.owner_id ?? '-'}</small></td><td class="num">${job.held_ms === null ? '-' : formatDuration(job.held_ms)}</td><td class="num">${job.heartbeat_age_ms === null ? '-' : formatDuration(job.heartbeat_age_ms)}</td><td class="num">${lease}</td></tr>`;
   });
   return table(
     ['job', 'class', 'status', 'owner', { numeric: 'held' }, { numeric: 'heartbeat age' }, { numeric: 'lease left' }],
@@ -179,12 +116,7 @@ function topErrors(frame: Frame, overview: Overview): Html {
       e.has_failed_jobs && !frame.readOnly
         ? html`<a href="${retryFailedUrl({ errorCode: e.code })}" class="small-action">retry failed</a>`
         : '';
-    return html`<tr>
-      <td>${code}</td>
-      <td class="num">${e.count}</td>
-      <td>${ago(e.last_at, overview.now)}</td>
-      <td>${retry}</td>
-    </tr>`;
+    return html`<tr><td>${code}</td><td class="num">${e.count}</td><td>${ago(e.last_at, overview.now)}</td><td>${retry}</td></tr>`;
   });
   return table(['code', { numeric: 'attempts' }, 'last', ''], rows, 'No errors in the last hour.');
 }
@@ -194,47 +126,18 @@ function cost(overview: Overview): Html {
   const { by_cpu, slowest, hungriest } = overview.cost;
   const classes = by_cpu.map(
     (c) =>
-      html`<tr>
-        <th scope="row"><a href="${jobsUrl({ class: c.class })}">${c.class}</a></th>
-        <td class="num">${c.attempts}</td>
-        <td class="num">${formatCpu(c.cpu_ms)}</td>
-        <td class="num">${formatCpu(c.mean_cpu_ms)}</td>
-        <td class="num">${formatBytes(c.max_peak_rss_bytes)}</td>
-      </tr>`,
+      html`<tr><th scope="row"><a href="${jobsUrl({ class: c.class })}">${c.class}</a></th><td class="num">${c.attempts}</td><td class="num">${formatCpu(c.cpu_ms)}</td><td class="num">${formatCpu(c.mean_cpu_ms)}</td><td class="num">${formatBytes(c.max_peak_rss_bytes)}</td></tr>`,
   );
   const attempts = (rows: AttemptCostRow[]) =>
     table(
       ['job', 'class', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'ended'],
       rows.map(
         (a) =>
-          html`<tr>
-            <td>${jobLink(a.job_id)} <small class="muted">#${a.attempt}</small></td>
-            <td>${a.class}</td>
-            <td class="num">${formatCpu(a.cpu_ms)}</td>
-            <td class="num">${formatBytes(a.peak_rss_bytes)}</td>
-            <td>${statusBadge(a.status)} ${ago(a.finished_at, overview.now)}</td>
-          </tr>`,
+          html`<tr><td>${jobLink(a.job_id)} <small class="muted">#${a.attempt}</small></td><td>${a.class}</td><td class="num">${formatCpu(a.cpu_ms)}</td><td class="num">${formatBytes(a.peak_rss_bytes)}</td><td>${statusBadge(a.status)} ${ago(a.finished_at, overview.now)}</td></tr>`,
       ),
       'Nothing measured in the last hour.',
     );
-  return html`<section class="cost">
-    <h2>
-      What jobs cost
-      <small class="muted"
-        >last hour; a child's CPU and peak memory while the attempt ran, shared by the jobs it ran at once when
-        concurrency is above 1</small
-      >
-    </h2>
-    ${table(['class', { numeric: 'attempts' }, { numeric: 'CPU' }, { numeric: 'mean CPU' }, { numeric: 'peak RSS' }], classes, 'Nothing measured in the last hour.')}
-    <div class="grid panels">
-      <section>
-        <h3>Slowest (CPU)</h3>
-        ${attempts(slowest)}
-      </section>
-      <section>
-        <h3>Hungriest (memory)</h3>
-        ${attempts(hungriest)}
-      </section>
-    </div>
-  </section>`;
+  return html`<section class="cost"><h2>What jobs cost <small class="muted">last hour; a child's CPU and peak memory while the attempt ran, shared by the jobs it ran at once when concurrency is above 1</small></h2>
+${table(['class', { numeric: 'attempts' }, { numeric: 'CPU' }, { numeric: 'mean CPU' }, { numeric: 'peak RSS' }], classes, 'Nothing measured in the last hour.')}
+<div class="grid panels"><section><h3>Slowest (CPU)</h3>${attempts(slowest)}</section><section><h3>Hungriest (memory)</h3>${attempts(hungriest)}</section></div></section>`;
 }

@@ -18,16 +18,7 @@ export function schedulesPage(
 ): Html {
   const rows = schedules.map(
     (s) =>
-      html`<tr data-schedule="${s.class}/${s.name}">
-        <td><a href="${jobsUrl({ class: s.class })}">${s.class}</a></td>
-        <td>${s.name}</td>
-        <td><code>${s.cron}</code> <small class="muted">${s.timezone}</small></td>
-        <td>${at(s.next_run_at, now, 'none')}</td>
-        <td>${at(s.last_run_at, now, 'never')}${s.last_job_id === null ? '' : html` ${jobLink(s.last_job_id)}`}</td>
-        <td class="row-actions">
-          ${actionForm(frame, { url: runNowUrl(s), label: 'Run now', confirm: `Enqueue one ${s.class} job of ${s.name} now? Its next run still comes as scheduled.` })}
-        </td>
-      </tr>`,
+      html`<tr data-schedule="${s.class}/${s.name}"><td><a href="${jobsUrl({ class: s.class })}">${s.class}</a></td><td>${s.name}</td><td><code>${s.cron}</code> <small class="muted">${s.timezone}</small></td><td>${at(s.next_run_at, now, 'none')}</td><td>${at(s.last_run_at, now, 'never')}${s.last_job_id === null ? '' : html` ${jobLink(s.last_job_id)}`}</td><td class="row-actions">${actionForm(frame, { url: runNowUrl(s), label: 'Run now', confirm: `Enqueue one ${s.class} job of ${s.name} now? Its next run still comes as scheduled.` })}</td></tr>`,
   );
   const empty = configured
     ? 'The config has no schedules.'
@@ -37,8 +28,7 @@ export function schedulesPage(
     live(
       '/schedules',
       now,
-      html`<h2>Schedules</h2>
-        ${table(['class', 'name', 'cron', 'next run', 'last run', ''], rows, empty)}`,
+      html`<h2>Schedules</h2>${table(['class', 'name', 'cron', 'next run', 'last run', ''], rows, empty)}`,
     ),
   );
 }

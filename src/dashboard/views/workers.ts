@@ -32,53 +32,29 @@ export function workersPage(frame: Frame, workers: readonly WorkerView[], now: n
   const warning =
     stale === 0
       ? ''
-      : html`<article class="alert trouble">
-          ${stale} worker(s) STALE: their supervisor has not refreshed the registry for over
-          ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck).
-        </article>`;
+      : html`<article class="alert trouble">${stale} worker(s) STALE: their supervisor has not refreshed the registry for over ${formatDuration(STALE_SUPERVISOR_MS)} (gone or stuck).</article>`;
   return layout(
     frame,
     live(
       '/workers',
       now,
-      html`${warning}
-        <h2>
-          Running
-          <small class="muted"
-            >${supervisors.length} supervisor(s), ${running.length - supervisors.length} child(ren)</small
-          >
-        </h2>
-        ${table(
-          HEADERS,
-          ordered.map((w) => row(w, now)),
-          'No supervisor is running.',
-        )}
-        <details id="exited">
-          <summary>Exited recently (${exited.length})</summary>
-          ${table(
-            HEADERS,
-            exited.map((w) => row(w, now)),
-            'None.',
-          )}
-        </details>`,
+      html`${warning}<h2>Running <small class="muted">${supervisors.length} supervisor(s), ${running.length - supervisors.length} child(ren)</small></h2>
+${table(
+  HEADERS,
+  ordered.map((w) => row(w, now)),
+  'No supervisor is running.',
+)}
+<details id="exited"><summary>Exited recently (${exited.length})</summary>${table(
+        HEADERS,
+        exited.map((w) => row(w, now)),
+        'None.',
+      )}</details>`,
     ),
   );
 }
 
 function row(w: WorkerView, now: number): Html {
-  return html`<tr class="${w.kind}${w.stale ? ' stale' : ''}" data-worker="${w.id}">
-    <td>${w.kind}</td>
-    <td><small>${w.id}</small></td>
-    <td class="num">${w.pid}</td>
-    <td>${w.class ?? ''}</td>
-    <td>${state(w)}</td>
-    <td>${w.job_id === null ? '' : jobLink(w.job_id)}</td>
-    <td class="num">${formatPercent(w.cpu_percent)}</td>
-    <td class="num">${formatBytes(w.memory_bytes)}</td>
-    <td class="num">${w.restarts}</td>
-    <td class="num">${formatDuration(w.uptime_ms)}</td>
-    <td>${ago(w.heartbeat_at, now)}</td>
-  </tr>`;
+  return html`<tr class="${w.kind}${w.stale ? ' stale' : ''}" data-worker="${w.id}"><td>${w.kind}</td><td><small>${w.id}</small></td><td class="num">${w.pid}</td><td>${w.class ?? ''}</td><td>${state(w)}</td><td>${w.job_id === null ? '' : jobLink(w.job_id)}</td><td class="num">${formatPercent(w.cpu_percent)}</td><td class="num">${formatBytes(w.memory_bytes)}</td><td class="num">${w.restarts}</td><td class="num">${formatDuration(w.uptime_ms)}</td><td>${ago(w.heartbeat_at, now)}</td></tr>`;
 }
 
 /** What each ending means, on hover. */
@@ -96,6 +72,5 @@ function state(w: WorkerView): Html {
   const ending = workerEnding(w);
   if (ending === null) return html`<span class="badge state-${w.state}">${w.state}</span>`;
   const how = w.exit_signal ?? (w.exit_code === null ? 'exit not seen' : `exit code ${w.exit_code}`);
-  return html`<span class="badge ended-${ending.replace(/ /g, '-')}" title="${ENDINGS[ending]}">${ending}</span>
-    <small>${how}</small>`;
+  return html`<span class="badge ended-${ending.replace(/ /g, '-')}" title="${ENDINGS[ending]}">${ending}</span> <small>${how}</small>`;
 }
