@@ -8,11 +8,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { waitFor } from '../helpers/wait.js';
-import { countRows, fingerprint, fixture, killLeftovers, leasehold, leaseholdJson, writeConfig } from './helpers.js';
+import {
+  countRows,
+  fingerprint,
+  fixture,
+  killLeftovers,
+  leasehold,
+  leaseholdJson,
+  writeConfig,
+} from '../cli/helpers.js';
 import { claimJobs, extendLease } from '../helpers/fenced-writes.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import type { JobJson, ShowJson, StatsJson, WorkersJson } from './json-shapes.js';
-import { C, childHeartbeats, fresh, hangHeartbeat, newDir, produceSupervisorRun, run } from './supervisor-run.js';
+import type { JobJson, ShowJson, StatsJson, WorkersJson } from '../cli/json-shapes.js';
+import { C, childHeartbeats, fresh, hangHeartbeat, newDir, produceSupervisorRun, run } from '../cli/supervisor-run.js';
 
 const LATEST_VERSION = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]!.version;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Every .ts file under a folder of the repo, as repo-relative paths. */
 function sources(folder: string): string[] {

@@ -4,10 +4,10 @@
  */
 import { setImmediate as afterWarnings } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/clock.js';
-import { Queue } from '../src/queue/queue.js';
-import { SqliteStore } from '../src/store/sqlite/store.js';
-import { dbPathIn, tempDir } from './helpers/temp.js';
+import { systemClock } from '../../src/clock.js';
+import { Queue } from '../../src/queue/queue.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 const newDir = tempDir('leasehold-unknown-class-');
 

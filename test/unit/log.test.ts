@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { LeaseholdError } from '../src/errors.js';
-import { closeLogger, createLogger, formatConsoleLine, type LogRecord } from '../src/log.js';
-import { tempDir } from './helpers/temp.js';
+import { LeaseholdError } from '../../src/errors.js';
+import { closeLogger, createLogger, formatConsoleLine, type LogRecord } from '../../src/log.js';
+import { tempDir } from '../helpers/temp.js';
 
 const newDir = tempDir('leasehold-log-');
 

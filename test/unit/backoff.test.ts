@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs } from '../src/backoff.js';
+import { retryDelayMs } from '../../src/backoff.js';
 
 describe('retry backoff', () => {
   const policy = { baseSeconds: 2, maxSeconds: 300, jitter: false };

@@ -8,11 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SECTIONS } from '../scripts/bench/report.js';
-import { adminClient, PG_URL } from './helpers/postgres.js';
-import { tempDir } from './helpers/temp.js';
+import { SECTIONS } from '../../scripts/bench/report.js';
+import { adminClient, PG_URL } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
 
-const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
+const BENCH = fileURLToPath(new URL('../../dist/scripts/bench.js', import.meta.url));
 const newDir = tempDir('leasehold-bench-test-');
 
 /** Every leaf of a JSON value with its path. */

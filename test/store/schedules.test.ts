@@ -4,8 +4,8 @@
  * clock (stop: no passes; start again: a pass at a later time).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/load.js';
-import { cronOf } from '../src/queue/cron.js';
+import { parseConfig } from '../../src/config/load.js';
+import { cronOf } from '../../src/queue/cron.js';
 import {
   CATCH_UP_CAP,
   ON_TIME_MS,
@@ -14,10 +14,10 @@ import {
   runSchedules,
   schedulesOf,
   type Schedule,
-} from '../src/queue/schedules.js';
-import { SqliteStore } from '../src/store/sqlite/store.js';
-import { TestClock } from './helpers/clock.js';
-import { dbPathIn, tempDir } from './helpers/temp.js';
+} from '../../src/queue/schedules.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { TestClock } from '../helpers/clock.js';
+import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

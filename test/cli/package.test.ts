@@ -12,14 +12,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openQueue } from '../src/queue/queue.js';
-import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase, useProcessGuard } from './helpers/processes.js';
-import { tempDir } from './helpers/temp.js';
-import { waitFor } from './helpers/wait.js';
+import { openQueue } from '../../src/queue/queue.js';
+import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase, useProcessGuard } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-package-');
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let app = ''; // the user's fresh folder, leasehold installed in it
 let installed = ''; // app/node_modules/leasehold

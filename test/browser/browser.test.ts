@@ -16,8 +16,8 @@ import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js
 import { tempDir } from '../helpers/temp.js';
 import { holdsFor, waitFor } from '../helpers/wait.js';
 import { countLivePolls, livePolls, liveSwaps, screenshot, setVisibility, usePages } from './browser.js';
-import { seed, serve, TOKEN } from './helpers.js';
-import { seedHistory } from './history.js';
+import { seed, serve, TOKEN } from '../dashboard/helpers.js';
+import { seedHistory } from '../dashboard/history.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-dashboard-browser-');

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { resolveHost } from '../src/config/host.js';
-import { formatPath, loadConfig, parseConfig } from '../src/config/load.js';
-import { ConfigError } from '../src/errors.js';
-import { tempDir } from './helpers/temp.js';
+import { resolveHost } from '../../src/config/host.js';
+import { formatPath, loadConfig, parseConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/errors.js';
+import { tempDir } from '../helpers/temp.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const MINIMAL = `
 database: ./q.db

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { pausedClasses } from '../../src/queue/class-controls.js';
 import { tempDir } from '../helpers/temp.js';
 import { screenshot, usePages } from './browser.js';
-import { SCHEDULED_CLASSES, seed, serve } from './helpers.js';
+import { SCHEDULED_CLASSES, seed, serve } from '../dashboard/helpers.js';
 
 const newDir = tempDir('leasehold-dashboard-actions-');
 

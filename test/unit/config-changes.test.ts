@@ -1,7 +1,7 @@
 /** What a reload would change, and what it must refuse: pure, on validated configs. */
 import { describe, expect, it } from 'vitest';
-import { configChanges } from '../src/config/changes.js';
-import { configSchema, type LeaseholdConfig } from '../src/config/schema.js';
+import { configChanges } from '../../src/config/changes.js';
+import { configSchema, type LeaseholdConfig } from '../../src/config/schema.js';
 
 function config(raw: Record<string, unknown>): LeaseholdConfig {
   return {
