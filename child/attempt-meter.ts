@@ -2,10 +2,9 @@ import type { AttemptCost } from '../src/store/types.js';
 
 /**
  * A reading is shared by whoever asks within this long. A resident-set
- * reading costs about 10 µs (a read of /proc/self/stat), a CPU one about
- * 1 µs, against a no-op job's few tens of µs of bookkeeping in the child,
- * and short jobs run back to back: the end of one and the start of the next
- * share a reading.
+ * reading is a read of /proc/self/stat, not small beside a short job's own
+ * bookkeeping in the child, and short jobs run back to back: the end of one
+ * and the start of the next share a reading.
  */
 export const READING_SHARED_MS = 1;
 

@@ -17,8 +17,9 @@ export interface PrefetchLimits {
  * start within half of FLUSH_AFTER_MS at the recent run time: jobs of a few
  * milliseconds come several to a transaction, and a slow job shrinks the
  * next claims without undoing what was earned. A job that looked slow
- * because its child was preempted moves the average a little; it used to
- * end the prefetch, and batches shrank from 55 jobs to 15 at 4 children.
+ * because its child was preempted moves the average a little, and does not
+ * end the prefetch: with more children than cores preemption is common, and
+ * ending the prefetch on it would shrink every batch.
  */
 export class Prefetch {
   private earned = 0;

@@ -10,7 +10,7 @@ export const STALE_HEARTBEATS = 3;
 const REGISTRY_EVERY_TICKS = 4;
 /**
  * Outages that silence healthy children: a full or failing disk stalls each
- * process's writes for seconds (2-8 s, measured on a full tmpfs). Not a
+ * process's writes for seconds, and a child stuck in a write answers no ping. Not a
  * lock-out or a lost connection: those waits leave the event loop free, and
  * a silent child may be their cause (frozen in the middle of a SQLite
  * write, it holds the lock until it dies).

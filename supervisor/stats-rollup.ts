@@ -7,8 +7,8 @@ import { Every } from './every.js';
 export const ROLLUP_INTERVAL_MS = 15_000;
 /**
  * Minutes summed per transaction. A roll-up catching up (a new store's day,
- * or after the supervisors were down) takes turns with the workers: on
- * SQLite, 5 minutes at 100 jobs/s hold the write lock about 100 ms.
+ * or after the supervisors were down) takes turns with the workers: a few
+ * minutes at a time keep each hold of SQLite's write lock short.
  */
 export const MINUTES_PER_ROLL_UP = 5;
 

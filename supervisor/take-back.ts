@@ -22,11 +22,12 @@ export interface TakeBackDeps {
 }
 
 /**
- * Guarantee 4's fast path: a child is gone, so its jobs come back now, not
- * when the lease runs out. When one job is to blame (the one killed for, or
- * the only one a one-slot child was running), it alone spends a retry, and
- * is failed as poison once it has taken down POISON_THRESHOLD children in a
- * row; the child's other jobs go back free, as its victims.
+ * The fast path of guarantee 4 (Nothing stays RUNNING): a child is gone, so
+ * its jobs come back now, not when the lease runs out. When one job is to
+ * blame (the one killed for, or the only one a one-slot child was running),
+ * it alone spends a retry, and is failed as poison once it has taken down
+ * POISON_THRESHOLD children in a row; the child's other jobs go back free,
+ * as its victims.
  */
 export class JobTakeBack {
   /** Job id -> how many children in a row died while running it. */

@@ -21,7 +21,10 @@ export const STORE_COST_LABELS: Record<StoreCostWay, string> = {
 const WORKER = fileURLToPath(new URL('./store-cost-worker.js', import.meta.url));
 /** Jobs a transaction, as a child's claim_batch default with one slot. */
 export const STORE_COST_PER_TX = 64;
-/** Issue 32, decision 3: the store's own CPU per job within this of the raw loop's (section 3b's schema). */
+/**
+ * The store's own CPU per job within this of the raw loop's (section 3b's schema): what the store adds to the
+ * same rows (fencing, the outcome plan, its indexes) may cost at most half again what writing them costs.
+ */
 export const STORE_COST_TARGET = 1.5;
 
 export interface StoreCostSection {

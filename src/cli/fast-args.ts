@@ -1,5 +1,5 @@
 /**
- * The usual command line without yargs, which takes about 50 ms to load and
+ * The usual command line without yargs, slow to load for a short command, which
  * lays out the whole help text on every run: a known command whose words
  * parse strictly by its own tables (options of type string or boolean, with
  * a default, requiresArg and coerce at most; numbers are strings that coerce

@@ -12,11 +12,11 @@ export const DEFAULT_BACKOFF = Object.freeze({ base_seconds: 1, max_seconds: 300
 /**
  * The most jobs a child holds at once, by default: with one slot, a crash
  * during a job blames that job and hands the rest back without spending
- * their retries, so it can hold many (a transaction per 64 fast jobs, not per 16:
- * about a third more jobs a second); with several, nobody can tell which of
+ * their retries, so it can hold many (dozens of fast jobs then share one
+ * transaction's cost); with several, nobody can tell which of
  * them ran, a crash spends a retry of every job held, so it holds fewer: 16,
  * or twice its slots, so that the next jobs wait ready while the slots run
- * (at 16, a child with 20 slots was seen running at most 16 jobs at once).
+ * (a batch no bigger than the slots leaves some of them idle between claims).
  */
 export function defaultClaimBatch(concurrency: number): number {
   return concurrency === 1 ? 64 : Math.max(16, 2 * concurrency);

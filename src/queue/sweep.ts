@@ -7,10 +7,11 @@ export interface SweepOptions {
 }
 
 /**
- * One sweep, the backstop of guarantee 4: take back the leases that ran out
- * (their worker died with its supervisor, or went silent), batch by batch
- * until a batch comes back short. `leasehold sweep` runs one; the supervisor
- * one every `sweeper.interval_seconds` (supervisor/sweeper.ts).
+ * One sweep, the backstop of guarantee 4 (Nothing stays RUNNING): take back
+ * the leases that ran out (their worker died with its supervisor, or went
+ * silent), batch by batch until a batch comes back short. `leasehold sweep`
+ * runs one; the supervisor one every `sweeper.interval_seconds`
+ * (supervisor/sweeper.ts).
  */
 export async function recoverExpiredLeases(store: MaintenanceStore, options: SweepOptions): Promise<RecoveredJob[]> {
   const recovered: RecoveredJob[] = [];

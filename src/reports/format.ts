@@ -71,7 +71,7 @@ export function clip(text: string | null | undefined, max = 60): string {
 /**
  * Class names in code-unit order, as the database's own ORDER BY class gives
  * them: the same on every machine, where localeCompare follows the locale and
- * builds an ICU collator on first use (about 15 ms of a `stats` run).
+ * builds an ICU collator on first use, a start-up cost a short command notices.
  */
 export function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -113,7 +113,7 @@ export interface StatsOptions {
 /**
  * The reads are independent, so they are all started at once: on PostgreSQL each takes a
  * connection of the pool and the server runs them side by side (the counts alone take one per
- * class); SQLite's calls answer one after another as before.
+ * class); SQLite's calls answer one after another on its one connection, so starting them together costs nothing.
  */
 export async function collectStats(
   store: OperatorStore & MaintenanceStore,

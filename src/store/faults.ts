@@ -1,7 +1,8 @@
 /**
- * Database faults as weather (guarantee 10): which errors mean "the database
- * is away" rather than "this operation is wrong", and one tracker per process
- * that turns a run of them into an outage with a start and an end.
+ * Guarantee 10 (Database faults are weather, not death): which errors mean
+ * "the database is away" rather than "this operation is wrong", and one
+ * tracker per process that turns a run of them into an outage with a start
+ * and an end.
  */
 
 /** What kind of fault: the label of `leasehold_db_errors_total` and of the DB_UNAVAILABLE log line. */

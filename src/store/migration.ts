@@ -70,9 +70,9 @@ export const schedulesTable = (time: string) => `
  * what each attempt cost its child (AttemptCost), written by the statement
  * that ends the attempt. No index: the cost rankings find a window's
  * attempts through the indexes that exist (see the drivers' stats SQL); one
- * on job_attempts (finished_at) cost every settle transaction one more WAL
- * page at a batch of 1 and two at 16 (+9% bytes written per no-op job), and
- * its children 10% more CPU per job.
+ * on job_attempts (finished_at) would cost every settle transaction more WAL
+ * pages, and the children more CPU per job, on the path every job takes, for
+ * reads that the existing indexes already serve.
  */
 export const attemptCostMigration = (real: string, integer: string) => `
   ALTER TABLE job_attempts ADD COLUMN cpu_ms ${real};

@@ -43,8 +43,8 @@ export interface HeldFacts {
 /**
  * Facts a holder's settlement may be written under: held, and not past the
  * expiry the holder itself last wrote (by its own clock). Past it the holder
- * has given the job up (guarantee 10), and a write still in flight then is a
- * stale one, like any zombie's.
+ * has given the job up, by guarantee 10 (Database faults are weather, not
+ * death), and a write still in flight then is a stale one, like any zombie's.
  */
 export function liveFacts(facts: HeldFacts | undefined, now: number): HeldFacts | undefined {
   return facts !== undefined && facts.lease_expires_at !== null && facts.lease_expires_at > now ? facts : undefined;

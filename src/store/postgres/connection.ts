@@ -37,7 +37,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * URL's own `options` come after, so `-c plan_cache_mode=auto` there wins.
  */
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
-/** Statements this short never repay a JIT compile (on a big table's estimates it cost 200 ms per list). */
+/** Statements this short never repay a JIT compile, which a big table's estimates would trigger for every list. */
 const NO_JIT = '-c jit=off';
 
 /**
@@ -229,9 +229,9 @@ const PLAN_WITH_VALUES = 'SET LOCAL plan_cache_mode = force_custom_plan';
 
 /**
  * A read of a window's rows (a few thousand), planned with its values and
- * without parallel workers: at 1e6 jobs the planner handed the last hour's
- * 1,400 attempts to workers, and a cost read took 12-18 ms, where it takes
- * 4-5 ms alone.
+ * without parallel workers: on a big table the planner hands a window's
+ * rows to workers, whose start costs more than reading a few thousand rows
+ * in one process.
  */
 export async function readWindowPlannedWithValues<T>(
   pool: pg.Pool,

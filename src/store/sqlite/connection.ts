@@ -9,7 +9,7 @@ export type SqliteDb = Database.Database;
 
 /**
  * better-sqlite3 is CommonJS: require() skips the scan of its exports that
- * an ES import makes (about 12M instructions of a CLI run's 690M).
+ * an ES import makes, a cost every short CLI run would pay.
  */
 const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
@@ -39,8 +39,8 @@ export const WAL_AUTOCHECKPOINT_PAGES = 2_000;
  * process crash (only an OS crash can lose the last commits), the
  * checkpoint interval, and temporary b-trees in memory: a claim's
  * UPDATE ... WHERE id IN (SELECT ...) lists its keys in one, and with
- * temp_store=FILE each statement set up and dropped a temp file's pager,
- * about 30 µs of freshly faulted pages per claim, even one that takes nothing.
+ * temp_store=FILE each statement would set up and drop a temp file's pager:
+ * freshly faulted pages on every claim, even one that takes nothing.
  */
 export function openSqlite(path: string): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

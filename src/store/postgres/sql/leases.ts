@@ -93,8 +93,9 @@ export const LEASE_SQL = nameAll('leases', {
   /**
    * (ids[], leaseTokens[], now, leaseExpiresAt, zombieDetails[]) heartbeat for several leases, in one statement:
    * the rows are locked in id order (no deadlock with a supervisor taking them back), then renewed. A lease
-   * missing from the answer is lost, or ran out (its holder has given it up: guarantee 10), and is recorded
-   * as a zombie's write (with its detail from the caller) if its job still exists.
+   * missing from the answer is lost, or ran out (its holder has given it up, by guarantee 10 (Database faults are
+   * weather, not death)), and is recorded as a zombie's write (with its detail from the caller) if its job still
+   * exists.
    * Tokens are random per claim, so the two ANY filters match exactly the (id, token) pairs asked for.
    */
   extendMany: `WITH renewed AS (

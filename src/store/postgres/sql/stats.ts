@@ -12,7 +12,7 @@ const TERMINAL = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
  * every other end carries an error code (FAILED, CANCELLED, LEASE:RELEASED), so the rest are in
  * job_attempts_error, which the top error codes read too. The successes' attempts are read one
  * key each (LATERAL ... LIMIT 1, which the planner cannot turn into a join): with a few thousand
- * jobs in the window it chose to hash all of job_attempts instead, 450 ms at 1e6 jobs against 10.
+ * jobs in the window it chose to hash all of job_attempts instead, a cost that grows with the table, not the window.
  */
 export const measuredIn = (lo: string, hi?: string) => {
   const range = (column: string) => `${column} >= ${lo}${hi === undefined ? '' : ` AND ${column} < ${hi}`}`;
@@ -53,7 +53,7 @@ export const STATS_SQL = nameAll('stats', {
   classesPresent: `WITH RECURSIVE ${CLASSES_PRESENT} SELECT class FROM classes WHERE class IS NOT NULL`,
   /**
    * (class) -> (status, count) for each status present in the class, in order: one range count each in
-   * jobs_class_status (a GROUP BY over the whole table was a parallel scan of every row, twice as long at 1e6 jobs).
+   * jobs_class_status (a GROUP BY over the whole table is a parallel scan of every row, however few the classes).
    */
   countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES]
     .sort()
@@ -102,8 +102,8 @@ export const STATS_SQL = nameAll('stats', {
   /**
    * (window, limit) -> one row, three JSON arrays: per class, the measured attempts that
    * ended in the window (how many, their CPU total and mean, the highest peak RSS; most CPU first), and the
-   * `limit` that used the most CPU and the most memory. One statement reads the window once: three read it three
-   * times (18 ms each at 1e6 jobs).
+   * `limit` that used the most CPU and the most memory. One statement reads the window once, where three would
+   * read it three times.
    */
   costRanking: `${MEASURED}
     SELECT (SELECT coalesce(json_agg(c), '[]') FROM (

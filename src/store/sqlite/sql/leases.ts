@@ -15,7 +15,7 @@ const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_ret
  * A job whose enqueue set no max_retries gets the claimer's class value (CLAIM_MAX_RETRIES).
  * `LIMIT +@limit`, not `LIMIT @limit`: SQLite plans a bare parameter's LIMIT
  * with its bound value, and then prepares the statement again whenever the
- * parameter is bound, which is every claim (half a claim's cost, measured).
+ * parameter is bound, which is every claim: a compile as costly as the rest of the claim.
  */
 function claimSql(classFilter: string, notPaused: string): string {
   return `UPDATE jobs SET status = 'CLAIMED', owner_id = @ownerId, lease_token = lower(hex(randomblob(16))),
