@@ -7,24 +7,35 @@ import { defineConfig } from 'vitest/config';
  * - store: both drivers' conformance and the store's own tests, on real SQLite files and the real PostgreSQL;
  * - smoke: the process tests `npm test` runs too: a supervisor run worked through every command, how failures
  *   end and are explained, who is charged when a child dies, pause;
- * - process: every other test that starts real supervisors, children and CLI runs;
+ * - process: every other test that starts real supervisors, children and CLI runs, database faults included;
  * - browser: the dashboard in a real Chromium;
- * - serial: chaos and the database faults, which stop the PostgreSQL server and load both cores: they run after
- *   every other tier, one file at a time.
+ * - chaos: the chaos runs, one at a time: each loads both cores for a minute;
+ * - exclusive: what stops the shared PostgreSQL server, alone, after every other tier.
  *
- * Every file owns its temp folder, PostgreSQL schema and ports, so the files of the other tiers run side by side.
- * `npm test` is unit, store and smoke; `npm run test:all` (CI) is all of them.
+ * Every file owns its temp folder, PostgreSQL schema and ports, so files run side by side. `npm test` is unit,
+ * store and smoke. `npm run test:all` (CI) runs the chaos tier in a second vitest beside the first five tiers,
+ * since a vitest run takes its groups one after another, then the exclusive tier: the guarantees must hold under
+ * the others' load as under any other.
  */
-const PARALLEL = 4; // files at once: process tests spend most of their time waiting on children
+const FILES_AT_ONCE = 4; // process tests spend most of their time waiting on their children
+
 /** The folders under test/ of each tier. */
 export const TIERS = {
   unit: ['unit'],
   store: ['store'],
   smoke: ['smoke'],
-  process: ['cli', 'supervisor', 'child', 'dashboard'],
+  process: ['cli', 'supervisor', 'child', 'dashboard', 'faults'],
   browser: ['browser'],
-  serial: ['chaos', 'faults', 'bench'],
+  chaos: ['chaos', 'bench'],
+  exclusive: ['exclusive'],
 } as const;
+
+/** How each tier's files run: at once, or one at a time (in a plain `vitest run`, chaos, then exclusive, last). */
+function scheduling(tier: keyof typeof TIERS) {
+  if (tier === 'chaos') return { fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 1 } };
+  if (tier === 'exclusive') return { fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 2 } };
+  return { maxWorkers: FILES_AT_ONCE, sequence: { groupOrder: 0 } };
+}
 
 export default defineConfig({
   test: {
@@ -36,9 +47,7 @@ export default defineConfig({
       test: {
         name,
         include: folders.map((folder) => `test/${folder}/**/*.test.ts`),
-        ...(name === 'serial'
-          ? { fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 1 } }
-          : { maxWorkers: PARALLEL, sequence: { groupOrder: 0 } }),
+        ...scheduling(name as keyof typeof TIERS),
       },
     })),
   },

@@ -34,5 +34,6 @@ describe('test tiers', () => {
     expect(tiersOf('x.test.ts')).toEqual([]);
     expect(tiersOf(path.join('elsewhere', 'x.test.ts'))).toEqual([]);
     expect(tiersOf(path.join('cli', 'x.test.ts'))).toEqual(['process']);
+    expect(tiersOf(path.join('exclusive', 'x.test.ts'))).toEqual(['exclusive']);
   });
 });
