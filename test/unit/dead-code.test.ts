@@ -4,18 +4,11 @@
  * dead code (the tests count as users: a rule tested alone is alive).
  * Read from the sources as TypeScript parses them.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-function sources(folder: string): string[] {
-  return readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
-}
+import { ROOT, sources } from '../helpers/sources.js';
 
 function parse(file: string): ts.SourceFile {
   return ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);

@@ -3,22 +3,19 @@
  * child's modules (child/). A file that grows past it does two things, and
  * is split where it does.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sources } from '../helpers/sources.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAX_LINES = 400;
 
 describe('file size', () => {
   it(`every module of child/ has at most ${MAX_LINES} lines`, () => {
-    const files = readdirSync(path.join(ROOT, 'child')).filter((name) => name.endsWith('.ts'));
+    const files = sources('child');
     expect(files.length).toBeGreaterThan(5);
     const long = files
-      .map((name) => ({
-        file: `child/${name}`,
-        lines: readFileSync(path.join(ROOT, 'child', name), 'utf8').split('\n').length - 1,
-      }))
+      .map((file) => ({ file, lines: readFileSync(path.join(ROOT, file), 'utf8').split('\n').length - 1 }))
       .filter(({ lines }) => lines > MAX_LINES);
     expect(long).toEqual([]);
   });
