@@ -1,7 +1,7 @@
 import type { LeaseholdError } from '../src/errors.js';
 import { classRateLimit } from '../src/queue/class-controls.js';
 import type { FlightRecorder } from '../src/ipc/flight-record.js';
-import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
+import type { ChildToSupervisor } from '../src/ipc/protocol.js';
 import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
 import { CostMeter } from './attempt-meter.js';
@@ -10,7 +10,7 @@ import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
 import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
 import { Prefetch } from './prefetch.js';
-import { SuccessReport } from './success-report.js';
+import { SupervisorReport } from './supervisor-report.js';
 
 /** The store calls a child's loop makes: settle and claim, write a slow job's start and progress, renew leases. */
 export type RunLoopStore = SettleStore & JobRunStore & RenewalStore;
@@ -25,9 +25,6 @@ export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 's
   /** Whether each success goes to the supervisor in full (ChildStart's successLines). */
   successLines: boolean;
 }
-
-/** Starts are counted for the supervisor's metrics and reported at most this often (not one message per start). */
-export const STARTS_REPORT_MS = 1_000;
 
 interface Running {
   run: JobRun;
@@ -61,7 +58,7 @@ function cancelledBeforeStart(): RunVerdict {
  * take. Outcomes go through the group commit (GroupCommit), which carries
  * the next claim when one is due. The heartbeat, cancel, lease loss and stop
  * reach every job held: running, waiting, or with its outcome not yet
- * written.
+ * written. What the supervisor hears of them goes through SupervisorReport.
  */
 export class RunLoop {
   /** Claimed and not yet written about. */
@@ -73,15 +70,13 @@ export class RunLoop {
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly costs = new CostMeter();
-  private readonly successes: SuccessReport;
+  private readonly report: SupervisorReport;
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
   private readonly prefetch: Prefetch;
   /** Slots no handler runs in, and those of them whose record still names the job that ran there last. */
   private readonly freeSlots: number[];
   private readonly staleSlots = new Set<number>();
-  private startsUnreported = 0;
-  private startsTimer: NodeJS.Timeout | undefined;
   private claimScheduled = false;
   private claimRun: Promise<void> | undefined;
   private handbackTimer: NodeJS.Timeout | undefined;
@@ -98,7 +93,7 @@ export class RunLoop {
       rateLimited: this.rateLimit !== undefined,
     });
     this.idle = new IdleWait(config.poll_seconds * 1000);
-    this.successes = new SuccessReport((tally) => deps.send({ type: 'jobs-succeeded', tally }), deps.successLines);
+    this.report = new SupervisorReport(deps.send, deps.successLines);
     this.writer = new GroupCommit({
       store: deps.store,
       log: deps.log,
@@ -131,13 +126,12 @@ export class RunLoop {
 
   /** Whether each success goes to the supervisor in full from now on. */
   successLines(on: boolean): void {
-    this.successes.setLines(on);
+    this.report.successLines(on);
   }
 
   /** Tell the supervisor now what is counted and not yet told (starts, successes): before an exit, clean or not. */
   reportNow(): void {
-    this.reportStarts();
-    this.successes.flush();
+    this.report.now();
   }
 
   /** Stop claiming, hand back what waits, let the running jobs finish, write everything. */
@@ -280,7 +274,7 @@ export class RunLoop {
       leaseToken: job.leaseToken,
       startedAt: run.startedAt,
     });
-    this.countStart();
+    this.report.started();
     const entry: Running = { run, slot, ended: Promise.resolve(), began: performance.now() };
     this.running.set(job.id, entry);
     entry.ended = run.run().then((verdict) => this.onRunEnd(entry, verdict));
@@ -308,19 +302,6 @@ export class RunLoop {
   private clearStaleSlots(): void {
     for (const slot of this.staleSlots) this.deps.recorder.idle(slot);
     this.staleSlots.clear();
-  }
-
-  private countStart(): void {
-    this.startsUnreported += 1;
-    this.startsTimer ??= setTimeout(() => this.reportStarts(), STARTS_REPORT_MS);
-  }
-
-  private reportStarts(): void {
-    clearTimeout(this.startsTimer);
-    this.startsTimer = undefined;
-    if (this.startsUnreported === 0) return;
-    this.deps.send({ type: 'jobs-started', count: this.startsUnreported });
-    this.startsUnreported = 0;
   }
 
   /** One resident-set reading for every running job's peak: a job that grows and shrinks between its start and end is seen. */
@@ -376,10 +357,7 @@ export class RunLoop {
     this.held.delete(jobId);
     this.leases.untrack(jobId);
     this.writer.forget(jobId);
-    this.deps.send({
-      type: 'jobs-finished',
-      jobs: [{ jobId, attempt: job.attempt, outcome: 'LEASE_LOST', durationMs }],
-    });
+    this.report.leaseLost(jobId, job.attempt, durationMs);
   }
 
   private onCancelRequested(jobId: number): void {
@@ -392,34 +370,16 @@ export class RunLoop {
     this.pump();
   }
 
-  /** Outcomes written: the jobs leave our hands; the supervisor hears of those it saw start, and of cancels (of successes, in a tally). */
+  /** Outcomes written: the jobs leave our hands; the supervisor hears of those it saw start (SupervisorReport). */
   private onWritten(written: { outcome: PendingOutcome; result: SettleResult }[]): void {
-    const finished: FinishedJob[] = [];
-    for (const { outcome, result } of written) {
-      const { job, run, durationMs } = outcome;
-      if (!this.held.delete(job.id)) continue; // let go of already, and reported then
+    const seen = written.filter(({ outcome, result }) => {
+      const { job, run } = outcome;
+      if (!this.held.delete(job.id)) return false; // let go of already, and reported then
       this.leases.untrack(job.id);
       if (result.held && result.status === 'QUEUED' && result.runAt !== null && run.verdict.type === 'fail')
         this.idle.wakeAt(result.runAt);
-      if (outcome.unstarted) continue; // a prefetch handed back: the supervisor never saw it start
-      const status: JobOutcome = !result.held
-        ? 'LEASE_LOST'
-        : run.verdict.type === 'release'
-          ? 'RELEASED'
-          : result.status;
-      const retry = result.held ? result.retry : undefined;
-      const report: FinishedJob = {
-        jobId: job.id,
-        attempt: job.attempt,
-        outcome: status,
-        durationMs,
-        ...(run.error ? { error: run.error } : {}),
-        ...(retry ? { retry } : {}),
-        ...run.cost,
-      };
-      if (status === 'SUCCEEDED') this.successes.add(report);
-      else finished.push(report);
-    }
-    if (finished.length > 0) this.deps.send({ type: 'jobs-finished', jobs: finished });
+      return !outcome.unstarted; // a prefetch handed back: the supervisor never saw it start
+    });
+    this.report.written(seen);
   }
 }

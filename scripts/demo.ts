@@ -39,7 +39,12 @@ async function announceDashboard(): Promise<void> {
 }
 
 void announceDashboard();
-const queue = await openQueue({ database: config.database, actor: 'demo' });
+// The demo's classes are the config's: never taken for typos, even before the supervisor's children register.
+const queue = await openQueue({
+  database: config.database,
+  actor: 'demo',
+  classes: config.classes.map((cls) => cls.name),
+});
 for (let n = 1; !stopping && supervisor.exitCode === null; n++) {
   const jobClass = CLASSES[n % CLASSES.length] ?? 'email';
   await queue.enqueue({ class: jobClass, payload: { to: `user${n}@example.com`, n } });

@@ -3,6 +3,8 @@
  * branch on `code` or on the class, never on message text.
  */
 
+import { withoutOwnFrames } from './stack-frames.js';
+
 export const ERROR_DETAIL_MAX = 500;
 /** Problems of a config beyond this many are summarised, so one broken file does not flood the terminal. */
 const MAX_CONFIG_PROBLEMS_SHOWN = 20;
@@ -123,7 +125,8 @@ export function capBytes(text: string, maxBytes = STACK_MAX_BYTES): string {
 
 /**
  * Whatever a handler threw, in full: the stack (or the message, when there
- * is none) of the error and of each error in its `cause` chain, capped.
+ * is none) of the error and of each error in its `cause` chain, capped. A
+ * cause leaves out the leasehold frames the first stack already shows.
  * Undefined for a thrown value that is not an Error: its summary says all there is.
  */
 export function errorStack(thrown: unknown): string | undefined {
@@ -133,7 +136,7 @@ export function errorStack(thrown: unknown): string | undefined {
   for (let depth = 0; depth <= CAUSE_DEPTH && current !== undefined; depth++) {
     const text =
       current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : `${safeStringify(current)}`;
-    parts.push(depth === 0 ? text : `Caused by: ${text}`);
+    parts.push(depth === 0 ? text : `Caused by: ${withoutOwnFrames(text)}`);
     current = current instanceof Error ? current.cause : undefined;
   }
   return capBytes(parts.join('\n'));

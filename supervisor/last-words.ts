@@ -45,11 +45,6 @@ export interface LastWords {
   stderr: string[];
 }
 
-/** The short form, for error_detail and the exit's log line: what the uncaught error said. */
-export function uncaughtSummary(uncaught: UncaughtError | undefined): string {
-  return uncaught === undefined ? '' : `; ${uncaught.origin}: ${uncaught.error.message}`;
-}
-
 /** The full story of a child's end, for job_attempts.error_stack (capped like any stack). */
 export function lastWordsText(pid: number, end: string, words: LastWords, now = Date.now()): string {
   const parts = [`child ${pid} ${end}`];

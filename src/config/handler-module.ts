@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { LeaseholdError } from '../errors.js';
+import { syntaxErrorLocation } from './syntax-location.js';
 
 /**
  * Import a handler module and check that its default export is a function:
@@ -11,7 +12,7 @@ export async function importHandler(file: string): Promise<(...args: never[]) =>
   try {
     module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (error) {
-    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${firstLine(error)}`, {
+    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${await whyNotLoaded(file, error)}`, {
       retryable: false,
       cause: error,
     });
@@ -22,6 +23,13 @@ export async function importHandler(file: string): Promise<(...args: never[]) =>
     });
   }
   return module.default as (...args: never[]) => unknown;
+}
+
+/** The error's first line; for a syntax error, its name and where it is (`(at /srv/h.mjs:2:17)`). */
+async function whyNotLoaded(file: string, error: unknown): Promise<string> {
+  if (!(error instanceof SyntaxError)) return firstLine(error);
+  const where = await syntaxErrorLocation(file, error);
+  return `${error.name}: ${firstLine(error)}${where === undefined ? '' : ` (at ${where})`}`;
 }
 
 function firstLine(error: unknown): string {

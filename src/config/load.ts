@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { closest } from '../closest.js';
 import { ConfigError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { configSchema, type LeaseholdConfig, type ParsedConfig } from './schema.js';
@@ -79,13 +80,41 @@ export function formatPath(segments: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
-    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+    const known = knownKeys(issue.path);
+    const keys = issue.keys.map((key) => {
+      const meant = closest(key, known) ?? known.find((name) => name.startsWith(`${key}_`));
+      return `${JSON.stringify(key)}${meant === undefined ? '' : ` (did you mean ${JSON.stringify(meant)}?)`}`;
+    });
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${keys.join(', ')}`;
   }
   // Cross-field rules write their whole message, value included.
   if (issue.code === 'custom') return `${where}: ${issue.message}`;
   if (issue.input === undefined) return `${where}: missing, ${issue.message}`;
   return `${where}: ${issue.message}, got ${describeValue(issue.input)}`;
+}
+
+/** The parts of a zod schema's definition the walk below reads. */
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  element?: { _zod: { def: SchemaDef } };
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
+}
+
+/** The keys the config schema knows for the mapping at `at` (`['classes', 0]`): what a misspelt key was meant to be. */
+function knownKeys(at: readonly PropertyKey[]): string[] {
+  let def: SchemaDef | undefined = (configSchema as unknown as { _zod: { def: SchemaDef } })._zod.def;
+  const unwrap = (d: SchemaDef | undefined): SchemaDef | undefined => {
+    // Defaults, optional and nullable fields wrap their schema; a transform is a pipe from it.
+    while (d !== undefined && (d.innerType !== undefined || d.in !== undefined)) d = (d.innerType ?? d.in)?._zod.def;
+    return d;
+  };
+  for (const segment of at) {
+    def = unwrap(def);
+    def = typeof segment === 'number' ? def?.element?._zod.def : def?.shape?.[String(segment)]?._zod.def;
+  }
+  return Object.keys(unwrap(def)?.shape ?? {});
 }
 
 function describeValue(value: unknown): string {

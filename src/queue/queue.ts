@@ -21,8 +21,13 @@ export interface QueueOptions {
   limits?: Partial<EnqueueLimits>;
   /** Recorded as the actor of the ENQUEUED events. */
   actor?: string;
-  /** A class no supervisor has ever served: 'warn' once per class per process (default), 'refuse' (InvalidInputError UNKNOWN_CLASS), or 'ignore'. */
+  /**
+   * A class no supervisor has ever served: 'warn' once per class per process (default; only once supervisors have
+   * served others on the database), 'refuse' (InvalidInputError UNKNOWN_CLASS), or 'ignore'.
+   */
   unknownClass?: UnknownClassRule;
+  /** The classes of the config the application runs (`config.classes.map((c) => c.name)`): never taken for typos. */
+  classes?: Iterable<string>;
 }
 
 /** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
@@ -54,7 +59,7 @@ export class Queue<S extends ProducerStore = Store> {
     this.clock = options.clock ?? systemClock;
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
-    this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn');
+    this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
   }
 
   async enqueue(request: EnqueueRequest): Promise<InsertedJob> {

@@ -29,6 +29,29 @@ export function jobJson(job: JobRow): Record<string, unknown> {
   };
 }
 
+/** A field of an event's detail that holds a time (epoch milliseconds): `run_at`, `claimed_at`, `ts`. */
+const TIME_FIELD = /(^|_)at$|^ts$/;
+
+/**
+ * An event's detail JSON with its times as times (`"run_at":"2026-01-01 12:00:03Z"`, as the timeline's own
+ * column), for reading; anything that is not a JSON object stays as stored.
+ */
+export function readableDetail(text: string | null): string | null {
+  const parsed = parseStored(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return text;
+  const readable = (value: unknown): unknown => {
+    if (typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) return value.map(readable);
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) => [
+        key,
+        TIME_FIELD.test(key) && Number.isInteger(field) ? formatTime(field as number) : readable(field),
+      ]),
+    );
+  };
+  return JSON.stringify(readable(parsed));
+}
+
 function limited(text: string | null, textLimit: number | undefined): string | null {
   if (text === null) return null;
   return textLimit === undefined ? text : clip(text, textLimit);
@@ -157,6 +180,6 @@ export function timelineLines(
     ago: formatAgo(e.ts, now),
     event: e.event,
     actor: e.actor,
-    detail: limited(e.detail, textLimit),
+    detail: limited(readableDetail(e.detail), textLimit),
   }));
 }

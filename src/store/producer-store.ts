@@ -19,6 +19,8 @@ export interface ProducerStore extends Connection {
   eventList(params: { jobId: number }): Promise<EventRow[]>;
   /** Whether a child of the class was ever registered in `workers`, on any host. */
   workerClassServed(params: { class: string }): Promise<boolean>;
+  /** The classes any child was ever registered with, on any host, by name (at most `limit`). */
+  workerServedClasses(params: { limit: number }): Promise<string[]>;
   /** Its attempts' own log lines (ctx.log), by attempt, in order. */
   logList(params: { jobId: number }): Promise<JobLogRow[]>;
 }

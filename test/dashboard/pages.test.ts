@@ -162,6 +162,18 @@ describe('dashboard pages', () => {
     expect(fromPage).toEqual(fromShow);
   });
 
+  it("job: the timeline's details show times as times (the page's format), not epoch milliseconds", async () => {
+    const { session, ids, queue } = await seededDashboard();
+    const { body } = await session.get(`/jobs/${ids.queued}`);
+    const [enqueued] = (await queue.get(ids.queued))!.events;
+    const runAt = (JSON.parse(enqueued!.detail!) as { run_at: number }).run_at;
+    const details = [...body.matchAll(/<code class="detail">([^<]*)<\/code>/g)].map((m) => m[1]!);
+    expect(details[0]).toContain(
+      `&quot;run_at&quot;:&quot;${new Date(runAt).toISOString().slice(0, 19).replace('T', ' ')}Z&quot;`,
+    );
+    for (const detail of details) expect(detail).not.toMatch(/\d{13}/);
+  });
+
   it('workers: each supervisor with its children; one that stopped refreshing the registry is flagged STALE, with its children', async () => {
     const { session, queue, database } = await seededDashboard();
     await queue.store.workerRegister({

@@ -1,6 +1,7 @@
 /**
  * The library's enqueue of a class no supervisor has ever served, on a real
- * SQLite file: one process warning per class, or a refusal that writes nothing.
+ * SQLite file: one process warning per class, or a refusal that writes nothing;
+ * no warning when it is likely false (nothing served yet, a class of the config).
  */
 import { setImmediate as afterWarnings } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,13 +29,50 @@ describe('enqueue of a class never served', () => {
     await store.close();
   });
 
-  it('warns once per class (two enqueues, one warning) and writes the jobs', async () => {
+  /** A child of `cls` in the registry, as a supervisor serving it would leave. */
+  const served = (cls: string) =>
+    store.workerRegister({
+      id: `h:1:aa/${cls}.0.1`,
+      kind: 'child',
+      host: 'h',
+      supervisorId: 'h:1:aa',
+      pid: 1,
+      class: cls,
+      state: 'ready',
+      restarts: 0,
+    });
+
+  it('warns once per class (two enqueues, one warning), naming the classes served and the closest, and writes the jobs', async () => {
+    await served('email');
+    await served('report');
     const queue = new Queue(store);
     await queue.enqueue({ class: 'emial', payload: {} });
     await queue.enqueue({ class: 'emial', payload: {} });
     await afterWarnings();
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^class "emial" has never been served/)]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      'class "emial" has never been served: the supervisors on this database have served email, report (did you mean "email"?)',
+    ]);
     expect(await queue.list({ class: 'emial' })).toHaveLength(2);
+  });
+
+  it('no warning on a database no supervisor has served yet: the producer merely started first', async () => {
+    const queue = new Queue(store);
+    await queue.enqueue({ class: 'flaky', payload: {} });
+    await afterWarnings();
+    expect(warnings).toEqual([]);
+    // Once a supervisor has served something else, the same class is worth a word.
+    await served('email');
+    await queue.enqueue({ class: 'flaky', payload: {} });
+    await afterWarnings();
+    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^class "flaky" has never been served/)]);
+  });
+
+  it('a class of the config the queue was given (`classes`) is neither warned about nor refused', async () => {
+    await served('report');
+    await new Queue(store, { classes: ['email'] }).enqueue({ class: 'email', payload: {} });
+    await new Queue(store, { classes: ['email'], unknownClass: 'refuse' }).enqueue({ class: 'email', payload: {} });
+    await afterWarnings();
+    expect(warnings).toEqual([]);
   });
 
   it("with unknownClass 'refuse' it throws UNKNOWN_CLASS and writes nothing", async () => {
@@ -46,16 +84,7 @@ describe('enqueue of a class never served', () => {
   });
 
   it('once a worker of the class was registered, no warning and no refusal', async () => {
-    await store.workerRegister({
-      id: 'h:1:aa/report.0.1',
-      kind: 'child',
-      host: 'h',
-      supervisorId: 'h:1:aa',
-      pid: 1,
-      class: 'report',
-      state: 'ready',
-      restarts: 0,
-    });
+    await served('report');
     await new Queue(store).enqueue({ class: 'report', payload: {} });
     await new Queue(store, { unknownClass: 'refuse' }).enqueue({ class: 'report', payload: {} });
     await afterWarnings();

@@ -120,17 +120,32 @@ classes:
   it('rejects an unknown key at the top level, naming it', () => {
     const error = problemsOf(`${MINIMAL}\nsweep: { interval_seconds: 1 }\n`);
     expect(error.code).toBe('CONFIG:INVALID');
-    expect(error.message).toBe('queue.yaml: (top level): unknown key "sweep"');
+    expect(error.message).toBe('queue.yaml: (top level): unknown key "sweep" (did you mean "sweeper"?)');
   });
 
   it('rejects an unknown key inside classes[1], naming the path and the key', () => {
     const error = problemsOf(`${MINIMAL}  - name: b\n    handler: ./b.js\n    lease_secs: 20\n`);
-    expect(error.message).toBe('queue.yaml: classes[1]: unknown key "lease_secs"');
+    expect(error.message).toBe('queue.yaml: classes[1]: unknown key "lease_secs" (did you mean "lease_seconds"?)');
   });
 
   it('rejects an unknown key in a nested section', () => {
     const error = problemsOf(`${MINIMAL}    backoff: { base: 1 }\n`);
-    expect(error.message).toBe('queue.yaml: classes[0].backoff: unknown key "base"');
+    expect(error.message).toBe('queue.yaml: classes[0].backoff: unknown key "base" (did you mean "base_seconds"?)');
+  });
+
+  it('suggests the key meant for a misspelt one, in each section, and none when no key is near', () => {
+    expect(problemsOf(`${MINIMAL}    procesess: 2\n`).message).toBe(
+      'queue.yaml: classes[0]: unknown key "procesess" (did you mean "processes"?)',
+    );
+    expect(problemsOf(`${MINIMAL}log: { levle: debug }\n`).message).toBe(
+      'queue.yaml: log: unknown key "levle" (did you mean "level"?)',
+    );
+    expect(problemsOf(`${MINIMAL}    schedules: [{ name: n, cron: '* * * * *', timezon: UTC }]\n`).message).toBe(
+      'queue.yaml: classes[0].schedules[0]: unknown key "timezon" (did you mean "timezone"?)',
+    );
+    expect(problemsOf(`${MINIMAL}    colour: blue\n    max_retires: 2\n`).message).toBe(
+      'queue.yaml: classes[0]: unknown keys "colour", "max_retires" (did you mean "max_retries"?)',
+    );
   });
 
   it('names the file, the field path and the expectation for a wrong type', () => {
@@ -173,7 +188,7 @@ classes:
       'queue.yaml: classes[0].rate_limit.per_seconds: missing, expected a number > 0',
     );
     expect(problemsOf(`${MINIMAL}    rate_limit: { max: 5, per: 1 }\n`).problems).toContain(
-      'queue.yaml: classes[0].rate_limit: unknown key "per"',
+      'queue.yaml: classes[0].rate_limit: unknown key "per" (did you mean "per_seconds"?)',
     );
   });
 

@@ -1,6 +1,8 @@
 /** The caps on what a failure keeps: a stack with its cause chain (8 KiB), and an attempt's log lines (200 lines, 64 KiB). */
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { capBytes, errorStack, STACK_MAX_BYTES } from '../../src/errors.js';
+import { withoutOwnFrames } from '../../src/stack-frames.js';
 import { AttemptLogBuffer, droppedNote, JOB_LOG_CAP, jobLogRows } from '../../src/store/job-logs.js';
 
 describe('errorStack', () => {
@@ -22,6 +24,39 @@ describe('errorStack', () => {
     expect(huge.endsWith('… (cut)')).toBe(true);
     expect(huge).not.toContain('\uFFFD');
     expect(capBytes('short')).toBe('short');
+  });
+});
+
+describe('withoutOwnFrames', () => {
+  const own = (file: string, fn: string) => `    at ${fn} (${new URL(`../../${file}:10:5`, import.meta.url).href})`;
+  const handler = '    at charge (file:///srv/handlers/pay.mjs:6:12)';
+  const tick = '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)';
+
+  it("leaves out the run of leasehold's frames below the handler's, node's among them, and counts them", () => {
+    const stack = [
+      'Error: 402',
+      handler,
+      own('child/job-run.js', 'JobRun.run'),
+      tick,
+      own('child/run-loop.js', 'RunLoop.pump'),
+    ];
+    expect(withoutOwnFrames(stack.join('\n'))).toBe(
+      ['Error: 402', handler, "    ... 2 leasehold frames and 1 of node's"].join('\n'),
+    );
+    expect(withoutOwnFrames(['Error: x', handler, own('child/job-run.js', 'JobRun.run')].join('\n'))).toBe(
+      ['Error: x', handler, '    ... 1 leasehold frame'].join('\n'),
+    );
+    // a plain path, as a CommonJS stack names it
+    const plain = `    at RunLoop.pump (${fileURLToPath(new URL('../../child/run-loop.js', import.meta.url))}:3:1)`;
+    expect(withoutOwnFrames(['Error: x', handler, plain].join('\n'))).toContain('... 1 leasehold frame');
+  });
+
+  it("keeps a stack with none of leasehold's frames, or nothing but them (a cause made inside leasehold)", () => {
+    const theirs = ['Error: 402', handler, tick].join('\n');
+    expect(withoutOwnFrames(theirs)).toBe(theirs);
+    const ours = ['LeaseLostError: lease lost', own('child/lease-renewal.js', 'renew')].join('\n');
+    expect(withoutOwnFrames(ours)).toBe(ours);
+    expect(withoutOwnFrames('Error: no frames')).toBe('Error: no frames');
   });
 });
 

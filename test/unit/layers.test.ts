@@ -5,19 +5,11 @@
  * no process. Read from the sources' own import lists, as TypeScript parses them.
  * No module imports itself round a circle: a circle is a leaf module missing.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-/** Every .ts file under a folder of the repo, as repo-relative paths. */
-function sources(folder: string): string[] {
-  return readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
-}
+import { ROOT, sources } from '../helpers/sources.js';
 
 /** The repo-relative targets of a file's relative imports (static and dynamic). */
 function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): string[] {

@@ -11,7 +11,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
 import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
-import { RunLoop, STARTS_REPORT_MS } from '../../child/run-loop.js';
+import { RunLoop } from '../../child/run-loop.js';
+import { STARTS_REPORT_MS } from '../../child/supervisor-report.js';
 import { SUCCESS_REPORT_MS } from '../../child/success-report.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';

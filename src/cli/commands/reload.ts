@@ -45,9 +45,10 @@ export const reloadCommand = defineCommand<ReloadArgs>({
       const host = resolveHost({ configured: config.host });
       const now = clock.now();
       // A fresh registry heartbeat says the pid is still that supervisor's, not a reused one: SIGHUP would end most other processes.
-      const live = (await store.workerListLiveOnHost({ host })).filter(
+      const alive = (await store.workerListLiveOnHost({ host })).filter(
         (worker) => worker.kind === 'supervisor' && now - worker.heartbeat_at <= STALE_SUPERVISOR_MS,
       );
+      const live = supervisorsOfFile(alive, config.file, host);
       const seen = new Map(live.map((worker) => [worker.pid, localSupervisor(worker.pid)?.lastReload?.seq ?? 0]));
       const signalled = live.filter((worker) => signal(worker.pid));
       if (signalled.length === 0) {
@@ -92,6 +93,29 @@ function refuseMovedDatabase(configFile: string, database: string): void {
   throw new InvalidInputError(
     'DATABASE_CHANGED',
     `${configFile}: database changed from ${redactDatabase(moved.database)} to ${redactDatabase(database)}: a reload cannot move a running supervisor (pid ${moved.pid}) to another database; restart it instead`,
+  );
+}
+
+/**
+ * The supervisors that SIGHUP would make re-read `configFile`: a supervisor
+ * re-reads the file it was started with, whatever file the command names.
+ * One whose record names another file is left alone; when every one does,
+ * the reload is refused naming the file each reads. A supervisor without a
+ * local record (another temp folder) cannot say, and is signalled as before.
+ */
+function supervisorsOfFile<W extends { pid: number }>(alive: W[], configFile: string, host: string): W[] {
+  const others: string[] = [];
+  const mine = alive.filter((worker) => {
+    const runs = localSupervisor(worker.pid)?.configFile;
+    if (runs === undefined || runs === configFile) return true;
+    others.push(`${runs} (pid ${worker.pid})`);
+    return false;
+  });
+  if (mine.length > 0 || others.length === 0) return mine;
+  const one = others.length === 1;
+  throw new InvalidInputError(
+    'OTHER_CONFIG',
+    `the supervisor${one ? '' : 's'} of host "${host}" on this database run${one ? 's' : ''} ${others.join(' and ')}, not ${configFile}: a reload makes a supervisor re-read its own file; edit that one and name it with --config`,
   );
 }
 

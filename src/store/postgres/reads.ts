@@ -141,6 +141,10 @@ export abstract class PostgresReads {
     return (await first(this.pool, WORKER_SQL.classServed, [params.class])) !== undefined;
   }
 
+  async workerServedClasses(params: { limit: number }): Promise<string[]> {
+    return (await rows<{ class: string }>(this.pool, WORKER_SQL.servedClasses, [params.limit])).map((row) => row.class);
+  }
+
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
     return rows<InFlightJob>(this.pool, STATS_SQL.inFlightOldest, [params.limit]);
   }

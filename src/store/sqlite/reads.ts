@@ -140,6 +140,10 @@ export abstract class SqliteReads {
     return this.workers.classServed.get(params) !== undefined;
   }
 
+  async workerServedClasses(params: { limit: number }): Promise<string[]> {
+    return (this.workers.servedClasses.all(params) as { class: string }[]).map((row) => row.class);
+  }
+
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
     return this.stats.inFlightOldest.all(params) as InFlightJob[];
   }

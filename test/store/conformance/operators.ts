@@ -320,6 +320,7 @@ export function operatorSuites(c: Conformance): void {
       ]);
 
       expect(await c.store.workerClassServed({ class: 'email' })).toBe(false);
+      expect(await c.store.workerServedClasses({ limit: 10 })).toEqual([]);
       await c.store.workerRegister({
         id: 'child-9',
         kind: 'child',
@@ -333,6 +334,18 @@ export function operatorSuites(c: Conformance): void {
       await c.store.workerExit({ id: 'child-9', state: 'exited', exitCode: 0, exitSignal: null });
       expect(await c.store.workerClassServed({ class: 'email' })).toBe(true);
       expect(await c.store.workerClassServed({ class: 'sms' })).toBe(false);
+      await c.store.workerRegister({
+        id: 'child-8',
+        kind: 'child',
+        host: 'h1',
+        supervisorId: 'sup-9',
+        pid: 8,
+        class: 'alerts',
+        state: 'ready',
+        restarts: 0,
+      });
+      expect(await c.store.workerServedClasses({ limit: 10 })).toEqual(['alerts', 'email']);
+      expect(await c.store.workerServedClasses({ limit: 1 })).toEqual(['alerts']);
     });
 
     it('registers, heartbeats, exits and lists', async () => {

@@ -33,6 +33,8 @@ export const WORKER_SQL = {
    * library asks once per class per process, and the registry holds a row per child started.
    */
   classServed: `SELECT 1 AS served FROM workers WHERE kind = 'child' AND class = @class LIMIT 1`,
+  /** (limit) -> the classes any child was ever registered with, by name; asked only of a class never served, as above. */
+  servedClasses: `SELECT DISTINCT class FROM workers WHERE kind = 'child' AND class IS NOT NULL ORDER BY class LIMIT @limit`,
   /** (host) workers recorded alive on a host, through workers_live. */
   liveOnHost: `SELECT ${WORKER_COLUMNS} FROM workers WHERE host = @host AND exited_at IS NULL`,
 };
