@@ -6,7 +6,7 @@ import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/typ
 import { logJobFinished } from './job-log.js';
 import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
 import { describeChildEnd } from './exit-reason.js';
-import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
+import { decideRestart, isCrash, NO_RESTARTS_YET, type ExitFacts } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
 import { recordDisabled, type DisabledStore } from './disabled-record.js';
@@ -45,7 +45,8 @@ export class ClassPool<C extends PoolChild> {
   private readonly slots: (C | undefined)[];
   /** Per slot: the child a reload started beside the slot's own, until it is ready to take the slot over. */
   private readonly replacements = new Map<number, C>();
-  private restartPolicy: RestartPolicy;
+  /** The class's crashes within its restart window (RestartHistory.crashes); a reload's new config starts afresh. */
+  private crashes: readonly number[] = NO_RESTARTS_YET.crashes;
   /** Per slot: the restart waiting out its delay. */
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
@@ -67,8 +68,7 @@ export class ClassPool<C extends PoolChild> {
     private readonly deps: PoolDeps<C>,
   ) {
     this.slots = Array.from({ length: config.processes }, () => undefined);
-    this.fruitlessCrashes = this.slots.map(() => 0);
-    this.restartPolicy = new RestartPolicy(config.restart);
+    this.fruitlessCrashes = this.slots.map(() => NO_RESTARTS_YET.fruitless);
     this.logger = deps.logger.child({ class: config.name });
     this.metrics = deps.metrics ?? NO_METRICS;
     const { store, supervisorId, retryDelay } = deps;
@@ -138,7 +138,7 @@ export class ClassPool<C extends PoolChild> {
   private apply(config: ClassConfig, resultLimitBytes: number): void {
     this.config = config;
     this.deps.resultLimitBytes = resultLimitBytes;
-    this.restartPolicy = new RestartPolicy(config.restart);
+    this.crashes = NO_RESTARTS_YET.crashes;
   }
 
   /** The class left the config: drain and stop every child, and restart none. */
@@ -377,8 +377,8 @@ export class ClassPool<C extends PoolChild> {
 
   private async onExit(slot: number, child: C, exit: ChildExit): Promise<void> {
     const end = describeChildEnd(child, exit.code, exit.signal);
-    const crashed = child.killed === undefined && exit.code !== 0;
-    const state = child.startupError !== undefined ? 'failed' : child.killed !== undefined ? 'killed' : 'exited';
+    const killed = child.killed !== undefined;
+    const state = child.startupError !== undefined ? 'failed' : killed ? 'killed' : 'exited';
     // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
     await this.takeBack
       .takeBack(child, end.text, this.config.name)
@@ -401,37 +401,43 @@ export class ClassPool<C extends PoolChild> {
       reason: end.reason,
       ...(stack ? { stack } : {}),
     };
-    this.logger.log(crashed ? 'warn' : 'info', `child exited: ${end.text}`, fields);
+    this.logger.log(isCrash({ code: exit.code, killed }) ? 'warn' : 'info', `child exited: ${end.text}`, fields);
 
-    if (!this.accepting) return;
-    if (slot >= this.config.processes) return; // scaled away by a reload
-    if (this.slots[slot] !== child) return; // a replacement that never took its slot, or the child one took it from
-    if (child.startupError !== undefined) {
-      this.setDisabled(child.startupError);
-      this.logger.error(
-        `class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`,
-        {
-          event: 'CLASS_DISABLED',
-          pid: child.pid,
-        },
-      );
-      return;
-    }
-    let delayMs = RESTART_BASE_DELAY_MS;
-    if (crashed) {
-      const fruitless = child.jobsFinished === 0 ? (this.fruitlessCrashes[slot] ?? 0) + 1 : 1;
-      this.fruitlessCrashes[slot] = fruitless;
-      const decision = this.restartPolicy.onCrash(Date.now(), fruitless);
-      if (!decision.restart) {
-        this.setDisabled(`crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`);
-        this.logger.error(
-          `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
-          { event: 'CRASH_LOOP', pid: child.pid },
-        );
+    const facts: ExitFacts = {
+      ...exit,
+      // Shutting down, scaled away by a reload, or a replacement that never took its slot (or the child one took it from).
+      askedToStop: !this.accepting || slot >= this.config.processes || this.slots[slot] !== child,
+      killed,
+      startupError: child.startupError,
+      jobsFinished: child.jobsFinished,
+    };
+    const history = { crashes: this.crashes, fruitless: this.fruitlessCrashes[slot] ?? 0 };
+    const decision = decideRestart(facts, this.config.restart, history, Date.now());
+    this.crashes = decision.history.crashes;
+    this.fruitlessCrashes[slot] = decision.history.fruitless;
+    switch (decision.action) {
+      case 'none':
         return;
-      }
-      delayMs = decision.delayMs;
+      case 'give-up':
+        this.setDisabled(decision.reason);
+        if (decision.cause === 'startup-failed')
+          this.logger.error(
+            `class ${this.config.name} disabled: ${decision.reason}; it consumes no jobs until the config is fixed`,
+            { event: 'CLASS_DISABLED', pid: child.pid },
+          );
+        else
+          this.logger.error(
+            `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
+            { event: 'CRASH_LOOP', pid: child.pid },
+          );
+        return;
+      case 'restart':
+        this.scheduleRestart(slot, child, decision.delayMs);
     }
+  }
+
+  /** Start a child in `slot` after `delayMs`. */
+  private scheduleRestart(slot: number, child: C, delayMs: number): void {
     this.restarts += 1;
     this.metrics.childRestarted(this.config.name);
     this.logger.info(`restarting child in ${delayMs} ms`, {
