@@ -1,16 +1,16 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
+import { claimFacts, type ClaimFacts, type HeldFacts } from '../facts.js';
 import {
-  claimFacts,
-  EVENTS,
   fenced,
   LOST,
+  type OutcomePlan,
   planOwnerRecovery,
   planRecovery,
   planRelease,
   recoveredJob,
 } from '../outcomes.js';
-import type { ClaimFacts, HeldFacts, OutcomePlan } from '../outcomes.js';
+import { EVENTS } from '../timeline.js';
 import type {
   CancelOutcome,
   ClaimedJob,

@@ -1,10 +1,11 @@
 import type { Clock } from '../../clock.js';
+import { claimedJobs, type ClaimedRow, type ClaimFacts, type HeldFacts, liveFacts } from '../facts.js';
 import {
-  claimedJobs,
-  EVENTS,
+  type BlindSettlement,
+  type EndedAttempt,
   fenced,
-  liveFacts,
   LOST,
+  type OutcomePlan,
   ownEarlierSettlement,
   planBlindSuccess,
   planOwnerRecovery,
@@ -14,15 +15,7 @@ import {
   recoveredJob,
   settleResult,
 } from '../outcomes.js';
-import type {
-  BlindSettlement,
-  ClaimedRow,
-  ClaimFacts,
-  EndedAttempt,
-  HeldFacts,
-  OutcomePlan,
-  PlannedEvent,
-} from '../outcomes.js';
+import { EVENTS, type PlannedEvent } from '../timeline.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type {
   CancelOutcome,
