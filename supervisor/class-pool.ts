@@ -1,12 +1,10 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import type { ChildToSupervisor, FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { logJobFinished } from './job-log.js';
-import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
-import { describeChildEnd } from './exit-reason.js';
-import { decideRestart, isCrash, NO_RESTARTS_YET, type ExitFacts } from './restart-policy.js';
+import { unlessDbFault } from '../src/store/faults.js';
+import { hearChild, recordChildEnd, type Hearing } from './child-hearing.js';
+import { decideRestart, NO_RESTARTS_YET, type ExitFacts } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
 import { recordDisabled, type DisabledStore } from './disabled-record.js';
@@ -56,6 +54,8 @@ export class ClassPool<C extends PoolChild> {
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
   private readonly takeBack: JobTakeBack;
+  /** What a child's messages and its end reach (child-hearing.ts). */
+  private readonly hearing: Hearing;
   private readonly logger: Logger;
   private readonly metrics: MetricsSink;
   private generation = 0;
@@ -80,6 +80,8 @@ export class ClassPool<C extends PoolChild> {
       retryDelay,
       wakeFor: (jobs) => this.wakeFor(jobs),
     });
+    const { logger, metrics, takeBack } = this;
+    this.hearing = { logger, metrics, store, takeBack, className: config.name };
   }
 
   start(): void {
@@ -285,7 +287,7 @@ export class ClassPool<C extends PoolChild> {
       successLines: this.successLines(),
     };
     const child = this.deps.startChild(start, {
-      message: (from, message) => this.onMessage(from, message),
+      message: (from, message) => hearChild(from, message, this.hearing),
       output: (from, stream, line) => {
         const level = stream === 'stderr' ? 'warn' : 'info';
         this.logger.log(level, line, { event: 'CHILD_OUTPUT', pid: from.pid, stream, line });
@@ -320,88 +322,9 @@ export class ClassPool<C extends PoolChild> {
     return child;
   }
 
-  private onMessage(child: C, message: ChildToSupervisor): void {
-    const labels = { pid: child.pid };
-    switch (message.type) {
-      case 'ready':
-        child.markReady();
-        this.logger.info('child ready', { ...labels, event: 'CHILD_READY' });
-        void this.deps.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
-        return;
-      case 'startup-failed':
-        child.startupFailed(message.error.message);
-        this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
-        return;
-      case 'jobs-started':
-        this.metrics.jobsStarted(this.config.name, message.count);
-        return;
-      case 'jobs-finished':
-        for (const job of message.jobs) this.onJobFinished(child, job);
-        return;
-      case 'jobs-succeeded':
-        this.onJobsSucceeded(child, message.tally);
-        return;
-      case 'log':
-        this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
-        return;
-      case 'last-words':
-        child.diedOf(message);
-        return;
-      case 'pong':
-        return; // heard: ChildHandle keeps the time
-      case 'db-error':
-        this.metrics.dbError(message.kind);
-        return;
-      case 'db-outage':
-        child.reportOutage(message.outage ?? undefined);
-        return;
-    }
-  }
-
-  private onJobFinished(child: C, message: FinishedJob): void {
-    child.jobsFinishedBy(1);
-    this.takeBack.finished(message.jobId);
-    this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
-    if (message.cpuMs !== undefined && message.peakRssBytes !== undefined)
-      this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
-    logJobFinished(this.logger, child.pid, message);
-  }
-
-  /** A child's successes since it last said: only a retried job's can clear a crash count (SuccessTally.retriedJobIds). */
-  private onJobsSucceeded(child: C, tally: SuccessTally): void {
-    child.jobsFinishedBy(tally.count);
-    for (const jobId of tally.retriedJobIds) this.takeBack.finished(jobId);
-    this.metrics.jobsSucceeded(this.config.name, tally);
-    for (const job of tally.jobs ?? []) logJobFinished(this.logger, child.pid, job);
-  }
-
   private async onExit(slot: number, child: C, exit: ChildExit): Promise<void> {
-    const end = describeChildEnd(child, exit.code, exit.signal);
     const killed = child.killed !== undefined;
-    const state = child.startupError !== undefined ? 'failed' : killed ? 'killed' : 'exited';
-    // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
-    await this.takeBack
-      .takeBack(child, end.text, this.config.name)
-      .then(() =>
-        this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }),
-      )
-      .catch((error: unknown) => {
-        if (dbFaultOf(error) === undefined) throw error;
-        this.logger.warn(
-          `could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`,
-          { pid: child.pid },
-        );
-      });
-    const stack = child.lastWords.uncaught?.stack;
-    const fields = {
-      event: 'CHILD_EXITED',
-      pid: child.pid,
-      exit_code: exit.code,
-      exit_signal: exit.signal,
-      reason: end.reason,
-      ...(stack ? { stack } : {}),
-    };
-    this.logger.log(isCrash({ code: exit.code, killed }) ? 'warn' : 'info', `child exited: ${end.text}`, fields);
+    await recordChildEnd(child, exit, this.hearing);
 
     const facts: ExitFacts = {
       ...exit,
