@@ -12,9 +12,9 @@ import type {
   ResumeOutcome,
   RetryOutcome,
   TerminalStatus,
+  WorkerExit,
   WorkerHeartbeat,
   WorkerRegistration,
-  WorkerState,
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inTransaction, rows, type Db } from './connection.js';
@@ -220,12 +220,7 @@ export abstract class PostgresWrites extends PostgresReads {
     await this.write((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
   }
 
-  async workerExit(params: {
-    id: string;
-    state: WorkerState;
-    exitCode: number | null;
-    exitSignal: string | null;
-  }): Promise<void> {
+  async workerExit(params: WorkerExit): Promise<void> {
     await this.write((db, now) =>
       changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]),
     );

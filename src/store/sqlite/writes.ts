@@ -13,9 +13,9 @@ import type {
   ResumeOutcome,
   RetryOutcome,
   TerminalStatus,
+  WorkerExit,
   WorkerHeartbeat,
   WorkerRegistration,
-  WorkerState,
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { withBusyRetry, type SqliteDb } from './connection.js';
@@ -209,12 +209,7 @@ export abstract class SqliteWrites extends SqliteReads {
     );
   }
 
-  async workerExit(params: {
-    id: string;
-    state: WorkerState;
-    exitCode: number | null;
-    exitSignal: string | null;
-  }): Promise<void> {
+  async workerExit(params: WorkerExit): Promise<void> {
     await this.write((now) => this.workers.exit.run({ ...params, now }));
   }
 
