@@ -328,7 +328,8 @@ export class ClassPool<C extends PoolChild> {
 
     const facts: ExitFacts = {
       ...exit,
-      // Shutting down, scaled away by a reload, or a replacement that never took its slot (or the child one took it from).
+      // Shutting down, scaled away by a reload, or a replacement that never took its slot (or the child one
+      // took it from).
       askedToStop: !this.accepting || slot >= this.config.processes || this.slots[slot] !== child,
       killed,
       startupError: child.startupError,
