@@ -1,7 +1,7 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import { coerceError, errorStack, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
 import type { LogLevel } from '../src/config/schema.js';
-import { retryDelayMs } from '../src/backoff.js';
+import { backoffPolicy, retryDelayMs } from '../src/backoff.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
@@ -189,11 +189,7 @@ export class JobRun {
     const error = coerceError(aborted ? reason : thrown);
     const handlerSaid = aborted && thrown !== reason ? coerceError(thrown).message : undefined;
     const detail = truncate(handlerSaid === undefined ? error.message : `${error.message} (handler: ${handlerSaid})`);
-    const { backoff } = this.deps.config;
-    const delay = retryDelayMs(
-      { baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter },
-      this.job.attempt,
-    );
+    const delay = retryDelayMs(backoffPolicy(this.deps.config.backoff), this.job.attempt);
     // The abort reason's own stack is ours (a timer's); what the handler threw shows where it was.
     const stack = thrown === reason ? undefined : errorStack(thrown);
     return {

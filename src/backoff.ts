@@ -21,17 +21,17 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () 
   return Math.round(delay);
 }
 
+/** A class's `backoff` config as the policy retryDelayMs reads. */
+export function backoffPolicy(backoff: ClassConfig['backoff']): BackoffPolicy {
+  return { baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter };
+}
+
 /**
  * The retry delay of each class as its config says, for whoever takes a job
  * back; a class the config does not know gets the schema's default backoff.
  */
 export function retryDelayFor(classes: readonly ClassConfig[]): RetryDelay {
-  const policy = (backoff: ClassConfig['backoff']): BackoffPolicy => ({
-    baseSeconds: backoff.base_seconds,
-    maxSeconds: backoff.max_seconds,
-    jitter: backoff.jitter,
-  });
-  const byClass = new Map(classes.map((c) => [c.name, policy(c.backoff)]));
-  const fallback = policy(DEFAULT_BACKOFF);
+  const byClass = new Map(classes.map((c) => [c.name, backoffPolicy(c.backoff)]));
+  const fallback = backoffPolicy(DEFAULT_BACKOFF);
   return (jobClass, attempt) => retryDelayMs(byClass.get(jobClass) ?? fallback, attempt);
 }

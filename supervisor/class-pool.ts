@@ -1,12 +1,10 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import type { ChildToSupervisor, FinishedJob, SuccessTally } from '../src/ipc/protocol.js';
 import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { logJobFinished } from './job-log.js';
-import { dbFaultOf, unlessDbFault } from '../src/store/faults.js';
-import { describeChildEnd } from './exit-reason.js';
-import { RESTART_BASE_DELAY_MS, RestartPolicy } from './restart-policy.js';
+import { unlessDbFault } from '../src/store/faults.js';
+import { hearChild, recordChildEnd, type Hearing } from './child-hearing.js';
+import { decideRestart, NO_RESTARTS_YET, type ExitFacts } from './restart-policy.js';
 import { retireChildren, type RetireOptions } from './retire.js';
 import { sameChildStart } from './child-start.js';
 import { recordDisabled, type DisabledStore } from './disabled-record.js';
@@ -45,7 +43,8 @@ export class ClassPool<C extends PoolChild> {
   private readonly slots: (C | undefined)[];
   /** Per slot: the child a reload started beside the slot's own, until it is ready to take the slot over. */
   private readonly replacements = new Map<number, C>();
-  private restartPolicy: RestartPolicy;
+  /** The class's crashes within its restart window (RestartHistory.crashes); a reload's new config starts afresh. */
+  private crashes: readonly number[] = NO_RESTARTS_YET.crashes;
   /** Per slot: the restart waiting out its delay. */
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
@@ -55,6 +54,8 @@ export class ClassPool<C extends PoolChild> {
   /** Per slot: crashes in a row of children that finished no job (the restart delay doubles with each). */
   private readonly fruitlessCrashes: number[];
   private readonly takeBack: JobTakeBack;
+  /** What a child's messages and its end reach (child-hearing.ts). */
+  private readonly hearing: Hearing;
   private readonly logger: Logger;
   private readonly metrics: MetricsSink;
   private generation = 0;
@@ -67,8 +68,7 @@ export class ClassPool<C extends PoolChild> {
     private readonly deps: PoolDeps<C>,
   ) {
     this.slots = Array.from({ length: config.processes }, () => undefined);
-    this.fruitlessCrashes = this.slots.map(() => 0);
-    this.restartPolicy = new RestartPolicy(config.restart);
+    this.fruitlessCrashes = this.slots.map(() => NO_RESTARTS_YET.fruitless);
     this.logger = deps.logger.child({ class: config.name });
     this.metrics = deps.metrics ?? NO_METRICS;
     const { store, supervisorId, retryDelay } = deps;
@@ -80,6 +80,8 @@ export class ClassPool<C extends PoolChild> {
       retryDelay,
       wakeFor: (jobs) => this.wakeFor(jobs),
     });
+    const { logger, metrics, takeBack } = this;
+    this.hearing = { logger, metrics, store, takeBack, className: config.name };
   }
 
   start(): void {
@@ -138,7 +140,7 @@ export class ClassPool<C extends PoolChild> {
   private apply(config: ClassConfig, resultLimitBytes: number): void {
     this.config = config;
     this.deps.resultLimitBytes = resultLimitBytes;
-    this.restartPolicy = new RestartPolicy(config.restart);
+    this.crashes = NO_RESTARTS_YET.crashes;
   }
 
   /** The class left the config: drain and stop every child, and restart none. */
@@ -285,7 +287,7 @@ export class ClassPool<C extends PoolChild> {
       successLines: this.successLines(),
     };
     const child = this.deps.startChild(start, {
-      message: (from, message) => this.onMessage(from, message),
+      message: (from, message) => hearChild(from, message, this.hearing),
       output: (from, stream, line) => {
         const level = stream === 'stderr' ? 'warn' : 'info';
         this.logger.log(level, line, { event: 'CHILD_OUTPUT', pid: from.pid, stream, line });
@@ -320,118 +322,46 @@ export class ClassPool<C extends PoolChild> {
     return child;
   }
 
-  private onMessage(child: C, message: ChildToSupervisor): void {
-    const labels = { pid: child.pid };
-    switch (message.type) {
-      case 'ready':
-        child.markReady();
-        this.logger.info('child ready', { ...labels, event: 'CHILD_READY' });
-        void this.deps.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
-        return;
-      case 'startup-failed':
-        child.startupFailed(message.error.message);
-        this.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
-        return;
-      case 'jobs-started':
-        this.metrics.jobsStarted(this.config.name, message.count);
-        return;
-      case 'jobs-finished':
-        for (const job of message.jobs) this.onJobFinished(child, job);
-        return;
-      case 'jobs-succeeded':
-        this.onJobsSucceeded(child, message.tally);
-        return;
-      case 'log':
-        this.logger.log(message.level, message.msg, { ...message.fields, ...labels });
-        return;
-      case 'last-words':
-        child.diedOf(message);
-        return;
-      case 'pong':
-        return; // heard: ChildHandle keeps the time
-      case 'db-error':
-        this.metrics.dbError(message.kind);
-        return;
-      case 'db-outage':
-        child.reportOutage(message.outage ?? undefined);
-        return;
-    }
-  }
-
-  private onJobFinished(child: C, message: FinishedJob): void {
-    child.jobsFinishedBy(1);
-    this.takeBack.finished(message.jobId);
-    this.metrics.jobFinished(this.config.name, message.outcome, message.durationMs);
-    if (message.cpuMs !== undefined && message.peakRssBytes !== undefined)
-      this.metrics.jobCost(this.config.name, { cpuMs: message.cpuMs, peakRssBytes: message.peakRssBytes });
-    logJobFinished(this.logger, child.pid, message);
-  }
-
-  /** A child's successes since it last said: only a retried job's can clear a crash count (SuccessTally.retriedJobIds). */
-  private onJobsSucceeded(child: C, tally: SuccessTally): void {
-    child.jobsFinishedBy(tally.count);
-    for (const jobId of tally.retriedJobIds) this.takeBack.finished(jobId);
-    this.metrics.jobsSucceeded(this.config.name, tally);
-    for (const job of tally.jobs ?? []) logJobFinished(this.logger, child.pid, job);
-  }
-
   private async onExit(slot: number, child: C, exit: ChildExit): Promise<void> {
-    const end = describeChildEnd(child, exit.code, exit.signal);
-    const crashed = child.killed === undefined && exit.code !== 0;
-    const state = child.startupError !== undefined ? 'failed' : child.killed !== undefined ? 'killed' : 'exited';
-    // With the database away, the child is replaced all the same: its leases run out and the sweeper takes its jobs back.
-    await this.takeBack
-      .takeBack(child, end.text, this.config.name)
-      .then(() =>
-        this.deps.store.workerExit({ id: child.workerId, state, exitCode: exit.code, exitSignal: exit.signal }),
-      )
-      .catch((error: unknown) => {
-        if (dbFaultOf(error) === undefined) throw error;
-        this.logger.warn(
-          `could not record the exit of child ${child.pid} (the database is away): the sweeper takes its jobs back when their leases run out`,
-          { pid: child.pid },
-        );
-      });
-    const stack = child.lastWords.uncaught?.stack;
-    const fields = {
-      event: 'CHILD_EXITED',
-      pid: child.pid,
-      exit_code: exit.code,
-      exit_signal: exit.signal,
-      reason: end.reason,
-      ...(stack ? { stack } : {}),
-    };
-    this.logger.log(crashed ? 'warn' : 'info', `child exited: ${end.text}`, fields);
+    const killed = child.killed !== undefined;
+    await recordChildEnd(child, exit, this.hearing);
 
-    if (!this.accepting) return;
-    if (slot >= this.config.processes) return; // scaled away by a reload
-    if (this.slots[slot] !== child) return; // a replacement that never took its slot, or the child one took it from
-    if (child.startupError !== undefined) {
-      this.setDisabled(child.startupError);
-      this.logger.error(
-        `class ${this.config.name} disabled: ${child.startupError}; it consumes no jobs until the config is fixed`,
-        {
-          event: 'CLASS_DISABLED',
-          pid: child.pid,
-        },
-      );
-      return;
-    }
-    let delayMs = RESTART_BASE_DELAY_MS;
-    if (crashed) {
-      const fruitless = child.jobsFinished === 0 ? (this.fruitlessCrashes[slot] ?? 0) + 1 : 1;
-      this.fruitlessCrashes[slot] = fruitless;
-      const decision = this.restartPolicy.onCrash(Date.now(), fruitless);
-      if (!decision.restart) {
-        this.setDisabled(`crash loop: ${decision.recentCrashes} crashes within ${this.config.restart.within_seconds}s`);
-        this.logger.error(
-          `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
-          { event: 'CRASH_LOOP', pid: child.pid },
-        );
+    const facts: ExitFacts = {
+      ...exit,
+      // Shutting down, scaled away by a reload, or a replacement that never took its slot (or the child one
+      // took it from).
+      askedToStop: !this.accepting || slot >= this.config.processes || this.slots[slot] !== child,
+      killed,
+      startupError: child.startupError,
+      jobsFinished: child.jobsFinished,
+    };
+    const history = { crashes: this.crashes, fruitless: this.fruitlessCrashes[slot] ?? 0 };
+    const decision = decideRestart(facts, this.config.restart, history, Date.now());
+    this.crashes = decision.history.crashes;
+    this.fruitlessCrashes[slot] = decision.history.fruitless;
+    switch (decision.action) {
+      case 'none':
         return;
-      }
-      delayMs = decision.delayMs;
+      case 'give-up':
+        this.setDisabled(decision.reason);
+        if (decision.cause === 'startup-failed')
+          this.logger.error(
+            `class ${this.config.name} disabled: ${decision.reason}; it consumes no jobs until the config is fixed`,
+            { event: 'CLASS_DISABLED', pid: child.pid },
+          );
+        else
+          this.logger.error(
+            `CRASH LOOP: class ${this.config.name} crashed ${decision.recentCrashes} times within ${this.config.restart.within_seconds}s (max_restarts ${this.config.restart.max_restarts}); not restarting it`,
+            { event: 'CRASH_LOOP', pid: child.pid },
+          );
+        return;
+      case 'restart':
+        this.scheduleRestart(slot, child, decision.delayMs);
     }
+  }
+
+  /** Start a child in `slot` after `delayMs`. */
+  private scheduleRestart(slot: number, child: C, delayMs: number): void {
     this.restarts += 1;
     this.metrics.childRestarted(this.config.name);
     this.logger.info(`restarting child in ${delayMs} ms`, {

@@ -1,5 +1,4 @@
 import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
-import diff from 'microdiff';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
@@ -9,14 +8,8 @@ import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, Supervi
 import { dashboardListener } from '../src/dashboard/server.js';
 import { TOKEN_ENV } from '../src/config/exposure.js';
 import { checkListenAddress } from '../src/dashboard/security.js';
-import { logRecovery } from './job-log.js';
-import { Sweeper } from './sweeper.js';
+import { Chores } from './chores.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
-import { PauseLog } from './pause-log.js';
-import { UnservedLog } from './unserved-log.js';
-import { Retention } from './retention.js';
-import { StatsRollup } from './stats-rollup.js';
-import { Scheduler } from './scheduler.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
@@ -26,10 +19,8 @@ import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 import { retireChildren } from './retire.js';
+import { checkClock, takeBackFromPreviousRuns } from './start-up.js';
 import { planReload, ReloadVerdicts, type ClassFailure } from './reload.js';
-
-/** Clock offsets from the database server below this are measurement noise (round trips on a LAN). */
-const CLOCK_NOISE_MS = 25;
 
 export interface SupervisorOptions {
   config: LeaseholdConfig;
@@ -41,8 +32,10 @@ export interface SupervisorOptions {
 }
 
 /**
- * The supervisor: one pool of children per class, a health watch, the
- * sweeper, its own row in `workers`, and the shutdown sequence.
+ * The supervisor: one pool of children per class, a health watch, its
+ * chores on the database (the sweeper and the rest: chores.ts), its own row
+ * in `workers`, the start-up checks (start-up.ts), reloads, and the shutdown
+ * sequence.
  */
 export class Supervisor {
   /** The config in force: the one started with, then each reload's. */
@@ -51,12 +44,7 @@ export class Supervisor {
   private readonly pools: ClassPool<ChildHandle>[];
   private readonly leaving = new Set<ClassPool<ChildHandle>>();
   private readonly health: HealthWatch;
-  private sweeper: Sweeper;
-  private retention: Retention;
-  private readonly statsRollup: StatsRollup;
-  private scheduler: Scheduler;
-  private readonly pauseLog: PauseLog;
-  private readonly unservedLog: UnservedLog;
+  private readonly chores: Chores;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
   private running = false;
@@ -109,23 +97,21 @@ export class Supervisor {
       tickMs: clamp(fastestHeartbeat * 500, 100, 1_000),
       outage: () => this.availability.outage,
     });
-    this.sweeper = this.newSweeper();
-    this.retention = new Retention({ store, logger, policy: config.retention, metrics: sink });
-    this.statsRollup = new StatsRollup({ store, logger });
-    this.scheduler = this.newScheduler();
+    this.chores = new Chores({
+      store,
+      logger,
+      supervisorId,
+      metrics: sink,
+      retryDelay: this.retryDelay,
+      config: () => this.config,
+      onRecovered: (jobs) => this.wakeFor(jobs),
+    });
     this.verdicts = new ReloadVerdicts(logger, {
       pid: process.pid,
       supervisorId,
       configFile: config.file,
       database: config.database,
     });
-    this.pauseLog = new PauseLog({
-      store,
-      logger,
-      classes: () => this.config.classes.map((c) => c.name),
-      intervalMs: REGISTRY_HEARTBEAT_MS,
-    });
-    this.unservedLog = new UnservedLog({ store, logger, intervalMs: REGISTRY_HEARTBEAT_MS });
   }
 
   /** The dashboard's pages on the HTTP port, when `http.dashboard` is on (a token from the environment; none: loopback only). */
@@ -157,31 +143,6 @@ export class Supervisor {
       host,
       retryDelay: this.retryDelay,
       metrics: this.metrics,
-    });
-  }
-
-  private newSweeper(): Sweeper {
-    const { sweeper } = this.config;
-    return new Sweeper({
-      store: this.store,
-      logger: this.options.logger,
-      intervalSeconds: sweeper.interval_seconds,
-      batchSize: sweeper.batch_size,
-      retryDelay: this.retryDelay,
-      actor: this.options.supervisorId,
-      metrics: this.metrics,
-      onRecovered: (jobs) => this.wakeFor(jobs),
-    });
-  }
-
-  private newScheduler(): Scheduler {
-    const { classes, payload_limit_bytes } = this.config;
-    return new Scheduler({
-      store: this.store,
-      logger: this.options.logger,
-      classes,
-      payloadLimitBytes: payload_limit_bytes,
-      actor: this.options.supervisorId,
     });
   }
 
@@ -227,17 +188,20 @@ export class Supervisor {
       state: 'ready',
       restarts: 0,
     });
-    await this.checkClock();
-    await this.takeBackFromPreviousRuns();
+    await checkClock(store, this.config.classes, logger);
+    await takeBackFromPreviousRuns({
+      store,
+      logger,
+      supervisorId,
+      host,
+      retryDelay: this.retryDelay,
+      metrics: this.metrics,
+      wakeFor: (jobs) => this.wakeFor(jobs),
+    });
     removeOrphanFlightFiles(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();
-    this.sweeper.start();
-    this.retention.start();
-    this.statsRollup.start();
-    this.scheduler.start();
-    this.pauseLog.start();
-    this.unservedLog.start();
+    this.chores.start();
     this.heartbeatTimer = setInterval(() => {
       void store
         .workerHeartbeat({ id: supervisorId })
@@ -254,79 +218,6 @@ export class Supervisor {
     );
     this.running = true;
     this.verdicts.started();
-  }
-
-  /**
-   * Several hosts, one database (PostgreSQL): log how far this host's clock
-   * is from the server's, and warn past half the lease slack (what the slack
-   * is: DEFAULT_CLOCK_SKEW_MS), since two hosts each within half of it of the
-   * server are within it of each other. Offsets under CLOCK_NOISE_MS are the
-   * measurement's own noise.
-   */
-  private async checkClock(): Promise<void> {
-    const { logger } = this.options;
-    const config = this.config;
-    const store = this.store;
-    if (store.clockOffsetMs === undefined) return;
-    const skewMs = store.clockSkewMs ?? 0;
-    const slackMs = skewMs + Math.min(...config.classes.map((c) => (c.lease_seconds - c.heartbeat_seconds) * 1000));
-    let offsetMs: number;
-    try {
-      offsetMs = await store.clockOffsetMs();
-    } catch (error) {
-      logger.warn("could not measure this host's clock against the database server's", {
-        event: 'CLOCK_OFFSET',
-        err: error,
-      });
-      return;
-    }
-    const fields = { event: 'CLOCK_OFFSET', offset_ms: offsetMs, clock_skew_ms: skewMs, lease_slack_ms: slackMs };
-    const side =
-      offsetMs === 0
-        ? "in step with the database server's"
-        : `${Math.abs(offsetMs)} ms ${offsetMs > 0 ? 'behind' : 'ahead of'} the database server's`;
-    if (Math.abs(offsetMs) <= Math.max(slackMs / 2, CLOCK_NOISE_MS)) {
-      logger.info(`this host's clock is ${side} (lease slack ${slackMs} ms)`, fields);
-      return;
-    }
-    logger.warn(
-      `this host's clock is ${side}, over half the lease slack (${slackMs} ms): another host's sweeper may take back leases of live workers ` +
-        '(fencing still holds, the job runs again); keep hosts on NTP, or add clock_skew_ms to the database URL',
-      fields,
-    );
-  }
-
-  /**
-   * Children of an earlier supervisor on this host whose pids are gone held
-   * leases nobody will renew: take them back now instead of waiting for them
-   * to expire. Live pids are left alone (still winding down; the sweeper is
-   * the backstop). Only workers recorded with this supervisor's own host
-   * identity: another host's pids mean nothing here, its dead workers' jobs
-   * come back through lease expiry and the sweeper.
-   */
-  private async takeBackFromPreviousRuns(): Promise<void> {
-    const { logger, supervisorId, host } = this.options;
-    const store = this.store;
-    for (const worker of await store.workerListLiveOnHost({ host })) {
-      if (worker.host !== host || worker.id === supervisorId || isPidAlive(worker.pid)) continue;
-      if (worker.kind === 'child') {
-        const recovered = await store.leasesRecoverByOwner({
-          ownerId: worker.id,
-          errorCode: 'WORKER:CRASHED',
-          errorDetail: `child pid ${worker.pid} of an earlier supervisor is gone`,
-          event: 'RECOVERED',
-          actor: supervisorId,
-          retryDelay: this.retryDelay,
-        });
-        for (const job of recovered)
-          logRecovery(logger.child({ class: worker.class ?? undefined }), job, 'WORKER:CRASHED');
-        this.wakeFor(recovered);
-        this.metrics.jobsRecovered(recovered, 'WORKER:CRASHED', 'startup');
-      } else {
-        await store.classDisabledClear({ supervisorId: worker.id });
-      }
-      await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
-    }
   }
 
   /** Route jobs taken back to their class's pool, which wakes its children when they are due. */
@@ -359,12 +250,7 @@ export class Supervisor {
       event: 'SHUTDOWN_STARTED',
     });
     for (const pool of this.pools) pool.stopRestarting();
-    await this.sweeper.stop();
-    await this.retention.stop();
-    await this.statsRollup.stop();
-    await this.scheduler.stop();
-    await this.pauseLog.stop();
-    await this.unservedLog.stop();
+    await this.chores.stop();
     await retireChildren(children, {
       graceMs: this.config.shutdown_grace_seconds * 1000,
       force: this.force.signal,
@@ -440,17 +326,7 @@ export class Supervisor {
           .then((failure) => (failure === undefined ? undefined : { previous, failure })),
       );
     }
-    if (diff(before.sweeper, next.sweeper).length > 0) {
-      await this.sweeper.stop();
-      this.sweeper = this.newSweeper();
-      this.sweeper.start();
-    }
-    if (diff(before.retention, next.retention).length > 0) {
-      await this.retention.stop();
-      this.retention = new Retention({ store: this.store, logger, policy: next.retention, metrics: this.metrics });
-      this.retention.start();
-    }
-    if (changes.length > 0) await this.restartScheduler();
+    await this.chores.reload(before, next, changes.length > 0);
     const failed = (await Promise.all(rollouts)).filter((rollout) => rollout !== undefined);
     if (failed.length === 0) return this.verdicts.reloaded(changes);
     // Those classes are back on the config their children run: so is the config in force, and the next reload diffs against it.
@@ -458,7 +334,7 @@ export class Supervisor {
     this.useConfig(
       Object.freeze({ ...this.config, classes: this.config.classes.map((cls) => reverted.get(cls.name) ?? cls) }),
     );
-    await this.restartScheduler();
+    await this.chores.restartScheduler();
     const failures: ClassFailure[] = failed.map(({ previous, failure }) => ({
       class: previous.name,
       handler: next.classes.find((c) => c.name === previous.name)?.handler ?? previous.handler,
@@ -477,13 +353,6 @@ export class Supervisor {
   private useConfig(config: LeaseholdConfig): void {
     this.config = config;
     this.backoff = retryDelayFor(config.classes);
-  }
-
-  /** Cheap, and safe to redo: the schedules' progress lives in the database, so nothing is enqueued twice or skipped. */
-  private async restartScheduler(): Promise<void> {
-    await this.scheduler.stop();
-    this.scheduler = this.newScheduler();
-    this.scheduler.start();
   }
 }
 

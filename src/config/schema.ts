@@ -1,6 +1,6 @@
 /**
- * The queue.yaml schema: every default lives here, but for those the library
- * and the CLI share too (queue/limits.ts). Objects are strict (an
+ * The queue.yaml schema. Every default it fills in comes from
+ * queue/limits.ts (but null: absent). Objects are strict (an
  * unknown key is a typo, not something to ignore). Each field carries its
  * expectation as its error message, so a bad value reads
  * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
@@ -10,11 +10,20 @@ import { cronExpressionProblem, isTimeZone } from '../queue/cron.js';
 import { serialisePayload } from '../queue/enqueue.js';
 import {
   DEFAULT_BACKOFF,
+  DEFAULT_CLASS,
   defaultClaimBatch,
+  defaultHeartbeatSeconds,
+  DEFAULT_HTTP,
+  DEFAULT_LOG,
   DEFAULT_MAX_RETRIES,
-  DEFAULT_RESTART,
   DEFAULT_PAYLOAD_LIMIT_BYTES,
+  DEFAULT_PRIORITY,
+  DEFAULT_RESTART,
+  DEFAULT_RESULT_LIMIT_BYTES,
   DEFAULT_RETENTION,
+  DEFAULT_SCHEDULE,
+  DEFAULT_SHUTDOWN_GRACE_SECONDS,
+  DEFAULT_SWEEPER,
   MAX_PRIORITY,
 } from '../queue/limits.js';
 
@@ -57,16 +66,16 @@ const whenFieldsValid = (...fields: string[]) => ({
 });
 
 const logSchema = mapping({
-  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default(DEFAULT_LOG.level),
   /** null: stdout only. */
   file: nonEmptyString('a file path or null').nullable().default(null),
-  max_size_mb: positiveNumber().default(10),
-  max_files: count().default(5),
+  max_size_mb: positiveNumber().default(DEFAULT_LOG.max_size_mb),
+  max_files: count().default(DEFAULT_LOG.max_files),
 });
 
 const sweeperSchema = mapping({
-  interval_seconds: seconds().default(10),
-  batch_size: count().default(100),
+  interval_seconds: seconds().default(DEFAULT_SWEEPER.interval_seconds),
+  batch_size: count().default(DEFAULT_SWEEPER.batch_size),
 });
 
 const retentionSchema = mapping({
@@ -82,9 +91,9 @@ const httpSchema = mapping({
     .int({ error: 'expected an integer from 0 to 65535' })
     .min(0, { error: 'expected an integer from 0 to 65535' })
     .max(65535, { error: 'expected an integer from 0 to 65535' }),
-  host: nonEmptyString('a host name or address').default('127.0.0.1'),
+  host: nonEmptyString('a host name or address').default(DEFAULT_HTTP.host),
   /** Also serve the web dashboard on this port (on a non-loopback host only with LEASEHOLD_DASHBOARD_TOKEN set). */
-  dashboard: flag().default(false),
+  dashboard: flag().default(DEFAULT_HTTP.dashboard),
 });
 
 const backoffSchema = mapping({
@@ -116,7 +125,7 @@ const scheduleSchema = mapping({
       });
   }),
   timezone: nonEmptyString('an IANA time zone')
-    .default('UTC')
+    .default(DEFAULT_SCHEDULE.timezone)
     .superRefine((timezone, ctx) => {
       if (!isTimeZone(timezone))
         ctx.addIssue({
@@ -125,13 +134,15 @@ const scheduleSchema = mapping({
         });
     }),
   /** The payload of every job the schedule enqueues. */
-  payload: z.json({ error: 'expected a JSON value' }).default({}),
-  catch_up: z.enum(CATCH_UP_MODES, { error: `expected one of ${CATCH_UP_MODES.join(', ')}` }).default('latest'),
+  payload: z.json({ error: 'expected a JSON value' }).default(DEFAULT_SCHEDULE.payload),
+  catch_up: z
+    .enum(CATCH_UP_MODES, { error: `expected one of ${CATCH_UP_MODES.join(', ')}` })
+    .default(DEFAULT_SCHEDULE.catch_up),
   priority: z
     .int({ error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
     .min(-MAX_PRIORITY, { error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
     .max(MAX_PRIORITY, { error: `expected an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}` })
-    .default(0),
+    .default(DEFAULT_PRIORITY),
 });
 
 /** At most `max` jobs of the class start (are claimed) in any window of `per_seconds`, across every host sharing the database. */
@@ -146,21 +157,21 @@ const classSchema = mapping({
     .regex(CLASS_NAME, { error: 'expected a class name of letters, digits, "_", "." or "-"' }),
   /** Resolved against the config file's folder by the loader. */
   handler: nonEmptyString('a handler module path'),
-  processes: count().default(1),
+  processes: count().default(DEFAULT_CLASS.processes),
   /** Jobs one child runs at the same time (for I/O-bound handlers). */
-  concurrency: count().default(1),
-  lease_seconds: seconds().default(30),
-  /** Default: a third of the lease, at most 10 s. */
+  concurrency: count().default(DEFAULT_CLASS.concurrency),
+  lease_seconds: seconds().default(DEFAULT_CLASS.lease_seconds),
+  /** Default: defaultHeartbeatSeconds(lease_seconds). */
   heartbeat_seconds: seconds().optional(),
-  max_runtime_seconds: seconds().default(300),
-  kill_grace_seconds: seconds().default(5),
+  max_runtime_seconds: seconds().default(DEFAULT_CLASS.max_runtime_seconds),
+  kill_grace_seconds: seconds().default(DEFAULT_CLASS.kill_grace_seconds),
   max_retries: nonNegativeCount().default(DEFAULT_MAX_RETRIES),
   backoff: backoffSchema.prefault({}),
-  max_memory_mb: positiveNumber().default(512),
+  max_memory_mb: positiveNumber().default(DEFAULT_CLASS.max_memory_mb),
   restart: restartSchema.prefault({}),
   /** The most jobs claimed in one transaction; the child starts at 1 and doubles while jobs are fast. Default: defaultClaimBatch(concurrency). */
   claim_batch: count().optional(),
-  poll_seconds: seconds().default(0.5),
+  poll_seconds: seconds().default(DEFAULT_CLASS.poll_seconds),
   /** Cron schedules: each occurrence enqueues one job of this class, once across every supervisor. */
   schedules: z.array(scheduleSchema, { error: 'expected a list of schedules' }).default([]),
   /** Absent: no limit. */
@@ -203,7 +214,7 @@ const classSchema = mapping({
   }, whenFieldsValid('backoff'))
   .transform((cls) => ({
     ...cls,
-    heartbeat_seconds: cls.heartbeat_seconds ?? Math.min(10, cls.lease_seconds / 3),
+    heartbeat_seconds: cls.heartbeat_seconds ?? defaultHeartbeatSeconds(cls.lease_seconds),
     claim_batch: cls.claim_batch ?? defaultClaimBatch(cls.concurrency),
   }));
 
@@ -221,9 +232,9 @@ export const configSchema = mapping({
   retention: retentionSchema.prefault({}),
   /** Absent or null: no HTTP server. */
   http: httpSchema.nullable().default(null),
-  shutdown_grace_seconds: seconds().default(30),
+  shutdown_grace_seconds: seconds().default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
   payload_limit_bytes: count().default(DEFAULT_PAYLOAD_LIMIT_BYTES),
-  result_limit_bytes: count().default(1024 * 1024),
+  result_limit_bytes: count().default(DEFAULT_RESULT_LIMIT_BYTES),
   classes: z
     .array(classSchema, { error: 'expected a list of classes' })
     .min(1, { error: 'expected at least one class' }),

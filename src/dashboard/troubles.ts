@@ -2,9 +2,13 @@
  * Classes in trouble, read from the database alone (the dashboard may run
  * on another host than the supervisors): classes a live supervisor disabled
  * (it recorded them in disabled_classes), and classes whose children keep
- * ending abnormally without being disabled (yet).
+ * ending abnormally without being disabled (yet): the dashboard's crash-loop
+ * rule (CRASHING_EXITS, ../crash-loop.ts), over each class's restart window
+ * (the default for a class the dashboard's config does not name), counting the
+ * children of live supervisors only.
  */
 import type { ClassConfig } from '../config/schema.js';
+import { crashWindowMs, CRASHING_EXITS } from '../crash-loop.js';
 import { DEFAULT_RESTART } from '../queue/limits.js';
 import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
 import { byName } from '../reports/format.js';
@@ -22,14 +26,6 @@ export interface ClassTrouble {
   since: number;
 }
 
-/**
- * The crash-loop rule: at least this many children of a class ended
- * abnormally (a non-zero exit code or a signal: a crash, or a kill by their
- * supervisor for runtime, memory or silence) within the class's restart
- * window (`restart.within_seconds`; the default for a class the dashboard's
- * config does not name), all of live supervisors.
- */
-export const CRASH_LOOP_EXITS = 2;
 /** Exits read at most: a loop this busy shows whatever the rest say. */
 const CRASHES_READ = 500;
 
@@ -41,9 +37,9 @@ export async function classTroubles(
   classes: readonly ClassConfig[] = [],
 ): Promise<ClassTrouble[]> {
   const liveSince = now - STALE_SUPERVISOR_MS;
-  const windows = new Map(classes.map((cls) => [cls.name, cls.restart.within_seconds * 1000]));
-  const windowOf = (name: string) => windows.get(name) ?? DEFAULT_RESTART.within_seconds * 1000;
-  const widest = Math.max(DEFAULT_RESTART.within_seconds * 1000, ...windows.values());
+  const windows = new Map(classes.map((cls) => [cls.name, crashWindowMs(cls.restart)]));
+  const windowOf = (name: string) => windows.get(name) ?? crashWindowMs(DEFAULT_RESTART);
+  const widest = Math.max(crashWindowMs(DEFAULT_RESTART), ...windows.values());
 
   const troubles: ClassTrouble[] = (await store.classDisabledList({ liveSince })).map((row) => ({
     class: row.class,
@@ -60,7 +56,7 @@ export async function classTroubles(
     byClass.set(crash.class, [...(byClass.get(crash.class) ?? []), crash]);
   }
   for (const [name, crashes] of [...byClass.entries()].sort(([a], [b]) => byName(a, b))) {
-    if (crashes.length < CRASH_LOOP_EXITS) continue;
+    if (crashes.length < CRASHING_EXITS) continue;
     const [last] = crashes; // newest first
     const how =
       last!.exit_signal === null ? `exit code ${last!.exit_code ?? 'unknown'}` : `signal ${last!.exit_signal}`;

@@ -4,6 +4,7 @@
  * reviveError, so `retryable` survives the trip.
  */
 import type { ClassConfig, LogLevel } from '../config/schema.js';
+import { CLEAN_EXIT_CODE } from '../crash-loop.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
 import type { AttemptCost, RetryAccount } from '../store/types.js';
@@ -100,7 +101,7 @@ export type ChildToSupervisor =
 /** Exit codes a child uses on purpose; anything else is a crash. */
 export const CHILD_EXIT = {
   /** Drained or stopped cleanly. */
-  OK: 0,
+  OK: CLEAN_EXIT_CODE,
   /** Could not load its handler or open the store: restarting will not help. */
   STARTUP_FAILED: 78,
   /** Its supervisor is gone. */

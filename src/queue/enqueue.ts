@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import type { NewJob } from '../store/types.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from './limits.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_PRIORITY, MAX_PRIORITY } from './limits.js';
 
 /** What a producer asks for; everything but the class is optional. */
 export interface EnqueueRequest {
@@ -41,7 +41,7 @@ export function prepareJob(
     throw new InvalidInputError('CLASS', 'class must be a non-empty string');
   }
   const payload = serialisePayload(request.payload ?? null, limits.payloadLimitBytes);
-  const priority = request.priority ?? 0;
+  const priority = request.priority ?? DEFAULT_PRIORITY;
   if (!Number.isSafeInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
     throw new InvalidInputError(
       'PRIORITY',

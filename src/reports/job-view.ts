@@ -4,6 +4,7 @@
  * lays the lines out its own way (aligned text, HTML tables); `textLimit`
  * clips long text to one line where a terminal needs it.
  */
+import { runsOf } from '../store/policy.js';
 import type { AttemptRow, EventRow, JobRow } from '../store/types.js';
 import { clip, formatAgo, formatBytes, formatCpu, formatDuration, formatTime, formatWhen } from './format.js';
 
@@ -63,9 +64,6 @@ function limited(text: string | null, textLimit: number | undefined): string | n
  * placeholder, so neither form shows it.
  */
 const waitsForClassLimit = (job: JobRow) => job.max_retries_from_class === 1 && job.attempts === 0;
-
-/** Runs so far: claims that counted against max_retries (a claim handed back without spending a retry is none). */
-export const runsOf = (job: Pick<JobRow, 'attempts' | 'releases'>) => job.attempts - job.releases;
 
 /** Runs so far and the most the job may run, in words. */
 function attemptsOfMost(job: JobRow): string {

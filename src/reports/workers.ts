@@ -1,4 +1,5 @@
 /** The worker registry as `leasehold workers` shows it: each row, and what it means now. */
+import { isAbnormalExit } from '../crash-loop.js';
 import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
 import type { WorkerRow } from '../store/types.js';
 
@@ -84,6 +85,6 @@ export function workerEnding(
   if (w.state === 'killed') return 'killed';
   if (w.exit_signal !== null) return KILL_SIGNALS.has(w.exit_signal) ? 'killed' : 'crashed';
   if (w.exit_code === null) return 'gone';
-  if (w.exit_code === 0) return 'stopped';
+  if (!isAbnormalExit(w.exit_code)) return 'stopped';
   return KILLED_CODES.has(w.exit_code) ? 'killed' : 'crashed';
 }

@@ -348,6 +348,14 @@ export interface WorkerHeartbeat {
   jobId?: number | null;
 }
 
+/** A worker's end: its code or signal (both null when a later supervisor found it gone). */
+export interface WorkerExit {
+  id: string;
+  state: WorkerState;
+  exitCode: number | null;
+  exitSignal: string | null;
+}
+
 /** What every role shares: the driver's name and the end of the connection. */
 export interface Connection {
   readonly driver: 'sqlite' | 'postgres';

@@ -1,22 +1,22 @@
 /**
- * What every driver writes, decided without a database: the event details,
- * the claimed-row mapping, and the plan of writes an outcome makes about a
- * held job (settle, release, recovery). A driver reads the facts, asks for a
- * plan, and runs it with its own fenced statements, so the rules and the
- * timeline's wording live here once.
+ * What every driver writes about a held job, decided without a database: the
+ * plan of writes an outcome makes (settle, release, recovery). A driver reads
+ * the facts (facts.ts), asks for a plan, and runs it with its own fenced
+ * statements, so the rules live here once, and the timeline's wording in
+ * timeline.ts.
  */
 import { LeaseLostError } from '../errors.js';
-import { afterFailure, eventDetail } from './policy.js';
+import { claimFacts, type ClaimFacts, type HeldFacts } from './facts.js';
+import { afterFailure } from './policy.js';
+import { event, EVENTS, type PlannedEvent } from './timeline.js';
 import type {
   AttemptCost,
   AttemptLogs,
   AttemptStatus,
-  ClaimedJob,
   ClaimRecord,
   FailureInput,
   JobEventName,
   LeaseRef,
-  NewJob,
   OwnerRecovery,
   RecoveredJob,
   RecoverParams,
@@ -24,54 +24,6 @@ import type {
   Settlement,
   SettleResult,
 } from './types.js';
-
-/** The facts about a held job that its outcome depends on, as both drivers select them (column names). */
-export interface HeldFacts {
-  id: number;
-  class: string;
-  status: 'CLAIMED' | 'RUNNING';
-  attempts: number;
-  releases: number;
-  max_retries: number;
-  cancel_requested_at: number | null;
-  owner_id: string | null;
-  lease_token: string;
-  claimed_at: number | null;
-  lease_expires_at: number | null;
-}
-
-/**
- * Facts a holder's settlement may be written under: held, and not past the
- * expiry the holder itself last wrote (by its own clock). Past it the holder
- * has given the job up, by guarantee 10 (Database faults are weather, not
- * death), and a write still in flight then is a stale one, like any zombie's.
- */
-export function liveFacts(facts: HeldFacts | undefined, now: number): HeldFacts | undefined {
-  return facts !== undefined && facts.lease_expires_at !== null && facts.lease_expires_at > now ? facts : undefined;
-}
-
-/** A claimed row as the claim statement of every driver returns it. */
-export interface ClaimedRow {
-  id: number;
-  class: string;
-  payload: string;
-  priority: number;
-  run_at: number;
-  attempts: number;
-  max_retries: number;
-  lease_token: string;
-  lease_expires_at: number;
-  created_at: number;
-}
-
-/** One timeline row to append; `detail` is already short JSON. */
-export interface PlannedEvent {
-  jobId: number;
-  ts: number;
-  event: JobEventName;
-  actor: string;
-  detail: string;
-}
 
 /** The one write to `jobs` an outcome makes; every driver has a statement fenced on (id, lease_token, held) for each. */
 export type JobWrite =
@@ -133,68 +85,7 @@ export function fenced<T>(ref: LeaseRef, operation: string, outcome: T | typeof 
   return outcome;
 }
 
-function event(
-  jobId: number,
-  ts: number,
-  name: JobEventName,
-  actor: string,
-  detail: Record<string, unknown>,
-): PlannedEvent {
-  return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
-}
-
-/** What the timeline says about a claim: its job, attempt, owner and time. */
-export type ClaimFacts = Pick<HeldFacts, 'id' | 'attempts' | 'owner_id' | 'claimed_at'>;
 type LeaseFacts = Pick<HeldFacts, 'lease_token'>;
-
-/** The timeline entries that are not part of an outcome plan. */
-export const EVENTS = {
-  enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
-    event(id, now, 'ENQUEUED', actor, { run_at: job.runAt, priority: job.priority }),
-  /** A claim that ended before its start was written (handed back, or taken back), stamped when it was made. */
-  claimed: (facts: ClaimFacts) =>
-    event(facts.id, facts.claimed_at ?? 0, 'CLAIMED', facts.owner_id ?? 'unknown', { attempt: facts.attempts }),
-  /** A start carries its claim: who claimed the job and when (the claim itself writes no event). */
-  started: (facts: ClaimFacts, startedAt: number) =>
-    event(facts.id, startedAt, 'STARTED', 'worker', {
-      attempt: facts.attempts,
-      owner_id: facts.owner_id,
-      claimed_at: facts.claimed_at,
-    }),
-  cancelledQueued: (id: number, now: number, actor: string) =>
-    event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
-  cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
-    event(id, now, 'CANCELLED', actor, { stage: 'requested', owner_id: ownerId }),
-  manualRetry: (id: number, now: number, actor: string) =>
-    event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
-  /** The other half of every fenced write: a stale holder was turned away. */
-  zombie: (ref: LeaseRef, now: number, operation: string) =>
-    event(ref.id, now, 'ZOMBIE_WRITE_REJECTED', 'worker', { op: operation, lease_token: ref.leaseToken }),
-};
-
-/** Claimed rows as the worker gets them, in claim order (RETURNING promises no order), made by `ownerId` at `claimedAt`. */
-export function claimedJobs(rows: ClaimedRow[], ownerId: string, claimedAt: number): ClaimedJob[] {
-  return [...rows]
-    .sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
-    .map((row) => ({
-      id: row.id,
-      class: row.class,
-      payload: row.payload,
-      priority: row.priority,
-      attempt: row.attempts,
-      ownerId,
-      claimedAt,
-      maxRetries: row.max_retries,
-      leaseToken: row.lease_token,
-      leaseExpiresAt: row.lease_expires_at,
-      createdAt: row.created_at,
-    }));
-}
-
-/** The claim facts a holder's own record of its claim gives: those its lease token names in the row. */
-export function claimFacts(ref: LeaseRef, claim: ClaimRecord): ClaimFacts {
-  return { id: ref.id, attempts: claim.attempt, owner_id: claim.ownerId, claimed_at: claim.claimedAt };
-}
 
 function outcomeEvent(status: 'QUEUED' | 'FAILED' | 'CANCELLED'): JobEventName {
   return status === 'QUEUED' ? 'RETRY_SCHEDULED' : status;

@@ -1,5 +1,15 @@
 import type { FailureInput, NewJob, RetryAccount } from './types.js';
 
+/**
+ * What counts as a run: a claim, but for those handed back without spending a
+ * retry (releases, at shutdown or before the handler began). A job runs at most
+ * max_retries + 1 times. The one TypeScript reading of the rule; each driver's
+ * SQL says the same once, as RUNS in its sql/jobs.ts.
+ */
+export function runsOf(job: { attempts: number; releases: number }): number {
+  return job.attempts - job.releases;
+}
+
 /** The facts about a held job that decide where it goes after an attempt ends badly. */
 export interface FailureFacts {
   attempts: number;
@@ -19,13 +29,13 @@ export function afterFailure(
   error: Pick<FailureInput, 'retryable'>,
 ): { status: 'QUEUED' | 'FAILED' | 'CANCELLED'; retry: RetryAccount } {
   const account = (rule: RetryAccount['rule']): RetryAccount => ({
-    run: facts.attempts - facts.releases,
+    run: runsOf(facts),
     of: facts.maxRetries + 1,
     rule,
   });
   if (facts.cancelRequested) return { status: 'CANCELLED', retry: account('cancel requested') };
   if (!error.retryable) return { status: 'FAILED', retry: account('not retryable') };
-  return facts.attempts - facts.releases > facts.maxRetries
+  return runsOf(facts) > facts.maxRetries
     ? { status: 'FAILED', retry: account('no retries left') }
     : { status: 'QUEUED', retry: account('retries left') };
 }

@@ -36,10 +36,10 @@ import type {
   SettleResult,
   Settlement,
   TerminalStatus,
+  WorkerExit,
   WorkerHeartbeat,
   WorkerRegistration,
   WorkerRow,
-  WorkerState,
 } from './data.js';
 export type * from './data.js';
 export { JOB_STATUSES, TERMINAL_STATUSES } from './data.js';
@@ -90,12 +90,7 @@ export interface SupervisorStore extends Connection {
   leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]>;
   workerRegister(params: WorkerRegistration): Promise<void>;
   workerHeartbeat(params: WorkerHeartbeat): Promise<void>;
-  workerExit(params: {
-    id: string;
-    state: WorkerState;
-    exitCode: number | null;
-    exitSignal: string | null;
-  }): Promise<void>;
+  workerExit(params: WorkerExit): Promise<void>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;
   /** Workers recorded alive on a host: a new supervisor checks which of them are really gone. */
   workerListLiveOnHost(params: { host: string }): Promise<WorkerRow[]>;

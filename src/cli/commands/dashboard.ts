@@ -5,6 +5,7 @@ import { TOKEN_ENV } from '../../config/exposure.js';
 import { checkListenAddress, checkToken } from '../../dashboard/security.js';
 import { InvalidInputError } from '../../errors.js';
 import { closeLogger, createLogger } from '../../log.js';
+import { DEFAULT_HTTP, DEFAULT_LOG } from '../../queue/limits.js';
 import { defineCommand, openContext, output, resolveTarget, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 
@@ -26,7 +27,7 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
     ),
     host: {
       type: 'string',
-      default: '127.0.0.1',
+      default: DEFAULT_HTTP.host,
       describe: 'address to listen on; other than loopback only with a token',
     },
     'read-only': { type: 'boolean', default: false, describe: 'show no actions, and refuse them' },
@@ -40,7 +41,7 @@ export const dashboardCommand = defineCommand<DashboardArgs>({
     const target = await resolveTarget(args);
     const { store, database } = await openContext(target, args, { create: false });
     const logger = createLogger({
-      level: target.config?.log.level ?? 'info',
+      level: target.config?.log.level ?? DEFAULT_LOG.level,
       file: null,
       maxSizeMb: 1,
       maxFiles: 1,

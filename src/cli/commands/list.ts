@@ -1,6 +1,7 @@
 /** `leasehold list [--status S] [--class C] [--limit N]`: jobs, newest first. */
 import { InvalidInputError } from '../../errors.js';
-import { attemptsCell, runsOf } from '../../reports/job-view.js';
+import { attemptsCell } from '../../reports/job-view.js';
+import { runsOf } from '../../store/policy.js';
 import { JOB_STATUSES, type JobRow, type JobStatus } from '../../store/types.js';
 import { checkClassOption, defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';

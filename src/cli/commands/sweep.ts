@@ -1,5 +1,6 @@
 /** `leasehold sweep`: take back expired leases now, as the supervisor's sweeper does. */
 import { retryDelayFor } from '../../backoff.js';
+import { DEFAULT_SWEEPER } from '../../queue/limits.js';
 import { recoverExpiredLeases } from '../../queue/sweep.js';
 import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatTime, table } from '../format.js';
@@ -12,7 +13,7 @@ export const sweepCommand = defineCommand<GlobalArgs>({
     const { config } = target;
     await withStore(target, args, { create: false }, async ({ store }) => {
       const recovered = await recoverExpiredLeases(store, {
-        batchSize: config?.sweeper.batch_size ?? 100,
+        batchSize: config?.sweeper.batch_size ?? DEFAULT_SWEEPER.batch_size,
         actor: 'cli',
         retryDelay: retryDelayFor(config?.classes ?? []),
       });

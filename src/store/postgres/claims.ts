@@ -1,5 +1,5 @@
 /** The PostgreSQL claim, with its rate limit's part (the rules both drivers share: ../rate-limit.ts). */
-import { claimedJobs, type ClaimedRow } from '../outcomes.js';
+import { claimedJobs, type ClaimedRow } from '../facts.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type { ClaimedJob, ClaimRequest, RateLimit } from '../types.js';
 import { changes, first, rows, type Db } from './connection.js';

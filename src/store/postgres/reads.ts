@@ -64,7 +64,10 @@ const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: nu
 /** Round trips clockOffsetMs() makes, keeping the shortest. */
 const CLOCK_SAMPLES = 3;
 
-/** The PostgreSQL driver's half that changes nothing: every read of every role, and the wake-ups (the writes: store.ts). */
+/**
+ * The PostgreSQL driver's half that changes nothing: every read of every role, and the wake-ups (the writes:
+ * writes.ts and store.ts).
+ */
 export abstract class PostgresReads {
   /** Stop functions of the subscriptions still listening: close() ends them too. */
   protected readonly listening = new Set<() => Promise<void>>();

@@ -5,25 +5,19 @@
  * plans that the sweeper and the supervisor share. outcomes.ts decides every
  * row; the statements here only apply them, fenced.
  */
+import { claimedJobs, type ClaimedRow, type HeldFacts, liveFacts } from '../facts.js';
 import {
-  claimedJobs,
-  EVENTS,
-  liveFacts,
+  type AttemptEnd,
+  type BlindSettlement,
+  type BlindSuccess,
+  type EndedAttempt,
+  type OutcomePlan,
   ownEarlierSettlement,
   planBlindSuccess,
   planSettlement,
   settleResult,
 } from '../outcomes.js';
-import type {
-  AttemptEnd,
-  BlindSettlement,
-  BlindSuccess,
-  ClaimedRow,
-  EndedAttempt,
-  HeldFacts,
-  OutcomePlan,
-  PlannedEvent,
-} from '../outcomes.js';
+import { EVENTS, type PlannedEvent } from '../timeline.js';
 import type { ClaimedJob, ClaimRequest, JobLogRow, LeaseRef, Settlement, SettleResult } from '../types.js';
 import { jobLogRows } from '../job-logs.js';
 import { claim } from './claims.js';

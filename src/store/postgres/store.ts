@@ -1,69 +1,34 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
+import { claimFacts, type ClaimFacts, type HeldFacts } from '../facts.js';
 import {
-  claimFacts,
-  EVENTS,
   fenced,
   LOST,
   planOwnerRecovery,
   planRecovery,
   planRelease,
   recoveredJob,
+  type OutcomePlan,
 } from '../outcomes.js';
-import type { ClaimFacts, HeldFacts, OutcomePlan } from '../outcomes.js';
+import { EVENTS } from '../timeline.js';
 import type {
-  CancelOutcome,
   ClaimedJob,
   ClaimRequest,
-  InsertedJob,
-  JobRow,
   JobStartParams,
   LeaseRef,
   LeaseStatus,
-  NewJob,
-  PauseOutcome,
-  RecoveredJob,
-  ResumeOutcome,
-} from '../types.js';
-import type {
-  BulkBounds,
-  FailedFilter,
   OwnerRecovery,
+  RecoveredJob,
   RecoverParams,
-  RetryOutcome,
   Settlement,
   SettleResult,
   Store,
-  TerminalStatus,
-  WorkerHeartbeat,
-  WorkerRegistration,
-  WorkerState,
 } from '../types.js';
-import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import {
-  changes,
-  first,
-  inOneStatement,
-  inTransaction,
-  openPool,
-  parsePostgresUrl,
-  rows,
-  type Db,
-  type PostgresTarget,
-} from './connection.js';
-import { insertJobs } from './inserts.js';
-import { apply, leaseKey, record, settleBatch, type Runner } from './settlement.js';
+import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
-import { rollUp } from './stats-rollup.js';
-import { PostgresReads } from './reads.js';
-import { CLASS_SQL } from './sql/classes.js';
-import { JOB_SQL } from './sql/jobs.js';
-import { cancelQueuedStatement, failedStatement, failedValues, inBatches } from '../job-filters.js';
 import { LEASE_SQL } from './sql/leases.js';
-import { NOTIFY_SQL } from './sql/notify.js';
-import { RETENTION_SQL } from './sql/retention.js';
-import { SCHEDULE_SQL } from './sql/schedules.js';
-import { WORKER_SQL } from './sql/workers.js';
+import { PostgresWrites } from './writes.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL; `?schema=` and `?clock_skew_ms=` are read by leasehold. */
@@ -72,7 +37,8 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * The PostgreSQL driver (its reads: reads.ts). READ COMMITTED transactions,
+ * The PostgreSQL driver (its reads: reads.ts; the writes about no held job:
+ * writes.ts), and here the lease protocol. READ COMMITTED transactions,
  * all short. Claims and sweeps pick rows with FOR NO KEY UPDATE SKIP LOCKED
  * (never waiting, never sharing a row); every outcome reads its facts with
  * FOR NO KEY UPDATE, where SQLite relies on its IMMEDIATE write lock, and
@@ -88,7 +54,7 @@ export interface PostgresStoreOptions {
  * Times come from the writing host's clock, as on SQLite (why: README,
  * PostgreSQL, Time).
  */
-export class PostgresStore extends PostgresReads implements Store {
+export class PostgresStore extends PostgresWrites implements Store {
   readonly driver = 'postgres' as const;
   private closing: Promise<void> | undefined;
 
@@ -124,169 +90,9 @@ export class PostgresStore extends PostgresReads implements Store {
     oneStatement: (work) => this.oneStatement(work),
   };
 
-  private write<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, (db) => work(db, this.clock.now()));
-  }
-
   /** A write that is one statement: no BEGIN and COMMIT round trips. */
   private oneStatement<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
     return inOneStatement(this.pool, (db) => work(db, this.clock.now()));
-  }
-
-  /** Inside the transaction: wake the idle workers of these classes when it commits. */
-  private async notify(db: Db, classes: Iterable<string>): Promise<void> {
-    const distinct = [...new Set(classes)];
-    if (distinct.length > 0) await rows(db, NOTIFY_SQL.jobsAvailable, [distinct]);
-  }
-
-  // producers and operators
-
-  async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    return this.write((db, now) => this.insertAnnounced(db, params.jobs, params.actor, now));
-  }
-
-  /** Inside a transaction: insert the jobs (or find the holders of their keys), record ENQUEUED, and wake their classes' workers. */
-  private async insertAnnounced(db: Db, jobs: NewJob[], actor: string, now: number): Promise<InsertedJob[]> {
-    const inserted = await insertJobs(db, jobs, now);
-    const created = jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
-    await record(
-      db,
-      created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)),
-    );
-    await this.notify(
-      db,
-      created.map(({ job }) => job.class),
-    );
-    return inserted;
-  }
-
-  async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
-    return this.write(async (db, now): Promise<ScheduleAdvanceResult> => {
-      const moved =
-        params.expected === null
-          ? await changes(db, SCHEDULE_SQL.start, [params.class, params.name, params.through, now, params.actor])
-          : await changes(db, SCHEDULE_SQL.advance, [
-              params.class,
-              params.name,
-              params.expected,
-              params.through,
-              now,
-              params.actor,
-            ]);
-      if (moved === 0) return { advanced: false };
-      const jobs = await this.insertAnnounced(db, params.jobs, params.actor, now);
-      const last = params.jobs.at(-1);
-      if (last !== undefined)
-        await changes(db, SCHEDULE_SQL.recordRun, [params.class, params.name, last.runAt, jobs.at(-1)!.id]);
-      return { advanced: true, jobs };
-    });
-  }
-
-  async jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome> {
-    return this.write(async (db, now): Promise<CancelOutcome> => {
-      const job = await first<{ status: JobRow['status']; owner_id: string | null }>(db, JOB_SQL.lockForCancel, [
-        params.id,
-      ]);
-      if (job === undefined) return 'not_found';
-      if (job.status === 'QUEUED' && (await changes(db, JOB_SQL.cancelQueued, [params.id, now])) === 1) {
-        await record(db, [EVENTS.cancelledQueued(params.id, now, params.actor)]);
-        return 'cancelled';
-      }
-      if (job.status !== 'CLAIMED' && job.status !== 'RUNNING') return 'terminal';
-      if ((await changes(db, JOB_SQL.requestCancel, [params.id, now])) === 0) return 'already_requested';
-      await record(db, [EVENTS.cancelRequested(params.id, now, params.actor, job.owner_id)]);
-      return 'cancel_requested';
-    });
-  }
-
-  async jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome> {
-    return this.write(async (db, now): Promise<RetryOutcome> => {
-      const retried = await rows<{ id: number; class: string }>(db, JOB_SQL.retryFailed, [now, params.id]);
-      if (retried.length === 0)
-        return (await first(db, JOB_SQL.exists, [params.id])) === undefined ? 'not_found' : 'not_failed';
-      await this.requeuedByOperator(db, retried, now, params.actor);
-      return 'queued';
-    });
-  }
-
-  async jobRetryFailed(params: FailedFilter & BulkBounds & { actor: string }): Promise<number> {
-    const statement = JOB_SQL[failedStatement('retry', params)];
-    return inBatches(params, (throughId, limit) =>
-      this.write(async (db, now) => {
-        const retried = await rows<{ id: number; class: string }>(db, statement, [
-          now,
-          ...failedValues(params),
-          throughId,
-          limit,
-        ]);
-        await this.requeuedByOperator(db, retried, now, params.actor);
-        return retried.length;
-      }),
-    );
-  }
-
-  async jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number> {
-    const statement = JOB_SQL[cancelQueuedStatement(params)];
-    return inBatches(params, (throughId, limit) =>
-      this.write(async (db, now) => {
-        const cancelled = await rows<{ id: number }>(db, statement, [
-          now,
-          ...(params.class === undefined ? [] : [params.class]),
-          throughId,
-          limit,
-        ]);
-        await record(
-          db,
-          cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor)),
-        );
-        return cancelled.length;
-      }),
-    );
-  }
-
-  private async requeuedByOperator(
-    db: Db,
-    jobs: { id: number; class: string }[],
-    now: number,
-    actor: string,
-  ): Promise<void> {
-    await record(
-      db,
-      jobs.map(({ id }) => EVENTS.manualRetry(id, now, actor)),
-    );
-    await this.notify(
-      db,
-      jobs.map((job) => job.class),
-    );
-  }
-
-  async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
-    return this.write(async (db, now) =>
-      (await rows(db, CLASS_SQL.pause, [params.class, now, params.actor])).length === 1 ? 'paused' : 'already_paused',
-    );
-  }
-
-  /** Resumed: the class's idle workers are woken on commit, as by an enqueue. */
-  async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
-    return this.write(async (db, now) => {
-      if ((await changes(db, CLASS_SQL.resume, [params.class, now, params.actor])) === 0) return 'not_paused';
-      await this.notify(db, [params.class]);
-      return 'resumed';
-    });
-  }
-
-  async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
-    await this.write((db, now) =>
-      changes(db, CLASS_SQL.disable, [params.supervisorId, params.class, params.reason, now]),
-    );
-  }
-
-  async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
-    const [statement, values] =
-      params.class === undefined
-        ? [CLASS_SQL.enableAll, [params.supervisorId]]
-        : [CLASS_SQL.enable, [params.supervisorId, params.class]];
-    await this.write((db) => changes(db, statement, values));
   }
 
   // workers
@@ -398,52 +204,5 @@ export class PostgresStore extends PostgresReads implements Store {
     const plans = held.map(plan);
     await apply(db, plans, now);
     return held.map((row, index) => recoveredJob(row, plans[index]!));
-  }
-
-  // worker registry
-
-  async workerRegister(params: WorkerRegistration): Promise<void> {
-    const { id, kind, host, supervisorId, pid, state, restarts } = params;
-    await this.write((db, now) =>
-      changes(db, WORKER_SQL.insert, [id, kind, host, supervisorId, pid, params.class, state, restarts, now]),
-    );
-  }
-
-  async workerHeartbeat(params: WorkerHeartbeat): Promise<void> {
-    const { id, state, cpuPercent, memoryBytes, jobId } = params;
-    const values = (now: number) => [
-      id,
-      now,
-      state ?? null,
-      cpuPercent ?? null,
-      memoryBytes ?? null,
-      jobId !== undefined,
-      jobId ?? null,
-    ];
-    await this.write((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
-  }
-
-  async workerExit(params: {
-    id: string;
-    state: WorkerState;
-    exitCode: number | null;
-    exitSignal: string | null;
-  }): Promise<void> {
-    await this.write((db, now) =>
-      changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]),
-    );
-  }
-
-  // retention and the stats rollup
-
-  async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
-    if (params.limit < 1) return 0;
-    return this.write((db) =>
-      changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]),
-    );
-  }
-
-  async statsRollUp(params: { maxMinutes: number }): Promise<number> {
-    return this.write((db, now) => rollUp(db, now, params.maxMinutes));
   }
 }

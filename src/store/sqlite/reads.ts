@@ -48,7 +48,7 @@ import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js
 
 /**
  * The SQLite driver's half that changes nothing: every read of every role,
- * and the statements prepared once for both halves (the writes: store.ts).
+ * and the statements prepared once for both halves (the writes: writes.ts and store.ts).
  */
 export abstract class SqliteReads {
   protected readonly jobs: JobStatements;

@@ -1,9 +1,7 @@
 import type { Clock } from '../../clock.js';
+import { claimedJobs, liveFacts, type ClaimedRow, type ClaimFacts, type HeldFacts } from '../facts.js';
 import {
-  claimedJobs,
-  EVENTS,
   fenced,
-  liveFacts,
   LOST,
   ownEarlierSettlement,
   planBlindSuccess,
@@ -13,55 +11,31 @@ import {
   planSettlement,
   recoveredJob,
   settleResult,
+  type BlindSettlement,
+  type EndedAttempt,
+  type OutcomePlan,
 } from '../outcomes.js';
-import type {
-  BlindSettlement,
-  ClaimedRow,
-  ClaimFacts,
-  EndedAttempt,
-  HeldFacts,
-  OutcomePlan,
-  PlannedEvent,
-} from '../outcomes.js';
+import { EVENTS } from '../timeline.js';
 import { allowance, prunePlan, rateLimitedClass, windowStart } from '../rate-limit.js';
 import type {
-  CancelOutcome,
   ClaimedJob,
   ClaimRequest,
-  InsertedJob,
-  JobRow,
   JobStartParams,
   LeaseRef,
   LeaseStatus,
-  NewJob,
-  PauseOutcome,
-  RecoveredJob,
-  ResumeOutcome,
-} from '../types.js';
-import { cancelQueuedStatement, failedStatement, inBatches } from '../job-filters.js';
-import { maxRetriesFromClass } from '../policy.js';
-import type {
-  BulkBounds,
-  FailedFilter,
   OwnerRecovery,
+  RecoveredJob,
   RecoverParams,
-  RetryOutcome,
   Settlement,
   SettleResult,
   Store,
-  TerminalStatus,
-  WorkerHeartbeat,
-  WorkerRegistration,
-  WorkerState,
 } from '../types.js';
-import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
+import { jobLogRows } from '../job-logs.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
 import { runSqliteMigrations } from './migrations.js';
 import { MultiRowInserter } from './multi-row.js';
-import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
-import { jobLogRows } from '../job-logs.js';
-import { rollUp } from './stats-rollup.js';
+import { SqliteWrites } from './writes.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -69,36 +43,19 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The SQLite driver (its reads: reads.ts). better-sqlite3 is synchronous; every write is one
- * IMMEDIATE transaction (the write lock is taken up front, so two writers
- * never deadlock upgrading a read lock), retried on SQLITE_BUSY.
+ * The SQLite driver: its reads (reads.ts), its way of writing and the writes
+ * about no held job (writes.ts), and here the lease protocol: claims, starts,
+ * heartbeats, progress, settlements and take-backs, each fenced by the lease.
  */
-export class SqliteStore extends SqliteReads implements Store {
+export class SqliteStore extends SqliteWrites implements Store {
   readonly driver = 'sqlite' as const;
-  /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
-  private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
-  private readonly eventRows: MultiRowInserter;
   private readonly attemptRows: MultiRowInserter;
   private readonly logRows: MultiRowInserter;
-  /** The timeline rows the transaction in progress planned, inserted together before it commits. */
-  private pendingEvents: PlannedEvent[] = [];
-  /** The last write in line (see `write`). */
-  private writes: Promise<unknown> = Promise.resolve();
 
   private constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
-    this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
     this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
     this.logRows = new MultiRowInserter(db, HISTORY_INSERTS.logs);
-    const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
-      const result = work(now);
-      this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
-      return result;
-    });
-    this.transaction = (work, now) => {
-      this.pendingEvents = [];
-      return wrapped.immediate(work, now);
-    };
   }
 
   /** Open (creating the file and folder if needed) and migrate; each statement is prepared on its first use (prepareAll). */
@@ -121,144 +78,10 @@ export class SqliteStore extends SqliteReads implements Store {
     if (this.db.open) this.db.close();
   }
 
-  /**
-   * Writes take turns. Each try waits up to the busy timeout inside SQLite,
-   * blocking the event loop; with several writes waiting out a lock at once
-   * those waits added up to seconds without a turn for IPC (a child that
-   * cannot answer a ping is killed as blocked). In turn, one waits in SQLite
-   * and the rest wait with the loop free.
-   */
-  private write<T>(work: (now: number) => T): Promise<T> {
-    const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T));
-    this.writes = turn.catch(() => undefined);
-    return turn;
-  }
-
-  /** Inside a transaction: append to the timeline when the transaction's work is done. */
-  private record(event: PlannedEvent): void {
-    this.pendingEvents.push(event);
-  }
-
   /** The other half of every fenced write: say in the timeline that a stale holder was turned away. */
   private rejectZombie(ref: LeaseRef, now: number, operation: string): typeof LOST {
     if (this.jobs.exists.get(ref.id) !== undefined) this.record(EVENTS.zombie(ref, now, operation));
     return LOST;
-  }
-
-  // producers and operators
-
-  async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    return this.write((now) => this.insertJobs(params.jobs, params.actor, now));
-  }
-
-  /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
-  private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
-    return jobs.map((job) => {
-      if (job.idempotencyKey !== null) {
-        const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
-        if (existing !== undefined) return { id: existing.id, created: false };
-      }
-      const { id } = this.jobs.insert.get({ ...job, maxRetriesFromClass: maxRetriesFromClass(job), now }) as {
-        id: number;
-      };
-      this.record(EVENTS.enqueued(id, job, now, actor));
-      return { id, created: true };
-    });
-  }
-
-  async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
-    return this.write((now): ScheduleAdvanceResult => {
-      const bind = {
-        class: params.class,
-        name: params.name,
-        expected: params.expected,
-        through: params.through,
-        now,
-        actor: params.actor,
-      };
-      const moved = params.expected === null ? this.schedules.start.run(bind) : this.schedules.advance.run(bind);
-      if (moved.changes === 0) return { advanced: false };
-      const jobs = this.insertJobs(params.jobs, params.actor, now);
-      const last = params.jobs.at(-1);
-      if (last !== undefined)
-        this.schedules.recordRun.run({
-          class: params.class,
-          name: params.name,
-          runAt: last.runAt,
-          jobId: jobs.at(-1)!.id,
-        });
-      return { advanced: true, jobs };
-    });
-  }
-
-  async jobCancel(params: { id: number; actor: string }): Promise<CancelOutcome> {
-    return this.write((now): CancelOutcome => {
-      const job = this.jobs.get.get(params.id) as JobRow | undefined;
-      if (job === undefined) return 'not_found';
-      if (this.jobs.cancelQueued.run({ id: params.id, now }).changes === 1) {
-        this.record(EVENTS.cancelledQueued(params.id, now, params.actor));
-        return 'cancelled';
-      }
-      if (this.jobs.requestCancel.run({ id: params.id, now }).changes === 1) {
-        this.record(EVENTS.cancelRequested(params.id, now, params.actor, job.owner_id));
-        return 'cancel_requested';
-      }
-      return job.status === 'CLAIMED' || job.status === 'RUNNING' ? 'already_requested' : 'terminal';
-    });
-  }
-
-  async jobRetry(params: { id: number; actor: string }): Promise<RetryOutcome> {
-    return this.write((now): RetryOutcome => {
-      if (this.jobs.retryFailed.run({ id: params.id, now }).changes === 1) {
-        this.record(EVENTS.manualRetry(params.id, now, params.actor));
-        return 'queued';
-      }
-      return this.jobs.exists.get(params.id) === undefined ? 'not_found' : 'not_failed';
-    });
-  }
-
-  async jobRetryFailed(params: FailedFilter & BulkBounds & { actor: string }): Promise<number> {
-    const statement = this.jobs[failedStatement('retry', params)];
-    return inBatches(params, (throughId, limit) =>
-      this.write((now) => {
-        const rows = statement.all({ now, class: params.class, errorCode: params.errorCode, throughId, limit }) as {
-          id: number;
-        }[];
-        for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
-        return rows.length;
-      }),
-    );
-  }
-
-  async jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number> {
-    const statement = this.jobs[cancelQueuedStatement(params)];
-    return inBatches(params, (throughId, limit) =>
-      this.write((now) => {
-        const rows = statement.all({ now, class: params.class, throughId, limit }) as { id: number }[];
-        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor));
-        return rows.length;
-      }),
-    );
-  }
-
-  async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
-    return this.write((now) =>
-      this.classes.pause.get({ ...params, now }) === undefined ? 'already_paused' : 'paused',
-    );
-  }
-
-  async classResume(params: { class: string; actor: string }): Promise<ResumeOutcome> {
-    return this.write((now) => (this.classes.resume.run({ ...params, now }).changes === 1 ? 'resumed' : 'not_paused'));
-  }
-
-  async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
-    await this.write((now) => this.classes.disable.run({ ...params, now }));
-  }
-
-  async classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void> {
-    await this.write(() =>
-      params.class === undefined ? this.classes.enableAll.run(params) : this.classes.enable.run(params),
-    );
   }
 
   // workers
@@ -495,45 +318,5 @@ export class SqliteStore extends SqliteReads implements Store {
       this.apply(planned, now);
       return recoveredJob(row, planned);
     });
-  }
-
-  // worker registry
-
-  async workerRegister(params: WorkerRegistration): Promise<void> {
-    await this.write((now) => this.workers.insert.run({ ...params, now }));
-  }
-
-  async workerHeartbeat(params: WorkerHeartbeat): Promise<void> {
-    await this.write((now) =>
-      this.workers.heartbeat.run({
-        id: params.id,
-        state: params.state ?? null,
-        cpuPercent: params.cpuPercent ?? null,
-        memoryBytes: params.memoryBytes ?? null,
-        jobKnown: params.jobId === undefined ? 0 : 1,
-        jobId: params.jobId ?? null,
-        now,
-      }),
-    );
-  }
-
-  async workerExit(params: {
-    id: string;
-    state: WorkerState;
-    exitCode: number | null;
-    exitSignal: string | null;
-  }): Promise<void> {
-    await this.write((now) => this.workers.exit.run({ ...params, now }));
-  }
-
-  // retention and the stats rollup
-
-  async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
-    const bind = { status: params.status, before: params.finishedBefore, limit: params.limit };
-    return params.limit < 1 ? 0 : this.write(() => this.retention.deleteOlderBatch.run(bind).changes);
-  }
-
-  async statsRollUp(params: { maxMinutes: number }): Promise<number> {
-    return this.write((now) => rollUp(this.rollup, now, params.maxMinutes));
   }
 }

@@ -2,11 +2,17 @@ import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
+/**
+ * A job's runs: its claims but for those handed back without spending a retry (runsOf in ../../policy.ts, the
+ * same rule in TypeScript). Bare column names: for a statement on jobs alone.
+ */
+export const RUNS = `attempts - releases`;
+
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
 
-const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, attempts - releases)`;
+const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, ${RUNS})`;
 const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1`;
 
 /**

@@ -1,4 +1,5 @@
 import { nameAll } from '../connection.js';
+import { RUNS } from './jobs.js';
 import { measuredIn } from './stats.js';
 
 const MINUTE = `finished_at / 60000 * 60000`;
@@ -16,7 +17,7 @@ export const ROLLUP_SQL = nameAll('rollup', {
    */
   rollUp: `WITH measured AS MATERIALIZED (${measuredIn('$1', '$2')}),
     ends AS (INSERT INTO job_end_minutes (minute, class, status, spent, jobs)
-      SELECT ${MINUTE}, class, status, attempts - releases, count(*) FROM jobs
+      SELECT ${MINUTE}, class, status, ${RUNS}, count(*) FROM jobs
       WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= $1 AND finished_at < $2 GROUP BY 1, 2, 3, 4),
     cost AS (INSERT INTO attempt_cost_minutes (minute, class, attempts, cpu_ms, max_peak_rss_bytes)
       SELECT ${MINUTE}, class, count(*), sum(cpu_ms), max(peak_rss_bytes) FROM measured GROUP BY 1, 2),

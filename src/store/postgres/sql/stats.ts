@@ -1,7 +1,7 @@
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
-import { CLASSES_PRESENT } from './jobs.js';
+import { CLASSES_PRESENT, RUNS } from './jobs.js';
 
 const TERMINAL = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /**
@@ -84,7 +84,7 @@ export const STATS_SQL = nameAll('stats', {
     WHERE j.${IN_FLIGHT} ORDER BY j.claimed_at, j.id LIMIT $1`,
   /** (window) -> jobs that ended SUCCEEDED or FAILED in the window, by class, status and attempts spent (handed-back claims not counted). */
   retryDistribution: `SELECT class, status, attempts, sum(jobs)::bigint AS jobs FROM (
-      ${endedIn('class, status, attempts - releases AS attempts, 1 AS jobs', ENDED)}
+      ${endedIn(`class, status, ${RUNS} AS attempts, 1 AS jobs`, ENDED)}
       UNION ALL SELECT class, status, spent, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED}) AS e
     GROUP BY class, status, attempts ORDER BY class, status, attempts`,
   /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */

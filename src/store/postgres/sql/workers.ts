@@ -1,7 +1,15 @@
 import { nameAll } from '../connection.js';
+import { CLEAN_EXIT_CODE } from '../../../crash-loop.js';
 
 const WORKER_COLUMNS = `id, kind, host, supervisor_id, pid, class, state, started_at, heartbeat_at, exited_at, exit_code, exit_signal, restarts,
   cpu_percent, memory_bytes, job_id`;
+
+/**
+ * An abnormal exit of the worker row `alias` names ('' or 'c.'): any code but the clean one, or none (a signal,
+ * or found gone). isAbnormalExit in ../../../crash-loop.ts is the same rule in TypeScript.
+ */
+export const ABNORMAL_EXIT = (alias: string) =>
+  `(${alias}exit_code IS NULL OR ${alias}exit_code <> ${CLEAN_EXIT_CODE})`;
 
 /** Statements on the worker registry. */
 export const WORKER_SQL = nameAll('workers', {
@@ -25,7 +33,7 @@ export const WORKER_SQL = nameAll('workers', {
    */
   crashes: `SELECT c.id, c.class, c.supervisor_id, c.exited_at, c.exit_code, c.exit_signal
     FROM workers AS c JOIN workers AS s ON s.id = c.supervisor_id
-    WHERE c.kind = 'child' AND c.exited_at >= $1 AND (c.exit_code IS NULL OR c.exit_code <> 0)
+    WHERE c.kind = 'child' AND c.exited_at >= $1 AND ${ABNORMAL_EXIT('c.')}
       AND s.exited_at IS NULL AND s.heartbeat_at >= $2
     ORDER BY c.exited_at DESC LIMIT $3`,
   /**

@@ -2,6 +2,12 @@ import { prepareAll, type SqliteDb } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
+/**
+ * A job's runs: its claims but for those handed back without spending a retry (runsOf in ../../policy.ts, the
+ * same rule in TypeScript). Bare column names: for a statement on jobs alone.
+ */
+export const RUNS = `attempts - releases`;
+
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
   cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
@@ -42,7 +48,7 @@ const newestOfEachClass = (filter: JobFilter, index: string) => `WITH RECURSIVE 
     ORDER BY j.id DESC LIMIT @limit`;
 
 /** A FAILED job runs once more, now, with one more run granted if its retries are spent. */
-const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, attempts - releases)`;
+const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, ${RUNS})`;
 const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now`;
 
 /**

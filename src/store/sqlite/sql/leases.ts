@@ -2,7 +2,7 @@ import { prepareAll, type SqliteDb } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
 import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
 
-/** What decides an outcome (HeldFacts in ../../outcomes.ts). */
+/** What decides an outcome (HeldFacts in ../../facts.ts). */
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
 const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
 

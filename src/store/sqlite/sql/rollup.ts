@@ -1,4 +1,5 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
+import { RUNS } from './jobs.js';
 import { measuredIn } from './stats.js';
 
 const MINUTE = `finished_at / 60000 * 60000`;
@@ -13,7 +14,7 @@ export const ROLLUP_SQL = {
   state: `SELECT rolled_from AS "from", rolled_until AS until FROM stats_rollup WHERE id = 1`,
   /** (from, until) -> the minutes' finished jobs by class, status and attempts spent (handed-back claims not counted). */
   addJobEnds: `INSERT INTO job_end_minutes (minute, class, status, spent, jobs)
-    SELECT ${MINUTE}, class, status, attempts - releases, count(*) FROM jobs INDEXED BY jobs_finished
+    SELECT ${MINUTE}, class, status, ${RUNS}, count(*) FROM jobs INDEXED BY jobs_finished
     WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= @from AND finished_at < @until
     GROUP BY 1, 2, 3, 4`,
   /** (from, until) -> the minutes' measured attempts by class: how many, their CPU, their highest peak RSS. */

@@ -1,7 +1,7 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
-import { CLASSES_PRESENT } from './jobs.js';
+import { CLASSES_PRESENT, RUNS } from './jobs.js';
 
 const TERMINAL = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 /** Attempts handed back at shutdown carry this code; they are not errors. */
@@ -99,7 +99,7 @@ export const STATS_SQL = {
    * jobs_class_status instead, which reads every finished job whatever the window.
    */
   retryDistribution: `SELECT class, status, attempts, sum(jobs) AS jobs FROM (
-      ${endedIn('class, status, attempts - releases AS attempts, 1 AS jobs', ENDED)}
+      ${endedIn(`class, status, ${RUNS} AS attempts, 1 AS jobs`, ENDED)}
       UNION ALL SELECT class, status, spent, jobs FROM job_end_minutes WHERE ${ROLLED} AND status IN ${ENDED})
     GROUP BY class, status, attempts ORDER BY class, status, attempts`,
   /** (since, limit) -> the most frequent error codes of attempts that ended since then, through job_attempts_error. */
