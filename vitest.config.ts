@@ -5,9 +5,10 @@ import { defineConfig } from 'vitest/config';
  *
  * - unit: rules, on fakes and fake timers; no process, no server;
  * - store: both drivers' conformance and the store's own tests, on real SQLite files and the real PostgreSQL;
- * - smoke: the process tests `npm test` runs too: a supervisor run worked through every command, how failures
- *   end and are explained, who is charged when a child dies, pause;
- * - process: every other test that starts real supervisors, children and CLI runs, database faults included;
+ * - smoke: the process tests `npm test` runs too: a supervisor run worked through every command, and how a
+ *   handler's failures and crashes end;
+ * - process: every other test that starts real supervisors, children and CLI runs, database faults and the
+ *   store under load from several processes included;
  * - browser: the dashboard in a real Chromium;
  * - chaos: the chaos runs, one at a time: each loads both cores for a minute;
  * - exclusive: what stops the shared PostgreSQL server, alone, after every other tier.
@@ -24,7 +25,7 @@ export const TIERS = {
   unit: ['unit'],
   store: ['store'],
   smoke: ['smoke'],
-  process: ['cli', 'supervisor', 'child', 'dashboard', 'faults'],
+  process: ['cli', 'supervisor', 'child', 'dashboard', 'faults', 'load'],
   browser: ['browser'],
   chaos: ['chaos', 'bench'],
   exclusive: ['exclusive'],

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
-import { fingerprint, fixture, leasehold, leaseholdJson, SUPERVISE_BIN, writeConfig } from '../cli/helpers.js';
+import { fingerprint, fixture, leasehold, leaseholdJson, SUPERVISE_BIN, writeConfig } from './helpers.js';
 
 const newDir = tempDir('leasehold-pause-cli-');
 let configFile = '';

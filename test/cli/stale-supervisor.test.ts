@@ -3,16 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  fixture,
-  isAlive,
-  killLeftovers,
-  leasehold,
-  leaseholdJson,
-  SupervisorRun,
-  writeConfig,
-} from '../cli/helpers.js';
-import type { WorkersJson } from '../cli/json-shapes.js';
+import { fixture, isAlive, killLeftovers, leasehold, leaseholdJson, SupervisorRun, writeConfig } from './helpers.js';
+import type { WorkersJson } from './json-shapes.js';
 
 const newDir = tempDir('leasehold-cli-');
 
