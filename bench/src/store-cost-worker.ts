@@ -1,6 +1,6 @@
 /**
  * Section 18's measurement, one per process:
- * `node dist/scripts/bench/store-cost-worker.js <way> <file> <jobs> <per-tx>`
+ * `node bench/dist/store-cost-worker.js <way> <file> <jobs> <per-tx>`
  * fills a fresh SQLite file, then drains it in this process and prints
  * `{ "cpu_us_per_job": N, "jobs": N }`: the CPU of the drain alone.
  *   raw-minimal:   the raw loop with its bookkeeping on section 3b's schema;
@@ -9,10 +9,10 @@
  *                  successes with their claim records and the next claim, one
  *                  transaction.
  */
-import { systemClock } from '../../src/clock.js';
-import { Queue } from '../../src/queue/queue.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { Settlement, WorkerStore } from '../../src/store/types.js';
+import { systemClock } from '../../dist/src/clock.js';
+import { Queue } from '../../dist/src/queue/queue.js';
+import { SqliteStore } from '../../dist/src/store/sqlite/store.js';
+import type { Settlement, WorkerStore } from '../../dist/src/store/types.js';
 import { FILL_CHUNK } from './leasehold.js';
 import { fillSqlite } from './raw.js';
 import { drainRaw, sqliteQueue } from './raw-queue.js';

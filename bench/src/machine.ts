@@ -2,6 +2,8 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { availableParallelism, loadavg, platform, release } from 'node:os';
 import { machineBusyPercent, round } from './common.js';
@@ -37,21 +39,25 @@ function memTotalMb(): number {
   }
 }
 
+/**
+ * The installed version of a package, found where Node looks for it from here: the bench's own
+ * node_modules, then the root's (the bench's peers are hoisted there, the product's dependencies are there).
+ * Read from the file, for a package's `exports` may hide its package.json from `require.resolve`.
+ */
 function packageVersion(name: string): string {
-  try {
-    return (
-      JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as {
-        version: string;
-      }
-    ).version;
-  } catch {
-    return 'unknown';
+  for (const dir of createRequire(import.meta.url).resolve.paths(name) ?? []) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, name, 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      // not installed in this folder
+    }
   }
+  return 'unknown';
 }
 
 /** The source measured: the commit, and whether the working tree differed from it (dist/ is built from the tree). */
 export function sourceInfo(): { commit: string; dirty_files: number } {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const root = fileURLToPath(new URL('../../', import.meta.url));
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
     const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'supervisor', 'child'], {

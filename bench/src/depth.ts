@@ -3,10 +3,10 @@
  * sweeper pass. The drained jobs are put back between rounds, off the
  * clock, so that each depth stays the depth it is named for.
  */
-import { systemClock, type Clock } from '../../src/clock.js';
-import { Queue } from '../../src/queue/queue.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { recoverExpiredLeases } from '../../src/queue/sweep.js';
+import { systemClock, type Clock } from '../../dist/src/clock.js';
+import { Queue } from '../../dist/src/queue/queue.js';
+import { SqliteStore } from '../../dist/src/store/sqlite/store.js';
+import { recoverExpiredLeases } from '../../dist/src/queue/sweep.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { sqliteFile } from './database.js';

@@ -1,5 +1,5 @@
 /** Section 6: from SIGKILL of a child mid-job to its job claimed again; 2 children, so that another one can take it. */
-import type { Queue } from '../../src/queue/queue.js';
+import type { Queue } from '../../dist/src/queue/queue.js';
 import { quantilesOverRuns, sleep, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import {

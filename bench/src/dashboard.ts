@@ -1,7 +1,7 @@
 /** Section 15: the dashboard's page data (src/dashboard/data.ts) on a big store with a live registry, timed in this process. */
-import { dashboardData, type DashboardData } from '../../src/dashboard/data.js';
-import { SUPERVISOR_HEARTBEAT_MS } from '../../src/queue/registry.js';
-import type { Store } from '../../src/store/types.js';
+import { dashboardData, type DashboardData } from '../../dist/src/dashboard/data.js';
+import { SUPERVISOR_HEARTBEAT_MS } from '../../dist/src/queue/registry.js';
+import type { Store } from '../../dist/src/store/types.js';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';

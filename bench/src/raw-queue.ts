@@ -7,8 +7,8 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
-import { WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/connection.js';
+import { clientConfig, parsePostgresUrl } from '../../dist/src/store/postgres/connection.js';
+import { WAL_AUTOCHECKPOINT_PAGES } from '../../dist/src/store/sqlite/connection.js';
 
 export type Claimed = { id: number; lease_token: string; payload: string; attempts: number; claimed_at: number };
 

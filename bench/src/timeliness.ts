@@ -5,10 +5,10 @@
  * max_runtime a hanging job's attempt ends, and how long after its due time
  * a per-second schedule's occurrence is enqueued.
  */
-import type { Queue } from '../../src/queue/queue.js';
-import { inFlightView } from '../../src/reports/stats.js';
-import { describeWorkers } from '../../src/reports/workers.js';
-import type { JobRow, JobStatus } from '../../src/store/types.js';
+import type { Queue } from '../../dist/src/queue/queue.js';
+import { inFlightView } from '../../dist/src/reports/stats.js';
+import { describeWorkers } from '../../dist/src/reports/workers.js';
+import type { JobRow, JobStatus } from '../../dist/src/store/types.js';
 import { sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import {

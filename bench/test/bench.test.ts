@@ -2,18 +2,31 @@
  * `npm run bench -- --quick`: a smoke run of every section. Not a timing
  * assertion: the run ends, exits 0, prints a JSON document with every
  * section filled with finite numbers, and leaves no process behind.
+ * It needs the bench's peers (its own install, `npm run bench:install`),
+ * a redis-server on PATH and the PostgreSQL server of the product's suites.
  */
 import { execa } from 'execa';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { SECTIONS } from '../scripts/bench/report.js';
-import { adminClient, PG_URL } from './helpers/postgres.js';
-import { tempDir } from './helpers/temp.js';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SECTIONS } from '../src/report.js';
 
-const BENCH = fileURLToPath(new URL('../dist/scripts/bench.js', import.meta.url));
-const newDir = tempDir('leasehold-bench-test-');
+const BENCH = fileURLToPath(new URL('../dist/bench.js', import.meta.url));
+/** The server the product's suites use (test/helpers/postgres.ts), so CI's and a developer's work here too. */
+const PG_URL = process.env.LEASEHOLD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'leasehold-bench-test-'));
+  dirs.push(dir);
+  return dir;
+}
 
 /** Every leaf of a JSON value with its path. */
 function leaves(value: unknown, path = '$'): [string, unknown][] {
@@ -40,7 +53,8 @@ function processesMentioning(text: string): string[] {
 
 /** The benchmark's schemas on the PostgreSQL server (it makes one per measurement and drops it). */
 async function benchSchemas(): Promise<string[]> {
-  const client = await adminClient();
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
   try {
     const result = await client.query<{ name: string }>(
       "SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'leasehold\\_bench\\_%'",

@@ -1,6 +1,6 @@
 /** Sections 5 and 10 (on PostgreSQL, with NOTIFY and without): enqueue-to-start latency with idle children, and what idle children cost in CPU. */
-import type { Store } from '../../src/store/types.js';
-import { SeededRandom } from '../random.js';
+import type { Store } from '../../dist/src/store/types.js';
+import { SeededRandom } from '../../dist/scripts/random.js';
 import {
   clockTicksPerSecond,
   cpuTicks,

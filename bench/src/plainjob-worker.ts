@@ -1,6 +1,6 @@
 /**
  * One plainjob worker process for the comparison (section 2):
- * `node dist/scripts/bench/plainjob-worker.js <database>`. It runs plainjob's
+ * `node bench/dist/plainjob-worker.js <database>`. It runs plainjob's
  * own worker loop on the `bench` type with a no-op processor until SIGTERM.
  * plainjob logs every job at debug level to its logger (console by default);
  * it gets a silent one, as leasehold's supervisor logs at info level here.

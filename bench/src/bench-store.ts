@@ -11,15 +11,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { systemClock } from '../src/clock.js';
-import { Queue } from '../src/queue/queue.js';
-import { SqliteStore } from '../src/store/sqlite/store.js';
-import { percentiles } from './stats.js';
-import { benchClaim, claim, complete } from './bench/store-ops.js';
+import { systemClock } from '../../dist/src/clock.js';
+import { Queue } from '../../dist/src/queue/queue.js';
+import { SqliteStore } from '../../dist/src/store/sqlite/store.js';
+import { percentiles } from '../../dist/scripts/stats.js';
+import { benchClaim, claim, complete } from './store-ops.js';
 
 const { values } = parseArgs({
-  options: { deep: { type: 'string', default: '1000000' }, jobs: { type: 'string', default: '20000' } },
+  options: {
+    deep: { type: 'string', default: '1000000' },
+    jobs: { type: 'string', default: '20000' },
+    help: { type: 'boolean', default: false },
+  },
 });
+if (values.help) {
+  process.stdout.write('usage: npm run bench:store -- [--deep 1000000] [--jobs 20000]\n');
+  process.exit(0);
+}
 const DEEP = Number(values.deep);
 const JOBS = Number(values.jobs);
 const LEASE_MS = 30_000;

@@ -1,6 +1,6 @@
 /**
  * The raw ceiling (sections 3 and 9):
- * `node dist/scripts/bench/raw-worker.js <sqlite|postgres> <database> <per-tx> [bookkeeping]`
+ * `node bench/dist/raw-worker.js <sqlite|postgres> <database> <per-tx> [bookkeeping]`
  * drains the queue with raw-queue.ts's loop and exits.
  */
 import { drainRaw, postgresQueue, sqliteQueue } from './raw-queue.js';

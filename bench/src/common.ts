@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { descendants, listProcesses, readStat } from '../proc.js';
-import { percentiles } from '../stats.js';
+import { descendants, listProcesses, readStat } from '../../dist/scripts/proc.js';
+import { percentiles } from '../../dist/scripts/stats.js';
 
 export { sleep };
 
@@ -176,7 +176,7 @@ export function steadyRate(timing: DrainTiming, total: number): number {
 // ---- /proc
 
 /** True while the pid names a running process (a zombie counts as gone). */
-export { isPidAlive as isAlive } from '../../src/pids.js';
+export { isPidAlive as isAlive } from '../../dist/src/pids.js';
 
 /** Every live descendant of a pid (children, grandchildren, ...). */
 export function descendantsOf(root: number): number[] {

@@ -1,6 +1,6 @@
 /**
  * One graphile-worker process for the peers beside section 9:
- * `node dist/scripts/bench/graphile-worker.js <connection> <schema> <concurrency> <local queue size>`.
+ * `node bench/dist/graphile-worker.js <connection> <schema> <concurrency> <local queue size>`.
  * It runs graphile-worker's pool on the `bench` task with a no-op executor
  * until SIGTERM. A local queue size above 0 is the batching of its
  * performance page: that many jobs fetched and locked at once, completions

@@ -1,6 +1,6 @@
 /** Section 11: how long fast jobs wait, claimed, behind a slow job of the same batch (started_at − claimed_at). */
-import type { Queue } from '../../src/queue/queue.js';
-import type { JobRow } from '../../src/store/types.js';
+import type { Queue } from '../../dist/src/queue/queue.js';
+import type { JobRow } from '../../dist/src/store/types.js';
 import { pollDrain, quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import {

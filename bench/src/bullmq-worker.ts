@@ -1,6 +1,6 @@
 /**
  * One BullMQ worker process for the peers beside section 1:
- * `node dist/scripts/bench/bullmq-worker.js <port> <concurrency>`. It runs
+ * `node bench/dist/bullmq-worker.js <port> <concurrency>`. It runs
  * BullMQ's Worker on the `bench` queue of the Redis server at 127.0.0.1:<port>
  * with a no-op processor until SIGTERM.
  */

@@ -1,9 +1,9 @@
 /** The big stores of sections 13 and 15: a month (or week) of finished jobs written in bulk, as docs/performance.md describes them. */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { systemClock } from '../../src/clock.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/types.js';
+import { systemClock } from '../../dist/src/clock.js';
+import { openStore } from '../../dist/src/store/open.js';
+import type { Store } from '../../dist/src/store/types.js';
 import { round, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type BenchDatabase, type Driver } from './database.js';

@@ -8,29 +8,29 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { defaultClaimBatch } from '../src/queue/limits.js';
-import { isPostgresUrl, redactDatabase } from '../src/store/database-url.js';
-import { round, TempDirs } from './bench/common.js';
-import { runComparison, runPgComparison } from './bench/compare.js';
-import { runCli } from './bench/cli.js';
-import { runDashboard } from './bench/dashboard.js';
-import { runConcurrency } from './bench/concurrency.js';
-import type { BenchContext } from './bench/context.js';
-import { FULL, QUICK } from './bench/context.js';
-import { runDepth } from './bench/depth.js';
-import { runEnqueue } from './bench/enqueue.js';
-import { runHeadOfLine } from './bench/head-of-line.js';
-import { runLatency, runPgLatency } from './bench/latency.js';
-import { loadAverages, machineInfo, packageVersion, sourceInfo } from './bench/machine.js';
-import { runOverhead } from './bench/overhead.js';
-import { ProcessRegistry } from './bench/processes.js';
-import { runReads } from './bench/reads.js';
-import { runRealWork } from './bench/real-work.js';
-import { runRecovery } from './bench/recovery.js';
-import { runStoreCost } from './bench/store-cost.js';
-import { renderTable, SECTIONS, type BenchReport, type SectionName } from './bench/report.js';
-import { checkTargets } from './bench/targets.js';
-import { runTimeliness } from './bench/timeliness.js';
+import { defaultClaimBatch } from '../../dist/src/queue/limits.js';
+import { isPostgresUrl, redactDatabase } from '../../dist/src/store/database-url.js';
+import { round, TempDirs } from './common.js';
+import { runComparison, runPgComparison } from './compare.js';
+import { runCli } from './cli.js';
+import { runDashboard } from './dashboard.js';
+import { runConcurrency } from './concurrency.js';
+import type { BenchContext } from './context.js';
+import { FULL, QUICK } from './context.js';
+import { runDepth } from './depth.js';
+import { runEnqueue } from './enqueue.js';
+import { runHeadOfLine } from './head-of-line.js';
+import { runLatency, runPgLatency } from './latency.js';
+import { loadAverages, machineInfo, packageVersion, sourceInfo } from './machine.js';
+import { runOverhead } from './overhead.js';
+import { ProcessRegistry } from './processes.js';
+import { runReads } from './reads.js';
+import { runRealWork } from './real-work.js';
+import { runRecovery } from './recovery.js';
+import { runStoreCost } from './store-cost.js';
+import { renderTable, SECTIONS, type BenchReport, type SectionName } from './report.js';
+import { checkTargets } from './targets.js';
+import { runTimeliness } from './timeliness.js';
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -94,11 +94,16 @@ const RUNNERS: SectionRunner[] = [
   single('store-cost', runStoreCost),
 ];
 
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;
+
 function usage(message: string): never {
-  process.stderr.write(
-    `bench: ${message}\nusage: bench [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`,
-  );
+  process.stderr.write(`bench: ${message}\n${USAGE}`);
   process.exit(2);
+}
+
+if (process.argv.includes('--help')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
 }
 
 let parsed;

@@ -1,16 +1,16 @@
 /** Section 13: the store calls of `leasehold list` and `stats` on a big store, timed in this process (the CLI's start-up left out). */
-import { COST_WINDOW_MS } from '../../src/reports/cost.js';
-import { collectStats, DEFAULT_STATS_LIMIT } from '../../src/reports/stats.js';
-import { systemClock } from '../../src/clock.js';
-import { DEFAULT_RETENTION } from '../../src/queue/limits.js';
-import type { Store } from '../../src/store/types.js';
+import { COST_WINDOW_MS } from '../../dist/src/reports/cost.js';
+import { collectStats, DEFAULT_STATS_LIMIT } from '../../dist/src/reports/stats.js';
+import { systemClock } from '../../dist/src/clock.js';
+import { DEFAULT_RETENTION } from '../../dist/src/queue/limits.js';
+import type { Store } from '../../dist/src/store/types.js';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver } from './database.js';
 import { onBigStores, timeRead, type BigStoreMix } from './big-store.js';
-import { dashboardData } from '../../src/dashboard/data.js';
-import { SupervisorMetrics } from '../../supervisor/metrics.js';
-import { MINUTES_PER_ROLL_UP } from '../../supervisor/stats-rollup.js';
+import { dashboardData } from '../../dist/src/dashboard/data.js';
+import { SupervisorMetrics } from '../../dist/supervisor/metrics.js';
+import { MINUTES_PER_ROLL_UP } from '../../dist/supervisor/stats-rollup.js';
 
 const CLASSES = ['reads-a', 'reads-b', 'reads-c'];
 /** Every read must answer within this (issue 12), and `stats` and the overview with an hour of 100 jobs/s behind them (issue 32). */

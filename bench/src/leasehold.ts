@@ -5,10 +5,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config/load.js';
-import { Queue } from '../../src/queue/queue.js';
-import { openStore } from '../../src/store/open.js';
-import type { Store, WorkerRow } from '../../src/store/types.js';
+import { loadConfig } from '../../dist/src/config/load.js';
+import { Queue } from '../../dist/src/queue/queue.js';
+import { openStore } from '../../dist/src/store/open.js';
+import type { Store, WorkerRow } from '../../dist/src/store/types.js';
 import { isAlive, waitFor } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type BenchDatabase, type Driver } from './database.js';

@@ -6,7 +6,7 @@
  */
 import { Logger, makeWorkerUtils, runMigrations } from 'graphile-worker';
 import { fileURLToPath } from 'node:url';
-import { parsePostgresUrl } from '../../src/store/postgres/connection.js';
+import { parsePostgresUrl } from '../../dist/src/store/postgres/connection.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase } from './database.js';
 import { drainByWorkers, POLL_MS, type DrainRun } from './drain.js';

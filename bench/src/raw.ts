@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { clientConfig, parsePostgresUrl } from '../../src/store/postgres/connection.js';
+import { clientConfig, parsePostgresUrl } from '../../dist/src/store/postgres/connection.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver } from './database.js';
 import { drainByWorkers, POLL_MS, type DrainRun } from './drain.js';
