@@ -28,7 +28,8 @@ import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
-import { renderTable, SECTIONS, type BenchReport, type SectionName } from './report.js';
+import { renderTable } from './render.js';
+import { SECTIONS, type BenchReport, type SectionName } from './report.js';
 import { checkTargets } from './targets.js';
 import { runTimeliness } from './timeliness.js';
 
