@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/dashboard/static/vendor/'] },
+  { ignores: ['dist/', 'bench/dist/', 'node_modules/', 'src/dashboard/static/vendor/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },

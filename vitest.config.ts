@@ -27,7 +27,7 @@ export const TIERS = {
   smoke: ['smoke'],
   process: ['cli', 'supervisor', 'child', 'dashboard', 'faults', 'load'],
   browser: ['browser'],
-  chaos: ['chaos', 'bench'],
+  chaos: ['chaos'],
   exclusive: ['exclusive'],
 } as const;
 

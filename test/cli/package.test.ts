@@ -110,7 +110,7 @@ describe('the installed package', () => {
 
     const unwanted = files.filter(
       (file) =>
-        /^(test|scripts|dist\/test|dist\/scripts|\.ci)\//.test(file) ||
+        /^(test|scripts|bench|dist\/test|dist\/scripts|\.ci)\//.test(file) ||
         (file.endsWith('.ts') && !file.endsWith('.d.ts')) ||
         file.endsWith('.map') ||
         file.startsWith('tsconfig') ||
