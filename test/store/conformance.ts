@@ -11,6 +11,7 @@ import { conformanceContext } from './conformance/context.js';
 import { dashboardSuites } from './conformance/dashboard.js';
 import { costSuites } from './conformance/cost.js';
 import { failureDetailSuites } from './conformance/failure-detail.js';
+import { hotPathSuites } from './conformance/hot-path.js';
 import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { limitSuites } from './conformance/limits.js';
@@ -31,6 +32,7 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
   describe(`Store conformance: ${driverName}`, () => {
     const c = conformanceContext(openStore);
     jobSuites(c);
+    hotPathSuites(c);
     leaseSuites(c);
     limitSuites(c);
     operatorSuites(c);
