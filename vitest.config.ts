@@ -15,8 +15,9 @@ import { defineConfig } from 'vitest/config';
  *
  * Every file owns its temp folder, PostgreSQL schema and ports, so files run side by side. `npm test` is unit,
  * store and smoke. `npm run test:all` (CI) runs the chaos tier in a second vitest beside the first five tiers,
- * since a vitest run takes its groups one after another, then the exclusive tier: the guarantees must hold under
- * the others' load as under any other.
+ * since a vitest run takes its groups one after another, then the exclusive tier. The five run niced: a chaos
+ * run must do its damage (a zombie is a child stopped until its job is given to another, which races the
+ * supervisor's kill of a silent child), and the others fill the CPU it leaves.
  */
 const FILES_AT_ONCE = 4; // process tests spend most of their time waiting on their children
 
