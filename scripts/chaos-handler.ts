@@ -59,8 +59,9 @@ export default async function chaosHandler(job: HandlerJob, ctx: HandlerContext)
     stopped = error;
   }
   if (payload.write === true) {
+    const sentAt = Date.now();
     const outcome = await fencedWrite(ctx);
-    recorder.record({ ...about, kind: 'write', pid: process.pid, outcome });
+    recorder.record({ ...about, kind: 'write', pid: process.pid, outcome, sent_at: sentAt });
     if (outcome === 'refused' || outcome === 'lost_locally')
       throw new LeaseholdError('LEASE:LOST', `chaos: progress ${outcome}`, { retryable: false });
   }

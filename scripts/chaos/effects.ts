@@ -26,6 +26,8 @@ export interface Effect {
   proc_start: number | null;
   kind: EffectKind;
   outcome: WriteOutcome | null;
+  /** For a write, when the handler sent it: its outcome is recorded (`ts`) when the answer came, maybe much later. */
+  sent_at?: number;
   ts: number;
 }
 

@@ -19,8 +19,13 @@ export interface ZombieEvidence {
   refused_by_child: number;
   /** ... that failed for another reason (the database away). */
   failed: number;
-  /** ... that the store took: each one a violation. */
+  /** ... that the store took, though sent after the resume: each one a violation. */
   accepted: number;
+  /**
+   * ... that the store took, sent before the stop and answered after the resume: the fence let it in while the
+   * lease was still held (the child was stopped between its query and the answer). Not a zombie's write.
+   */
+  sent_while_held: number;
   /** Resumed zombies with at least one ZOMBIE_WRITE_REJECTED event under their token. */
   with_rejected_event: number;
   /** ZOMBIE_WRITE_REJECTED events under the resumed zombies' tokens, by operation. */
@@ -39,6 +44,7 @@ export async function gatherZombieEvidence(
     refused_by_child: 0,
     failed: 0,
     accepted: 0,
+    sent_while_held: 0,
     with_rejected_event: 0,
     rejected_events_by_op: {},
   };
@@ -51,6 +57,8 @@ export async function gatherZombieEvidence(
       evidence.wrote += 1;
       if (write.outcome === 'refused') evidence.refused_by_store += 1;
       else if (write.outcome === 'lost_locally') evidence.refused_by_child += 1;
+      else if (write.outcome === 'accepted' && write.sent_at !== undefined && write.sent_at < zombie.resumedAt)
+        evidence.sent_while_held += 1;
       else if (write.outcome === 'accepted') {
         evidence.accepted += 1;
         violations.push(

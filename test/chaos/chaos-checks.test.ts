@@ -23,7 +23,14 @@ function storeWithEvents(events: Pick<EventRow, 'job_id' | 'event' | 'detail'>[]
   return { eventList } as unknown as ProducerStore;
 }
 
-const write = (job_id: number, lease_token: string, ts: number, outcome: Effect['outcome']): Effect => ({
+const write = (
+  job_id: number,
+  lease_token: string,
+  ts: number,
+  outcome: Effect['outcome'],
+  sent_at = ts - 5,
+): Effect => ({
+  sent_at,
   job_id,
   attempt: 1,
   lease_token,
@@ -35,17 +42,19 @@ const write = (job_id: number, lease_token: string, ts: number, outcome: Effect[
 });
 
 describe("the chaos program's zombie evidence", () => {
-  it("counts what the handlers saw after resuming and the events under the zombies' tokens, and flags a write the store took", async () => {
+  it("counts what the handlers saw after resuming and the events under the zombies' tokens, and flags a write the store took after the resume", async () => {
     const zombies: Zombie[] = [
       { jobId: 1, attempt: 1, leaseToken: 'a', pid: 101, resumedAt: 1_000 },
       { jobId: 2, attempt: 1, leaseToken: 'b', pid: 102, resumedAt: 1_000 },
       { jobId: 3, attempt: 1, leaseToken: 'c', pid: 103, resumedAt: 1_000 },
+      { jobId: 4, attempt: 1, leaseToken: 'd', pid: 104, resumedAt: 1_000 },
     ];
     const effects = [
       write(1, 'a', 500, 'accepted'), // before the stop: the lease was still held
       write(1, 'a', 1_010, 'refused'),
       write(2, 'b', 1_020, 'accepted'), // a stale token's write taken: the fence failed
       write(3, 'x', 1_030, 'refused'), // another attempt's token
+      write(4, 'd', 1_040, 'accepted', 900), // sent before the stop, answered after the resume: taken while held
     ];
     const store = storeWithEvents([
       { job_id: 1, event: 'ZOMBIE_WRITE_REJECTED', detail: JSON.stringify({ op: 'progress', lease_token: 'a' }) },
@@ -55,12 +64,13 @@ describe("the chaos program's zombie evidence", () => {
     ]);
     const { evidence, violations } = await gatherZombieEvidence(store, zombies, effects);
     expect(evidence).toEqual({
-      resumed: 3,
-      wrote: 2,
+      resumed: 4,
+      wrote: 3,
       refused_by_store: 1,
       refused_by_child: 0,
       failed: 0,
       accepted: 1,
+      sent_while_held: 1,
       with_rejected_event: 1,
       rejected_events_by_op: { progress: 1, heartbeat: 1 },
     });
