@@ -1,5 +1,14 @@
 /** The library entry point for producers: enqueue, get, list. */
-export { openQueue, Queue, type QueueOptions, type JobDetails, type JobView } from './queue/queue.js';
+export {
+  openQueue,
+  Queue,
+  type QueueOptions,
+  type JobDetails,
+  type JobView,
+  type EnqueueOptions,
+  type SyncEnqueueOptions,
+} from './queue/queue.js';
+export type { ApplicationClient, ApplicationDatabase } from './store/within.js';
 export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
 export { openStore } from './store/open.js';
 export type * from './store/types.js';

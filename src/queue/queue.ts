@@ -8,10 +8,12 @@ import type {
   JobLogRow,
   JobListFilter,
   JobRow,
+  NewJob,
   ProducerStore,
   Store,
 } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
+import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
@@ -28,6 +30,16 @@ export interface QueueOptions {
   unknownClass?: UnknownClassRule;
   /** The classes of the config the application runs (`config.classes.map((c) => c.name)`): never taken for typos. */
   classes?: Iterable<string>;
+}
+
+export interface EnqueueOptions {
+  /** PostgreSQL: a pg `Client` or `PoolClient` that ran BEGIN; never committed, rolled back or released by leasehold. */
+  tx?: ApplicationClient;
+}
+
+export interface SyncEnqueueOptions {
+  /** SQLite: the application's better-sqlite3 Database, open on the queue's file. */
+  tx: ApplicationDatabase;
 }
 
 /** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
@@ -62,14 +74,47 @@ export class Queue<S extends ProducerStore = Store> {
     this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
   }
 
-  async enqueue(request: EnqueueRequest): Promise<InsertedJob> {
-    const [inserted] = await this.enqueueMany([request]);
+  /**
+   * Check and insert one job. With `tx` (PostgreSQL), on the application's
+   * client inside the transaction it began: the job commits or rolls back
+   * with the application's writes.
+   */
+  async enqueue(request: EnqueueRequest, options: EnqueueOptions = {}): Promise<InsertedJob> {
+    const [inserted] = await this.enqueueMany([request], options);
     return inserted as InsertedJob;
   }
 
-  /** All or nothing: every request is checked before anything is written, then one transaction inserts them. */
-  async enqueueMany(requests: EnqueueRequest[]): Promise<InsertedJob[]> {
-    const jobs = requests.map((request, index) => {
+  /** All or nothing: every request is checked before anything is written, then one transaction (or `tx`'s) inserts them. */
+  async enqueueMany(requests: EnqueueRequest[], options: EnqueueOptions = {}): Promise<InsertedJob[]> {
+    const jobs = this.prepare(requests);
+    await this.unknownClass.check(jobs.map((job) => job.class));
+    if (options.tx === undefined) return this.store.jobInsert({ jobs, actor: this.actor });
+    return this.store.jobInsertWithin({ tx: options.tx, jobs, actor: this.actor });
+  }
+
+  /**
+   * SQLite: check and insert one job on the application's own better-sqlite3
+   * Database (open on the queue's file), inside its `db.transaction(...)`, so
+   * the job commits with the application's rows. Synchronous, because such a
+   * transaction cannot span an await.
+   */
+  enqueueSync(request: EnqueueRequest, options: SyncEnqueueOptions): InsertedJob {
+    return this.enqueueManySync([request], options)[0] as InsertedJob;
+  }
+
+  enqueueManySync(requests: EnqueueRequest[], options: SyncEnqueueOptions): InsertedJob[] {
+    const jobs = this.prepare(requests);
+    const producer = this.store.onApplicationDatabase(options.tx);
+    this.unknownClass.checkSync(
+      jobs.map((job) => job.class),
+      producer,
+    );
+    return producer.jobInsert({ jobs, actor: this.actor });
+  }
+
+  /** Each request checked and made a row; the first refused throws InvalidInputError, naming its place in a batch. */
+  private prepare(requests: EnqueueRequest[]): NewJob[] {
+    return requests.map((request, index) => {
       try {
         return prepareJob(request, this.clock, this.limits);
       } catch (error) {
@@ -79,8 +124,6 @@ export class Queue<S extends ProducerStore = Store> {
         throw error;
       }
     });
-    await this.unknownClass.check(jobs.map((job) => job.class));
-    return this.store.jobInsert({ jobs, actor: this.actor });
   }
 
   async get(id: number): Promise<JobDetails | undefined> {

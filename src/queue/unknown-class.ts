@@ -12,6 +12,9 @@
 import { closest } from '../closest.js';
 import { InvalidInputError } from '../errors.js';
 import type { ProducerStore } from '../store/types.js';
+import type { SyncProducer } from '../store/within.js';
+
+type SyncLookup = Pick<SyncProducer, 'workerClassServed' | 'workerServedClasses'>;
 
 /** 'warn' (the default): one process warning per class; 'refuse': InvalidInputError, nothing written; 'ignore'. */
 export type UnknownClassRule = 'warn' | 'refuse' | 'ignore';
@@ -38,20 +41,35 @@ export class UnknownClassCheck {
   }
 
   async check(classes: Iterable<string>): Promise<void> {
-    if (this.rule === 'ignore') return;
-    for (const name of new Set(classes)) {
-      if (this.served.has(name) || (this.rule === 'warn' && warned.has(name))) continue;
-      if (await this.store.workerClassServed({ class: name })) {
-        this.served.add(name);
-        continue;
-      }
-      const others = await this.store.workerServedClasses({ limit: NAMED + 1 });
-      if (others.length === 0 && this.rule === 'warn') continue; // nothing served yet: asked again next time
-      const message = unservedMessage(name, others);
-      if (this.rule === 'refuse') throw new InvalidInputError('UNKNOWN_CLASS', message);
-      warned.add(name);
-      process.emitWarning(message, { code: UNSERVED_WARNING_CODE });
+    for (const name of this.unsettled(classes)) {
+      if (await this.store.workerClassServed({ class: name })) this.served.add(name);
+      else this.judge(name, await this.store.workerServedClasses({ limit: NAMED + 1 }));
     }
+  }
+
+  /** The same, asking an application's Database (enqueueSync cannot wait). */
+  checkSync(classes: Iterable<string>, lookup: SyncLookup): void {
+    for (const name of this.unsettled(classes)) {
+      if (lookup.workerClassServed({ class: name })) this.served.add(name);
+      else this.judge(name, lookup.workerServedClasses({ limit: NAMED + 1 }));
+    }
+  }
+
+  /** The classes the store must be asked about. */
+  private unsettled(classes: Iterable<string>): string[] {
+    if (this.rule === 'ignore') return [];
+    return [...new Set(classes)].filter(
+      (name) => !this.served.has(name) && !(this.rule === 'warn' && warned.has(name)),
+    );
+  }
+
+  /** A class never served, among `others` that were. */
+  private judge(name: string, others: string[]): void {
+    if (others.length === 0 && this.rule === 'warn') return; // nothing served yet: asked again next time
+    const message = unservedMessage(name, others);
+    if (this.rule === 'refuse') throw new InvalidInputError('UNKNOWN_CLASS', message);
+    warned.add(name);
+    process.emitWarning(message, { code: UNSERVED_WARNING_CODE });
   }
 }
 

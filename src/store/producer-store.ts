@@ -9,10 +9,19 @@ import type {
   AttemptRow,
   NewJob,
 } from './data.js';
+import type { ApplicationClient, ApplicationDatabase, SyncProducer } from './within.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
 export interface ProducerStore extends Connection {
   jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]>;
+  /**
+   * PostgreSQL: insert on the application's client, inside the transaction it
+   * began, so they commit or roll back together. Never commits, rolls back or
+   * releases the client. SQLite refuses (it needs `jobInsertWithinSync`).
+   */
+  jobInsertWithin(params: { tx: ApplicationClient; jobs: NewJob[]; actor: string }): Promise<InsertedJob[]>;
+  /** SQLite: the producer's statements on the application's own Database (same file), synchronous. PostgreSQL refuses. */
+  onApplicationDatabase(tx: ApplicationDatabase): SyncProducer;
   jobGet(params: { id: number }): Promise<JobRow | undefined>;
   jobList(params: JobListFilter): Promise<JobRow[]>;
   attemptList(params: { jobId: number }): Promise<AttemptRow[]>;

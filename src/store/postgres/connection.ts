@@ -136,10 +136,11 @@ export function nameAll<K extends string>(entity: string, sql: Record<K, string>
   return named;
 }
 
-export type Db = pg.Pool | pg.PoolClient | pg.Client;
+export type Db = pg.Pool | pg.ClientBase;
 
+/** Every statement parses BIGINT as a number, also on a client the application opened (`jobInsertWithin`). */
 export async function rows<T>(db: Db, statement: Statement, values: unknown[] = []): Promise<T[]> {
-  const result = await db.query({ name: statement.name, text: statement.text, values });
+  const result = await db.query({ name: statement.name, text: statement.text, values, types: TYPES });
   return result.rows as T[];
 }
 
@@ -149,7 +150,7 @@ export async function first<T>(db: Db, statement: Statement, values: unknown[] =
 
 /** How many rows a statement changed. */
 export async function changes(db: Db, statement: Statement, values: unknown[] = []): Promise<number> {
-  const result = await db.query({ name: statement.name, text: statement.text, values });
+  const result = await db.query({ name: statement.name, text: statement.text, values, types: TYPES });
   return result.rowCount ?? 0;
 }
 

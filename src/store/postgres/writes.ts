@@ -28,6 +28,8 @@ import { RETENTION_SQL } from './sql/retention.js';
 import { SCHEDULE_SQL } from './sql/schedules.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { rollUp } from './stats-rollup.js';
+import { wrongDriver, type ApplicationClient } from '../within.js';
+import { onApplicationClient } from './within.js';
 
 /**
  * The PostgreSQL driver's writes that are not about a held job: producers',
@@ -51,6 +53,27 @@ export abstract class PostgresWrites extends PostgresReads {
 
   async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
     return this.write((db, now) => this.insertAnnounced(db, params.jobs, params.actor, now));
+  }
+
+  async jobInsertWithin(params: { tx: ApplicationClient; jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
+    const schema = await this.queueSchema();
+    return onApplicationClient(params.tx, schema, (db) =>
+      this.insertAnnounced(db, params.jobs, params.actor, this.clock.now()),
+    );
+  }
+
+  onApplicationDatabase(): never {
+    throw wrongDriver('postgres');
+  }
+
+  private resolvedSchema: Promise<string> | undefined;
+
+  /** The schema the queue's tables live in: the URL's, else the one its sessions resolve to by default. */
+  private queueSchema(): Promise<string> {
+    if (this.schema !== null) return Promise.resolve(this.schema);
+    this.resolvedSchema ??= first<{ schema: string }>(this.pool, NOTIFY_SQL.queueSchema).then((row) => row!.schema);
+    this.resolvedSchema.catch(() => (this.resolvedSchema = undefined));
+    return this.resolvedSchema;
   }
 
   /** Inside a transaction: insert the jobs (or find the holders of their keys), record ENQUEUED, and wake their classes' workers. */

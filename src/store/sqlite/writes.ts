@@ -1,7 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { EVENTS, type PlannedEvent } from '../timeline.js';
 import { cancelQueuedStatement, failedStatement, inBatches } from '../job-filters.js';
-import { maxRetriesFromClass } from '../policy.js';
 import type {
   BulkBounds,
   CancelOutcome,
@@ -23,6 +22,9 @@ import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { rollUp } from './stats-rollup.js';
+import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../within.js';
+import { applicationProducer } from './application-database.js';
+import { insertJobs } from './inserts.js';
 
 /**
  * The SQLite driver's way of writing, and its writes that are not about a
@@ -81,17 +83,15 @@ export abstract class SqliteWrites extends SqliteReads {
 
   /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
   private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
-    return jobs.map((job) => {
-      if (job.idempotencyKey !== null) {
-        const existing = this.jobs.findByKey.get(job.class, job.idempotencyKey) as { id: number } | undefined;
-        if (existing !== undefined) return { id: existing.id, created: false };
-      }
-      const { id } = this.jobs.insert.get({ ...job, maxRetriesFromClass: maxRetriesFromClass(job), now }) as {
-        id: number;
-      };
-      this.record(EVENTS.enqueued(id, job, now, actor));
-      return { id, created: true };
-    });
+    return insertJobs(this.jobs, jobs, actor, now, (event) => this.record(event));
+  }
+
+  async jobInsertWithin(): Promise<never> {
+    throw wrongDriver('sqlite');
+  }
+
+  onApplicationDatabase(tx: ApplicationDatabase): SyncProducer {
+    return applicationProducer(this.db, tx, this.clock);
   }
 
   async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
