@@ -12,6 +12,7 @@ import {
   statsRollupMigration,
   type Migration,
 } from '../migration.js';
+import { ENQUEUE_FUNCTION } from './sql/enqueue-function.js';
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the
@@ -156,6 +157,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 10,
     name: 'the stats rollup: finished jobs and what attempts cost, per minute',
     sql: statsRollupMigration('BIGINT', 'DOUBLE PRECISION'),
+  },
+  {
+    version: 11,
+    name: "leasehold_enqueue(): enqueue from plain SQL, in the caller's transaction",
+    sql: ENQUEUE_FUNCTION,
   },
 ];
 
