@@ -12,6 +12,7 @@ import type {
   Store,
 } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
+import type { EnqueueRequestOf, JobClass, PayloadOf, ResultOf } from './typed-jobs.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
@@ -30,15 +31,21 @@ export interface QueueOptions {
   classes?: Iterable<string>;
 }
 
-/** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
-export type JobView = Omit<JobRow, 'payload' | 'result' | 'progress'> & {
-  payload: unknown;
-  result: unknown;
-  progress: unknown;
-};
+/**
+ * A job's row with its JSON columns parsed: payload, and result and progress (null when none), typed from the
+ * Jobs registry: over a union of classes, a union discriminated by `class`.
+ */
+export type JobView<C extends JobClass = JobClass> = C extends unknown
+  ? Omit<JobRow, 'class' | 'payload' | 'result' | 'progress'> & {
+      class: C;
+      payload: PayloadOf<C>;
+      result: ResultOf<C> | null;
+      progress: unknown;
+    }
+  : never;
 
-export interface JobDetails {
-  job: JobView;
+export interface JobDetails<C extends JobClass = JobClass> {
+  job: JobView<C>;
   /** Each with its error_stack: the thrown error's stack and cause chain, or a dead child's last words. */
   attempts: AttemptRow[];
   events: EventRow[];
@@ -62,16 +69,16 @@ export class Queue<S extends ProducerStore = Store> {
     this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
   }
 
-  async enqueue(request: EnqueueRequest): Promise<InsertedJob> {
+  async enqueue<C extends JobClass>(request: EnqueueRequestOf<C>): Promise<InsertedJob> {
     const [inserted] = await this.enqueueMany([request]);
     return inserted as InsertedJob;
   }
 
   /** All or nothing: every request is checked before anything is written, then one transaction inserts them. */
-  async enqueueMany(requests: EnqueueRequest[]): Promise<InsertedJob[]> {
+  async enqueueMany<C extends JobClass>(requests: EnqueueRequestOf<C>[]): Promise<InsertedJob[]> {
     const jobs = requests.map((request, index) => {
       try {
-        return prepareJob(request, this.clock, this.limits);
+        return prepareJob(request as EnqueueRequest, this.clock, this.limits);
       } catch (error) {
         if (error instanceof InvalidInputError && requests.length > 1) {
           throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);
