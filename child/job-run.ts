@@ -6,7 +6,7 @@ import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
-import type { Handler, HandlerContext, HandlerLog } from './handler.js';
+import { handlerContext, parsePayload, type Handler, type HandlerContext, type PayloadParser } from '../src/handler.js';
 
 /**
  * A job still running this long gets its start written on its own; a
@@ -36,6 +36,8 @@ export interface JobRunDeps {
   store: JobRunStore;
   config: ClassConfig;
   handler: Handler;
+  /** The handler module's `parse` export, which the payload goes through first. */
+  parse?: PayloadParser;
   resultLimitBytes: number;
   log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /** Renew the leases now (ctx.heartbeat); the loop renews them every heartbeat_seconds anyway. */
@@ -118,7 +120,9 @@ export class JobRun {
     const meter = (this.meter = this.deps.costs.start());
     let verdict: RunVerdict;
     try {
-      const payload: unknown = JSON.parse(this.job.payload);
+      const stored: unknown = JSON.parse(this.job.payload);
+      const { parse } = this.deps;
+      const payload = parse === undefined ? stored : await parsePayload(parse, stored);
       const value = await this.deps.handler(
         { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
         this.context(),
@@ -234,30 +238,25 @@ export class JobRun {
 
   private context(): HandlerContext {
     const labels = { job_id: this.job.id, attempt: this.job.attempt };
-    const log = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
-      (this.logBuffer ??= new AttemptLogBuffer()).add(level, String(msg), fields);
-      this.deps.log(level, msg, { ...fields, ...labels });
-    };
-    const handlerLog: HandlerLog = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-    const signal = () => this.signal();
-    return {
-      get signal() {
-        return signal();
-      },
+    return handlerContext({
+      signal: () => this.signal(),
       leaseToken: this.job.leaseToken,
-      log: handlerLog,
+      log: (level, msg, fields) => {
+        (this.logBuffer ??= new AttemptLogBuffer()).add(level, msg, fields);
+        this.deps.log(level, msg, { ...fields, ...labels });
+      },
       heartbeat: async () => {
         await this.deps.heartbeat();
         if (this.lost) throw ABORT.leaseLost();
       },
-      progress: async (value: unknown) => {
+      progress: async (json) => {
         try {
-          await this.deps.store.jobProgress({ ...this.ref, progress: JSON.stringify(value ?? null) });
+          await this.deps.store.jobProgress({ ...this.ref, progress: json });
         } catch (error) {
           this.onWriteError(error, 'progress');
           throw error;
         }
       },
-    };
+    });
   }
 }

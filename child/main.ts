@@ -163,13 +163,14 @@ async function main(): Promise<void> {
   const start = await supervisor.started;
   try {
     killGraceMs = start.config.kill_grace_seconds * 1000;
-    const handler = await loadHandler(start.config.handler);
+    const { handler, parse } = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
     loop = new RunLoop({
       store,
       config: start.config,
       handler,
+      parse,
       resultLimitBytes: start.resultLimitBytes,
       ownerId: start.workerId,
       send,

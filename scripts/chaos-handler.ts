@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HandlerContext, HandlerJob } from '../child/handler.js';
+import type { HandlerContext, HandlerJob } from '../src/handler.js';
 import { LeaseholdError, LeaseLostError } from '../src/errors.js';
 import { EffectsRecorder, type WriteOutcome } from './chaos/effects.js';
 import { readStat } from './proc.js';

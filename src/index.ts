@@ -10,6 +10,15 @@ export {
 } from './queue/queue.js';
 export type { ApplicationClient, ApplicationDatabase } from './store/within.js';
 export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
+export type { Jobs, JobClass, PayloadOf, ResultOf, EnqueueRequestOf } from './queue/typed-jobs.js';
+export {
+  defineHandler,
+  type Handler,
+  type HandlerContext,
+  type HandlerJob,
+  type HandlerLog,
+  type PayloadParser,
+} from './handler.js';
 export { openStore } from './store/open.js';
 export type * from './store/types.js';
 export { JOB_STATUSES, TERMINAL_STATUSES } from './store/types.js';

@@ -14,6 +14,7 @@ import type {
 } from '../store/types.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
+import type { EnqueueRequestOf, JobClass, PayloadOf, ResultOf } from './typed-jobs.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
@@ -42,15 +43,21 @@ export interface SyncEnqueueOptions {
   tx: ApplicationDatabase;
 }
 
-/** A job's row with its JSON columns parsed: payload, and result and progress (null when none). */
-export type JobView = Omit<JobRow, 'payload' | 'result' | 'progress'> & {
-  payload: unknown;
-  result: unknown;
-  progress: unknown;
-};
+/**
+ * A job's row with its JSON columns parsed: payload, and result and progress (null when none), typed from the
+ * Jobs registry: over a union of classes, a union discriminated by `class`.
+ */
+export type JobView<C extends JobClass = JobClass> = C extends unknown
+  ? Omit<JobRow, 'class' | 'payload' | 'result' | 'progress'> & {
+      class: C;
+      payload: PayloadOf<C>;
+      result: ResultOf<C> | null;
+      progress: unknown;
+    }
+  : never;
 
-export interface JobDetails {
-  job: JobView;
+export interface JobDetails<C extends JobClass = JobClass> {
+  job: JobView<C>;
   /** Each with its error_stack: the thrown error's stack and cause chain, or a dead child's last words. */
   attempts: AttemptRow[];
   events: EventRow[];
@@ -79,13 +86,16 @@ export class Queue<S extends ProducerStore = Store> {
    * client inside the transaction it began: the job commits or rolls back
    * with the application's writes.
    */
-  async enqueue(request: EnqueueRequest, options: EnqueueOptions = {}): Promise<InsertedJob> {
+  async enqueue<C extends JobClass>(request: EnqueueRequestOf<C>, options: EnqueueOptions = {}): Promise<InsertedJob> {
     const [inserted] = await this.enqueueMany([request], options);
     return inserted as InsertedJob;
   }
 
   /** All or nothing: every request is checked before anything is written, then one transaction (or `tx`'s) inserts them. */
-  async enqueueMany(requests: EnqueueRequest[], options: EnqueueOptions = {}): Promise<InsertedJob[]> {
+  async enqueueMany<C extends JobClass>(
+    requests: EnqueueRequestOf<C>[],
+    options: EnqueueOptions = {},
+  ): Promise<InsertedJob[]> {
     const jobs = this.prepare(requests);
     await this.unknownClass.check(jobs.map((job) => job.class));
     if (options.tx === undefined) return this.store.jobInsert({ jobs, actor: this.actor });
@@ -98,11 +108,11 @@ export class Queue<S extends ProducerStore = Store> {
    * the job commits with the application's rows. Synchronous, because such a
    * transaction cannot span an await.
    */
-  enqueueSync(request: EnqueueRequest, options: SyncEnqueueOptions): InsertedJob {
+  enqueueSync<C extends JobClass>(request: EnqueueRequestOf<C>, options: SyncEnqueueOptions): InsertedJob {
     return this.enqueueManySync([request], options)[0] as InsertedJob;
   }
 
-  enqueueManySync(requests: EnqueueRequest[], options: SyncEnqueueOptions): InsertedJob[] {
+  enqueueManySync<C extends JobClass>(requests: EnqueueRequestOf<C>[], options: SyncEnqueueOptions): InsertedJob[] {
     const jobs = this.prepare(requests);
     const producer = this.store.onApplicationDatabase(options.tx);
     this.unknownClass.checkSync(
@@ -113,10 +123,10 @@ export class Queue<S extends ProducerStore = Store> {
   }
 
   /** Each request checked and made a row; the first refused throws InvalidInputError, naming its place in a batch. */
-  private prepare(requests: EnqueueRequest[]): NewJob[] {
+  private prepare(requests: readonly EnqueueRequestOf[]): NewJob[] {
     return requests.map((request, index) => {
       try {
-        return prepareJob(request, this.clock, this.limits);
+        return prepareJob(request as EnqueueRequest, this.clock, this.limits);
       } catch (error) {
         if (error instanceof InvalidInputError && requests.length > 1) {
           throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);

@@ -134,6 +134,29 @@ describe('handler failure modes under a real supervisor', () => {
     await sup.stop();
   });
 
+  it("a payload the module's parse refuses: FAILED with INVALID_INPUT:PAYLOAD, no retry; the child serves the next", async () => {
+    const sup = await startSupervisor({
+      dir: newDir(),
+      classes: [{ name: 'parsed', handler: 'parses', max_retries: 3 }],
+    });
+    const [child] = await sup.children('parsed');
+    const bad = await sup.queue.enqueue({ class: 'parsed', payload: { to: 42 }, maxRetries: 3 });
+    const refused = await sup.waitForJob(bad.id, 'FAILED');
+    expect(refused.job.attempts).toBe(1);
+    expect(refused.job.error_code).toBe('INVALID_INPUT:PAYLOAD');
+    expect(refused.job.error_detail).toContain('payload.to must be a string');
+    expect(refused.attempts.map((a) => [a.status, a.error_code])).toEqual([['FAILED', 'INVALID_INPUT:PAYLOAD']]);
+    expect(refused.attempts[0]?.error_stack).toContain('Caused by: Error: payload.to must be a string');
+    expect(sup.events('JOB_RETRY_SCHEDULED', { job_id: bad.id })).toEqual([]);
+
+    const good = await sup.queue.enqueue({ class: 'parsed', payload: { to: ' a@example.com ' } });
+    const served = await sup.waitForJob(good.id, 'SUCCEEDED');
+    expect(served.job.result).toEqual({ got: { to: 'a@example.com', parsed: true }, pid: child?.pid });
+    expect((await sup.children('parsed')).map((c) => c.pid)).toEqual([child?.pid]);
+    expect(sup.events('CHILD_EXITED')).toEqual([]);
+    await sup.stop();
+  });
+
   it('process.exit(1): the job is taken back as WORKER:CRASHED (exit code 1), retried, and the child replaced', async () => {
     const { sup, first, id } = await startWithJob(
       newDir(),

@@ -46,6 +46,11 @@ const REFUSALS: Refusal[] = [
     line: /^classes\[0\]\.handler: class work: handler .*no-export\.mjs has no default export function$/,
   },
   {
+    name: 'a handler module whose parse export is not a function',
+    config: oneClass(fixture('parse-not-function')),
+    line: /^classes\[0\]\.handler: class work: handler .*parse-not-function\.mjs exports parse, but as a object, not a function$/,
+  },
+  {
     name: 'a handler module whose top-level code throws',
     config: oneClass(fixture('throws-at-import')),
     line: /^classes\[0\]\.handler: class work: cannot load handler .*throws-at-import\.mjs: DATABASE_URL is not set$/,

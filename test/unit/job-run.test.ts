@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CostMeter } from '../../child/attempt-meter.js';
-import type { Handler, HandlerContext } from '../../child/handler.js';
+import type { Handler, HandlerContext } from '../../src/handler.js';
 import { ABORT, JobRun, START_WRITE_DELAY_MS } from '../../child/job-run.js';
 import type { ClaimedJob } from '../../src/store/types.js';
 import { classConfig } from './support/class-config.js';

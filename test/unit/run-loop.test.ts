@@ -10,7 +10,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FLUSH_AFTER_MS } from '../../child/group-commit.js';
-import type { Handler, HandlerContext, HandlerJob } from '../../child/handler.js';
+import type { Handler, HandlerContext, HandlerJob } from '../../src/handler.js';
 import { RunLoop } from '../../child/run-loop.js';
 import { STARTS_REPORT_MS } from '../../child/supervisor-report.js';
 import { SUCCESS_REPORT_MS } from '../../child/success-report.js';

@@ -1,0 +1,96 @@
+/**
+ * What a handler is, as the child runs it: the job it is given, its
+ * context, and `defineHandler`, which types both from the application's
+ * Jobs registry (queue/typed-jobs.ts).
+ */
+import { LeaseholdError } from './errors.js';
+import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
+
+/** The job a handler runs: over a union of classes, a union discriminated by `class`. */
+export type HandlerJob<C extends JobClass = JobClass> = C extends unknown
+  ? { id: number; class: C; payload: PayloadOf<C>; attempt: number }
+  : never;
+
+export interface HandlerLog {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface HandlerContext {
+  /** Aborted when the lease is lost, the runtime is exceeded, the job is cancelled, or shutdown begins. */
+  signal: AbortSignal;
+  /** Renew the lease now (the child also renews it every heartbeat_seconds). */
+  heartbeat(): Promise<void>;
+  /** Record progress (any JSON value) on the job row. */
+  progress(value: unknown): Promise<void>;
+  log: HandlerLog;
+  /** This claim's fencing token: use it to make writes to other systems idempotent. */
+  leaseToken: string;
+}
+
+/** A handler module's default export: what it returns (or resolves to) is the job's result. */
+export type Handler<C extends JobClass = JobClass> = (
+  job: HandlerJob<C>,
+  ctx: HandlerContext,
+) => ResultOf<C> | Promise<ResultOf<C>>;
+
+/**
+ * A handler of one class, typed from the Jobs registry: its job's payload
+ * and its result. Returns the function itself, to be the module's default
+ * export; the class is for the compiler only.
+ */
+export function defineHandler<C extends JobClass>(_jobClass: C, handler: Handler<C>): Handler<C> {
+  return handler;
+}
+
+/**
+ * A handler module's optional `parse` export: given the stored payload, it
+ * returns the payload the handler gets, or throws to refuse it.
+ */
+export type PayloadParser<C extends JobClass = JobClass> = (payload: unknown) => PayloadOf<C> | Promise<PayloadOf<C>>;
+
+/**
+ * The payload through a module's `parse`. A refusal is the producer's
+ * fault, so it fails the job with INVALID_INPUT:PAYLOAD and spends no retry:
+ * another attempt would be refused alike.
+ */
+export async function parsePayload(parse: PayloadParser, payload: unknown): Promise<unknown> {
+  try {
+    return await parse(payload);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new LeaseholdError('INVALID_INPUT:PAYLOAD', `parse refused the payload: ${why}`, {
+      retryable: false,
+      cause: error,
+    });
+  }
+}
+
+/** The parts of a handler's context that differ between a child and runHandler (src/testing.ts). */
+export interface ContextParts {
+  leaseToken: string;
+  /** Called when the handler reads ctx.signal, so that a handler that never looks costs no AbortController. */
+  signal: () => AbortSignal;
+  heartbeat: () => Promise<void>;
+  /** The progress as the job row keeps it: JSON text (null for undefined). */
+  progress: (json: string) => Promise<void>;
+  /** Each ctx.log line, its message made a string. */
+  log: (level: keyof HandlerLog, msg: string, fields: Record<string, unknown> | undefined) => void;
+}
+
+/** The context a handler is given, in a child and in runHandler alike. */
+export function handlerContext(parts: ContextParts): HandlerContext {
+  const line = (level: keyof HandlerLog) => (msg: string, fields?: Record<string, unknown>) =>
+    parts.log(level, String(msg), fields);
+  return {
+    get signal() {
+      return parts.signal();
+    },
+    leaseToken: parts.leaseToken,
+    log: { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') },
+    heartbeat: () => parts.heartbeat(),
+    progress: async (value: unknown) => parts.progress(JSON.stringify(value ?? null)),
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * `leasehold/testing`: run a handler in the test's own process, with the
+ * context a child gives it (handlerContext) and no supervisor, config or
+ * database. The payload goes through JSON as enqueue stores it, and through
+ * the module's `parse` when a module is given, as in a child.
+ */
+import { randomUUID } from 'node:crypto';
+import { handlerExports } from './config/handler-module.js';
+import { coerceError } from './errors.js';
+import { handlerContext, parsePayload, type Handler, type PayloadParser } from './handler.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from './queue/limits.js';
+import { serialisePayload } from './queue/enqueue.js';
+import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
+import { AttemptLogBuffer } from './store/job-logs.js';
+import type { JobLogLine } from './store/data.js';
+
+/** A handler module as a child loads it: the handler as its default export, and its optional `parse`. */
+export interface HandlerModule<C extends JobClass = JobClass> {
+  default: Handler<C>;
+  parse?: PayloadParser<C>;
+}
+
+export interface RunHandlerOptions<C extends JobClass = JobClass> {
+  /** Abort it to abort ctx.signal, as a lost lease, a timeout, a cancel or a shutdown would. Default: never aborted. */
+  signal?: AbortSignal;
+  /** The job's id; default 1. */
+  id?: number;
+  /** The job's class; default 'test'. */
+  class?: C;
+  /** The attempt's number; default 1. */
+  attempt?: number;
+  /** ctx.leaseToken; default a random UUID. */
+  leaseToken?: string;
+}
+
+/** What the run left besides its outcome. */
+interface Recorded {
+  /** The ctx.log lines, as the child keeps them for the attempt (`fields` as JSON text, within the same cap). */
+  logs: JobLogLine[];
+  /** Each ctx.progress value, in order, as the job row would keep it (through JSON). */
+  progress: unknown[];
+}
+
+/**
+ * The handler's result, or what it threw, with the error code and retry
+ * rule a child would record for it (INVALID_INPUT:PAYLOAD when `parse`
+ * refused the payload).
+ */
+export type RunHandlerOutcome<R = unknown> = Recorded &
+  ({ ok: true; result: R } | { ok: false; error: unknown; code: string; retryable: boolean });
+
+/**
+ * Run a handler once on a payload. Given a module (`{ default, parse }`,
+ * such as `await import('./email.js')`), the payload goes through its
+ * `parse` first, and the module's exports are checked as a child checks
+ * them. Never rejects for what the handler does: a throw is the outcome.
+ */
+export async function runHandler<C extends JobClass>(
+  handler: Handler<C>,
+  payload: PayloadOf<C>,
+  options?: RunHandlerOptions<C>,
+): Promise<RunHandlerOutcome<ResultOf<C>>>;
+export async function runHandler<C extends JobClass>(
+  module: HandlerModule<C>,
+  payload: unknown,
+  options?: RunHandlerOptions<C>,
+): Promise<RunHandlerOutcome<ResultOf<C>>>;
+export async function runHandler(
+  target: Handler | HandlerModule,
+  payload: unknown,
+  options: RunHandlerOptions = {},
+): Promise<RunHandlerOutcome> {
+  const { handler, parse } =
+    typeof target === 'function' ? { handler: target, parse: undefined } : handlerExports(target, 'the handler module');
+  const stored: unknown = JSON.parse(serialisePayload(payload ?? null, DEFAULT_PAYLOAD_LIMIT_BYTES));
+  const lines = new AttemptLogBuffer();
+  const progress: unknown[] = [];
+  const signal = options.signal ?? new AbortController().signal;
+  const recorded = () => ({ logs: lines.logs().lines, progress });
+  const ctx = handlerContext({
+    leaseToken: options.leaseToken ?? randomUUID(),
+    signal: () => signal,
+    heartbeat: async () => {},
+    progress: async (json) => void progress.push(JSON.parse(json)),
+    log: (level, msg, fields) => lines.add(level, msg, fields),
+  });
+  try {
+    const job = {
+      id: options.id ?? 1,
+      class: options.class ?? 'test',
+      payload: parse === undefined ? stored : await parsePayload(parse, stored),
+      attempt: options.attempt ?? 1,
+    };
+    const result = await (handler as Handler)(job, ctx);
+    return { ok: true, result, ...recorded() };
+  } catch (error) {
+    const { code, retryable } = coerceError(error);
+    return { ok: false, error, code, retryable, ...recorded() };
+  }
+}
