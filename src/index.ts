@@ -6,6 +6,7 @@ export type * from './store/types.js';
 export { JOB_STATUSES, TERMINAL_STATUSES } from './store/types.js';
 export {
   LeaseholdError,
+  ConfigError,
   InvalidInputError,
   JobStateError,
   LeaseLostError,
