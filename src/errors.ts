@@ -61,6 +61,23 @@ export class LeaseLostError extends LeaseholdError {
   }
 }
 
+/**
+ * A control the job's status does not allow: a cancel of a job that already
+ * ended otherwise (`INVALID_INPUT:NOT_CANCELLABLE`), a retry of a job that
+ * is not FAILED (`INVALID_INPUT:NOT_FAILED`). Nothing was written.
+ */
+export class JobStateError extends InvalidInputError {
+  readonly jobId: number;
+  /** The job's status when it was refused. */
+  readonly status: string;
+
+  constructor(subcode: string, message: string, jobId: number, status: string) {
+    super(subcode, message);
+    this.jobId = jobId;
+    this.status = status;
+  }
+}
+
 export class NotFoundError extends LeaseholdError {
   constructor(what: string) {
     super('NOT_FOUND:JOB', `${what} not found`, { retryable: false });

@@ -1,4 +1,4 @@
-/** The library entry point for producers: enqueue, get, list. */
+/** The library entry point for producers and operators: enqueue, get, list, and the CLI's controls. */
 export {
   openQueue,
   Queue,
@@ -22,5 +22,18 @@ export {
 export { openStore } from './store/open.js';
 export type * from './store/types.js';
 export { JOB_STATUSES, TERMINAL_STATUSES } from './store/types.js';
-export { LeaseholdError, InvalidInputError, LeaseLostError, NonRetryableError, NotFoundError } from './errors.js';
+export {
+  LeaseholdError,
+  ConfigError,
+  InvalidInputError,
+  JobStateError,
+  LeaseLostError,
+  NonRetryableError,
+  NotFoundError,
+} from './errors.js';
 export { systemClock, type Clock } from './clock.js';
+export type { CancelResult, RetryResult, RetryFailedFilter, PauseResult, ResumeResult } from './queue/controls.js';
+export type { StatsReport, StatsRequest } from './reports/stats.js';
+export type { SchedulesReport, ScheduleView } from './queue/schedules.js';
+export { loadConfig } from './config/load.js';
+export type { LeaseholdConfig } from './config/schema.js';

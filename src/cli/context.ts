@@ -9,8 +9,6 @@ import type { Argv, CommandModule, Options, PositionalOptions } from 'yargs';
 import { systemClock, type Clock } from '../clock.js';
 import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
 import { InvalidInputError } from '../errors.js';
-import { DEFAULT_RETENTION } from '../queue/limits.js';
-import type { RetentionPolicy } from '../queue/retention.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
@@ -277,8 +275,4 @@ export async function checkClassOption(name: string | undefined, { config, store
   }
   if ((await store.jobList({ class: name, limit: 1 })).length === 0)
     throw unknownClassError(name, config, { option: '--class', noJobs: true });
-}
-
-export function retentionPolicy(config: LeaseholdConfig | undefined): RetentionPolicy {
-  return config?.retention ?? DEFAULT_RETENTION;
 }

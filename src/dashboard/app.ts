@@ -8,7 +8,9 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
+import { JobStateError, NotFoundError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { cancelJob, pauseClass, resumeClass, retryFailed, retryJob } from '../queue/controls.js';
 import { runScheduleNow, type Schedule } from '../queue/schedules.js';
 import type { OperatorStore } from '../store/types.js';
 import { loadAssets } from './assets.js';
@@ -32,10 +34,18 @@ import { overviewPage } from './views/overview.js';
 import { schedulesPage } from './views/schedules.js';
 import { workersPage } from './views/workers.js';
 
-/** The store's operator writes the actions make. */
+/** The store's operator writes the actions make, and the reads that say what came of them. */
 export type DashboardActions = Pick<
   OperatorStore,
-  'jobRetry' | 'jobCancel' | 'jobRetryFailed' | 'jobCancelQueued' | 'classPause' | 'classResume' | 'jobInsert'
+  | 'jobRetry'
+  | 'jobCancel'
+  | 'jobRetryFailed'
+  | 'jobCancelQueued'
+  | 'classPause'
+  | 'classResume'
+  | 'classControlList'
+  | 'jobInsert'
+  | 'jobGet'
 >;
 
 export interface DashboardOptions extends Access {
@@ -151,19 +161,13 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
 
   app.post('/jobs/:id/retry', async (c) => {
     const id = parseJobId(c.req.param('id'));
-    const outcome = await actions.jobRetry({ id, actor: actor(c) });
-    if (outcome === 'not_found') return refuse(c, 404, `job ${id} not found`);
-    if (outcome === 'not_failed')
-      return refuse(c, 409, `job ${id} is ${await statusOf(data, id)}, not FAILED: only FAILED jobs can be retried`);
+    await retryJob(actions, id, actor(c));
     return c.redirect(`/jobs/${id}?done=retried`, 303);
   });
 
   app.post('/jobs/:id/cancel', async (c) => {
     const id = parseJobId(c.req.param('id'));
-    const outcome = await actions.jobCancel({ id, actor: actor(c) });
-    if (outcome === 'not_found') return refuse(c, 404, `job ${id} not found`);
-    if (outcome === 'terminal')
-      return refuse(c, 409, `job ${id} already ended ${await statusOf(data, id)}: there is nothing to cancel`);
+    const { outcome } = await cancelJob(actions, id, actor(c));
     return c.redirect(`/jobs/${id}?done=${outcome}`, 303);
   });
 
@@ -186,7 +190,7 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
   app.post('/retry-failed', async (c) => {
     const field = await formField(c);
     const filter = parseRetryFilter(field);
-    const count = await actions.jobRetryFailed({ ...filter, ...parseBulkBounds(field), actor: actor(c) });
+    const { count } = await retryFailed(actions, { status: 'FAILED', ...filter, ...parseBulkBounds(field) }, actor(c));
     return render(c, bulkDonePage(frame(c, 'Retried', 'jobs'), { kind: 'retry', filter }, count));
   });
 
@@ -215,14 +219,14 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
 
   app.post('/classes/:class/pause', async (c) => {
     const jobClass = parseClassName(c.req.param('class'));
-    const outcome = await actions.classPause({ class: jobClass, actor: actor(c) });
+    const { outcome } = await pauseClass(actions, jobClass, actor(c));
     if (outcome === 'already_paused') return refuse(c, 409, `class ${jobClass} is already paused`);
     return c.redirect('/', 303);
   });
 
   app.post('/classes/:class/resume', async (c) => {
     const jobClass = parseClassName(c.req.param('class'));
-    const outcome = await actions.classResume({ class: jobClass, actor: actor(c) });
+    const { outcome } = await resumeClass(actions, jobClass, actor(c));
     if (outcome === 'not_paused') return refuse(c, 409, `class ${jobClass} is not paused`);
     return c.redirect('/', 303);
   });
@@ -260,6 +264,8 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
 
   app.onError((error, c) => {
     if (error instanceof BadParameter) return refuse(c, 400, error.message);
+    if (error instanceof NotFoundError) return refuse(c, 404, error.message);
+    if (error instanceof JobStateError) return refuse(c, 409, error.message);
     logger.error(`dashboard: ${c.req.method} ${c.req.path} failed`, {
       event: 'DASHBOARD_ERROR',
       err: error,
@@ -270,8 +276,4 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
   });
 
   return app;
-}
-
-async function statusOf(data: DashboardData, id: number): Promise<string> {
-  return (await data.job(id))?.job.status ?? 'gone';
 }

@@ -7,7 +7,7 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
-import { scheduleViews, schedulesOf, type ScheduleView } from '../queue/schedules.js';
+import { schedulesReport, type ScheduleView } from '../queue/schedules.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
 import { collectQueues, type QueueView } from '../reports/queue-age.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
@@ -219,7 +219,7 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
       return scope(await store.jobList({ class: jobClass, status: 'QUEUED', limit: 1 }), queued);
     },
     async schedules() {
-      return scheduleViews(schedulesOf(options.classes ?? []), await store.scheduleList(), options.now());
+      return (await schedulesReport(store, { classes: options.classes ?? [] }, options.now())).schedules;
     },
   };
 }

@@ -37,9 +37,7 @@ export function prepareJob(
   clock: Clock,
   limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS,
 ): NewJob {
-  if (typeof request.class !== 'string' || request.class.trim() === '') {
-    throw new InvalidInputError('CLASS', 'class must be a non-empty string');
-  }
+  checkClassName(request.class);
   const payload = serialisePayload(request.payload ?? null, limits.payloadLimitBytes);
   const priority = request.priority ?? DEFAULT_PRIORITY;
   if (!Number.isSafeInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
@@ -68,6 +66,12 @@ export function prepareJob(
     maxRetriesFromClass: ownMaxRetries === undefined,
     idempotencyKey: request.key ?? null,
   };
+}
+
+/** A class name, as enqueue and the class controls take it. */
+export function checkClassName(name: string): void {
+  if (typeof name !== 'string' || name.trim() === '')
+    throw new InvalidInputError('CLASS', 'class must be a non-empty string');
 }
 
 function runAtOf(request: EnqueueRequest, clock: Clock): number {

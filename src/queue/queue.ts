@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../clock.js';
+import type { LeaseholdConfig } from '../config/schema.js';
 import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
 import type {
@@ -9,12 +10,29 @@ import type {
   JobListFilter,
   JobRow,
   NewJob,
+  MaintenanceStore,
+  OperatorStore,
   ProducerStore,
   Store,
 } from '../store/types.js';
+import { statsReport, type StatsReport, type StatsRequest } from '../reports/stats.js';
+import type { SchedulerStore } from '../store/schedules.js';
+import {
+  cancelJob,
+  pauseClass,
+  resumeClass,
+  retryFailed,
+  retryJob,
+  type CancelResult,
+  type PauseResult,
+  type ResumeResult,
+  type RetryFailedFilter,
+  type RetryResult,
+} from './controls.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
 import type { EnqueueRequestOf, JobClass, PayloadOf, ResultOf } from './typed-jobs.js';
+import { schedulesReport, type SchedulesReport } from './schedules.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
@@ -153,6 +171,75 @@ export class Queue<S extends ProducerStore = Store> {
 
   async close(): Promise<void> {
     await this.store.close();
+  }
+
+  // The controls below are `leasehold cancel/retry/pause/resume/stats/schedules` (src/queue/controls.ts), recorded
+  // with this Queue's actor; they need the operator's role of the store, which openQueue's store has.
+
+  /**
+   * Cancel a job: a QUEUED one at once (CANCELLED); a CLAIMED or RUNNING one
+   * is marked, and its worker aborts it at its next heartbeat
+   * (`cancel_requested`). Cancelling again is no error (`already_requested`,
+   * `already_cancelled`). Throws NotFoundError when there is no such job, and
+   * JobStateError (`INVALID_INPUT:NOT_CANCELLABLE`) when it already ended
+   * SUCCEEDED or FAILED.
+   */
+  async cancel(this: Queue<OperatorStore>, id: number): Promise<CancelResult> {
+    return cancelJob(this.store, id, this.actor);
+  }
+
+  /**
+   * `retry(id)`: a FAILED job runs once more, now, with one more attempt
+   * allowed. Throws NotFoundError when there is no such job, and
+   * JobStateError (`INVALID_INPUT:NOT_FAILED`) when it is not FAILED.
+   *
+   * `retry({ status: 'FAILED', class, errorCode, throughId, limit })`: every
+   * FAILED job of the filter (all optional but `status`; `throughId` and
+   * `limit` bound it to jobs up to that id and to that many), in batches;
+   * resolves to how many were queued, 0 when none match.
+   */
+  retry(this: Queue<OperatorStore>, id: number): Promise<RetryResult>;
+  retry(this: Queue<OperatorStore>, filter: RetryFailedFilter): Promise<{ count: number }>;
+  async retry(
+    this: Queue<OperatorStore>,
+    target: number | RetryFailedFilter,
+  ): Promise<RetryResult | { count: number }> {
+    return typeof target === 'number'
+      ? retryJob(this.store, target, this.actor)
+      : retryFailed(this.store, target, this.actor);
+  }
+
+  /**
+   * No job of the class starts, on any host, until it is resumed; jobs
+   * running go on. Pausing a paused class is no error (`already_paused`). A
+   * class no supervisor has served goes through the `unknownClass` rule, as
+   * an enqueue does.
+   */
+  async pause(this: Queue<OperatorStore>, jobClass: string): Promise<PauseResult> {
+    return pauseClass(this.store, jobClass, this.actor, (name) => this.unknownClass.check([name]));
+  }
+
+  /** Let a paused class's jobs start again; a class that is not paused: `not_paused`, nothing written. */
+  async resume(this: Queue<OperatorStore>, jobClass: string): Promise<ResumeResult> {
+    return resumeClass(this.store, jobClass, this.actor);
+  }
+
+  /**
+   * The object `leasehold stats --json` prints. `config` (a loaded
+   * queue.yaml) gives the retention policy and the classes whose queues and
+   * rate limits show, as `--config` does. Throws InvalidInputError for a
+   * `windowMs` or `limit` out of range.
+   */
+  async stats(this: Queue<OperatorStore & MaintenanceStore>, request: StatsRequest = {}): Promise<StatsReport> {
+    return statsReport(this.store, this.clock.now(), request);
+  }
+
+  /** The object `leasehold schedules --json` prints: the config's schedules, their next and last runs. */
+  async schedules(
+    this: Queue<ProducerStore & Pick<SchedulerStore, 'scheduleList'>>,
+    config: Pick<LeaseholdConfig, 'classes'>,
+  ): Promise<SchedulesReport> {
+    return schedulesReport(this.store, config, this.clock.now());
   }
 }
 

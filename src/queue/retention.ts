@@ -9,8 +9,14 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdConfig } from '../config/schema.js';
 import { TERMINAL_STATUSES, type MaintenanceStore, type TerminalStatus } from '../store/types.js';
+import { DEFAULT_RETENTION } from './limits.js';
 
 export type RetentionPolicy = LeaseholdConfig['retention'];
+
+/** The config's policy; without a config, the defaults. */
+export function retentionPolicy(config: Pick<LeaseholdConfig, 'retention'> | undefined): RetentionPolicy {
+  return config?.retention ?? DEFAULT_RETENTION;
+}
 
 const DAY_MS = 86_400_000;
 /** Between two full batches, rest at most this long (see `rest`). */

@@ -6,7 +6,7 @@
  */
 import type { Cron } from 'croner';
 import type { Clock } from '../clock.js';
-import type { CatchUpMode, ClassConfig, ScheduleConfig } from '../config/schema.js';
+import type { CatchUpMode, ClassConfig, LeaseholdConfig, ScheduleConfig } from '../config/schema.js';
 import type { ScheduleRow, SchedulerStore } from '../store/schedules.js';
 import type { InsertedJob, ProducerStore } from '../store/types.js';
 import { cronOf } from './cron.js';
@@ -201,6 +201,21 @@ export function scheduleViews(
       checked_through: row?.checked_through ?? null,
     };
   });
+}
+
+/** What `leasehold schedules --json` prints and `Queue.schedules()` returns. */
+export interface SchedulesReport {
+  now: number;
+  schedules: ScheduleView[];
+}
+
+/** The config's schedules, each with its next run at `now` and its last run as the database knows it. */
+export async function schedulesReport(
+  store: Pick<SchedulerStore, 'scheduleList'>,
+  config: Pick<LeaseholdConfig, 'classes'>,
+  now: number,
+): Promise<SchedulesReport> {
+  return { now, schedules: scheduleViews(schedulesOf(config.classes), await store.scheduleList(), now) };
 }
 
 /**

@@ -2,9 +2,10 @@
  * The operator's five questions, answered from the data (`leasehold stats`).
  * Pure composition of Store reads; the times are computed against one `now`.
  */
-import type { ClassConfig } from '../config/schema.js';
+import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
+import { InvalidInputError } from '../errors.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../queue/class-controls.js';
-import { retentionPlan, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
+import { retentionPlan, retentionPolicy, type PruneLine, type RetentionPolicy } from '../queue/retention.js';
 import { collectCost, type CostReport } from './cost.js';
 import { byName } from './format.js';
 import { collectQueues, type QueueView } from './queue-age.js';
@@ -24,6 +25,7 @@ import {
 
 export const DEFAULT_STATS_WINDOW_MS = 24 * 3_600_000;
 export const DEFAULT_STATS_LIMIT = 10;
+export const MAX_STATS_LIMIT = 1_000;
 
 export type StatusCounts = Record<JobStatus, number> & { total: number };
 
@@ -108,6 +110,30 @@ export interface StatsOptions {
   limit?: number;
   /** The config's classes: their rate limits are reported. */
   classes?: readonly ClassConfig[];
+}
+
+/** What `leasehold stats` and `Queue.stats()` ask for. */
+export interface StatsRequest {
+  /** The config: its retention policy (default: the defaults), and its classes' queues and rate limits. */
+  config?: Pick<LeaseholdConfig, 'classes' | 'retention'>;
+  /** The window of `retries` and `errors`, above 0 (default 24 hours). */
+  windowMs?: number;
+  /** Rows of in_flight, of error codes and of the costliest jobs: 1 to MAX_STATS_LIMIT (default 10). */
+  limit?: number;
+}
+
+/** The stats report of `stats --json`, the dashboard's figures aside: checks the request, then collects. */
+export async function statsReport(
+  store: OperatorStore & MaintenanceStore,
+  now: number,
+  request: StatsRequest = {},
+): Promise<StatsReport> {
+  const { config, windowMs, limit } = request;
+  if (windowMs !== undefined && !(Number.isFinite(windowMs) && windowMs > 0))
+    throw new InvalidInputError('WINDOW', `windowMs must be a number > 0, got ${String(windowMs)}`);
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_STATS_LIMIT))
+    throw new InvalidInputError('LIMIT', `limit must be an integer from 1 to ${MAX_STATS_LIMIT}, got ${String(limit)}`);
+  return collectStats(store, { now, retention: retentionPolicy(config), windowMs, limit, classes: config?.classes });
 }
 
 /**

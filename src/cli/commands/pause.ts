@@ -1,6 +1,5 @@
 /** `leasehold pause <class>` / `resume <class>`: a paused class claims nothing, on every host, until it is resumed. */
-import { pausedClasses } from '../../queue/class-controls.js';
-import type { OperatorStore } from '../../store/types.js';
+import { isPaused, pauseClass, resumeClass } from '../../queue/controls.js';
 import {
   classConfig,
   CLI_ACTOR,
@@ -48,25 +47,17 @@ function defineClassCommand(spec: {
   });
 }
 
-async function isPaused(store: OperatorStore, name: string): Promise<boolean> {
-  return (await pausedClasses(store)).some((row) => row.class === name);
-}
-
 export const pauseCommand = defineClassCommand({
   command: 'pause',
   describe: 'stop claiming jobs of a class on every host (running jobs finish); stored in the database',
   acceptPaused: false,
   run: async (jobClass, { store, json, clock }) => {
-    const outcome = await store.classPause({ class: jobClass, actor: CLI_ACTOR });
-    const pause = (await pausedClasses(store)).find((row) => row.class === jobClass);
-    const since = `since ${formatWhen(pause?.paused_at, clock.now())}, by ${pause?.paused_by ?? '-'}`;
-    output(
-      json,
-      { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null },
-      () =>
-        outcome === 'paused'
-          ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)`
-          : `class ${jobClass} was already paused (${since})`,
+    const result = await pauseClass(store, jobClass, CLI_ACTOR);
+    const since = `since ${formatWhen(result.paused_at, clock.now())}, by ${result.paused_by ?? '-'}`;
+    output(json, result, () =>
+      result.outcome === 'paused'
+        ? `class ${jobClass} paused: no job of it starts until \`resume ${jobClass}\` (running jobs finish)`
+        : `class ${jobClass} was already paused (${since})`,
     );
   },
 });
@@ -76,9 +67,9 @@ export const resumeCommand = defineClassCommand({
   describe: 'let a paused class claim jobs again',
   acceptPaused: true,
   run: async (jobClass, { store, json }) => {
-    const outcome = await store.classResume({ class: jobClass, actor: CLI_ACTOR });
-    output(json, { class: jobClass, outcome }, () =>
-      outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`,
+    const result = await resumeClass(store, jobClass, CLI_ACTOR);
+    output(json, result, () =>
+      result.outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`,
     );
   },
 });

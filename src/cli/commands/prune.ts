@@ -1,6 +1,6 @@
 /** `leasehold prune [--dry-run]`: the retention policy, once, as the supervisor runs it. */
-import { pruneFinishedJobs, type PruneReport } from '../../queue/retention.js';
-import { defineCommand, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { pruneFinishedJobs, retentionPolicy, type PruneReport } from '../../queue/retention.js';
+import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatDuration, formatTime, table } from '../format.js';
 
 interface PruneArgs extends GlobalArgs {

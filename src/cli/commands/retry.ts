@@ -1,5 +1,6 @@
 /** `leasehold retry <id>` or `retry --status FAILED [--class C] [--error-code E]`: FAILED jobs run once more, now. */
-import { InvalidInputError, NotFoundError } from '../../errors.js';
+import { InvalidInputError } from '../../errors.js';
+import { checkRetryFilter, retryFailed, retryJob } from '../../queue/controls.js';
 import {
   checkClassOption,
   CLI_ACTOR,
@@ -19,6 +20,7 @@ interface RetryArgs extends GlobalArgs {
 }
 
 const USAGE = 'give a job id, or --status FAILED [--class C] [--error-code E]';
+const FLAGS = { status: '--status', class: '--class', errorCode: '--error-code' };
 
 export const retryCommand = defineCommand<RetryArgs>({
   command: 'retry [id]',
@@ -35,35 +37,21 @@ export const retryCommand = defineCommand<RetryArgs>({
         throw new InvalidInputError('USAGE', `${USAGE}, not both`);
       const id = parseId(args.id);
       await withExistingStore(args, async ({ store }) => {
-        const outcome = await store.jobRetry({ id, actor: CLI_ACTOR });
-        if (outcome === 'not_found') throw new NotFoundError(`job ${id}`);
-        if (outcome === 'not_failed') {
-          const status = (await store.jobGet({ id }))?.status;
-          throw new InvalidInputError(
-            'NOT_FAILED',
-            `job ${id} is ${status}, not FAILED: only FAILED jobs can be retried`,
-          );
-        }
-        output(args.json, { id, outcome }, () => `job ${id} queued to run again`);
+        output(args.json, await retryJob(store, id, CLI_ACTOR), () => `job ${id} queued to run again`);
       });
       return;
     }
     if (args.status === undefined) throw new InvalidInputError('USAGE', USAGE);
-    if (args.status.toUpperCase() !== 'FAILED')
-      throw new InvalidInputError(
-        'STATUS',
-        `only FAILED jobs can be retried: --status must be FAILED, got ${JSON.stringify(args.status)}`,
-      );
-    if (args.errorCode !== undefined && args.errorCode.trim() === '')
-      throw new InvalidInputError('ERROR_CODE', '--error-code must not be empty');
+    const filter = { status: args.status, class: args.class, errorCode: args.errorCode };
+    checkRetryFilter(filter, FLAGS);
     await withExistingStore(args, async (ctx) => {
       await checkClassOption(args.class, ctx);
-      const count = await ctx.store.jobRetryFailed({ class: args.class, errorCode: args.errorCode, actor: CLI_ACTOR });
+      const result = await retryFailed(ctx.store, filter, CLI_ACTOR);
       const of = [
         args.class === undefined ? '' : ` of class ${args.class}`,
         args.errorCode === undefined ? '' : ` with error code ${args.errorCode}`,
       ].join('');
-      output(args.json, { count }, () => `${count} FAILED job(s)${of} queued to run again`);
+      output(args.json, result, () => `${result.count} FAILED job(s)${of} queued to run again`);
     });
   },
 });

@@ -1,6 +1,6 @@
 /** `leasehold schedules`: each cron schedule of the config, its next run (computed) and its last run (from the database). */
 import { InvalidInputError } from '../../errors.js';
-import { scheduleViews, schedulesOf } from '../../queue/schedules.js';
+import { schedulesReport } from '../../queue/schedules.js';
 import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatWhen, table } from '../format.js';
 
@@ -13,9 +13,9 @@ export const schedulesCommand = defineCommand<GlobalArgs>({
       throw new InvalidInputError('USAGE', 'schedules needs --config queue.yaml (the schedules are defined there)');
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
-      const now = clock.now();
-      const schedules = scheduleViews(schedulesOf(target.config?.classes ?? []), await store.scheduleList(), now);
-      output(args.json, { now, schedules }, () =>
+      const report = await schedulesReport(store, { classes: target.config?.classes ?? [] }, clock.now());
+      const { now, schedules } = report;
+      output(args.json, report, () =>
         table(
           ['class', 'name', 'cron', 'timezone', 'catch_up', 'next run', 'last run', 'last job'],
           schedules.map((s) => [

@@ -1,9 +1,15 @@
 /** `leasehold stats`: the five operator questions, plus throughput. */
-import { collectStats, DEFAULT_STATS_LIMIT, type RateLimitView, type StatsReport } from '../../reports/stats.js';
+import {
+  DEFAULT_STATS_LIMIT,
+  MAX_STATS_LIMIT,
+  statsReport,
+  type RateLimitView,
+  type StatsReport,
+} from '../../reports/stats.js';
 import type { CostReport } from '../../reports/cost.js';
 import type { AttemptCostRow, ClassCost } from '../../store/types.js';
 import { JOB_STATUSES } from '../../store/types.js';
-import { defineCommand, output, resolveTarget, retentionPolicy, withStore, type GlobalArgs } from '../context.js';
+import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 import { formatAgo, formatBytes, formatCpu, formatDuration, formatTime, formatWhen, table } from '../format.js';
 
@@ -24,19 +30,17 @@ export const statsCommand = defineCommand<StatsArgs>({
     ),
     limit: numberOption(
       'limit',
-      { integer: true, min: 1, max: 1_000 },
+      { integer: true, min: 1, max: MAX_STATS_LIMIT },
       { default: DEFAULT_STATS_LIMIT, describe: 'rows of in-flight jobs, of error codes and of the costliest jobs' },
     ),
   },
   run: async (args) => {
     const target = await resolveTarget(args);
     await withStore(target, args, { create: false }, async ({ store, clock }) => {
-      const report = await collectStats(store, {
-        now: clock.now(),
-        retention: retentionPolicy(target.config),
+      const report = await statsReport(store, clock.now(), {
+        config: target.config,
         windowMs: args.hours * 3_600_000,
         limit: args.limit,
-        classes: target.config?.classes,
       });
       output(args.json, report, () => statsText(report));
     });

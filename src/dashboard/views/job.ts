@@ -13,6 +13,7 @@ export const DONE_NOTICES = {
   cancelled: 'Cancelled.',
   cancel_requested: 'Cancel requested: its worker aborts it at the next heartbeat.',
   already_requested: 'Cancel was already requested.',
+  already_cancelled: 'It was already cancelled.',
   enqueued: 'Enqueued by hand from its schedule.',
 } as const;
 export type DoneNotice = keyof typeof DONE_NOTICES;
