@@ -16,6 +16,8 @@ export const FULL = {
   enqueueCliSingle: 50,
   enqueueLibrarySingle: 5_000,
   enqueueBulk: 20_000,
+  /** Section 4b (issue 41): per arm, `single` enqueues and `batches` enqueueMany of `batch`; ratios over `rounds`. */
+  enqueueTx: { single: 10_000, batches: 20, batch: 1_000, rounds: 3 },
   latencyJobs: 1_000,
   latencyGapMs: [5, 30] as [number, number],
   idleWindowSeconds: 20,
@@ -63,6 +65,7 @@ export const QUICK: Sizes = {
   enqueueCliSingle: 3,
   enqueueLibrarySingle: 100,
   enqueueBulk: 1_000,
+  enqueueTx: { single: 200, batches: 2, batch: 100, rounds: 1 },
   latencyJobs: 50,
   idleWindowSeconds: 3,
   recoveryKills: 3,
