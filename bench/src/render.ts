@@ -88,9 +88,9 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ),
   ],
   'enqueue-tx': (e) => [
-    `4b. enqueue inside the application's transaction (issue 41) next to today's enqueue, in ${e.rounds} round(s), each arm on a fresh queue (jobs/s)`,
+    `4b. enqueue inside the application's transaction (issue 41) next to today's enqueue, ${e.runs} run(s), the two arms of a pair on fresh queues side by side, taking turns in ${e.blocks} blocks (jobs/s)`,
     table(
-      ['driver', 'how', 'jobs', 'plain', "in the application's transaction", 'in tx / plain (within a round)'],
+      ['driver', 'how', 'jobs', 'plain', "in the application's transaction", 'in tx / plain (within a run)'],
       e.drivers.flatMap((d) => [
         [
           d.driver,

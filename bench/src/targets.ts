@@ -96,7 +96,7 @@ export function checkTargets(report: BenchReport): Target[] {
   for (const driver of ['sqlite', 'postgres'] as const) {
     const d = tx?.drivers.find((x) => x.driver === driver);
     const name = driver === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-    const within = `in tx / plain within a round >= ${TX_TARGET_RATIO}: "no more than", with ${Math.round((1 - TX_TARGET_RATIO) * 100)}% for noise`;
+    const within = `in tx / plain within a run >= ${TX_TARGET_RATIO}: "no more than", with ${Math.round((1 - TX_TARGET_RATIO) * 100)}% for noise`;
     add(
       `41-tx-single-${driver}`,
       `${name}: enqueue in the application's transaction, ${d?.single.jobs ?? 10_000} singles: ${within}`,
