@@ -19,6 +19,7 @@ import type { BenchContext } from './context.js';
 import { FULL, QUICK } from './context.js';
 import { runDepth } from './depth.js';
 import { runEnqueue } from './enqueue.js';
+import { runEnqueueTx } from './enqueue-tx.js';
 import { runHeadOfLine } from './head-of-line.js';
 import { runLatency, runPgLatency } from './latency.js';
 import { loadAverages, machineInfo, packageVersion, sourceInfo } from './machine.js';
@@ -72,6 +73,7 @@ const RUNNERS: SectionRunner[] = [
       ),
   },
   single('enqueue', runEnqueue),
+  single('enqueue-tx', runEnqueueTx),
   single('latency', runLatency),
   single('recovery', runRecovery),
   single('depth', runDepth),
@@ -179,7 +181,9 @@ const report: BenchReport = {
     jobs: ctx.sizes.jobs,
     claim_batch: claimBatch,
     processes: ctx.sizes.processes,
-    postgres: (['pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) => wanted.has(name))
+    postgres: (['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) =>
+      wanted.has(name),
+    )
       ? redactDatabase(pgUrl)
       : null,
   },

@@ -16,6 +16,11 @@ export const FULL = {
   enqueueCliSingle: 50,
   enqueueLibrarySingle: 5_000,
   enqueueBulk: 20_000,
+  /**
+   * Section 4b (issue 41): per run and arm, `single` enqueues or `batches` enqueueMany of `batch`, the two arms
+   * of a pair taking turns in `blocks` blocks.
+   */
+  enqueueTx: { single: 10_000, batches: 20, batch: 1_000, runs: 3, blocks: 10 },
   latencyJobs: 1_000,
   latencyGapMs: [5, 30] as [number, number],
   idleWindowSeconds: 20,
@@ -63,6 +68,7 @@ export const QUICK: Sizes = {
   enqueueCliSingle: 3,
   enqueueLibrarySingle: 100,
   enqueueBulk: 1_000,
+  enqueueTx: { single: 200, batches: 2, batch: 100, runs: 1, blocks: 2 },
   latencyJobs: 50,
   idleWindowSeconds: 3,
   recoveryKills: 3,

@@ -87,6 +87,30 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ],
     ),
   ],
+  'enqueue-tx': (e) => [
+    `4b. enqueue inside the application's transaction (issue 41) next to today's enqueue, ${e.runs} run(s), the two arms of a pair on fresh queues side by side, taking turns in ${e.blocks} blocks (jobs/s)`,
+    table(
+      ['driver', 'how', 'jobs', 'plain', "in the application's transaction", 'in tx / plain (within a run)'],
+      e.drivers.flatMap((d) => [
+        [
+          d.driver,
+          'enqueue, one at a time',
+          String(d.single.jobs),
+          stat(d.single.plain.jobs_per_sec),
+          stat(d.single.in_tx.jobs_per_sec),
+          stat(d.single.in_tx_over_plain),
+        ],
+        [
+          d.driver,
+          `enqueueMany of ${d.bulk.batch}`,
+          `${d.bulk.batches} × ${d.bulk.batch}`,
+          stat(d.bulk.plain.jobs_per_sec),
+          stat(d.bulk.in_tx.jobs_per_sec),
+          stat(d.bulk.in_tx_over_plain),
+        ],
+      ]),
+    ),
+  ],
   latency: (l) => [`5. enqueue-to-start latency on ${latencyHeading(l)}`, latencyTable(l)],
   recovery: (r) => [
     `6. recovery after SIGKILL of a child mid-job, ${r.kills_per_run} kills per run; ${r.config} (ms)`,
@@ -262,7 +286,7 @@ export function renderTable(report: BenchReport): string {
       out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 1, 5-7, 11-15, 30 and 32)');
+    out.push('targets (issues 1, 5-7, 11-15, 30, 32 and 41)');
     out.push(
       table(
         ['target', 'value', 'met'],

@@ -4,6 +4,7 @@ import type { CliSection } from './cli.js';
 import type { ConcurrencySection } from './concurrency.js';
 import type { DepthSection } from './depth.js';
 import type { EnqueueSection } from './enqueue.js';
+import type { EnqueueTxSection } from './enqueue-tx.js';
 import type { HeadOfLineSection } from './head-of-line.js';
 import type { LatencySection, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
@@ -21,6 +22,7 @@ export const SECTIONS = [
   'raw',
   'bullmq',
   'enqueue',
+  'enqueue-tx',
   'latency',
   'recovery',
   'depth',
@@ -61,6 +63,7 @@ export interface BenchReport {
   sections: ComparisonSections &
     PgComparisonSections & {
       enqueue?: EnqueueSection;
+      'enqueue-tx'?: EnqueueTxSection;
       latency?: LatencySection;
       recovery?: RecoverySection;
       depth?: DepthSection;

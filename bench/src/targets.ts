@@ -1,8 +1,9 @@
-/** The targets of issues 1, 5-7, 11-15, 30 and 32, checked against the JSON document: each a value and whether it is met. */
+/** The targets of issues 1, 5-7, 11-15, 30, 32 and 41, checked against the JSON document: each a value and whether it is met. */
 import { slowestMedian } from './big-store.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand } from './cli.js';
 import type { Stat } from './common.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
+import { TX_TARGET_RATIO } from './enqueue-tx.js';
 import type { GraphileMode } from './graphile.js';
 import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
@@ -91,6 +92,24 @@ export function checkTargets(report: BenchReport): Target[] {
     findRatio(s.raw?.ratios, 2, batch)?.median,
     (v) => v >= 0.5,
   );
+  const tx = s['enqueue-tx'];
+  for (const driver of ['sqlite', 'postgres'] as const) {
+    const d = tx?.drivers.find((x) => x.driver === driver);
+    const name = driver === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+    const within = `in tx / plain within a run >= ${TX_TARGET_RATIO}: "no more than", with ${Math.round((1 - TX_TARGET_RATIO) * 100)}% for noise`;
+    add(
+      `41-tx-single-${driver}`,
+      `${name}: enqueue in the application's transaction, ${d?.single.jobs ?? 10_000} singles: ${within}`,
+      d?.single.in_tx_over_plain.median,
+      (v) => v >= TX_TARGET_RATIO,
+    );
+    add(
+      `41-tx-bulk-${driver}`,
+      `${name}: enqueueMany of ${d?.bulk.batch ?? 1_000} in the application's transaction: ${within}`,
+      d?.bulk.in_tx_over_plain.median,
+      (v) => v >= TX_TARGET_RATIO,
+    );
+  }
   add('5-p50', 'enqueue-to-start p50 <= 5 ms (default config)', s.latency?.start_latency_ms.p50.median, (v) => v <= 5);
   add(
     '5-p99',

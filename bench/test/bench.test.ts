@@ -78,7 +78,7 @@ describe('npm run bench -- --quick', () => {
     });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30 and 32)');
+    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30, 32 and 41)');
     expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -148,6 +148,10 @@ describe('npm run bench -- --quick', () => {
       '32-pg-graphile-local',
       '32-reads',
       '32-store',
+      '41-tx-bulk-postgres',
+      '41-tx-bulk-sqlite',
+      '41-tx-single-postgres',
+      '41-tx-single-sqlite',
       '5-p50',
       '5-p99',
       '6-p50',
