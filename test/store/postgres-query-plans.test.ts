@@ -147,7 +147,6 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ],
     // requeue, finish badly, release: three rows by key, the attempts by key, the timeline rows in order
     ['settle: the other outcomes of a batch', LEASE_SQL.outcomes, OUTCOMES, null, true],
-    ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
     ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20, 40_000], 'jobs_class_status', true],
     ['list by class', JOB_SQL.listByClass, ['sms', 20, 40_000], 'jobs_class_status', true],

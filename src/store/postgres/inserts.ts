@@ -1,79 +1,74 @@
+import pg from 'pg';
 import { maxRetriesFromClass } from '../policy.js';
+import { EVENTS } from '../timeline.js';
 import type { InsertedJob, NewJob } from '../types.js';
-import { first, rows, type Db } from './connection.js';
-import { JOB_SQL } from './sql/jobs.js';
+import { rows, type Db, type Statement } from './connection.js';
 
 /** Bulk inserts go in chunks: bounded statements, whatever the batch. */
 const INSERT_CHUNK_JOBS = 500;
 const INSERT_CHUNK_BYTES = 8 * 1024 * 1024;
 
-/** Inside a transaction: insert jobs in order, in bulk where no idempotency key is given; returns them in the same order. */
-export async function insertJobs(db: Db, jobs: NewJob[], now: number): Promise<InsertedJob[]> {
+interface InsertRow {
+  out_id: number | null;
+  out_created: boolean | null;
+  out_sqlstate: string | null;
+  out_message: string | null;
+}
+
+/**
+ * Insert the jobs in order (or find the holders of their keys), record each
+ * new one's ENQUEUED event and wake its class's workers at commit: one call
+ * of leasehold_insert_jobs_guarded per chunk. A failure inside it comes back
+ * as a row, the call's own writes undone; it is thrown here as the server's
+ * error, so a deadlock is still retried by the transaction around.
+ */
+export async function insertAnnounced(
+  db: Db,
+  statement: Statement,
+  jobs: NewJob[],
+  actor: string,
+  now: number,
+): Promise<InsertedJob[]> {
   const inserted: InsertedJob[] = [];
   for (const chunk of insertChunks(jobs)) {
-    inserted.push(
-      ...(chunk.keyed ? [await insertKeyed(db, chunk.jobs[0]!, now)] : await insertUnkeyed(db, chunk.jobs, now)),
-    );
+    const planned = chunk.map((job) => EVENTS.enqueued(0, job, now, actor));
+    const column = <K extends keyof NewJob>(key: K) => chunk.map((job) => job[key]);
+    const result = await rows<InsertRow>(db, statement, [
+      now,
+      actor,
+      planned[0]!.event,
+      column('class'),
+      column('priority'),
+      column('payload'),
+      column('runAt'),
+      column('maxRetries'),
+      chunk.map(maxRetriesFromClass),
+      column('idempotencyKey'),
+      planned.map((event) => event.detail),
+    ]);
+    const failure = result[0];
+    if (failure?.out_sqlstate != null) throw serverError(failure.out_sqlstate, failure.out_message ?? '');
+    inserted.push(...result.map((row) => ({ id: row.out_id!, created: row.out_created! })));
   }
   return inserted;
 }
 
-async function insertUnkeyed(db: Db, jobs: NewJob[], now: number): Promise<InsertedJob[]> {
-  const column = <K extends keyof NewJob>(key: K) => jobs.map((job) => job[key]);
-  const bind = [
-    now,
-    column('class'),
-    column('priority'),
-    column('payload'),
-    column('runAt'),
-    column('maxRetries'),
-    jobs.map(maxRetriesFromClass),
-  ];
-  const ids = (await rows<{ id: number }>(db, JOB_SQL.insertMany, bind)).map((row) => row.id).sort((a, b) => a - b);
-  return ids.map((id) => ({ id, created: true }));
+function serverError(sqlstate: string, message: string): pg.DatabaseError {
+  return Object.assign(new pg.DatabaseError(message, 0, 'error'), { code: sqlstate, severity: 'ERROR' });
 }
 
-/**
- * Insert, or find the job that holds the key already (committed by another
- * producer, who is waited for, or inserted earlier in this batch). A holder
- * deleted between the two statements (retention) frees the key: try again.
- */
-async function insertKeyed(db: Db, job: NewJob, now: number): Promise<InsertedJob> {
-  const bind = [
-    job.class,
-    job.payload,
-    job.priority,
-    job.runAt,
-    job.maxRetries,
-    job.idempotencyKey,
-    now,
-    maxRetriesFromClass(job),
-  ];
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const created = await first<{ id: number }>(db, JOB_SQL.insertKeyed, bind);
-    if (created !== undefined) return { id: created.id, created: true };
-    const existing = await first<{ id: number }>(db, JOB_SQL.findByKey, [job.class, job.idempotencyKey]);
-    if (existing !== undefined) return { id: existing.id, created: false };
-  }
-  throw new Error(`idempotency key of class ${job.class} kept conflicting with a job that then vanished`);
-}
-
-/** Consecutive jobs without a key go in bulk chunks; a keyed job goes alone (it may match an existing one). */
-function* insertChunks(jobs: NewJob[]): Generator<{ keyed: boolean; jobs: NewJob[] }> {
-  let bulk: NewJob[] = [];
+/** Consecutive jobs, at most INSERT_CHUNK_JOBS of them or about INSERT_CHUNK_BYTES of payload. */
+function* insertChunks(jobs: NewJob[]): Generator<NewJob[]> {
+  let chunk: NewJob[] = [];
   let bytes = 0;
   for (const job of jobs) {
-    if (job.idempotencyKey !== null || bulk.length >= INSERT_CHUNK_JOBS || bytes >= INSERT_CHUNK_BYTES) {
-      if (bulk.length > 0) yield { keyed: false, jobs: bulk };
-      bulk = [];
+    if (chunk.length >= INSERT_CHUNK_JOBS || bytes >= INSERT_CHUNK_BYTES) {
+      yield chunk;
+      chunk = [];
       bytes = 0;
     }
-    if (job.idempotencyKey !== null) {
-      yield { keyed: true, jobs: [job] };
-      continue;
-    }
-    bulk.push(job);
+    chunk.push(job);
     bytes += job.payload.length;
   }
-  if (bulk.length > 0) yield { keyed: false, jobs: bulk };
+  if (chunk.length > 0) yield chunk;
 }

@@ -18,18 +18,18 @@ import type {
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inTransaction, rows, type Db } from './connection.js';
-import { insertJobs } from './inserts.js';
+import { insertAnnounced } from './inserts.js';
 import { PostgresReads } from './reads.js';
 import { record } from './settlement.js';
 import { CLASS_SQL } from './sql/classes.js';
-import { JOB_SQL } from './sql/jobs.js';
+import { insertAnnouncedIn, JOB_SQL } from './sql/jobs.js';
 import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
 import { SCHEDULE_SQL } from './sql/schedules.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { rollUp } from './stats-rollup.js';
 import { wrongDriver, type ApplicationClient } from '../within.js';
-import { onApplicationClient } from './within.js';
+import { checkApplicationClient } from './within.js';
 
 /**
  * The PostgreSQL driver's writes that are not about a held job: producers',
@@ -52,14 +52,19 @@ export abstract class PostgresWrites extends PostgresReads {
   // producers and operators
 
   async jobInsert(params: { jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    return this.write((db, now) => this.insertAnnounced(db, params.jobs, params.actor, now));
+    return this.write((db, now) => insertAnnounced(db, JOB_SQL.insertAnnounced, params.jobs, params.actor, now));
   }
 
+  /**
+   * One statement on the application's client: its function runs in a block
+   * of its own (a savepoint) and names the queue's schema, so the
+   * application's transaction stays usable after a failure, and its
+   * search_path does not matter.
+   */
   async jobInsertWithin(params: { tx: ApplicationClient; jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
-    const schema = await this.queueSchema();
-    return onApplicationClient(params.tx, schema, (db) =>
-      this.insertAnnounced(db, params.jobs, params.actor, this.clock.now()),
-    );
+    checkApplicationClient(params.tx);
+    const statement = insertAnnouncedIn(await this.queueSchema());
+    return insertAnnounced(params.tx, statement, params.jobs, params.actor, this.clock.now());
   }
 
   onApplicationDatabase(): never {
@@ -76,21 +81,6 @@ export abstract class PostgresWrites extends PostgresReads {
     return this.resolvedSchema;
   }
 
-  /** Inside a transaction: insert the jobs (or find the holders of their keys), record ENQUEUED, and wake their classes' workers. */
-  private async insertAnnounced(db: Db, jobs: NewJob[], actor: string, now: number): Promise<InsertedJob[]> {
-    const inserted = await insertJobs(db, jobs, now);
-    const created = jobs.flatMap((job, index) => (inserted[index]!.created ? [{ job, id: inserted[index]!.id }] : []));
-    await record(
-      db,
-      created.map(({ job, id }) => EVENTS.enqueued(id, job, now, actor)),
-    );
-    await this.notify(
-      db,
-      created.map(({ job }) => job.class),
-    );
-    return inserted;
-  }
-
   async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
     return this.write(async (db, now): Promise<ScheduleAdvanceResult> => {
       const moved =
@@ -105,7 +95,7 @@ export abstract class PostgresWrites extends PostgresReads {
               params.actor,
             ]);
       if (moved === 0) return { advanced: false };
-      const jobs = await this.insertAnnounced(db, params.jobs, params.actor, now);
+      const jobs = await insertAnnounced(db, JOB_SQL.insertAnnounced, params.jobs, params.actor, now);
       const last = params.jobs.at(-1);
       if (last !== undefined)
         await changes(db, SCHEDULE_SQL.recordRun, [params.class, params.name, last.runAt, jobs.at(-1)!.id]);

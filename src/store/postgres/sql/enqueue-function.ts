@@ -6,6 +6,89 @@ import {
 } from '../../../queue/limits.js';
 import { JOBS_CHANNEL } from './notify.js';
 
+const INSERT_JOBS_PARAMS = `p_now bigint, p_actor text, p_event text, p_classes text[], p_priorities int[],
+  p_payloads text[], p_run_ats bigint[], p_max_retries bigint[], p_from_class int[], p_keys text[], p_details text[]`;
+const INSERT_JOBS_TYPES = 'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]';
+
+/**
+ * Every enqueue's writes, in one call: the library's (its own connection or
+ * the application's), the schedules' and leasehold_enqueue's. Jobs are
+ * inserted in order, in bulk when none has an idempotency key; a keyed job
+ * is inserted, or the job holding its key is returned (created false; a
+ * holder deleted in between, by retention, frees the key: try again). Each
+ * new job gets its event (`p_details`: the detail the library worded, in
+ * the jobs' order), and its class a wake-up, sent when the transaction
+ * commits.
+ */
+const INSERT_JOBS_FUNCTIONS = `
+CREATE FUNCTION leasehold_insert_jobs(${INSERT_JOBS_PARAMS}) RETURNS TABLE (out_id bigint, out_created boolean)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  new_id  bigint;
+  woken   text[] := '{}';
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_keys) AS k WHERE k IS NOT NULL) THEN
+    RETURN QUERY
+    WITH inserted AS (
+      INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class)
+      SELECT j.class, 'QUEUED', j.priority, j.payload, p_now, j.run_at, j.max_retries, j.from_class
+      FROM unnest(p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries, p_from_class)
+        WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, from_class, n)
+      ORDER BY j.n
+      RETURNING jobs.id
+    ), numbered AS (
+      -- ids are drawn in the ORDER BY's order: the n-th smallest is the n-th job
+      SELECT inserted.id, row_number() OVER (ORDER BY inserted.id) AS n FROM inserted
+    ), recorded AS (
+      INSERT INTO job_events (job_id, ts, event, actor, detail)
+      SELECT numbered.id, p_now, p_event, p_actor, d.detail
+      FROM numbered JOIN unnest(p_details) WITH ORDINALITY AS d(detail, n) ON d.n = numbered.n
+    )
+    SELECT numbered.id, true FROM numbered ORDER BY numbered.id;
+    woken := p_classes;
+  ELSE
+    FOR i IN 1 .. coalesce(array_length(p_classes, 1), 0) LOOP
+      new_id := NULL;
+      FOR attempt_no IN 1 .. 3 LOOP
+        INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class)
+          VALUES (p_classes[i], 'QUEUED', p_priorities[i], p_payloads[i], p_now, p_run_ats[i], p_max_retries[i], p_keys[i], p_from_class[i])
+          ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+          RETURNING jobs.id INTO new_id;
+        IF new_id IS NOT NULL THEN
+          INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (new_id, p_now, p_event, p_actor, p_details[i]);
+          woken := woken || p_classes[i];
+          out_id := new_id; out_created := true; RETURN NEXT;
+          EXIT;
+        END IF;
+        SELECT j.id INTO new_id FROM jobs j WHERE j.class = p_classes[i] AND j.idempotency_key = p_keys[i];
+        IF new_id IS NOT NULL THEN
+          out_id := new_id; out_created := false; RETURN NEXT;
+          EXIT;
+        END IF;
+      END LOOP;
+      IF new_id IS NULL THEN
+        RAISE EXCEPTION 'idempotency key of class % kept conflicting with a job that then vanished', p_classes[i];
+      END IF;
+    END LOOP;
+  END IF;
+  PERFORM pg_notify('${JOBS_CHANNEL}', current_schema() || ':' || c) FROM (SELECT DISTINCT unnest(woken) AS c) AS d;
+END
+$fn$;
+-- The same in a block of its own, for a statement on the application's client: a failure rolls back to the
+-- block's start (a savepoint) and comes back as a row, so the application's transaction stays usable.
+CREATE FUNCTION leasehold_insert_jobs_guarded(${INSERT_JOBS_PARAMS})
+  RETURNS TABLE (out_id bigint, out_created boolean, out_sqlstate text, out_message text)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN QUERY SELECT r.out_id, r.out_created, NULL::text, NULL::text
+    FROM leasehold_insert_jobs(p_now, p_actor, p_event, p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries,
+                               p_from_class, p_keys, p_details) AS r;
+EXCEPTION WHEN others THEN
+  RETURN QUERY SELECT NULL::bigint, NULL::boolean, SQLSTATE::text, SQLERRM;
+END
+$fn$;
+`;
+
 /**
  * `leasehold_enqueue(class, payload, options)`: enqueue from plain SQL (a
  * trigger, another language's driver) inside the caller's transaction. It
@@ -16,7 +99,7 @@ import { JOBS_CHANNEL } from './notify.js';
  * Its search_path is pinned to the queue's schema, so the caller's own
  * search_path does not matter. Times are the server's clock.
  */
-export const ENQUEUE_FUNCTION = `
+export const ENQUEUE_FUNCTION = `${INSERT_JOBS_FUNCTIONS}
 CREATE FUNCTION leasehold_enqueue(class text, payload jsonb, options jsonb DEFAULT '{}') RETURNS bigint
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
@@ -31,7 +114,6 @@ DECLARE
   run_at_ms    bigint := now_ms;
   delay        numeric;
   job_key      text;
-  new_id       bigint;
 BEGIN
   IF class IS NULL OR class ~ '^\\s*$' THEN
     RAISE EXCEPTION 'INVALID_INPUT:CLASS: class must be a non-empty string' USING ERRCODE = '22023';
@@ -100,29 +182,15 @@ BEGIN
     END IF;
   END IF;
 
-  -- A key held already returns its job; a holder deleted in between (retention) frees the key: try again.
-  FOR attempt_no IN 1..3 LOOP
-    INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class)
-      VALUES (class, 'QUEUED', prio, body, now_ms, run_at_ms, retries, job_key, from_class)
-      ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-      RETURNING id INTO new_id;
-    IF new_id IS NOT NULL THEN
-      INSERT INTO job_events (job_id, ts, event, actor, detail)
-        VALUES (new_id, now_ms, 'ENQUEUED', 'sql:' || session_user,
-                jsonb_build_object('run_at', run_at_ms, 'priority', prio)::text);
-      PERFORM pg_notify('${JOBS_CHANNEL}', current_schema() || ':' || class);
-      RETURN new_id;
-    END IF;
-    SELECT j.id INTO new_id FROM jobs j WHERE j.class = leasehold_enqueue.class AND j.idempotency_key = job_key;
-    IF new_id IS NOT NULL THEN
-      RETURN new_id;
-    END IF;
-  END LOOP;
-  RAISE EXCEPTION 'idempotency key of class % kept conflicting with a job that then vanished', class;
+  RETURN (SELECT out_id FROM leasehold_insert_jobs(now_ms, 'sql:' || session_user, 'ENQUEUED',
+    ARRAY[class], ARRAY[prio::int], ARRAY[body], ARRAY[run_at_ms], ARRAY[retries::bigint], ARRAY[from_class], ARRAY[job_key],
+    ARRAY[jsonb_build_object('run_at', run_at_ms, 'priority', prio)::text]));
 END
 $fn$;
--- Pinned to the schema it was created in: callers find it there, and it finds its tables whatever their search_path.
+-- Pinned to the schema they were created in: callers find them there, and they find their tables whatever their search_path.
 DO $pin$ BEGIN
   EXECUTE format('ALTER FUNCTION leasehold_enqueue(text, jsonb, jsonb) SET search_path = %I', current_schema());
+  EXECUTE format('ALTER FUNCTION leasehold_insert_jobs(${INSERT_JOBS_TYPES}) SET search_path = %I', current_schema());
+  EXECUTE format('ALTER FUNCTION leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}) SET search_path = %I', current_schema());
 END $pin$;
 `;

@@ -1,4 +1,5 @@
-import { nameAll } from '../connection.js';
+import pg from 'pg';
+import { nameAll, type Statement } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
@@ -7,6 +8,27 @@ import { JOB_STATUSES } from '../../types.js';
  * same rule in TypeScript). Bare column names: for a statement on jobs alone.
  */
 export const RUNS = `attempts - releases`;
+
+/** Every enqueue's writes in one call (sql/enqueue-function.ts), in `schema` when given (a client whose search_path is not the queue's). */
+function insertAnnouncedText(schema: string): string {
+  return `SELECT out_id, out_created, out_sqlstate, out_message FROM ${schema}leasehold_insert_jobs_guarded($1::bigint,
+    $2::text, $3::text, $4::text[], $5::int[], $6::text[], $7::bigint[], $8::bigint[], $9::int[], $10::text[], $11::text[])`;
+}
+
+const insertsIn = new Map<string, Statement>();
+
+/** The enqueue statement naming the queue's schema: one prepared statement per schema on a connection. */
+export function insertAnnouncedIn(schema: string): Statement {
+  let statement = insertsIn.get(schema);
+  if (statement === undefined) {
+    statement = {
+      name: `leasehold.jobs.insertAnnounced@${schema}`,
+      text: insertAnnouncedText(`${pg.escapeIdentifier(schema)}.`),
+    };
+    insertsIn.set(schema, statement);
+  }
+  return statement;
+}
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
@@ -52,23 +74,8 @@ const newestOfEachClass = (filter: string, limit: string, beforeId: string) => `
 
 /** Producer and operator statements on `jobs`. */
 export const JOB_SQL = nameAll('jobs', {
-  /**
-   * (now, classes[], priorities[], payloads[], runAts[], maxRetries[], maxRetriesFromClass[] 0|1) -> the new ids, ascending
-   * in input order (one sequence, rows inserted in ordinality order): jobs without an idempotency key, in bulk.
-   */
-  insertMany: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class)
-    SELECT j.class, 'QUEUED', j.priority, j.payload, $1, j.run_at, j.max_retries, j.max_retries_from_class
-    FROM unnest($2::text[], $3::int[], $4::text[], $5::bigint[], $6::bigint[], $7::int[])
-      WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, max_retries_from_class, n)
-    ORDER BY j.n
-    RETURNING id`,
-  /** (class, payload, priority, runAt, maxRetries, key, now, maxRetriesFromClass 0|1) -> the new id; no row: that key is taken in that class. */
-  insertKeyed: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class)
-    VALUES ($1, 'QUEUED', $3, $2, $7, $4, $5, $6, $8)
-    ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-    RETURNING id`,
-  /** (class, key) -> the job already enqueued under that idempotency key, if any. */
-  findByKey: `SELECT id FROM jobs WHERE class = $1 AND idempotency_key = $2`,
+  /** (now, actor, event, classes[], priorities[], payloads[], runAts[], maxRetries[], fromClass[], keys[], details[]) -> leasehold_insert_jobs_guarded's rows. */
+  insertAnnounced: insertAnnouncedText(''),
   /** (id) -> the row or nothing. */
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
   /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
