@@ -3,16 +3,28 @@
  * back with the application's writes: the types the library accepts, and the
  * refusal each driver gives the other driver's kind.
  */
-import type Database from 'better-sqlite3';
-import type pg from 'pg';
 import { InvalidInputError } from '../errors.js';
 import type { InsertedJob, NewJob } from './data.js';
 
+/*
+ * Both are what leasehold uses of them, written out, so that the package's
+ * types need neither @types/pg nor @types/better-sqlite3 in the application.
+ */
+
 /** A node-postgres `Client` or `PoolClient` on which the application began a transaction. */
-export type ApplicationClient = pg.ClientBase;
+export interface ApplicationClient {
+  query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
+  /** node-postgres 8.12 and later: `I` idle, `T` in a transaction, `E` in a failed one. */
+  getTransactionStatus?(): string | null;
+}
 
 /** The application's better-sqlite3 `Database`, open on the queue's file. */
-export type ApplicationDatabase = Database.Database;
+export interface ApplicationDatabase {
+  readonly name: string;
+  readonly inTransaction: boolean;
+  prepare(source: string): unknown;
+  transaction(fn: (...args: never[]) => unknown): unknown;
+}
 
 /**
  * A producer's writes and reads on the application's Database, synchronous

@@ -64,7 +64,9 @@ export abstract class PostgresWrites extends PostgresReads {
   async jobInsertWithin(params: { tx: ApplicationClient; jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
     checkApplicationClient(params.tx);
     const statement = insertAnnouncedIn(await this.queueSchema());
-    return insertAnnounced(params.tx, statement, params.jobs, params.actor, this.clock.now());
+    // The shape ApplicationClient names is a pg.ClientBase's.
+    const client = params.tx as unknown as pg.ClientBase;
+    return insertAnnounced(client, statement, params.jobs, params.actor, this.clock.now());
   }
 
   onApplicationDatabase(): never {

@@ -27,13 +27,13 @@ export function applicationProducer(queueDb: SqliteDb, tx: ApplicationDatabase, 
     if (!sameFile(queueDb.name, tx.name)) {
       throw new InvalidInputError('TX', `tx is open on ${tx.name}, not on the queue's file ${queueDb.name}`);
     }
-    producer = syncProducer(tx, clock);
+    producer = syncProducer(tx as SqliteDb, clock);
     producers.set(tx, producer);
   }
   return producer;
 }
 
-function syncProducer(db: ApplicationDatabase, clock: Clock): SyncProducer {
+function syncProducer(db: SqliteDb, clock: Clock): SyncProducer {
   const jobs = prepareJobStatements(db);
   const workers = prepareWorkerStatements(db);
   const eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
