@@ -65,7 +65,7 @@ export interface StartOptions {
   /** 'default': leave `sweeper.interval_seconds` out of the config (the schema's default). */
   sweeperIntervalSeconds?: number | 'default';
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
-  /** Deadline for the children to be ready. */
+  /** Deadline for the children to be ready (default 45 s). */
   readyTimeoutMs?: number;
   /** The config's `http:` (port 0: any free port, logged as HTTP_LISTENING; `dashboard`: the web dashboard on it too); none by default. */
   http?: { port: number; host?: string; dashboard?: boolean };
@@ -303,7 +303,8 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     }
   });
 
-  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+  // A deadline, not a wait: under nice beside a chaos run's first burst, three children took over 15 s to be ready.
+  const readyTimeoutMs = options.readyTimeoutMs ?? 45_000;
   for (const spec of options.classes) {
     if (spec.waitReady === false) continue;
     await handle.waitForChildren(spec.name, spec.processes ?? 1, readyTimeoutMs);
