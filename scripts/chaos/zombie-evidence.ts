@@ -9,7 +9,7 @@ import type { Effect } from './effects.js';
  * the zombies' tokens.
  */
 export interface ZombieEvidence {
-  /** Zombies the program resumed after their job was given to another. */
+  /** Zombies the program resumed after their lease was taken back. */
   resumed: number;
   /** Resumed zombies whose handler recorded a write after resuming. */
   wrote: number;

@@ -9,19 +9,25 @@ import { TestClock } from '../helpers/clock.js';
 import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 
 const MINUTE = 60_000;
+/**
+ * Minutes of history, ending a few minutes before `now`: seeding them takes
+ * a minute or more under load, and the page that reads "the last hour" is
+ * opened after; an hour filled to its first minute lost that minute's jobs.
+ */
+const MINUTES = 55;
 const OWNER = 'web-1:4100:a1b2c3/email.0.1';
 
 /** Writes the hour into the database; returns how many jobs succeeded and failed in it. */
 export async function seedHistory(database: string, now: number): Promise<{ succeeded: number; failed: number }> {
-  const clock = new TestClock(now - 59 * MINUTE);
+  const clock = new TestClock(now - (MINUTES + 1) * MINUTE);
   const queue = await openQueue({ database, clock, actor: 'api' });
   const { store } = queue;
   let succeeded = 0;
   let failed = 0;
   try {
-    for (let minute = 0; minute < 59; minute++) {
+    for (let minute = 0; minute < MINUTES; minute++) {
       // A daily shape: busier in the middle of the hour, with a bad patch of upstream errors.
-      const jobs = 4 + Math.round(6 * Math.sin((minute / 59) * Math.PI)) + (minute % 7);
+      const jobs = 4 + Math.round(6 * Math.sin((minute / MINUTES) * Math.PI)) + (minute % 7);
       const failing = minute >= 38 && minute < 46 ? 3 + (minute % 3) : minute % 11 === 0 ? 1 : 0;
       for (let n = 0; n < jobs; n++) {
         const cls = n % 3 === 0 ? 'report' : 'email';
