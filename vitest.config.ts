@@ -14,10 +14,10 @@ import { defineConfig } from 'vitest/config';
  * - exclusive: what stops the shared PostgreSQL server, alone, after every other tier.
  *
  * Every file owns its temp folder, PostgreSQL schema and ports, so files run side by side. `npm test` is unit,
- * store and smoke. `npm run test:all` (CI) runs the chaos tier in a second vitest beside the first five tiers,
- * since a vitest run takes its groups one after another, then the exclusive tier. The five run niced: a chaos
- * run must do its damage (a zombie is a child stopped until its job is given to another, which races the
- * supervisor's kill of a silent child), and the others fill the CPU it leaves.
+ * store and smoke. `npm run test:all` (CI) runs the first five tiers, then the chaos tier alone, then the
+ * exclusive tier. The chaos runs once ran beside the five, niced: as the five grew, the load changed what a
+ * chaos run measures (a zombie is a child stopped until its lease is taken back, which races the supervisor's
+ * kill of a silent child; loaded runs made 0 of 9) and starved the five's own deadlines.
  */
 const FILES_AT_ONCE = 4; // process tests spend most of their time waiting on their children
 
