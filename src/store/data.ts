@@ -1,5 +1,5 @@
 /** The data the store reads and writes: rows, new jobs, claims, outcomes and their parameters. A leaf: it imports nothing. */
-export const JOB_STATUSES = ['QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export const JOB_STATUSES = ['WAITING', 'QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];

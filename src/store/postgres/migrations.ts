@@ -13,6 +13,7 @@ import {
   type Migration,
 } from '../migration.js';
 import { ENQUEUE_FUNCTION } from './sql/enqueue-function.js';
+import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the
@@ -162,6 +163,19 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 11,
     name: "leasehold_enqueue(): enqueue from plain SQL, in the caller's transaction",
     sql: ENQUEUE_FUNCTION,
+  },
+  {
+    version: 12,
+    name: 'flows (WAITING, job_dependencies), keys with a scope and a lifetime, outcomes in order',
+    sql: `
+      ALTER TABLE jobs DROP CONSTRAINT jobs_status_check;
+      ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (${JOB_STATUS_CHECK});
+      ${flowsMigration('BIGINT', 'BIGINT')}
+      -- outcomes are read in the order their transactions' ids give, below every transaction still open
+      -- (so none can commit behind the reader); rows from before this column have none, and come first
+      ALTER TABLE job_events ADD COLUMN txid xid8;
+      ALTER TABLE job_events ALTER COLUMN txid SET DEFAULT pg_current_xact_id();
+      CREATE INDEX job_events_outcomes ON job_events (txid, id) WHERE ${TERMINAL_EVENTS};`,
   },
 ];
 

@@ -11,9 +11,19 @@ import {
   statsRollupMigration,
   type Migration,
 } from '../migration.js';
+import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
+
+/**
+ * A SQLite step may build its SQL from the schema it finds, and may need the
+ * foreign keys off while it rebuilds a table (a DROP would cascade).
+ */
+interface SqliteMigration extends Omit<Migration, 'sql'> {
+  sql: string | ((db: SqliteDb) => string);
+  rebuildsTables?: true;
+}
 
 /** Numbered, append-only. Never edit one that has shipped: add the next. */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     name: 'jobs, attempts, events, workers',
@@ -152,7 +162,40 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: 'the stats rollup: finished jobs and what attempts cost, per minute',
     sql: statsRollupMigration('INTEGER', 'REAL'),
   },
+  {
+    version: 12,
+    name: 'flows (WAITING, job_dependencies), keys with a scope and a lifetime, outcomes in order',
+    rebuildsTables: true,
+    sql: (db) => `${widenJobStatus(db)}
+      ${flowsMigration('INTEGER', 'INTEGER')}
+      CREATE INDEX job_events_outcomes ON job_events (id) WHERE ${TERMINAL_EVENTS};`,
+  },
 ];
+
+/**
+ * SQLite cannot alter a CHECK: the jobs table is rebuilt with WAITING added to
+ * its statuses (SQLite's documented twelve steps), from the definition it
+ * has now, whatever columns earlier steps added; its indexes are made again.
+ */
+function widenJobStatus(db: SqliteDb): string {
+  const schema = (type: string) =>
+    db
+      .prepare(`SELECT sql FROM sqlite_master WHERE type = ? AND tbl_name = 'jobs' AND sql IS NOT NULL`)
+      .pluck()
+      .all(type) as string[];
+  const [table] = schema('table');
+  const narrow = `status IN ('QUEUED','CLAIMED','RUNNING','SUCCEEDED','FAILED','CANCELLED')`;
+  if (table === undefined || !table.includes(narrow))
+    throw new Error('migration 12: the jobs table is not as expected');
+  const widened = table.replace(narrow, JOB_STATUS_CHECK).replace(/^CREATE TABLE jobs/, 'CREATE TABLE jobs_widened');
+  return `${widened};
+    INSERT INTO jobs_widened SELECT * FROM jobs;
+    DROP TABLE jobs;
+    ALTER TABLE jobs_widened RENAME TO jobs;
+    ${schema('index')
+      .map((index) => `${index};`)
+      .join('\n')}`;
+}
 
 /**
  * Each migration is one IMMEDIATE transaction that records its version first:
@@ -175,10 +218,17 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
   for (const migration of SQLITE_MIGRATIONS) {
     const apply = db.transaction(() => {
       if (record.run(migration.version, migration.name, now).changes === 0) return false;
-      db.exec(migration.sql);
+      db.exec(typeof migration.sql === 'string' ? migration.sql : migration.sql(db));
+      if (migration.rebuildsTables && db.prepare('PRAGMA foreign_key_check').all().length > 0)
+        throw new Error(`migration ${migration.version}: a rebuilt table broke a foreign key`);
       return true;
     });
-    if (apply.immediate()) applied.push(migration.version);
+    if (migration.rebuildsTables) db.pragma('foreign_keys = OFF');
+    try {
+      if (apply.immediate()) applied.push(migration.version);
+    } finally {
+      if (migration.rebuildsTables) db.pragma('foreign_keys = ON');
+    }
   }
   return applied;
 }
