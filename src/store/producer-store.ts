@@ -9,6 +9,7 @@ import type {
   AttemptRow,
   NewJob,
 } from './data.js';
+import type { OutcomeEventRow, OutcomePosition } from './outcome-rows.js';
 import type { ApplicationClient, ApplicationDatabase, SyncProducer } from './within.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
@@ -32,4 +33,25 @@ export interface ProducerStore extends Connection {
   workerServedClasses(params: { limit: number }): Promise<string[]>;
   /** Its attempts' own log lines (ctx.log), by attempt, in order. */
   logList(params: { jobId: number }): Promise<JobLogRow[]>;
+  /** Those of the jobs that have ended (SUCCEEDED, FAILED, CANCELLED), in one read; an id left out has not, or is no job. */
+  jobsEnded(params: { ids: number[] }): Promise<JobRow[]>;
+  /**
+   * Up to `limit` terminal events after `after`, in the order outcomes are
+   * followed (outcome-rows.ts). PostgreSQL reads only those written by
+   * transactions older than every transaction still open, so none can commit
+   * behind a reader.
+   */
+  outcomeEventsAfter(params: { after: OutcomePosition; limit: number }): Promise<OutcomeEventRow[]>;
+  /** Where a reader starting now stands: after the newest outcome outcomeEventsAfter can read (OUTCOMES_START: none). */
+  outcomeLatest(): Promise<OutcomePosition>;
+  /**
+   * Wake-ups about outcomes (PostgreSQL: LISTEN, one notification per
+   * transaction that ends jobs; SQLite: the watch on its WAL file, which
+   * fires on any commit). A hint, as `subscribe`'s: read the data, and keep
+   * a poll. A broken connection goes to `onError`, `onOutcome` runs, and it
+   * listens again with backoff (`onOutcome` runs once it does). Resolves once
+   * listening (PostgreSQL with `listen=off`: never listens); the function it
+   * resolves to stops listening (safe twice).
+   */
+  outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
 }

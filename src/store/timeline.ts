@@ -26,6 +26,9 @@ export function event(
   return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
 }
 
+/** The `stage` of the CANCELLED event that only asks a held job's worker to stop: the job has not ended yet. */
+export const CANCEL_REQUESTED = 'requested';
+
 /** The timeline entries that are not part of an outcome plan. */
 export const EVENTS = {
   enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
@@ -43,7 +46,7 @@ export const EVENTS = {
   cancelledQueued: (id: number, now: number, actor: string) =>
     event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
   cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
-    event(id, now, 'CANCELLED', actor, { stage: 'requested', owner_id: ownerId }),
+    event(id, now, 'CANCELLED', actor, { stage: CANCEL_REQUESTED, owner_id: ownerId }),
   manualRetry: (id: number, now: number, actor: string) =>
     event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
   /** The other half of every fenced write: a stale holder was turned away. */

@@ -7,6 +7,7 @@ import { SETTLE_SQL } from '../../src/store/postgres/sql/settle.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
 import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
+import { OUTCOME_SQL } from '../../src/store/postgres/sql/outcome-events.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
@@ -154,6 +155,12 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20, 40_000], null, false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['log lines of a job', HISTORY_SQL.logList, [1], 'job_logs_pkey', false],
+    // waitFor: the jobs waited for, by key; events: the terminal events after a position (those from before
+    // migration 12 first, then by txid), a sort of at most two pages; the newest of them, a sort of two rows
+    ['jobs waited for that ended', OUTCOME_SQL.ended, [[1, 2, 3]], 'jobs_pkey', false],
+    ['outcomes after a position', OUTCOME_SQL.after, ['0', 0, 1_000], 'job_events_outcomes', true],
+    ['outcomes after a later position', OUTCOME_SQL.after, ['1000', 5, 1_000], 'job_events_outcomes', true],
+    ['the newest outcome', OUTCOME_SQL.latest, [], 'job_events_outcomes', true],
     ['live workers of a host', WORKER_SQL.liveOnHost, ['h1'], 'workers_live', false],
     // the dashboard
     ['list by error code', JOB_SQL.listFailedByCode, ['E:1', 20, 40_000], 'jobs_failed', true],

@@ -5,6 +5,7 @@ import { CLASS_SQL } from '../../src/store/sqlite/sql/classes.js';
 import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
 import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/sqlite/sql/workers.js';
+import { OUTCOME_SQL } from '../../src/store/sqlite/sql/outcome-events.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
@@ -59,6 +60,16 @@ describe('query plans with a deep queue', () => {
     ],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],
     ['log lines of a job', HISTORY_SQL.logList, [1], 'sqlite_autoindex_job_logs_1', false],
+    // waitFor: the jobs waited for, by key; events: the terminal events after a position, then the newest of them
+    ['jobs waited for that ended', OUTCOME_SQL.ended, [{ ids: '[1,2,3]' }], 'INTEGER PRIMARY KEY (rowid=?)', false],
+    [
+      'outcomes after a position',
+      OUTCOME_SQL.after,
+      [{ afterId: 1_000, limit: 1_000 }],
+      'SEARCH e USING INDEX job_events_outcomes (id>?)',
+      false,
+    ],
+    ['the newest outcome', OUTCOME_SQL.latest, [], 'job_events_outcomes', false],
     ['live workers of a host', WORKER_SQL.liveOnHost, [{ host: 'h1' }], 'workers_live', false],
     // the dashboard: a job by its key in any class (one seek per class present, a sort of what they found)
     ['jobs by idempotency key', JOB_SQL.listByKey, [{ key: 'key-100' }], 'jobs_idempotency', true],

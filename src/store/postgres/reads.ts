@@ -49,7 +49,9 @@ import { STATS_SQL } from './sql/stats.js';
 import { rolledMinutes } from './stats-rollup.js';
 import { COST_TOP_KEPT, partValues, windowParts } from '../stats-window.js';
 import { WORKER_SQL } from './sql/workers.js';
-import { listenForJobs } from './subscription.js';
+import { jobsChannel, listenOn, OUTCOMES, type ListenChannel } from './subscription.js';
+import { OUTCOME_SQL } from './sql/outcome-events.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
 
 /** Each list statement's values, in its parameters' order. */
 const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: number) => unknown[]> = {
@@ -253,14 +255,47 @@ export abstract class PostgresReads {
     onJob: () => void,
     onError?: (error: Error) => void,
   ): Promise<() => Promise<void>> {
+    return this.listen(jobsChannel(classes), clientConfig(this.target), onJob, onError);
+  }
+
+  /** On a connection of its own, named `<application_name> outcomes` in pg_stat_activity. */
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
+    const config = clientConfig(this.target);
+    return this.listen(
+      OUTCOMES,
+      { ...config, application_name: `${config.application_name} outcomes` },
+      onOutcome,
+      onError,
+    );
+  }
+
+  /** A listener that close() ends too; none with `listen=off`. */
+  private async listen(
+    channel: ListenChannel,
+    config: pg.ClientConfig,
+    onWake: () => void,
+    onError?: (error: Error) => void,
+  ): Promise<() => Promise<void>> {
     if (!this.target.listen) return async () => undefined;
-    const stopListening = await listenForJobs(clientConfig(this.target), classes, onJob, onError);
+    const stopListening = await listenOn(config, channel, onWake, onError);
     const stop = async () => {
       this.listening.delete(stop);
       await stopListening();
     };
     this.listening.add(stop);
     return stop;
+  }
+
+  async jobsEnded(params: { ids: number[] }): Promise<JobRow[]> {
+    return rows<JobRow>(this.pool, OUTCOME_SQL.ended, [params.ids]);
+  }
+
+  async outcomeEventsAfter(params: { after: OutcomePosition; limit: number }): Promise<OutcomeEventRow[]> {
+    return rows<OutcomeEventRow>(this.pool, OUTCOME_SQL.after, [params.after.txid, params.after.id, params.limit]);
+  }
+
+  async outcomeLatest(): Promise<OutcomePosition> {
+    return (await first<OutcomePosition>(this.pool, OUTCOME_SQL.latest)) ?? OUTCOMES_START;
   }
 
   async ping(): Promise<void> {

@@ -1,31 +1,59 @@
 import pg from 'pg';
 import { retryDelayMs } from '../../backoff.js';
-import { NOTIFY_SQL, JOBS_CHANNEL } from './sql/notify.js';
+import type { Statement } from './connection.js';
+import { NOTIFY_SQL, JOBS_CHANNEL, OUTCOMES_CHANNEL } from './sql/notify.js';
 
 /** Waits between attempts to listen again after the connection broke: 0.1 s doubling to 10 s, with jitter. */
 const RECONNECT = { baseSeconds: 0.1, maxSeconds: 10, jitter: true };
 const reconnectDelayMs = (failures: number) => retryDelayMs(RECONNECT, failures + 1);
 
+/** What one listener hears: a channel, its LISTEN statement, and the payloads that concern it in the queue's schema. */
+export interface ListenChannel {
+  name: string;
+  listen: Statement;
+  /** The payloads to hear, given the schema the connection's queue lives in. */
+  payloads: (schema: string) => string[];
+  /** For warnings: what the notifications are about. */
+  about: string;
+}
+
+/** Jobs enqueued (or retried) of one of `classes`: payload `<schema>:<class>`. */
+export const jobsChannel = (classes: string[]): ListenChannel => ({
+  name: JOBS_CHANNEL,
+  listen: NOTIFY_SQL.listen,
+  payloads: (schema) => classes.map((name) => `${schema}:${name}`),
+  about: 'job notifications',
+});
+
+/** Jobs ended in the queue's schema: payload `<schema>`. */
+export const OUTCOMES: ListenChannel = {
+  name: OUTCOMES_CHANNEL,
+  listen: NOTIFY_SQL.listenOutcomes,
+  payloads: (schema) => [schema],
+  about: 'outcome notifications',
+};
+
 /**
  * LISTEN on a dedicated connection (a pooled one would be handed to others)
- * and call `onJob` for each notification about one of `classes`.
+ * and call `onWake` for each notification on the channel whose payload
+ * concerns this queue.
  *
  * When that connection breaks (server restart, network, a terminated
- * backend), `onError` hears why, `onJob` runs at once (a waiting worker polls
- * instead of sleeping on a dead line), and the listener connects again with
- * backoff (RECONNECT), reporting each
- * failed attempt to `onError`. Once listening again, `onJob` runs once more:
+ * backend), `onError` hears why, `onWake` runs at once (a waiting reader
+ * polls instead of sleeping on a dead line), and the listener connects again
+ * with backoff (RECONNECT), reporting each
+ * failed attempt to `onError`. Once listening again, `onWake` runs once more:
  * notifications sent meanwhile were lost. The first connection is not
  * retried: its failure rejects. The function it resolves to stops listening
  * (and reconnecting); safe twice.
  */
-export async function listenForJobs(
+export async function listenOn(
   config: pg.ClientConfig,
-  classes: string[],
-  onJob: () => void,
+  channel: ListenChannel,
+  onWake: () => void,
   onError?: (error: Error) => void,
 ): Promise<() => Promise<void>> {
-  /** The payloads to hear: `classes` in the queue's schema (each connection asks which that is). */
+  /** The payloads to hear, in the queue's schema (each connection asks which that is). */
   let wanted = new Set<string>();
   let stopped = false;
   let client: pg.Client | undefined;
@@ -35,7 +63,7 @@ export async function listenForJobs(
 
   const report = (error: Error) => {
     if (onError === undefined)
-      process.emitWarning(`leasehold: job notifications: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
+      process.emitWarning(`leasehold: ${channel.about}: ${error.message}`, { code: 'LEASEHOLD_PG_LISTEN' });
     else onError(error);
   };
 
@@ -52,20 +80,20 @@ export async function listenForJobs(
       // The connection is already broken and its error reported: ending it can only fail the same way.
       next.end().catch(() => undefined);
       report(error);
-      onJob();
+      onWake();
       scheduleReconnect();
     };
     next.on('notification', (message) => {
-      if (!stopped && message.channel === JOBS_CHANNEL && message.payload !== undefined && wanted.has(message.payload))
-        onJob();
+      if (!stopped && message.channel === channel.name && message.payload !== undefined && wanted.has(message.payload))
+        onWake();
     });
     next.on('error', onBroken);
     next.on('end', () => onBroken(new Error('the listening connection closed')));
     try {
       await next.connect();
       const { schema } = (await next.query<{ schema: string }>(NOTIFY_SQL.queueSchema.text)).rows[0]!;
-      wanted = new Set(classes.map((name) => `${schema}:${name}`));
-      await next.query(NOTIFY_SQL.listen.text);
+      wanted = new Set(channel.payloads(schema));
+      await next.query(channel.listen.text);
     } catch (error) {
       await next.end().catch(() => undefined);
       throw error;
@@ -86,7 +114,7 @@ export async function listenForJobs(
         .then(
           () => {
             failures = 0;
-            if (!stopped) onJob();
+            if (!stopped) onWake();
           },
           (error: unknown) => {
             if (stopped) return;

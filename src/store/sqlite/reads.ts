@@ -45,6 +45,8 @@ import { prepareRollupStatements, type RollupStatements } from './sql/rollup.js'
 import { rolledMinutes } from './stats-rollup.js';
 import { COST_TOP_KEPT, windowParts, type WindowParts } from '../stats-window.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
+import { prepareOutcomeStatements, type OutcomeStatements } from './sql/outcome-events.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
 
 /**
  * The SQLite driver's half that changes nothing: every read of every role,
@@ -60,6 +62,7 @@ export abstract class SqliteReads {
   protected readonly schedules: ScheduleStatements;
   protected readonly classes: ClassStatements;
   protected readonly rollup: RollupStatements;
+  protected readonly outcomes: OutcomeStatements;
 
   protected constructor(
     protected readonly db: SqliteDb,
@@ -74,6 +77,7 @@ export abstract class SqliteReads {
     this.schedules = prepareScheduleStatements(db);
     this.classes = prepareClassStatements(db);
     this.rollup = prepareRollupStatements(db);
+    this.outcomes = prepareOutcomeStatements(db);
   }
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
@@ -251,6 +255,23 @@ export abstract class SqliteReads {
     onError?: (error: Error) => void,
   ): Promise<() => Promise<void>> {
     return watchCommits(this.db.name, onJob, onError);
+  }
+
+  async jobsEnded(params: { ids: number[] }): Promise<JobRow[]> {
+    return this.outcomes.ended.all({ ids: JSON.stringify(params.ids) }) as JobRow[];
+  }
+
+  async outcomeEventsAfter(params: { after: OutcomePosition; limit: number }): Promise<OutcomeEventRow[]> {
+    return this.outcomes.after.all({ afterId: params.after.id, limit: params.limit }) as OutcomeEventRow[];
+  }
+
+  async outcomeLatest(): Promise<OutcomePosition> {
+    return { ...OUTCOMES_START, id: (this.outcomes.latest.get() as { id: number }).id };
+  }
+
+  /** Any commit wakes: the watch cannot tell an outcome from a heartbeat. */
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
+    return watchCommits(this.db.name, onOutcome, onError);
   }
 
   async ping(): Promise<void> {
