@@ -84,6 +84,25 @@ export class NotFoundError extends LeaseholdError {
   }
 }
 
+/** `Queue.waitFor` gave up: the job had not ended within `timeoutMs` (it may still end later). */
+export class WaitTimeoutError extends LeaseholdError {
+  readonly jobId: number;
+  readonly timeoutMs: number;
+
+  constructor(jobId: number, timeoutMs: number) {
+    super('TIMEOUT:WAIT', `job ${jobId} had not ended after ${timeoutMs} ms`);
+    this.jobId = jobId;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The Queue was closed: a `waitFor` still waiting ends with this, and so does any call after `close()`. */
+export class QueueClosedError extends LeaseholdError {
+  constructor() {
+    super('QUEUE:CLOSED', 'the queue was closed', { retryable: false });
+  }
+}
+
 /** A handler can throw this (or any error with `retryable: false`) to skip the remaining retries. */
 export class NonRetryableError extends LeaseholdError {
   constructor(message: string, code = 'HANDLER:NON_RETRYABLE') {

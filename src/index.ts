@@ -8,6 +8,9 @@ export {
   type EnqueueOptions,
   type SyncEnqueueOptions,
 } from './queue/queue.js';
+export type { WaitOptions } from './queue/outcome-waiters.js';
+export type { Outcome, EventsOptions } from './queue/outcome-streams.js';
+export { FROM_THE_BEGINNING } from './queue/outcome-cursor.js';
 export type { ApplicationClient, ApplicationDatabase } from './store/within.js';
 export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
 export type { Jobs, JobClass, PayloadOf, ResultOf, EnqueueRequestOf } from './queue/typed-jobs.js';
@@ -30,6 +33,8 @@ export {
   LeaseLostError,
   NonRetryableError,
   NotFoundError,
+  QueueClosedError,
+  WaitTimeoutError,
 } from './errors.js';
 export { systemClock, type Clock } from './clock.js';
 export type { CancelResult, RetryResult, RetryFailedFilter, PauseResult, ResumeResult } from './queue/controls.js';

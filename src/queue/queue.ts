@@ -31,7 +31,11 @@ import {
 } from './controls.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
-import type { EnqueueRequestOf, JobClass, PayloadOf, ResultOf } from './typed-jobs.js';
+import type { EnqueueRequestOf, JobClass } from './typed-jobs.js';
+import { jobView, type JobView } from './job-view.js';
+import { OutcomeListener } from './outcome-listener.js';
+import type { EventsOptions, Outcome } from './outcome-streams.js';
+import type { WaitOptions } from './outcome-waiters.js';
 import { schedulesReport, type SchedulesReport } from './schedules.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
@@ -61,18 +65,7 @@ export interface SyncEnqueueOptions {
   tx: ApplicationDatabase;
 }
 
-/**
- * A job's row with its JSON columns parsed: payload, and result and progress (null when none), typed from the
- * Jobs registry: over a union of classes, a union discriminated by `class`.
- */
-export type JobView<C extends JobClass = JobClass> = C extends unknown
-  ? Omit<JobRow, 'class' | 'payload' | 'result' | 'progress'> & {
-      class: C;
-      payload: PayloadOf<C>;
-      result: ResultOf<C> | null;
-      progress: unknown;
-    }
-  : never;
+export type { JobView };
 
 export interface JobDetails<C extends JobClass = JobClass> {
   job: JobView<C>;
@@ -90,6 +83,7 @@ export class Queue<S extends ProducerStore = Store> {
   private readonly limits: EnqueueLimits;
   private readonly actor: string;
   private readonly unknownClass: UnknownClassCheck;
+  private outcomeListener: OutcomeListener | undefined;
 
   constructor(store: S, options: Omit<QueueOptions, 'database'> = {}) {
     this.store = store;
@@ -169,7 +163,43 @@ export class Queue<S extends ProducerStore = Store> {
     return this.store.jobList({ limit: 50, ...filter });
   }
 
+  /**
+   * The job once it has ended (SUCCEEDED, FAILED or CANCELLED); at once when
+   * it already has. A retry in between is no end: a job that fails twice and
+   * then succeeds resolves once, SUCCEEDED. Rejects with NotFoundError when
+   * there is no such job, WaitTimeoutError (`TIMEOUT:WAIT`) after
+   * `timeoutMs`, the signal's reason when `signal` aborts, and
+   * QueueClosedError when the queue closes first. Every wait of a Queue
+   * shares one listener (guide: docs/guides/waiting-for-outcomes.md).
+   */
+  async waitFor<C extends JobClass = JobClass>(id: number, options: WaitOptions = {}): Promise<JobView<C>> {
+    return jobView(await this.outcomes.waitFor(id, options)) as JobView<C>;
+  }
+
+  /**
+   * The outcomes of jobs as they end, read from the database in an order no
+   * later commit can break: `{ id, class, status, error_code, finished_at,
+   * cursor }`. `after: cursor` goes on right after that outcome, so a
+   * consumer that stops and comes back misses none and sees none twice;
+   * `after: '0'` starts from the oldest outcome retention kept; without
+   * `after` it starts now, after the newest outcome it can read. `classes`
+   * keeps those classes' outcomes. Ends when `signal` aborts (a pending
+   * `next()` rejects with its reason), on `break`, and when the queue closes.
+   * Throws InvalidInputError for a cursor it did not give out.
+   */
+  events<C extends JobClass = JobClass>(options: EventsOptions<C> = {}): AsyncIterableIterator<Outcome<C>> {
+    return this.outcomes.events(options) as AsyncIterableIterator<Outcome> as AsyncIterableIterator<Outcome<C>>;
+  }
+
+  /** Started on the first waitFor or events, shared by all of them. */
+  private get outcomes(): OutcomeListener {
+    this.outcomeListener ??= new OutcomeListener(this.store);
+    return this.outcomeListener;
+  }
+
+  /** Ends every waitFor (QueueClosedError) and every events iterator, then the store. */
   async close(): Promise<void> {
+    await this.outcomeListener?.close();
     await this.store.close();
   }
 
@@ -246,11 +276,4 @@ export class Queue<S extends ProducerStore = Store> {
 export async function openQueue(options: QueueOptions): Promise<Queue> {
   const store = await openStore(options.database, { clock: options.clock });
   return new Queue(store, options);
-}
-
-const parsed = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-
-/** Every stored JSON column was written as JSON (enqueue checks payloads, a worker stringifies results and progress). */
-function jobView(job: JobRow): JobView {
-  return { ...job, payload: parsed(job.payload), result: parsed(job.result), progress: parsed(job.progress) };
 }

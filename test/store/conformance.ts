@@ -16,6 +16,7 @@ import { jobSuites } from './conformance/jobs.js';
 import { leaseSuites } from './conformance/leases.js';
 import { limitSuites } from './conformance/limits.js';
 import { operatorSuites } from './conformance/operators.js';
+import { outcomeReadSuites } from './conformance/outcome-reads.js';
 import { rollupSuites } from './conformance/rollup.js';
 import { scheduleSuites } from './conformance/schedules.js';
 
@@ -42,5 +43,6 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     classSuites(c, openSame, countStarts);
     dashboardSuites(c);
     rollupSuites(c, openSame);
+    outcomeReadSuites(c);
   });
 }
