@@ -31,6 +31,7 @@ export async function insertAnnounced(
 ): Promise<InsertedJob[]> {
   const inserted: InsertedJob[] = [];
   for (const chunk of insertChunks(jobs)) {
+    const edges = chunkEdges(chunk, inserted);
     const planned = chunk.map((job) => EVENTS.enqueued(0, job, now, actor));
     const column = <K extends keyof NewJob>(key: K) => chunk.map((job) => job[key]);
     const result = await rows<InsertRow>(db, statement, [
@@ -45,12 +46,38 @@ export async function insertAnnounced(
       chunk.map(maxRetriesFromClass),
       column('idempotencyKey'),
       planned.map((event) => event.detail),
+      chunk.map((job) => job.keyScope ?? 'row'),
+      chunk.map((job) => job.keyExpiresAt ?? null),
+      chunk.map((job) => job.onParentFailure ?? 'cancel'),
+      edges.dependents,
+      edges.parentIds,
+      edges.parentPositions,
     ]);
     const failure = result[0];
     if (failure?.out_sqlstate != null) throw serverError(failure.out_sqlstate, failure.out_message ?? '');
     inserted.push(...result.map((row) => ({ id: row.out_id!, created: row.out_created! })));
   }
   return inserted;
+}
+
+/**
+ * The chunk's edges, one element each (positions 1-based, as the function
+ * reads them): a parent earlier in this chunk by its position, one in an
+ * earlier chunk by the id it was given there.
+ */
+function chunkEdges(chunk: NewJob[], earlier: InsertedJob[]) {
+  const edges = { dependents: [] as number[], parentIds: [] as (number | null)[], parentPositions: [] as (number | null)[] };
+  const offset = earlier.length;
+  chunk.forEach((job, index) => {
+    const edge = (id: number | null, position: number | null) => {
+      edges.dependents.push(index + 1);
+      edges.parentIds.push(id);
+      edges.parentPositions.push(position);
+    };
+    for (const id of job.parentIds ?? []) edge(id, null);
+    for (const at of job.parentIndexes ?? []) at < offset ? edge(earlier[at]!.id, null) : edge(null, at - offset + 1);
+  });
+  return edges;
 }
 
 function serverError(sqlstate: string, message: string): pg.DatabaseError {

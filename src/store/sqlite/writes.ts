@@ -25,6 +25,8 @@ import { rollUp } from './stats-rollup.js';
 import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../within.js';
 import { applicationProducer } from './application-database.js';
 import { insertJobs } from './inserts.js';
+import { settleDependents, type EndedJob } from './flows.js';
+import { prepareFlowStatements, type FlowStatements } from './sql/flows.js';
 
 /**
  * The SQLite driver's way of writing, and its writes that are not about a
@@ -38,6 +40,7 @@ export abstract class SqliteWrites extends SqliteReads {
   /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
   private readonly eventRows: MultiRowInserter;
+  protected readonly flows: FlowStatements;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
   /** The last write in line (see `write`). */
@@ -46,6 +49,7 @@ export abstract class SqliteWrites extends SqliteReads {
   protected constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
+    this.flows = prepareFlowStatements(db);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
       const result = work(now);
       this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
@@ -83,7 +87,12 @@ export abstract class SqliteWrites extends SqliteReads {
 
   /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
   private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
-    return insertJobs(this.jobs, jobs, actor, now, (event) => this.record(event));
+    return insertJobs(this.jobs, this.flows, jobs, actor, now, (event) => this.record(event));
+  }
+
+  /** Inside the transaction that ended these jobs: their WAITING dependents move (./flows.ts). */
+  protected ended(jobs: readonly EndedJob[], now: number): void {
+    settleDependents(this.flows, jobs, now, (event) => this.record(event));
   }
 
   async jobInsertWithin(): Promise<never> {
@@ -124,7 +133,8 @@ export abstract class SqliteWrites extends SqliteReads {
       const job = this.jobs.get.get(params.id) as JobRow | undefined;
       if (job === undefined) return 'not_found';
       if (this.jobs.cancelQueued.run({ id: params.id, now }).changes === 1) {
-        this.record(EVENTS.cancelledQueued(params.id, now, params.actor));
+        this.record(EVENTS.cancelledQueued(params.id, now, params.actor, job.status as 'QUEUED' | 'WAITING'));
+        this.ended([{ id: params.id, status: 'CANCELLED' }], now);
         return 'cancelled';
       }
       if (this.jobs.requestCancel.run({ id: params.id, now }).changes === 1) {
@@ -163,7 +173,11 @@ export abstract class SqliteWrites extends SqliteReads {
     return inBatches(params, (throughId, limit) =>
       this.write((now) => {
         const rows = statement.all({ now, class: params.class, throughId, limit }) as { id: number }[];
-        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor));
+        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor, 'QUEUED'));
+        this.ended(
+          rows.map(({ id }) => ({ id, status: 'CANCELLED' })),
+          now,
+        );
         return rows.length;
       }),
     );

@@ -7,6 +7,9 @@ import { nameAll } from '../connection.js';
  */
 export const JOBS_CHANNEL = 'leasehold_jobs';
 
+/** The channel waiters for outcomes listen on: one notification per transaction that ends jobs, its payload the schema. */
+export const OUTCOMES_CHANNEL = 'leasehold_outcomes';
+
 /** Wake-ups. LISTEN takes no parameters: the channel is this constant, never a value. */
 export const NOTIFY_SQL = nameAll('notify', {
   /** (classes[]) one notification per class, sent when the transaction commits (none if it rolls back). */
