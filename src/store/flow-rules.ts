@@ -46,7 +46,11 @@ export function bornState(parents: readonly ParentState[], onParentFailure: OnPa
   if (onParentFailure === 'cancel') {
     const failed = parents.find((p) => p.status === 'FAILED' || p.status === 'CANCELLED');
     if (failed !== undefined)
-      return { status: 'CANCELLED', parent: failed.id, ...cancelledBy(failed.id, failed.status as 'FAILED' | 'CANCELLED') };
+      return {
+        status: 'CANCELLED',
+        parent: failed.id,
+        ...cancelledBy(failed.id, failed.status as 'FAILED' | 'CANCELLED'),
+      };
   }
   const pendingParents = parents.filter((p) => !isEnded(p.status)).length;
   return pendingParents === 0 ? { status: 'QUEUED' } : { status: 'WAITING', pendingParents };

@@ -42,7 +42,7 @@ import type {
   WorkerRow,
 } from './data.js';
 export type * from './data.js';
-export { JOB_STATUSES, TERMINAL_STATUSES } from './data.js';
+export { JOB_STATUSES, KEY_SCOPES, ON_PARENT_FAILURE, TERMINAL_STATUSES } from './data.js';
 export type { ProducerStore } from './producer-store.js';
 
 /** A child worker: claim with the outcomes it settles, then fenced writes about the jobs it holds. */

@@ -66,7 +66,11 @@ export async function insertAnnounced(
  * earlier chunk by the id it was given there.
  */
 function chunkEdges(chunk: NewJob[], earlier: InsertedJob[]) {
-  const edges = { dependents: [] as number[], parentIds: [] as (number | null)[], parentPositions: [] as (number | null)[] };
+  const edges = {
+    dependents: [] as number[],
+    parentIds: [] as (number | null)[],
+    parentPositions: [] as (number | null)[],
+  };
   const offset = earlier.length;
   chunk.forEach((job, index) => {
     const edge = (id: number | null, position: number | null) => {

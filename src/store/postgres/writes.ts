@@ -178,8 +178,7 @@ export abstract class PostgresWrites extends PostgresReads {
 
   /** Jobs an operator cancelled hand that end to their dependents, in the same transaction. */
   private async cancelledDependents(db: Db, ids: number[], now: number): Promise<void> {
-    if (ids.length > 0)
-      await rows(db, JOB_SQL.afterOutcomes, [ids, ids.map(() => 'CANCELLED'), now, FLOW_ACTOR]);
+    if (ids.length > 0) await rows(db, JOB_SQL.afterOutcomes, [ids, ids.map(() => 'CANCELLED'), now, FLOW_ACTOR]);
   }
 
   private async requeuedByOperator(

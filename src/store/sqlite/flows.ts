@@ -39,7 +39,9 @@ export function settleDependents(
             continue;
           record(EVENTS.dependencyCancelled(dependent.id, now, fate.code, parent.id));
           next.push({ id: dependent.id, status: 'CANCELLED' });
-        } else if ((flows.countDown.get({ id: dependent.id, now }) as { status: string } | undefined)?.status === 'QUEUED')
+        } else if (
+          (flows.countDown.get({ id: dependent.id, now }) as { status: string } | undefined)?.status === 'QUEUED'
+        )
           record(EVENTS.dependenciesMet(dependent.id, now, parent.id));
       }
     }

@@ -55,7 +55,7 @@ BEGIN
       RETURNING c.id, b.parent_id, c.error_code
     ), recorded AS (
       INSERT INTO job_events (job_id, ts, event, actor, detail)
-      SELECT x.id, p_now, 'CANCELLED', p_actor, jsonb_build_object('code', x.error_code, 'parent', x.parent_id)::text FROM cancelled AS x
+      SELECT x.id, p_now, 'CANCELLED', p_actor, '{"code":' || to_json(x.error_code)::text || ',"parent":' || x.parent_id || '}' FROM cancelled AS x
     )
     SELECT coalesce(array_agg(x.id ORDER BY x.id), '{}') INTO children FROM cancelled AS x;
     touched := touched + cardinality(children);
@@ -70,7 +70,7 @@ BEGIN
       RETURNING c.id, c.class, c.status, x.parent_id
     ), recorded AS (
       INSERT INTO job_events (job_id, ts, event, actor, detail)
-      SELECT x.id, p_now, 'DEPENDENCIES_MET', p_actor, jsonb_build_object('parent', x.parent_id)::text
+      SELECT x.id, p_now, 'DEPENDENCIES_MET', p_actor, '{"parent":' || x.parent_id || '}'
       FROM counted AS x WHERE x.status = 'QUEUED'
     )
     SELECT array_agg(DISTINCT x.class) INTO woken FROM counted AS x WHERE x.status = 'QUEUED';

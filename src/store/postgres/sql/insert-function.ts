@@ -9,7 +9,8 @@ export const INSERT_JOBS_ARGS = `p_now, p_actor, p_event, p_classes, p_prioritie
 export const INSERT_JOBS_TYPES =
   'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[], text[], bigint[], text[], int[], bigint[], int[]';
 /** The signature migration 11 shipped, which migration 12 replaces. */
-export const INSERT_JOBS_TYPES_V11 = 'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]';
+export const INSERT_JOBS_TYPES_V11 =
+  'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]';
 
 /** The key of a parent's shared or exclusive lock: its dependents' enqueues against its end (leasehold_after_outcomes). */
 export const PARENT_LOCK = (id: string) => `hashtext(current_schema()), (${id} % 2147483647)::int`;
@@ -114,7 +115,7 @@ BEGIN
           INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (new_id, p_now, p_event, p_actor, p_details[i]);
           IF state = 'CANCELLED' THEN
             INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (new_id, p_now, 'CANCELLED', p_actor,
-              jsonb_build_object('code', 'DEPENDENCY:' || failed_status, 'parent', failed_id)::text);
+              '{"code":"DEPENDENCY:' || failed_status || '","parent":' || failed_id || '}');
           ELSIF state = 'QUEUED' THEN
             woken := woken || p_classes[i];
           END IF;
