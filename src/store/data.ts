@@ -164,6 +164,16 @@ export interface NewJob {
   parentIndexes?: readonly number[];
 }
 
+/** A job's parent or child in a flow, as `show` and `ctx.parents()` see it. */
+export interface RelatedJob {
+  id: number;
+  class: string;
+  status: JobStatus;
+  /** JSON text, or null. */
+  result: string | null;
+  error_code: string | null;
+}
+
 export const KEY_SCOPES = ['row', 'incomplete'] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 export const ON_PARENT_FAILURE = ['cancel', 'run'] as const;

@@ -1,8 +1,11 @@
 import pg from 'pg';
+import { InvalidInputError } from '../../errors.js';
 import { maxRetriesFromClass } from '../policy.js';
 import { EVENTS } from '../timeline.js';
 import type { InsertedJob, NewJob } from '../types.js';
 import { rows, type Db, type Statement } from './connection.js';
+
+const INVALID_PARAMETER = '22023';
 
 /** Bulk inserts go in chunks: bounded statements, whatever the batch. */
 const INSERT_CHUNK_JOBS = 500;
@@ -84,7 +87,10 @@ function chunkEdges(chunk: NewJob[], earlier: InsertedJob[]) {
   return edges;
 }
 
-function serverError(sqlstate: string, message: string): pg.DatabaseError {
+/** The function's refusals (22023, `INVALID_INPUT:<FIELD>: why`) as the library's own; anything else as the server's. */
+function serverError(sqlstate: string, message: string): Error {
+  const refused = sqlstate === INVALID_PARAMETER ? /^INVALID_INPUT:([A-Z_]+): (.*)$/s.exec(message) : null;
+  if (refused !== null) return new InvalidInputError(refused[1]!, refused[2]!);
   return Object.assign(new pg.DatabaseError(message, 0, 'error'), { code: sqlstate, severity: 'ERROR' });
 }
 

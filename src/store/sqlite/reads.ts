@@ -1,3 +1,4 @@
+import { prepareFlowStatements, type FlowStatements } from './sql/flows.js';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type {
@@ -22,6 +23,7 @@ import type {
   InFlightJob,
   JobListFilter,
   JobRow,
+  RelatedJob,
   RateLimit,
   RateWindow,
   RetryBucket,
@@ -52,6 +54,7 @@ import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js
  */
 export abstract class SqliteReads {
   protected readonly jobs: JobStatements;
+  protected readonly flows: FlowStatements;
   protected readonly leases: LeaseStatements;
   protected readonly history: HistoryStatements;
   protected readonly workers: WorkerStatements;
@@ -66,6 +69,7 @@ export abstract class SqliteReads {
     protected readonly clock: Clock,
   ) {
     this.jobs = prepareJobStatements(db);
+    this.flows = prepareFlowStatements(db);
     this.leases = prepareLeaseStatements(db);
     this.history = prepareHistoryStatements(db);
     this.workers = prepareWorkerStatements(db);
@@ -78,6 +82,14 @@ export abstract class SqliteReads {
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
     return this.jobs.get.get(params.id) as JobRow | undefined;
+  }
+
+  async jobParents(params: { id: number }): Promise<RelatedJob[]> {
+    return this.flows.parentsOf.all(params.id) as RelatedJob[];
+  }
+
+  async jobChildren(params: { id: number; limit: number }): Promise<RelatedJob[]> {
+    return this.flows.childrenOf.all(params.id, params.limit) as RelatedJob[];
   }
 
   async jobList(params: JobListFilter): Promise<JobRow[]> {

@@ -26,7 +26,6 @@ import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../wit
 import { applicationProducer } from './application-database.js';
 import { insertJobs } from './inserts.js';
 import { settleDependents, type EndedJob } from './flows.js';
-import { prepareFlowStatements, type FlowStatements } from './sql/flows.js';
 
 /**
  * The SQLite driver's way of writing, and its writes that are not about a
@@ -40,7 +39,6 @@ export abstract class SqliteWrites extends SqliteReads {
   /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
   private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
   private readonly eventRows: MultiRowInserter;
-  protected readonly flows: FlowStatements;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
   /** The last write in line (see `write`). */
@@ -49,7 +47,6 @@ export abstract class SqliteWrites extends SqliteReads {
   protected constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
-    this.flows = prepareFlowStatements(db);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
       const result = work(now);
       this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));

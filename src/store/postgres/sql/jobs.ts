@@ -82,6 +82,12 @@ export const JOB_SQL = nameAll('jobs', {
   insertAnnounced: insertAnnouncedText(''),
   /** (id) -> the row or nothing. */
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
+  /** (id) -> the job's parents, through the primary key of job_dependencies. */
+  parentsOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.parent_id
+    WHERE d.job_id = $1 ORDER BY d.parent_id`,
+  /** (id, limit) -> the job's children, through job_dependencies_parent. */
+  childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
+    WHERE d.parent_id = $1 ORDER BY d.job_id LIMIT $2`,
   /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < $2 ORDER BY id DESC LIMIT $1`,
   /** (status, limit, beforeId) each class's newest through jobs_class_status (a loose scan of it finds the classes). */

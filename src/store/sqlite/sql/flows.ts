@@ -4,6 +4,12 @@ const ENDED = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
 
 /** Flows and keys: the statements flows.ts (the driver's side of ../../flow-rules.ts) runs. */
 export const FLOW_SQL = {
+  /** (id) -> the job's parents, through the primary key. */
+  parentsOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.parent_id
+    WHERE d.job_id = ? ORDER BY d.parent_id`,
+  /** (id, limit) -> the job's children, through job_dependencies_parent. */
+  childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
+    WHERE d.parent_id = ? ORDER BY d.job_id LIMIT ?`,
   /** (ids as a JSON array) -> the parents that exist, with their status, by id. */
   parents: `SELECT id, status FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
   /** (jobId, parentId) one edge. */
