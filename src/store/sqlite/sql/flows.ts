@@ -16,7 +16,7 @@ export const FLOW_SQL = {
   insertEdge: `INSERT INTO job_dependencies (job_id, parent_id) VALUES (?, ?)`,
   /** (parentId) -> its WAITING dependents, through job_dependencies_parent. */
   waitingDependents: `SELECT c.id, c.on_parent_failure FROM job_dependencies AS d JOIN jobs AS c ON c.id = d.job_id
-    WHERE d.parent_id = ? AND c.status = 'WAITING' ORDER BY c.id`,
+    WHERE d.parent_id = ? AND c.status = 'WAITING' ORDER BY d.job_id`,
   /** (id, now, code, detail) a WAITING dependent cancelled. */
   cancelDependent: `UPDATE jobs SET status = 'CANCELLED', finished_at = @now, pending_parents = 0, error_code = @code,
     error_detail = @detail WHERE id = @id AND status = 'WAITING'`,
