@@ -2,7 +2,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
-import { RETENTION_SQL } from '../../src/store/postgres/sql/retention.js';
 import { CLASS_SQL } from '../../src/store/postgres/sql/classes.js';
 import { SETTLE_SQL } from '../../src/store/postgres/sql/settle.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
