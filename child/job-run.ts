@@ -30,7 +30,7 @@ export const ABORT = {
 };
 
 /** What a run writes itself: a slow job's start, and the handler's progress. */
-export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress'>;
+export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress' | 'jobParents'>;
 
 export interface JobRunDeps {
   store: JobRunStore;
@@ -249,6 +249,7 @@ export class JobRun {
         await this.deps.heartbeat();
         if (this.lost) throw ABORT.leaseLost();
       },
+      parents: () => this.deps.store.jobParents({ id: this.job.id }),
       progress: async (json) => {
         try {
           await this.deps.store.jobProgress({ ...this.ref, progress: json });

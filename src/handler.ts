@@ -28,6 +28,17 @@ export interface HandlerContext {
   log: HandlerLog;
   /** This claim's fencing token: use it to make writes to other systems idempotent. */
   leaseToken: string;
+  /** The jobs this one waited for (`dependsOn`), by id, with their outcomes; none for a job without parents. */
+  parents(): Promise<JobParent[]>;
+}
+
+/** A parent of the job a handler runs: its outcome and its result (parsed JSON, null when none). */
+export interface JobParent {
+  id: number;
+  class: string;
+  status: string;
+  result: unknown;
+  error_code: string | null;
 }
 
 /** A handler module's default export: what it returns (or resolves to) is the job's result. */
@@ -78,7 +89,11 @@ export interface ContextParts {
   progress: (json: string) => Promise<void>;
   /** Each ctx.log line, its message made a string. */
   log: (level: keyof HandlerLog, msg: string, fields: Record<string, unknown> | undefined) => void;
+  /** The parents as the store keeps them (results as JSON text). */
+  parents: () => Promise<StoredParent[]>;
 }
+
+type StoredParent = Omit<JobParent, 'result'> & { result: string | null };
 
 /** The context a handler is given, in a child and in runHandler alike. */
 export function handlerContext(parts: ContextParts): HandlerContext {
@@ -92,5 +107,10 @@ export function handlerContext(parts: ContextParts): HandlerContext {
     log: { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') },
     heartbeat: () => parts.heartbeat(),
     progress: async (value: unknown) => parts.progress(JSON.stringify(value ?? null)),
+    parents: async () =>
+      (await parts.parents()).map((parent) => ({
+        ...parent,
+        result: parent.result === null ? null : (JSON.parse(parent.result) as unknown),
+      })),
   };
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { handlerExports } from './config/handler-module.js';
 import { coerceError } from './errors.js';
-import { handlerContext, parsePayload, type Handler, type PayloadParser } from './handler.js';
+import { handlerContext, parsePayload, type Handler, type JobParent, type PayloadParser } from './handler.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES } from './queue/limits.js';
 import { serialisePayload } from './queue/enqueue.js';
 import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
@@ -31,6 +31,8 @@ export interface RunHandlerOptions<C extends JobClass = JobClass> {
   attempt?: number;
   /** ctx.leaseToken; default a random UUID. */
   leaseToken?: string;
+  /** What ctx.parents() resolves to; default none. */
+  parents?: JobParent[];
 }
 
 /** What the run left besides its outcome. */
@@ -83,6 +85,12 @@ export async function runHandler(
     heartbeat: async () => {},
     progress: async (json) => void progress.push(JSON.parse(json)),
     log: (level, msg, fields) => lines.add(level, msg, fields),
+    // through JSON, as a child reads them from the store
+    parents: async () =>
+      (options.parents ?? []).map((parent) => ({
+        ...parent,
+        result: parent.result === null ? null : JSON.stringify(parent.result),
+      })),
   });
   try {
     const job = {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
-import type { NewJob } from '../store/types.js';
+import { KEY_SCOPES, ON_PARENT_FAILURE, type KeyScope, type NewJob, type OnParentFailure } from '../store/types.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_PRIORITY, MAX_PRIORITY } from './limits.js';
 
 /** What a producer asks for; everything but the class is optional. */
@@ -14,9 +14,25 @@ export interface EnqueueRequest {
   runAt?: number | Date;
   /** None: the class's max_retries, from the config of the child that claims the job (written by each claim). */
   maxRetries?: number;
-  /** Unique per class: enqueueing the same key again returns the existing job. */
+  /** Unique per class: enqueueing the same key again returns the existing job (`created: false`). */
   key?: string;
+  /** When the key is free again: `row` (default) while this job's row exists, `incomplete` once the job has ended. */
+  keyScope?: KeyScope;
+  /** The key is also free again this many seconds after the job was created. */
+  keyTtlSeconds?: number;
+  /**
+   * The jobs this one waits for (it is WAITING until every one has ended): ids of jobs that exist, or, in an
+   * enqueueMany, the `ref` of an earlier request of the same batch.
+   */
+  dependsOn?: readonly (number | string)[];
+  /** This request's name, for the `dependsOn` of later requests in the same enqueueMany. */
+  ref?: string;
+  /** When a parent ends FAILED or CANCELLED: `cancel` this job (default, DEPENDENCY:FAILED or :CANCELLED) or `run` it. */
+  onParentFailure?: OnParentFailure;
 }
+
+/** Parents one job may name: a flow is wide through many jobs, not one job with a huge list. */
+export const MAX_PARENTS = 1000;
 
 export interface EnqueueLimits {
   payloadLimitBytes: number;
@@ -36,6 +52,7 @@ export function prepareJob(
   request: EnqueueRequest,
   clock: Clock,
   limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS,
+  refs: ReadonlyMap<string, number> = new Map(),
 ): NewJob {
   checkClassName(request.class);
   const payload = serialisePayload(request.payload ?? null, limits.payloadLimitBytes);
@@ -57,7 +74,7 @@ export function prepareJob(
   ) {
     throw new InvalidInputError('KEY', 'key must be a string of 1 to 255 characters');
   }
-  return {
+  const job: NewJob = {
     class: request.class,
     payload,
     priority,
@@ -66,6 +83,92 @@ export function prepareJob(
     maxRetriesFromClass: ownMaxRetries === undefined,
     idempotencyKey: request.key ?? null,
   };
+  return Object.assign(job, keyLifeOf(request, clock), parentsOf(request, refs));
+}
+
+/**
+ * Requests of one batch checked and made rows; a `ref` names a request for
+ * the `dependsOn` of later ones (an earlier one only: a batch cannot build a
+ * cycle). The first refused throws InvalidInputError, naming its place.
+ */
+export function prepareJobs(
+  requests: readonly EnqueueRequest[],
+  clock: Clock,
+  limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS,
+): NewJob[] {
+  const refs = new Map<string, number>();
+  return requests.map((request, index) => {
+    try {
+      const job = prepareJob(request, clock, limits, refs);
+      if (request.ref !== undefined) {
+        if (typeof request.ref !== 'string' || request.ref === '' || refs.has(request.ref))
+          throw new InvalidInputError(
+            'REF',
+            `ref must be a non-empty string unique in the batch, got ${JSON.stringify(request.ref)}`,
+          );
+        refs.set(request.ref, index);
+      }
+      return job;
+    } catch (error) {
+      if (error instanceof InvalidInputError && requests.length > 1) {
+        throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);
+      }
+      throw error;
+    }
+  });
+}
+
+function keyLifeOf(request: EnqueueRequest, clock: Clock): Pick<NewJob, 'keyScope' | 'keyExpiresAt'> {
+  const { keyScope, keyTtlSeconds } = request;
+  if (keyScope === undefined && keyTtlSeconds === undefined) return {};
+  if (request.key === undefined) throw new InvalidInputError('KEY', 'keyScope and keyTtlSeconds need a key');
+  if (keyScope !== undefined && !KEY_SCOPES.includes(keyScope))
+    throw new InvalidInputError(
+      'KEY_SCOPE',
+      `keyScope must be ${KEY_SCOPES.join(' or ')}, got ${JSON.stringify(keyScope)}`,
+    );
+  if (
+    keyTtlSeconds !== undefined &&
+    !(typeof keyTtlSeconds === 'number' && Number.isFinite(keyTtlSeconds) && keyTtlSeconds > 0)
+  )
+    throw new InvalidInputError(
+      'KEY_TTL',
+      `keyTtlSeconds must be a number of seconds > 0, got ${String(keyTtlSeconds)}`,
+    );
+  return {
+    keyScope: keyScope ?? 'row',
+    keyExpiresAt: keyTtlSeconds === undefined ? null : clock.now() + Math.round(keyTtlSeconds * 1000),
+  };
+}
+
+function parentsOf(
+  request: EnqueueRequest,
+  refs: ReadonlyMap<string, number>,
+): Pick<NewJob, 'parentIds' | 'parentIndexes' | 'onParentFailure'> {
+  const { dependsOn, onParentFailure } = request;
+  if (onParentFailure !== undefined && !ON_PARENT_FAILURE.includes(onParentFailure))
+    throw new InvalidInputError(
+      'ON_PARENT_FAILURE',
+      `onParentFailure must be ${ON_PARENT_FAILURE.join(' or ')}, got ${JSON.stringify(onParentFailure)}`,
+    );
+  const policy = onParentFailure === undefined ? {} : { onParentFailure };
+  if (dependsOn === undefined) return policy;
+  if (!Array.isArray(dependsOn) || dependsOn.length > MAX_PARENTS)
+    throw new InvalidInputError('DEPENDS_ON', `dependsOn must be an array of at most ${MAX_PARENTS} job ids or refs`);
+  const parentIds: number[] = [];
+  const parentIndexes: number[] = [];
+  for (const parent of dependsOn as unknown[]) {
+    if (typeof parent === 'number' && Number.isSafeInteger(parent) && parent > 0) parentIds.push(parent);
+    else if (typeof parent === 'string' && refs.has(parent)) parentIndexes.push(refs.get(parent)!);
+    else
+      throw new InvalidInputError(
+        'DEPENDS_ON',
+        typeof parent === 'string'
+          ? `dependsOn names ref ${JSON.stringify(parent)}, which no earlier job of this batch has`
+          : `dependsOn must hold job ids (positive integers) or refs, got ${JSON.stringify(parent)}`,
+      );
+  }
+  return { ...policy, parentIds, parentIndexes };
 }
 
 /** A class name, as enqueue and the class controls take it. */

@@ -1,6 +1,5 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { LeaseholdConfig } from '../config/schema.js';
-import { InvalidInputError } from '../errors.js';
 import { openStore } from '../store/open.js';
 import type {
   AttemptRow,
@@ -29,7 +28,7 @@ import {
   type RetryFailedFilter,
   type RetryResult,
 } from './controls.js';
-import { DEFAULT_ENQUEUE_LIMITS, prepareJob, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
+import { DEFAULT_ENQUEUE_LIMITS, prepareJobs, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
 import type { EnqueueRequestOf, JobClass } from './typed-jobs.js';
 import { jobView, type JobView } from './job-view.js';
@@ -134,18 +133,8 @@ export class Queue<S extends ProducerStore = Store> {
     return producer.jobInsert({ jobs, actor: this.actor });
   }
 
-  /** Each request checked and made a row; the first refused throws InvalidInputError, naming its place in a batch. */
   private prepare(requests: readonly EnqueueRequestOf[]): NewJob[] {
-    return requests.map((request, index) => {
-      try {
-        return prepareJob(request as EnqueueRequest, this.clock, this.limits);
-      } catch (error) {
-        if (error instanceof InvalidInputError && requests.length > 1) {
-          throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);
-        }
-        throw error;
-      }
-    });
+    return prepareJobs(requests as readonly EnqueueRequest[], this.clock, this.limits);
   }
 
   async get(id: number): Promise<JobDetails | undefined> {

@@ -18,6 +18,7 @@ export type JobEventName =
   | 'KILLED'
   | 'CANCELLED'
   | 'RELEASED'
+  | 'DEPENDENCIES_MET'
   | 'ZOMBIE_WRITE_REJECTED';
 
 export interface JobRow {
@@ -151,7 +152,32 @@ export interface NewJob {
   /** The enqueue set no max_retries: every claim writes its class's. */
   maxRetriesFromClass: boolean;
   idempotencyKey: string | null;
+  /** When the key is free again: `row` (default) while this row lives, `incomplete` once the job has ended. */
+  keyScope?: KeyScope;
+  /** The key is also free again from this time (epoch ms). */
+  keyExpiresAt?: number | null;
+  /** What a parent's failure or cancellation does to this job: `cancel` it (default), or `run` it anyway. */
+  onParentFailure?: OnParentFailure;
+  /** Parents that exist already, by id. */
+  parentIds?: readonly number[];
+  /** Parents earlier in the same batch, by position (0-based). */
+  parentIndexes?: readonly number[];
 }
+
+/** A job's parent or child in a flow, as `show` and `ctx.parents()` see it. */
+export interface RelatedJob {
+  id: number;
+  class: string;
+  status: JobStatus;
+  /** JSON text, or null. */
+  result: string | null;
+  error_code: string | null;
+}
+
+export const KEY_SCOPES = ['row', 'incomplete'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+export const ON_PARENT_FAILURE = ['cancel', 'run'] as const;
+export type OnParentFailure = (typeof ON_PARENT_FAILURE)[number];
 
 export interface InsertedJob {
   id: number;

@@ -27,5 +27,7 @@ export const flowsMigration = (id: string, time: string) => `
     PRIMARY KEY (job_id, parent_id)
   );
   -- a parent's end finds its dependents; retention asks whether a waiting job still needs it
-  CREATE INDEX job_dependencies_parent ON job_dependencies (parent_id);
+  CREATE INDEX job_dependencies_parent ON job_dependencies (parent_id, job_id);
+  -- retention's question (does a waiting job need this one?) reads the waiting jobs alone, never a scan of jobs
+  CREATE INDEX jobs_waiting ON jobs (id) WHERE status = 'WAITING';
 `;

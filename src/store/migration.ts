@@ -8,6 +8,10 @@ export interface Migration {
 /** The statuses of a job someone holds: partial indexes of both drivers cover them. */
 export const IN_FLIGHT = `status IN ('CLAIMED', 'RUNNING')`;
 
+/** A job some WAITING job still depends on (through job_dependencies_parent): retention keeps it. */
+export const NEEDED_BY_WAITING = `EXISTS (SELECT 1 FROM job_dependencies AS d JOIN jobs AS c ON c.id = d.job_id
+  WHERE d.parent_id = jobs.id AND c.status = 'WAITING')`;
+
 /**
  * Both drivers' migration 3. Claims, starts and heartbeats no longer move
  * the retention index: only finished rows live in it (finished_at is set

@@ -23,6 +23,7 @@ import type {
   RetryAccount,
   Settlement,
   SettleResult,
+  TerminalStatus,
 } from './types.js';
 
 /** The one write to `jobs` an outcome makes; every driver has a statement fenced on (id, lease_token, held) for each. */
@@ -67,7 +68,7 @@ export interface OutcomePlan extends LeaseRef {
   job: JobWrite;
   attemptEnd: AttemptEnd;
   events: PlannedEvent[];
-  /** Where the job went, and when it may run again when QUEUED. */
+  /** Where the job went, and when it may run again when QUEUED. An end moves its WAITING dependents (`endedJob`). */
   status: 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED';
   runAt: number | null;
   /** For an attempt that failed: where it leaves the job's retries. */
@@ -364,6 +365,11 @@ export function ownEarlierSettlement(
           ? 'FAILED'
           : 'QUEUED';
   return { id: settlement.id, held: true, status, runAt: status === 'QUEUED' ? queuedAt : null };
+}
+
+/** The job a plan ended, for its dependents (../flow-rules.ts), or undefined when it goes back to the queue. */
+export function endedJob(plan: OutcomePlan): { id: number; status: TerminalStatus } | undefined {
+  return plan.status === 'QUEUED' ? undefined : { id: plan.id, status: plan.status };
 }
 
 export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: true }> {

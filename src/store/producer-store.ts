@@ -8,6 +8,7 @@ import type {
   JobRow,
   AttemptRow,
   NewJob,
+  RelatedJob,
 } from './data.js';
 import type { OutcomeEventRow, OutcomePosition } from './outcome-rows.js';
 import type { ApplicationClient, ApplicationDatabase, SyncProducer } from './within.js';
@@ -25,6 +26,10 @@ export interface ProducerStore extends Connection {
   onApplicationDatabase(tx: ApplicationDatabase): SyncProducer;
   jobGet(params: { id: number }): Promise<JobRow | undefined>;
   jobList(params: JobListFilter): Promise<JobRow[]>;
+  /** The jobs this one waits or waited for, by id (those retention has not deleted). */
+  jobParents(params: { id: number }): Promise<RelatedJob[]>;
+  /** The first `limit` jobs that wait or waited for this one, by id. */
+  jobChildren(params: { id: number; limit: number }): Promise<RelatedJob[]>;
   attemptList(params: { jobId: number }): Promise<AttemptRow[]>;
   eventList(params: { jobId: number }): Promise<EventRow[]>;
   /** Whether a child of the class was ever registered in `workers`, on any host. */

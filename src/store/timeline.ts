@@ -29,6 +29,9 @@ export function event(
 /** The `stage` of the CANCELLED event that only asks a held job's worker to stop: the job has not ended yet. */
 export const CANCEL_REQUESTED = 'requested';
 
+/** Who writes what a parent's end does to its dependents. */
+export const FLOW_ACTOR = 'flow';
+
 /** The timeline entries that are not part of an outcome plan. */
 export const EVENTS = {
   enqueued: (id: number, job: Pick<NewJob, 'runAt' | 'priority'>, now: number, actor: string) =>
@@ -43,10 +46,16 @@ export const EVENTS = {
       owner_id: facts.owner_id,
       claimed_at: facts.claimed_at,
     }),
-  cancelledQueued: (id: number, now: number, actor: string) =>
-    event(id, now, 'CANCELLED', actor, { stage: 'done', from: 'QUEUED' }),
+  cancelledQueued: (id: number, now: number, actor: string, from: 'QUEUED' | 'WAITING') =>
+    event(id, now, 'CANCELLED', actor, { stage: 'done', from }),
   cancelRequested: (id: number, now: number, actor: string, ownerId: string | null) =>
     event(id, now, 'CANCELLED', actor, { stage: CANCEL_REQUESTED, owner_id: ownerId }),
+  /** A dependent cancelled because a parent failed or was cancelled (`code` DEPENDENCY:FAILED or DEPENDENCY:CANCELLED). */
+  dependencyCancelled: (id: number, now: number, code: string, parent: number) =>
+    event(id, now, 'CANCELLED', FLOW_ACTOR, { code, parent }),
+  /** A WAITING job whose last parent ended: queued. */
+  dependenciesMet: (id: number, now: number, parent: number) =>
+    event(id, now, 'DEPENDENCIES_MET', FLOW_ACTOR, { parent }),
   manualRetry: (id: number, now: number, actor: string) =>
     event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
   /** The other half of every fenced write: a stale holder was turned away. */

@@ -29,6 +29,7 @@ import type {
   LeaseStatus,
   OwnerRecovery,
   RateLimit,
+  RelatedJob,
   RecoveredJob,
   RecoverParams,
 } from './data.js';
@@ -42,7 +43,7 @@ import type {
   WorkerRow,
 } from './data.js';
 export type * from './data.js';
-export { JOB_STATUSES, TERMINAL_STATUSES } from './data.js';
+export { JOB_STATUSES, KEY_SCOPES, ON_PARENT_FAILURE, TERMINAL_STATUSES } from './data.js';
 export type { ProducerStore } from './producer-store.js';
 
 /** A child worker: claim with the outcomes it settles, then fenced writes about the jobs it holds. */
@@ -56,6 +57,8 @@ export interface WorkerStore extends Connection {
     settlements: Settlement[];
     claim?: ClaimRequest;
   }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }>;
+  /** The jobs a job waited for, by id, with their results: a handler's ctx.parents(). */
+  jobParents(params: { id: number }): Promise<RelatedJob[]>;
   /** CLAIMED -> RUNNING; `startedAt` is when the handler really started (default: now); `claim` spares a read. */
   jobStart(params: JobStartParams): Promise<void>;
   /** One heartbeat for every lease a worker holds: one transaction, a status per lease, nothing thrown for lost ones. */

@@ -10,6 +10,7 @@ import { classSuites, type OpenSame } from './conformance/classes.js';
 import { conformanceContext } from './conformance/context.js';
 import { dashboardSuites } from './conformance/dashboard.js';
 import { costSuites } from './conformance/cost.js';
+import { flowSuites } from './conformance/flows.js';
 import { failureDetailSuites } from './conformance/failure-detail.js';
 import { hotPathSuites } from './conformance/hot-path.js';
 import { jobSuites } from './conformance/jobs.js';
@@ -43,6 +44,7 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     classSuites(c, openSame, countStarts);
     dashboardSuites(c);
     rollupSuites(c, openSame);
+    flowSuites(c);
     outcomeReadSuites(c);
   });
 }

@@ -25,7 +25,7 @@ export const windowOf = (since: number) => windowParts(since, { from: since - HO
  * 500 email jobs held by owner `w1`, 250 of them finished (8 log lines each) and 100 failed for
  * good with one of three error codes; 4,000 video jobs ended with their cost
  * (one in ten FAILED), over the 20 hours before the clock's time after
- * seeding. A registry with history: CHILDREN children of 30 hosts'
+ * seeding; 500 report jobs with three WAITING dependents each. A registry with history: CHILDREN children of 30 hosts'
  * supervisors, most exited (some by a crash), and a class two of those
  * supervisors disabled.
  */
@@ -42,6 +42,14 @@ export async function seedDeepQueue(store: Store, clock: TestClock): Promise<voi
       })),
     );
   }
+  // flows: 500 report jobs, each with three waiting dependents by ref
+  for (let group = 0; group < 500; group += 100)
+    await queue.enqueueMany(
+      Array.from({ length: 100 }, (_, g) => [
+        { class: 'report', ref: `p${group + g}` },
+        ...[1, 2, 3].map(() => ({ class: 'report', dependsOn: [`p${group + g}`] })),
+      ]).flat(),
+    );
   const held = await claimJobs(store, { classes: ['email'], ownerId: 'w1', limit: 500, leaseMs: 30_000 });
   await store.jobsSettle({
     // each with its own log lines, for a planner to weigh job_logs' key against a scan

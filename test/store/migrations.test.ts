@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { migrationSql, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
@@ -64,7 +64,7 @@ describe('SQLite schema and migrations', () => {
       'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
     );
     for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 8)) {
-      before.exec(migration.sql);
+      before.exec(migrationSql(migration, before));
       before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
     }
     before
@@ -84,6 +84,72 @@ describe('SQLite schema and migrations', () => {
     });
     expect(claimed?.maxRetries).toBe(3);
     expect(await store.jobGet({ id: claimed!.id })).toMatchObject({ max_retries: 3, max_retries_from_class: 0 });
+    await store.close();
+  });
+
+  it('migration 12 rebuilds jobs with WAITING among its statuses, keeping every attempt, event and log line', async () => {
+    const path = dbPathIn(newDir());
+    const before = new Database(path);
+    before.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
+    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 12)) {
+      before.exec(migrationSql(migration, before));
+      before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
+    }
+    before.exec(`
+      INSERT INTO jobs (id, class, status, payload, created_at, run_at, max_retries, idempotency_key) VALUES (7, 'email', 'FAILED', '{}', 0, 0, 3, 'k');
+      INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (7, 1, 'w', 't', 0, 'FAILED');
+      INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (7, 0, 'ENQUEUED', 'test', '{}');
+      INSERT INTO job_logs (job_id, attempt, seq, ts, level, message) VALUES (7, 1, 0, 0, 'info', 'hello');`);
+    before.close();
+
+    const store = await SqliteStore.open({ path, clock: systemClock });
+    const count = (table: string) => store.connection.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    expect([count('job_attempts'), count('job_events'), count('job_logs')]).toEqual([1, 1, 1]);
+    expect(await store.jobGet({ id: 7 })).toMatchObject({ status: 'FAILED', idempotency_key: 'k' });
+    expect(store.connection.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.connection.prepare('PRAGMA foreign_key_check').all()).toEqual([]);
+    const indexes = store.connection
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL`)
+      .pluck()
+      .all();
+    expect(indexes).toEqual(
+      expect.arrayContaining(['jobs_claim', 'jobs_idempotency', 'jobs_finished', 'jobs_waiting']),
+    );
+    const [waiting] = await store.jobInsert({
+      jobs: [
+        {
+          class: 'email',
+          payload: '{}',
+          priority: 0,
+          runAt: 0,
+          maxRetries: 0,
+          maxRetriesFromClass: false,
+          idempotencyKey: null,
+          parentIds: [7],
+          onParentFailure: 'run',
+        },
+      ],
+      actor: 'test',
+    });
+    expect((await store.jobGet({ id: waiting!.id }))?.status).toBe('QUEUED');
+    const [child] = await store.jobInsert({
+      jobs: [
+        {
+          class: 'email',
+          payload: '{}',
+          priority: 0,
+          runAt: 0,
+          maxRetries: 0,
+          maxRetriesFromClass: false,
+          idempotencyKey: null,
+          parentIds: [waiting!.id],
+        },
+      ],
+      actor: 'test',
+    });
+    expect((await store.jobGet({ id: child!.id }))?.status).toBe('WAITING');
     await store.close();
   });
 

@@ -39,6 +39,11 @@ interface Case {
   before?: (store: Store, jobs: ClaimedJob[], clock: TestClock) => Promise<void>;
   /** Claim the next job with the batch (a second job is enqueued for it). */
   claimNext?: boolean;
+  /**
+   * Jobs enqueued once the batch is claimed, each waiting on `parents`: positions in the batch, then in this
+   * list (an earlier dependent). Their rows follow the batch's in `expect`.
+   */
+  dependents?: { parents: number[]; onParentFailure?: 'run' }[];
   /** What the rule must give: each job's status, and its timeline's event names. */
   expect: { status: string; events: string[] }[];
 }
@@ -125,6 +130,72 @@ const CASES: Record<string, Case> = {
     verdict: release,
     expect: [{ status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RELEASED'] }],
   },
+  'flow: the last parent succeeds': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: success,
+    dependents: [{ parents: [0] }],
+    expect: [
+      { status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] },
+      { status: 'QUEUED', events: ['ENQUEUED', 'DEPENDENCIES_MET'] },
+    ],
+  },
+  'flow: two parents succeed in one batch': {
+    maxRetries: [2, 2],
+    startWritten: true,
+    verdict: success,
+    dependents: [{ parents: [0, 1] }, { parents: [1] }],
+    expect: [
+      { status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] },
+      { status: 'SUCCEEDED', events: ['ENQUEUED', 'STARTED', 'SUCCEEDED'] },
+      { status: 'QUEUED', events: ['ENQUEUED', 'DEPENDENCIES_MET'] },
+      { status: 'QUEUED', events: ['ENQUEUED', 'DEPENDENCIES_MET'] },
+    ],
+  },
+  'flow: a parent retries, its dependents wait': {
+    maxRetries: [2],
+    startWritten: false,
+    verdict: failure(),
+    dependents: [{ parents: [0] }],
+    expect: [
+      { status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RETRY_SCHEDULED'] },
+      { status: 'WAITING', events: ['ENQUEUED'] },
+    ],
+  },
+  'flow: a parent fails, a chain of three is cancelled, one that runs anyway is queued': {
+    maxRetries: [0],
+    startWritten: true,
+    verdict: failure(),
+    dependents: [{ parents: [0] }, { parents: [1] }, { parents: [2] }, { parents: [0], onParentFailure: 'run' }],
+    expect: [
+      { status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'FAILED'] },
+      { status: 'CANCELLED', events: ['ENQUEUED', 'CANCELLED'] },
+      { status: 'CANCELLED', events: ['ENQUEUED', 'CANCELLED'] },
+      { status: 'CANCELLED', events: ['ENQUEUED', 'CANCELLED'] },
+      { status: 'QUEUED', events: ['ENQUEUED', 'DEPENDENCIES_MET'] },
+    ],
+  },
+  'flow: a parent taken back by the sweeper with no retry left cancels its dependent': {
+    maxRetries: [0],
+    startWritten: true,
+    verdict: success,
+    dependents: [{ parents: [0] }],
+    before: async (store, _jobs, clock) => {
+      clock.advance(LEASE_MS + 1);
+      await store.leasesRecoverExpired({
+        errorCode: 'LEASE:EXPIRED',
+        errorDetail: 'lease expired',
+        event: 'RECOVERED',
+        actor: 'sweeper',
+        retryDelay: () => 0,
+        limit: 10,
+      });
+    },
+    expect: [
+      { status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'RECOVERED', 'FAILED', 'ZOMBIE_WRITE_REJECTED'] },
+      { status: 'CANCELLED', events: ['ENQUEUED', 'CANCELLED'] },
+    ],
+  },
   'lease lost: it ran out': {
     maxRetries: [2],
     startWritten: false,
@@ -181,6 +252,12 @@ async function runCase(open: (clock: TestClock) => Promise<Store>, c: Case, path
       limit: c.maxRetries.length,
       leaseMs: LEASE_MS,
     });
+    for (const dependent of c.dependents ?? []) {
+      const parentIds = dependent.parents.map((at) => ids[at]!);
+      const policy = dependent.onParentFailure === undefined ? {} : { onParentFailure: dependent.onParentFailure };
+      const [job] = await store.jobInsert({ jobs: [{ ...newJob(2), parentIds, ...policy }], actor: 'test' });
+      ids.push(job!.id);
+    }
     clock.advance(10);
     const record = (job: ClaimedJob) =>
       path === 'fast' ? { claim: { attempt: job.attempt, ownerId: job.ownerId, claimedAt: job.claimedAt } } : {};

@@ -128,7 +128,7 @@ describe('PostgreSQL schema and migrations', () => {
       );
     });
 
-    it('deletes attempts, events and log lines with their job (ON DELETE CASCADE)', async () => {
+    it('deletes attempts, events, log lines and edges with their job (ON DELETE CASCADE)', async () => {
       const client = await adminClient();
       const result = await client.query(
         `SELECT conrelid::regclass::text AS child, confdeltype FROM pg_constraint
@@ -138,6 +138,8 @@ describe('PostgreSQL schema and migrations', () => {
       await client.end();
       expect(result.rows).toEqual([
         { child: `${schema}.job_attempts`, confdeltype: 'c' },
+        { child: `${schema}.job_dependencies`, confdeltype: 'c' },
+        { child: `${schema}.job_dependencies`, confdeltype: 'c' },
         { child: `${schema}.job_events`, confdeltype: 'c' },
         { child: `${schema}.job_logs`, confdeltype: 'c' },
       ]);

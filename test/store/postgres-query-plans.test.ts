@@ -116,6 +116,9 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
   const cases: [string, { text: string }, unknown[], string | null, boolean][] = [
     ['claim (one class)', LEASE_SQL.claimOneClass, ['email', 'w9', now, now + 30_000, 10, 5], 'jobs_claim', false],
     ['sweeper: expired leases', LEASE_SQL.expired, [now, 100], 'jobs_lease_expiry', false],
+    ["a job's parents", JOB_SQL.parentsOf, [1], 'job_dependencies_pkey', false],
+    // its page (at most `limit` rows) sorted by id after the join
+    ["a job's children", JOB_SQL.childrenOf, [1, 50], 'job_dependencies_parent', true],
     // sorted by id for the lock order: one owner's held rows, a claim batch at most
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
     ['health watch: full rows an owner holds', LEASE_SQL.heldRowsByOwner, ['w1'], 'jobs_owner', false],

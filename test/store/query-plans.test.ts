@@ -1,6 +1,8 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
+import { FLOW_SQL } from '../../src/store/sqlite/sql/flows.js';
+import { RETENTION_SQL } from '../../src/store/sqlite/sql/retention.js';
 import { CLASS_SQL } from '../../src/store/sqlite/sql/classes.js';
 import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
 import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
@@ -42,6 +44,23 @@ describe('query plans with a deep queue', () => {
     ['sweeper: expired leases', LEASE_SQL.expired, [{ now, limit: 100 }], 'jobs_lease_expiry', false],
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, [{ ownerId: 'w1' }], 'jobs_owner', false],
     ['idempotency key lookup', JOB_SQL.findByKey, ['email', 'k'], 'jobs_idempotency', false],
+    ['a key free again is given up', FLOW_SQL.freeKey, [{ class: 'email', key: 'k', now }], 'jobs_idempotency', false],
+    ["a job's parents", FLOW_SQL.parentsOf, [1], 'sqlite_autoindex_job_dependencies_1 (job_id=?)', false],
+    ["a job's children", FLOW_SQL.childrenOf, [1, 50], 'job_dependencies_parent (parent_id=?)', false],
+    [
+      "an ended job's waiting dependents",
+      FLOW_SQL.waitingDependents,
+      [1],
+      'job_dependencies_parent (parent_id=?)',
+      false,
+    ],
+    [
+      'retention: a batch of finished jobs no waiting job needs',
+      RETENTION_SQL.deleteOlderBatch,
+      [{ status: 'SUCCEEDED', before: now, limit: 500 }],
+      'jobs_finished (status=? AND finished_at<?)',
+      false,
+    ],
     // one seek per class (or per status), then a sort of at most `limit` rows from each
     [
       'list by status',

@@ -1,8 +1,11 @@
 import pg from 'pg';
+import { InvalidInputError } from '../../errors.js';
 import { maxRetriesFromClass } from '../policy.js';
 import { EVENTS } from '../timeline.js';
 import type { InsertedJob, NewJob } from '../types.js';
 import { rows, type Db, type Statement } from './connection.js';
+
+const INVALID_PARAMETER = '22023';
 
 /** Bulk inserts go in chunks: bounded statements, whatever the batch. */
 const INSERT_CHUNK_JOBS = 500;
@@ -31,6 +34,7 @@ export async function insertAnnounced(
 ): Promise<InsertedJob[]> {
   const inserted: InsertedJob[] = [];
   for (const chunk of insertChunks(jobs)) {
+    const edges = chunkEdges(chunk, inserted);
     const planned = chunk.map((job) => EVENTS.enqueued(0, job, now, actor));
     const column = <K extends keyof NewJob>(key: K) => chunk.map((job) => job[key]);
     const result = await rows<InsertRow>(db, statement, [
@@ -45,6 +49,12 @@ export async function insertAnnounced(
       chunk.map(maxRetriesFromClass),
       column('idempotencyKey'),
       planned.map((event) => event.detail),
+      chunk.map((job) => job.keyScope ?? 'row'),
+      chunk.map((job) => job.keyExpiresAt ?? null),
+      chunk.map((job) => job.onParentFailure ?? 'cancel'),
+      edges.dependents,
+      edges.parentIds,
+      edges.parentPositions,
     ]);
     const failure = result[0];
     if (failure?.out_sqlstate != null) throw serverError(failure.out_sqlstate, failure.out_message ?? '');
@@ -53,7 +63,34 @@ export async function insertAnnounced(
   return inserted;
 }
 
-function serverError(sqlstate: string, message: string): pg.DatabaseError {
+/**
+ * The chunk's edges, one element each (positions 1-based, as the function
+ * reads them): a parent earlier in this chunk by its position, one in an
+ * earlier chunk by the id it was given there.
+ */
+function chunkEdges(chunk: NewJob[], earlier: InsertedJob[]) {
+  const edges = {
+    dependents: [] as number[],
+    parentIds: [] as (number | null)[],
+    parentPositions: [] as (number | null)[],
+  };
+  const offset = earlier.length;
+  chunk.forEach((job, index) => {
+    const edge = (id: number | null, position: number | null) => {
+      edges.dependents.push(index + 1);
+      edges.parentIds.push(id);
+      edges.parentPositions.push(position);
+    };
+    for (const id of job.parentIds ?? []) edge(id, null);
+    for (const at of job.parentIndexes ?? []) at < offset ? edge(earlier[at]!.id, null) : edge(null, at - offset + 1);
+  });
+  return edges;
+}
+
+/** The function's refusals (22023, `INVALID_INPUT:<FIELD>: why`) as the library's own; anything else as the server's. */
+function serverError(sqlstate: string, message: string): Error {
+  const refused = sqlstate === INVALID_PARAMETER ? /^INVALID_INPUT:([A-Z_]+): (.*)$/s.exec(message) : null;
+  if (refused !== null) return new InvalidInputError(refused[1]!, refused[2]!);
   return Object.assign(new pg.DatabaseError(message, 0, 'error'), { code: sqlstate, severity: 'ERROR' });
 }
 

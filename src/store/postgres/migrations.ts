@@ -13,6 +13,8 @@ import {
   type Migration,
 } from '../migration.js';
 import { ENQUEUE_FUNCTION } from './sql/enqueue-function.js';
+import { AFTER_OUTCOMES_FUNCTION } from './sql/dependents-function.js';
+import { INSERT_JOBS_TYPES, INSERT_JOBS_TYPES_V11 } from './sql/insert-function.js';
 import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
 
 /**
@@ -162,6 +164,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 11,
     name: "leasehold_enqueue(): enqueue from plain SQL, in the caller's transaction",
+    // The functions as they are now: a later step that changes them drops whichever version is there and creates them again.
     sql: ENQUEUE_FUNCTION,
   },
   {
@@ -175,7 +178,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       -- (so none can commit behind the reader); rows from before this column have none, and come first
       ALTER TABLE job_events ADD COLUMN txid xid8;
       ALTER TABLE job_events ALTER COLUMN txid SET DEFAULT pg_current_xact_id();
-      CREATE INDEX job_events_outcomes ON job_events (txid, id) WHERE ${TERMINAL_EVENTS};`,
+      CREATE INDEX job_events_outcomes ON job_events (txid, id) WHERE ${TERMINAL_EVENTS};
+      DROP FUNCTION IF EXISTS leasehold_enqueue(text, jsonb, jsonb),
+        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES_V11}), leasehold_insert_jobs(${INSERT_JOBS_TYPES_V11}),
+        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES});
+      ${ENQUEUE_FUNCTION}
+      ${AFTER_OUTCOMES_FUNCTION}`,
   },
 ];
 

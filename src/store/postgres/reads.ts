@@ -21,6 +21,7 @@ import type {
   InFlightJob,
   JobListFilter,
   JobRow,
+  RelatedJob,
   RateLimit,
   RateWindow,
   RetryBucket,
@@ -82,6 +83,14 @@ export abstract class PostgresReads {
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
     return first<JobRow>(this.pool, JOB_SQL.get, [params.id]);
+  }
+
+  async jobParents(params: { id: number }): Promise<RelatedJob[]> {
+    return rows<RelatedJob>(this.pool, JOB_SQL.parentsOf, [params.id]);
+  }
+
+  async jobChildren(params: { id: number; limit: number }): Promise<RelatedJob[]> {
+    return rows<RelatedJob>(this.pool, JOB_SQL.childrenOf, [params.id, params.limit]);
   }
 
   async jobList(params: JobListFilter): Promise<JobRow[]> {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { EVENTS } from '../timeline.js';
+import { EVENTS, FLOW_ACTOR } from '../timeline.js';
 import { cancelQueuedStatement, failedStatement, failedValues, inBatches } from '../job-filters.js';
 import type {
   BulkBounds,
@@ -111,8 +111,12 @@ export abstract class PostgresWrites extends PostgresReads {
         params.id,
       ]);
       if (job === undefined) return 'not_found';
-      if (job.status === 'QUEUED' && (await changes(db, JOB_SQL.cancelQueued, [params.id, now])) === 1) {
-        await record(db, [EVENTS.cancelledQueued(params.id, now, params.actor)]);
+      if (
+        (job.status === 'QUEUED' || job.status === 'WAITING') &&
+        (await changes(db, JOB_SQL.cancelQueued, [params.id, now])) === 1
+      ) {
+        await record(db, [EVENTS.cancelledQueued(params.id, now, params.actor, job.status)]);
+        await this.cancelledDependents(db, [params.id], now);
         return 'cancelled';
       }
       if (job.status !== 'CLAIMED' && job.status !== 'RUNNING') return 'terminal';
@@ -160,11 +164,21 @@ export abstract class PostgresWrites extends PostgresReads {
         ]);
         await record(
           db,
-          cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor)),
+          cancelled.map(({ id }) => EVENTS.cancelledQueued(id, now, params.actor, 'QUEUED')),
+        );
+        await this.cancelledDependents(
+          db,
+          cancelled.map(({ id }) => id),
+          now,
         );
         return cancelled.length;
       }),
     );
+  }
+
+  /** Jobs an operator cancelled hand that end to their dependents, in the same transaction. */
+  private async cancelledDependents(db: Db, ids: number[], now: number): Promise<void> {
+    if (ids.length > 0) await rows(db, JOB_SQL.afterOutcomes, [ids, ids.map(() => 'CANCELLED'), now, FLOW_ACTOR]);
   }
 
   private async requeuedByOperator(

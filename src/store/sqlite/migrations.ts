@@ -172,6 +172,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   },
 ];
 
+/** A step's SQL, built from the schema `db` has now when the step asks for that. */
+export function migrationSql(migration: SqliteMigration, db: SqliteDb): string {
+  return typeof migration.sql === 'string' ? migration.sql : migration.sql(db);
+}
+
 /**
  * SQLite cannot alter a CHECK: the jobs table is rebuilt with WAITING added to
  * its statuses (SQLite's documented twelve steps), from the definition it
@@ -218,7 +223,7 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
   for (const migration of SQLITE_MIGRATIONS) {
     const apply = db.transaction(() => {
       if (record.run(migration.version, migration.name, now).changes === 0) return false;
-      db.exec(typeof migration.sql === 'string' ? migration.sql : migration.sql(db));
+      db.exec(migrationSql(migration, db));
       if (migration.rebuildsTables && db.prepare('PRAGMA foreign_key_check').all().length > 0)
         throw new Error(`migration ${migration.version}: a rebuilt table broke a foreign key`);
       return true;

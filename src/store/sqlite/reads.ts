@@ -1,3 +1,4 @@
+import { prepareFlowStatements, type FlowStatements } from './sql/flows.js';
 import type { Clock } from '../../clock.js';
 import { blockingStart, windowLeftAt, windowStart } from '../rate-limit.js';
 import type {
@@ -22,6 +23,7 @@ import type {
   InFlightJob,
   JobListFilter,
   JobRow,
+  RelatedJob,
   RateLimit,
   RateWindow,
   RetryBucket,
@@ -54,6 +56,7 @@ import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../o
  */
 export abstract class SqliteReads {
   protected readonly jobs: JobStatements;
+  protected readonly flows: FlowStatements;
   protected readonly leases: LeaseStatements;
   protected readonly history: HistoryStatements;
   protected readonly workers: WorkerStatements;
@@ -69,6 +72,7 @@ export abstract class SqliteReads {
     protected readonly clock: Clock,
   ) {
     this.jobs = prepareJobStatements(db);
+    this.flows = prepareFlowStatements(db);
     this.leases = prepareLeaseStatements(db);
     this.history = prepareHistoryStatements(db);
     this.workers = prepareWorkerStatements(db);
@@ -82,6 +86,14 @@ export abstract class SqliteReads {
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
     return this.jobs.get.get(params.id) as JobRow | undefined;
+  }
+
+  async jobParents(params: { id: number }): Promise<RelatedJob[]> {
+    return this.flows.parentsOf.all(params.id) as RelatedJob[];
+  }
+
+  async jobChildren(params: { id: number; limit: number }): Promise<RelatedJob[]> {
+    return this.flows.childrenOf.all(params.id, params.limit) as RelatedJob[];
   }
 
   async jobList(params: JobListFilter): Promise<JobRow[]> {

@@ -11,6 +11,7 @@ import {
   planSettlement,
   recoveredJob,
   settleResult,
+  endedJob,
   type BlindSettlement,
   type EndedAttempt,
   type OutcomePlan,
@@ -277,6 +278,8 @@ export class SqliteStore extends SqliteWrites implements Store {
         ]),
       );
     for (const event of plan.events) this.record(event);
+    const ended = endedJob(plan);
+    if (ended !== undefined) this.ended([ended], now);
   }
 
   // the sweeper and the supervisor

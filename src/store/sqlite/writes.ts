@@ -25,6 +25,7 @@ import { rollUp } from './stats-rollup.js';
 import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../within.js';
 import { applicationProducer } from './application-database.js';
 import { insertJobs } from './inserts.js';
+import { settleDependents, type EndedJob } from './flows.js';
 
 /**
  * The SQLite driver's way of writing, and its writes that are not about a
@@ -83,7 +84,12 @@ export abstract class SqliteWrites extends SqliteReads {
 
   /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
   private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
-    return insertJobs(this.jobs, jobs, actor, now, (event) => this.record(event));
+    return insertJobs(this.jobs, this.flows, jobs, actor, now, (event) => this.record(event));
+  }
+
+  /** Inside the transaction that ended these jobs: their WAITING dependents move (./flows.ts). */
+  protected ended(jobs: readonly EndedJob[], now: number): void {
+    settleDependents(this.flows, jobs, now, (event) => this.record(event));
   }
 
   async jobInsertWithin(): Promise<never> {
@@ -124,7 +130,8 @@ export abstract class SqliteWrites extends SqliteReads {
       const job = this.jobs.get.get(params.id) as JobRow | undefined;
       if (job === undefined) return 'not_found';
       if (this.jobs.cancelQueued.run({ id: params.id, now }).changes === 1) {
-        this.record(EVENTS.cancelledQueued(params.id, now, params.actor));
+        this.record(EVENTS.cancelledQueued(params.id, now, params.actor, job.status as 'QUEUED' | 'WAITING'));
+        this.ended([{ id: params.id, status: 'CANCELLED' }], now);
         return 'cancelled';
       }
       if (this.jobs.requestCancel.run({ id: params.id, now }).changes === 1) {
@@ -163,7 +170,11 @@ export abstract class SqliteWrites extends SqliteReads {
     return inBatches(params, (throughId, limit) =>
       this.write((now) => {
         const rows = statement.all({ now, class: params.class, throughId, limit }) as { id: number }[];
-        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor));
+        for (const { id } of rows) this.record(EVENTS.cancelledQueued(id, now, params.actor, 'QUEUED'));
+        this.ended(
+          rows.map(({ id }) => ({ id, status: 'CANCELLED' })),
+          now,
+        );
         return rows.length;
       }),
     );

@@ -5,6 +5,7 @@ import type {
   ClaimRequest,
   LeaseRef,
   LeaseStatus,
+  RelatedJob,
   Settlement,
   SettleResult,
 } from '../../../src/store/types.js';
@@ -85,6 +86,10 @@ export class FakeWorkerStore implements RunLoopStore {
         ? { id, held: false }
         : { id, held: true, leaseExpiresAt: Date.now() + leaseMs, cancelRequested: this.cancelRequested.has(id) },
     );
+  }
+
+  async jobParents(): Promise<RelatedJob[]> {
+    return [];
   }
 
   async jobProgress({ id, leaseToken }: LeaseRef & { progress: string }): Promise<void> {

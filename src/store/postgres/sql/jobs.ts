@@ -12,7 +12,8 @@ export const RUNS = `attempts - releases`;
 /** Every enqueue's writes in one call (sql/enqueue-function.ts), in `schema` when given (a client whose search_path is not the queue's). */
 function insertAnnouncedText(schema: string): string {
   return `SELECT out_id, out_created, out_sqlstate, out_message FROM ${schema}leasehold_insert_jobs_guarded($1::bigint,
-    $2::text, $3::text, $4::text[], $5::int[], $6::text[], $7::bigint[], $8::bigint[], $9::int[], $10::text[], $11::text[])`;
+    $2::text, $3::text, $4::text[], $5::int[], $6::text[], $7::bigint[], $8::bigint[], $9::int[], $10::text[], $11::text[],
+    $12::text[], $13::bigint[], $14::text[], $15::int[], $16::bigint[], $17::int[])`;
 }
 
 const insertsIn = new Map<string, Statement>();
@@ -74,10 +75,19 @@ const newestOfEachClass = (filter: string, limit: string, beforeId: string) => `
 
 /** Producer and operator statements on `jobs`. */
 export const JOB_SQL = nameAll('jobs', {
-  /** (now, actor, event, classes[], priorities[], payloads[], runAts[], maxRetries[], fromClass[], keys[], details[]) -> leasehold_insert_jobs_guarded's rows. */
+  /**
+   * (now, actor, event, classes[], priorities[], payloads[], runAts[], maxRetries[], fromClass[], keys[], details[],
+   * keyScopes[], keyExpiries[], onParentFailure[], edge: dependents[], parentIds[], parentPositions[]) -> leasehold_insert_jobs_guarded's rows.
+   */
   insertAnnounced: insertAnnouncedText(''),
   /** (id) -> the row or nothing. */
   get: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
+  /** (id) -> the job's parents, through the primary key of job_dependencies. */
+  parentsOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.parent_id
+    WHERE d.job_id = $1 ORDER BY d.parent_id`,
+  /** (id, limit) -> the job's children, through job_dependencies_parent. */
+  childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
+    WHERE d.parent_id = $1 ORDER BY d.job_id LIMIT $2`,
   /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < $2 ORDER BY id DESC LIMIT $1`,
   /** (status, limit, beforeId) each class's newest through jobs_class_status (a loose scan of it finds the classes). */
@@ -116,8 +126,10 @@ export const JOB_SQL = nameAll('jobs', {
   countFailedOfClassWithCode: `SELECT count(*) AS count FROM jobs WHERE class = $1 AND status = 'FAILED' AND error_code = $2`,
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
   lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
-  /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
-  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2 WHERE id = $1 AND status = 'QUEUED'`,
+  /** (id, now) a queued or waiting job is cancelled at once; no row changed: it was neither. */
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2 WHERE id = $1 AND status IN ('QUEUED', 'WAITING')`,
+  /** (ids[], statuses[], now, actor) the dependents of jobs that ended outside an outcome plan (sql/dependents-function.ts). */
+  afterOutcomes: `SELECT leasehold_after_outcomes($1::bigint[], $2::text[], $3::bigint, $4::text) AS touched`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = $2
     WHERE id = $1 AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,

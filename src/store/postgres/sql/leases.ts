@@ -1,3 +1,4 @@
+import { FLOW_ACTOR } from '../../timeline.js';
 import { nameAll } from '../connection.js';
 import { JOB_COLUMNS } from './jobs.js';
 import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
@@ -72,6 +73,13 @@ const OUTCOME_SET = `run_at = CASE b.kind WHEN 'requeue' THEN b.run_at WHEN 'rel
         releases = j.releases + CASE b.kind WHEN 'release' THEN 1 ELSE 0 END`;
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
+/**
+ * A CTE named `after`: the jobs `ended` (a query of one row: ids[], statuses[]) hand their ends to their
+ * dependents (sql/dependents-function.ts). One row always: the statement joins it, so that it runs.
+ */
+export const afterOutcomes = (ended: string, now: string) => `after AS (
+      SELECT leasehold_after_outcomes(ended.ids, ended.statuses, ${now}, '${FLOW_ACTOR}') AS touched FROM (${ended}) AS ended)`;
+
 export const LEASE_SQL = nameAll('leases', {
   /** (class, ownerId, now, leaseExpiresAt, limit, classMaxRetries) -> the claimed rows, their attempts written; none: nothing due (or all locked by others), or the class is paused. */
   claimOneClass: claimSql(false),
@@ -144,10 +152,12 @@ export const LEASE_SQL = nameAll('leases', {
       UPDATE job_attempts AS a SET status = d.attempt_status, finished_at = $4, error_code = d.code, error_detail = d.detail,
         cpu_ms = d.cpu_ms, peak_rss_bytes = d.peak_rss_bytes, error_stack = d.stack
       FROM job AS d
-      WHERE a.job_id = d.id AND a.attempt = d.attempt AND a.lease_token = d.lease_token AND a.status = 'RUNNING')
+      WHERE a.job_id = d.id AND a.attempt = d.attempt AND a.lease_token = d.lease_token AND a.status = 'RUNNING'),
+    ${afterOutcomes(`SELECT array_agg(id) AS ids, array_agg(job_status) AS statuses FROM job WHERE kind = 'finishBadly'`, '$4')}
     INSERT INTO job_events (job_id, ts, event, actor, detail)
     SELECT e.job_id, e.ts, e.event, e.actor, e.detail
     FROM unnest($15::bigint[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS e(job_id, ts, event, actor, detail, n)
+      CROSS JOIN after
     ORDER BY e.n`,
   /**
    * (expiredBefore, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry, locked.

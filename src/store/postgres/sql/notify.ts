@@ -9,8 +9,8 @@ export const JOBS_CHANNEL = 'leasehold_jobs';
 
 /**
  * The channel readers of outcomes listen on (Queue.waitFor, Queue.events):
- * one notification per transaction that ends jobs, its payload the queue's
- * schema (`current_schema()`).
+ * one notification per transaction that ends jobs (leasehold_after_outcomes),
+ * its payload the queue's schema (`current_schema()`).
  */
 export const OUTCOMES_CHANNEL = 'leasehold_outcomes';
 

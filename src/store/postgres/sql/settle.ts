@@ -13,13 +13,15 @@
  * decided here: the rows' contents come planned, and the row's status only
  * tells whether the claim trail is still owed.
  *
+ * The jobs' dependents move in the same statement (leasehold_after_outcomes).
+ *
  * Returns a row (settled true, id, lease_token) per success written; with a
  * claim, also the claimed rows (settled false). A success missing from the
  * answer was not held, and the store looks into it the general way.
  */
 import { nameAll } from '../connection.js';
 import { IN_FLIGHT } from '../../migration.js';
-import { CLAIMED_COLUMNS, claimCtes, type ClaimParams } from './leases.js';
+import { afterOutcomes, CLAIMED_COLUMNS, claimCtes, type ClaimParams } from './leases.js';
 
 // The pick goes by primary key alone; the fence is tested on the locked rows (why: docs/performance.md, "Settling a batch").
 const SETTLE_CTES = `batch AS (
@@ -47,7 +49,8 @@ const SETTLE_CTES = `batch AS (
         WITH ORDINALITY AS e(job_id, ts, event, actor, detail, trail, n)
       JOIN done AS d ON d.id = e.job_id
       WHERE NOT e.trail OR d.status = 'CLAIMED'
-      ORDER BY e.n)`;
+      ORDER BY e.n),
+    ${afterOutcomes(`SELECT array_agg(id) AS ids, array_agg('SUCCEEDED'::text) AS statuses FROM done`, '$10')}`;
 
 /** The claim's values after the settlement's eleven. */
 const CLAIM_AFTER_SETTLE: ClaimParams = {
@@ -62,7 +65,7 @@ const CLAIM_AFTER_SETTLE: ClaimParams = {
 const settledRows = (claimColumns: boolean) =>
   `SELECT true AS settled, id, ${claimColumns ? 'NULL AS class, NULL AS payload, NULL::int AS priority, NULL::bigint AS run_at, NULL::int AS attempts, NULL::bigint AS max_retries, ' : ''}lease_token${
     claimColumns ? ', NULL::bigint AS lease_expires_at, NULL::bigint AS created_at' : ''
-  } FROM done`;
+  } FROM done CROSS JOIN after`;
 
 const settleAndClaim = (manyClasses: boolean) => `WITH ${SETTLE_CTES},
     ${claimCtes(CLAIM_AFTER_SETTLE, manyClasses)}

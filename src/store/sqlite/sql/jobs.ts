@@ -73,9 +73,14 @@ const ofClass =
 
 /** Producer and operator statements on `jobs`; the lists are newest first, below @beforeId (keyset pagination). */
 export const JOB_SQL = {
-  /** (class, payload, priority, runAt, maxRetries, maxRetriesFromClass 0|1, key, now) -> the new id. */
-  insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, idempotency_key)
-    VALUES (@class, 'QUEUED', @priority, @payload, @now, @runAt, @maxRetries, @maxRetriesFromClass, @idempotencyKey) RETURNING id`,
+  /**
+   * (class, status, payload, priority, runAt, maxRetries, maxRetriesFromClass 0|1, key, keyScope, keyExpiresAt,
+   * onParentFailure, pendingParents, now, finishedAt, code, detail) -> the new id.
+   */
+  insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, idempotency_key,
+      key_scope, key_expires_at, on_parent_failure, pending_parents, finished_at, error_code, error_detail)
+    VALUES (@class, @status, @priority, @payload, @now, @runAt, @maxRetries, @maxRetriesFromClass, @idempotencyKey,
+      @keyScope, @keyExpiresAt, @onParentFailure, @pendingParents, @finishedAt, @code, @detail) RETURNING id`,
   /** (class, key) -> the job already enqueued under that idempotency key, if any. */
   findByKey: `SELECT id FROM jobs WHERE class = ? AND idempotency_key = ?`,
   /** (id) -> the row or nothing. */
@@ -114,7 +119,7 @@ export const JOB_SQL = {
   /** (class, errorCode) -> one range of jobs_failed. */
   countFailedOfClassWithCode: `SELECT count(*) AS count FROM jobs WHERE class = @class AND ${failedWithCode('')}`,
   /** (id, now) a queued job is cancelled at once; no row changed: it was not queued. */
-  cancelQueued: `UPDATE jobs SET ${CANCEL} WHERE id = @id AND status = 'QUEUED'`,
+  cancelQueued: `UPDATE jobs SET ${CANCEL} WHERE id = @id AND status IN ('QUEUED', 'WAITING')`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */
   requestCancel: `UPDATE jobs SET cancel_requested_at = @now
     WHERE id = @id AND ${IN_FLIGHT} AND cancel_requested_at IS NULL`,
