@@ -118,4 +118,24 @@ describe('PostgreSQL outcomes', () => {
       await stop();
     }
   });
+
+  it('every transaction that ends jobs wakes the listener once (leasehold_after_outcomes); an enqueue does not', async () => {
+    let woken = 0;
+    const stop = await store.outcomesSubscribe(
+      () => (woken += 1),
+      (error) => {
+        throw error;
+      },
+    );
+    try {
+      const [queued] = (await queue.enqueueMany([{ class: 'sms' }])).map((j) => j.id);
+      await holdsFor('no wake-up for an enqueue', () => woken === 0, { forMs: 200 });
+      await succeed(3);
+      await waitFor('three wake-ups, one per settle', () => woken === 3);
+      await store.jobCancel({ id: queued!, actor: 'test' });
+      await waitFor('a wake-up for the cancel', () => woken === 4);
+    } finally {
+      await stop();
+    }
+  });
 });
