@@ -33,6 +33,7 @@ import { renderTable } from './render.js';
 import { SECTIONS, type BenchReport, type SectionName } from './report.js';
 import { checkTargets } from './targets.js';
 import { runTimeliness } from './timeliness.js';
+import { runWaiters } from './waiters.js';
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -95,6 +96,7 @@ const RUNNERS: SectionRunner[] = [
   single('timeliness', runTimeliness),
   single('real-work', runRealWork),
   single('store-cost', runStoreCost),
+  single('waiters', runWaiters),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;
@@ -181,7 +183,7 @@ const report: BenchReport = {
     jobs: ctx.sizes.jobs,
     claim_batch: claimBatch,
     processes: ctx.sizes.processes,
-    postgres: (['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker'] as const).some((name) =>
+    postgres: (['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters'] as const).some((name) =>
       wanted.has(name),
     )
       ? redactDatabase(pgUrl)

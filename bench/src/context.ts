@@ -21,6 +21,8 @@ export const FULL = {
    * of a pair taking turns in `blocks` blocks.
    */
   enqueueTx: { single: 10_000, batches: 20, batch: 1_000, runs: 3, blocks: 10 },
+  /** Section 19 (issue 42): queue.waitFor calls attached to a drain of `jobs`, beside one events consumer. */
+  waiters: 100,
   latencyJobs: 1_000,
   latencyGapMs: [5, 30] as [number, number],
   idleWindowSeconds: 20,
@@ -69,6 +71,7 @@ export const QUICK: Sizes = {
   enqueueLibrarySingle: 100,
   enqueueBulk: 1_000,
   enqueueTx: { single: 200, batches: 2, batch: 100, runs: 1, blocks: 2 },
+  waiters: 10,
   latencyJobs: 50,
   idleWindowSeconds: 3,
   recoveryKills: 3,

@@ -268,6 +268,29 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ),
     `  within a round: the store / the raw loop ${stat(c.store_over_raw)}; the raw loop on leasehold's schema / on 3b's ${stat(c.leasehold_schema_over_raw)}`,
   ],
+  waiters: (w) => [
+    `19. waiting for outcomes (issue 42): ${w.jobs} no-op jobs through supervise, without and with ${w.waiters} waitFor and an events consumer attached, ${w.runs} run(s), the arms taking turns (jobs/s; ms from finished_at to the wait's answer)`,
+    table(
+      [
+        'driver',
+        'without',
+        'attached',
+        'attached / without (within a run)',
+        'waitFor p50',
+        'waitFor p99',
+        'outcomes read',
+      ],
+      w.drivers.map((d) => [
+        d.driver,
+        stat(d.plain.jobs_per_sec),
+        stat(d.attached.jobs_per_sec),
+        stat(d.attached_over_plain),
+        stat(d.wait_latency_ms.p50),
+        stat(d.wait_latency_ms.p99),
+        stat(d.events_read),
+      ]),
+    ),
+  ],
 };
 
 export function renderTable(report: BenchReport): string {
@@ -286,7 +309,7 @@ export function renderTable(report: BenchReport): string {
       out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 1, 5-7, 11-15, 30, 32 and 41)');
+    out.push('targets (issues 1, 5-7, 11-15, 30, 32, 41 and 42)');
     out.push(
       table(
         ['target', 'value', 'met'],

@@ -15,6 +15,7 @@ import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
 import type { DashboardSection } from './dashboard.js';
 import type { TimelinessSection } from './timeliness.js';
+import type { WaitersSection } from './waiters.js';
 
 export const SECTIONS = [
   'throughput',
@@ -38,6 +39,7 @@ export const SECTIONS = [
   'timeliness',
   'real-work',
   'store-cost',
+  'waiters',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -77,6 +79,7 @@ export interface BenchReport {
       timeliness?: TimelinessSection;
       'real-work'?: RealWorkSection;
       'store-cost'?: StoreCostSection;
+      waiters?: WaitersSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;

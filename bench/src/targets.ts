@@ -1,4 +1,4 @@
-/** The targets of issues 1, 5-7, 11-15, 30, 32 and 41, checked against the JSON document: each a value and whether it is met. */
+/** The targets of issues 1, 5-7, 11-15, 30, 32, 41 and 42, checked against the JSON document: each a value and whether it is met. */
 import { slowestMedian } from './big-store.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand } from './cli.js';
 import type { Stat } from './common.js';
@@ -8,6 +8,7 @@ import type { GraphileMode } from './graphile.js';
 import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
 import { STORE_COST_TARGET } from './store-cost.js';
+import { WAITERS_TARGET_RATIO } from './waiters.js';
 import type { BenchReport, Target } from './report.js';
 import {
   CHILD_HEARTBEAT_TARGET_MS,
@@ -218,5 +219,14 @@ export function checkTargets(report: BenchReport): Target[] {
     s['store-cost']?.store_over_raw.median,
     (v) => v <= STORE_COST_TARGET,
   );
+  for (const driver of ['sqlite', 'postgres'] as const) {
+    const w = s.waiters;
+    add(
+      `42-waiters-${driver}`,
+      `${driver === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: no-op throughput with ${w?.waiters ?? 100} waitFor and an events consumer attached >= ${WAITERS_TARGET_RATIO}x without (within a run)`,
+      w?.drivers.find((d) => d.driver === driver)?.attached_over_plain.median,
+      (v) => v >= WAITERS_TARGET_RATIO,
+    );
+  }
   return targets;
 }

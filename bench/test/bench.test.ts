@@ -78,7 +78,7 @@ describe('npm run bench -- --quick', () => {
     });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30, 32 and 41)');
+    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30, 32, 41 and 42)');
     expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -152,6 +152,8 @@ describe('npm run bench -- --quick', () => {
       '41-tx-bulk-sqlite',
       '41-tx-single-postgres',
       '41-tx-single-sqlite',
+      '42-waiters-postgres',
+      '42-waiters-sqlite',
       '5-p50',
       '5-p99',
       '6-p50',
