@@ -45,6 +45,18 @@ describe('PostgreSQL outcomes', () => {
 
   const readAll = async (after: OutcomePosition = OUTCOMES_START) =>
     (await store.outcomeEventsAfter({ after, limit: 100 })).map((row) => row.job_id);
+  /** The store's outcomes listener, counting its wake-ups (an error fails the test). */
+  async function listen(): Promise<{ woken: number; stop: () => Promise<void> }> {
+    const listener = { woken: 0, stop: async () => undefined };
+    listener.stop = await store.outcomesSubscribe(
+      () => (listener.woken += 1),
+      (error) => {
+        throw error;
+      },
+    );
+    return listener;
+  }
+
   /** The reads wait for every transaction open on the server, other tests' too: read once `count` are there. */
   const readWhen = (count: number, after?: OutcomePosition) =>
     waitFor(`${count} outcomes`, async () => {
@@ -97,45 +109,33 @@ describe('PostgreSQL outcomes', () => {
   });
 
   it("the listener hears its own schema's notifications on leasehold_outcomes, named `<name> outcomes`", async () => {
-    let woken = 0;
-    const stop = await store.outcomesSubscribe(
-      () => (woken += 1),
-      (error) => {
-        throw error;
-      },
-    );
+    const listener = await listen();
     try {
-      const listener = await admin.query<{ application_name: string }>(
+      const named = await admin.query<{ application_name: string }>(
         `SELECT application_name FROM pg_stat_activity WHERE query = $1 AND application_name LIKE '% outcomes'`,
         [`LISTEN ${OUTCOMES_CHANNEL}`],
       );
-      expect(listener.rows.length).toBeGreaterThan(0);
+      expect(named.rows.length).toBeGreaterThan(0);
       await admin.query('SELECT pg_notify($1, $2)', [OUTCOMES_CHANNEL, `${schema}_other`]);
       await admin.query('SELECT pg_notify($1, $2)', [OUTCOMES_CHANNEL, schema]);
-      await waitFor('a wake-up', () => woken === 1);
-      await holdsFor('no other wake-up', () => woken === 1, { forMs: 200 });
+      await waitFor('a wake-up', () => listener.woken === 1);
+      await holdsFor('no other wake-up', () => listener.woken === 1, { forMs: 200 });
     } finally {
-      await stop();
+      await listener.stop();
     }
   });
 
   it('every transaction that ends jobs wakes the listener once (leasehold_after_outcomes); an enqueue does not', async () => {
-    let woken = 0;
-    const stop = await store.outcomesSubscribe(
-      () => (woken += 1),
-      (error) => {
-        throw error;
-      },
-    );
+    const listener = await listen();
     try {
       const [queued] = (await queue.enqueueMany([{ class: 'sms' }])).map((j) => j.id);
-      await holdsFor('no wake-up for an enqueue', () => woken === 0, { forMs: 200 });
+      await holdsFor('no wake-up for an enqueue', () => listener.woken === 0, { forMs: 200 });
       await succeed(3);
-      await waitFor('three wake-ups, one per settle', () => woken === 3);
+      await waitFor('three wake-ups, one per settle', () => listener.woken === 3);
       await store.jobCancel({ id: queued!, actor: 'test' });
-      await waitFor('a wake-up for the cancel', () => woken === 4);
+      await waitFor('a wake-up for the cancel', () => listener.woken === 4);
     } finally {
-      await stop();
+      await listener.stop();
     }
   });
 });
