@@ -10,19 +10,11 @@
  * long after its job's `finished_at` each waitFor resolved.
  */
 import type { Queue } from '../../dist/src/queue/queue.js';
-import { pollDrain, quantilesOverRuns, summarize, waitFor, type Stat } from './common.js';
+import { pollDrain, quantilesOverRuns, steadyRate, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { benchDatabase, type Driver } from './database.js';
-import { drainRates, POLL_MS } from './drain.js';
-import {
-  BENCH_CLASS,
-  inChunks,
-  openBenchQueue,
-  SUCCEEDED_COUNT,
-  SupervisorRun,
-  writeConfig,
-  writeNoopHandler,
-} from './leasehold.js';
+import type { Driver } from './database.js';
+import { POLL_MS } from './drain.js';
+import { BENCH_CLASS, inChunks, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler } from './leasehold.js';
 
 /** Issue 42's cost: no-op throughput with the waiters and the consumer attached ≥ 0.95× without, within a run. */
 export const WAITERS_TARGET_RATIO = 0.95;
@@ -77,6 +69,16 @@ function attach(queue: Queue, ids: number[], waiters: number): Application {
   return app;
 }
 
+/** Enqueue `count` no-op jobs in bulk; their ids. */
+async function fill(queue: Queue, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  await inChunks(count, async (ns) => {
+    const added = await queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: { n } })));
+    ids.push(...added.map((job) => job.id));
+  });
+  return ids;
+}
+
 /** One arm's drain on a fresh queue: jobs/s (steady), and the application when attached. */
 async function drainArm(
   ctx: BenchContext,
@@ -85,47 +87,35 @@ async function drainArm(
   run: number,
 ): Promise<{ jobsPerSec: number; app?: Application }> {
   const { jobs } = ctx.sizes;
-  const dir = ctx.dirs.make(`waiters-${driver}-${arm}-${run}`);
-  const database = benchDatabase(ctx, dir, driver);
-  try {
-    const config = writeConfig(dir, {
-      database: database.url,
-      handler: writeNoopHandler(dir),
-      processes: CHILDREN,
-      claimBatch: ctx.claimBatch,
-    });
-    const queue = await openBenchQueue(database.url);
+  let app: Application | undefined;
+  const setup = {
+    driver,
+    handler: writeNoopHandler,
+    processes: CHILDREN,
+    claimBatch: ctx.claimBatch,
+    before: async (queue: Queue) => {
+      const ids = await fill(queue, jobs);
+      if (arm === 'attached') app = attach(queue, ids, ctx.sizes.waiters);
+    },
+  };
+  return withSupervisor(ctx, `waiters-${driver}-${arm}-${run}`, setup, async ({ database, supervisor }) => {
+    const counter = await database.counter();
     try {
-      const ids: number[] = [];
-      await inChunks(jobs, async (ns) => {
-        const added = await queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: { n } })));
-        ids.push(...added.map((job) => job.id));
+      const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
+        intervalMs: POLL_MS[driver],
+        timeoutMs: ctx.sizes.drainTimeoutMs,
+        alive: () => supervisor.deadReason(),
       });
-      const app = arm === 'attached' ? attach(queue, ids, ctx.sizes.waiters) : undefined;
-      const counter = await database.counter();
-      const started = performance.now();
-      const supervisor = SupervisorRun.start(ctx.processes, config, dir);
-      try {
-        const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
-          intervalMs: POLL_MS[driver],
-          timeoutMs: ctx.sizes.drainTimeoutMs,
-          alive: () => supervisor.deadReason(),
+      const attached = app;
+      if (attached !== undefined)
+        await waitFor('every wait resolved and every outcome read', () => attached.finished || undefined, {
+          timeoutMs: SETTLE_MS,
         });
-        if (app !== undefined)
-          await waitFor('every wait resolved and every outcome read', () => app.finished || undefined, {
-            timeoutMs: SETTLE_MS,
-          });
-        return { jobsPerSec: drainRates(timing, jobs, started).jobsPerSec, app };
-      } finally {
-        await counter.close();
-        await supervisor.stop();
-      }
+      return { jobsPerSec: steadyRate(timing, jobs), app: attached };
     } finally {
-      await queue.close();
+      await counter.close();
     }
-  } finally {
-    await database.dispose();
-  }
+  });
 }
 
 export async function runWaiters(ctx: BenchContext): Promise<WaitersSection> {
