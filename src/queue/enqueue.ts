@@ -121,11 +121,11 @@ export function prepareJobs(
 function keyLifeOf(request: EnqueueRequest, clock: Clock): Pick<NewJob, 'keyScope' | 'keyExpiresAt'> {
   const { keyScope, keyTtlSeconds } = request;
   if (keyScope === undefined && keyTtlSeconds === undefined) return {};
-  if (request.key === undefined) throw new InvalidInputError('KEY', 'keyScope and keyTtlSeconds need a key');
+  if (request.key === undefined) throw new InvalidInputError('KEY', 'a key scope or lifetime needs a key');
   if (keyScope !== undefined && !KEY_SCOPES.includes(keyScope))
     throw new InvalidInputError(
       'KEY_SCOPE',
-      `keyScope must be ${KEY_SCOPES.join(' or ')}, got ${JSON.stringify(keyScope)}`,
+      `the key scope must be ${KEY_SCOPES.join(' or ')}, got ${JSON.stringify(keyScope)}`,
     );
   if (
     keyTtlSeconds !== undefined &&
@@ -133,7 +133,7 @@ function keyLifeOf(request: EnqueueRequest, clock: Clock): Pick<NewJob, 'keyScop
   )
     throw new InvalidInputError(
       'KEY_TTL',
-      `keyTtlSeconds must be a number of seconds > 0, got ${String(keyTtlSeconds)}`,
+      `the key lifetime must be a number of seconds > 0, got ${String(keyTtlSeconds)}`,
     );
   return {
     keyScope: keyScope ?? 'row',
@@ -149,7 +149,7 @@ function parentsOf(
   if (onParentFailure !== undefined && !ON_PARENT_FAILURE.includes(onParentFailure))
     throw new InvalidInputError(
       'ON_PARENT_FAILURE',
-      `onParentFailure must be ${ON_PARENT_FAILURE.join(' or ')}, got ${JSON.stringify(onParentFailure)}`,
+      `the parent failure policy must be ${ON_PARENT_FAILURE.join(' or ')}, got ${JSON.stringify(onParentFailure)}`,
     );
   const policy = onParentFailure === undefined ? {} : { onParentFailure };
   if (dependsOn === undefined) return policy;

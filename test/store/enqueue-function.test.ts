@@ -25,6 +25,26 @@ const REFUSED: { what: string; request: EnqueueRequest; payload?: unknown; optio
   { what: 'delay and run_at', request: { class: 'c', delay: 1, runAt: 5 }, options: { delay_seconds: 1, run_at: 5 } },
   { what: 'a negative run_at', request: { class: 'c', runAt: -5 }, options: { run_at: -5 } },
   {
+    what: 'a key scope without a key',
+    request: { class: 'c', keyScope: 'incomplete' },
+    options: { key_scope: 'incomplete' },
+  },
+  {
+    what: 'an unknown key scope',
+    request: { class: 'c', key: 'k', keyScope: 'job' as 'row' },
+    options: { key: 'k', key_scope: 'job' },
+  },
+  {
+    what: 'a key lifetime of 0',
+    request: { class: 'c', key: 'k', keyTtlSeconds: 0 },
+    options: { key: 'k', key_ttl_seconds: 0 },
+  },
+  {
+    what: 'an unknown parent failure policy',
+    request: { class: 'c', onParentFailure: 'skip' as 'run' },
+    options: { on_parent_failure: 'skip' },
+  },
+  {
     what: 'a payload too large',
     request: { class: 'c', payload: 'x'.repeat(DEFAULT_PAYLOAD_LIMIT_BYTES) },
     options: {},
@@ -67,6 +87,23 @@ describe('leasehold_enqueue()', () => {
     // The wording after "got" is each side's rendering of the value; the code and the rule are the same.
     await expect(refusal).rejects.toMatchObject({ code: '22023', message: expect.stringContaining(code) });
     await expect(refusal).rejects.toMatchObject({ message: expect.stringContaining(message.split(', got')[0]!) });
+  });
+
+  it('enqueues a dependent of existing jobs, WAITING until they end, and a key free once its job ended', async () => {
+    const parent = await queue.enqueue({ class: 'c' });
+    const { rows } = await enqueue('c', {}, { depends_on: [parent.id], on_parent_failure: 'run' });
+    const dependent = Number(rows[0]!.id);
+    expect((await queue.get(dependent))?.job.status).toBe('WAITING');
+    expect((await queue.store.jobParents({ id: dependent })).map((p) => p.id)).toEqual([parent.id]);
+    await expect(enqueue('c', {}, { depends_on: [dependent + 1000] })).rejects.toMatchObject({
+      code: '22023',
+      message: `INVALID_INPUT:DEPENDS_ON: job ${dependent + 1000} does not exist`,
+    });
+    await expect(enqueue('c', {}, { depends_on: ['x'] })).rejects.toThrow('INVALID_INPUT:DEPENDS_ON');
+    const first = Number((await enqueue('c', {}, { key: 'once', key_scope: 'incomplete' })).rows[0]!.id);
+    expect(Number((await enqueue('c', {}, { key: 'once' })).rows[0]!.id)).toBe(first);
+    expect(await queue.cancel(first)).toMatchObject({ outcome: 'cancelled' });
+    expect(Number((await enqueue('c', {}, { key: 'once', key_ttl_seconds: 60 })).rows[0]!.id)).not.toBe(first);
   });
 
   it('refuses an option it does not know, naming it', async () => {

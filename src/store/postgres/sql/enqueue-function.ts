@@ -78,20 +78,20 @@ BEGIN
   END IF;
   IF opt ? 'key_scope' THEN
     IF opt->>'key_scope' IS NULL OR opt->>'key_scope' NOT IN ('row', 'incomplete') THEN
-      RAISE EXCEPTION 'INVALID_INPUT:KEY_SCOPE: key_scope must be "row" or "incomplete", got %', opt->'key_scope'
+      RAISE EXCEPTION 'INVALID_INPUT:KEY_SCOPE: the key scope must be row or incomplete, got %', opt->'key_scope'
         USING ERRCODE = '22023';
     END IF;
     scope := opt->>'key_scope';
   END IF;
   IF opt ? 'key_ttl_seconds' THEN
     IF jsonb_typeof(opt->'key_ttl_seconds') <> 'number' OR (opt->>'key_ttl_seconds')::numeric <= 0 THEN
-      RAISE EXCEPTION 'INVALID_INPUT:KEY_TTL: key_ttl must be a number of seconds > 0, got %', opt->'key_ttl_seconds'
+      RAISE EXCEPTION 'INVALID_INPUT:KEY_TTL: the key lifetime must be a number of seconds > 0, got %', opt->'key_ttl_seconds'
         USING ERRCODE = '22023';
     END IF;
     key_expires := now_ms + round((opt->>'key_ttl_seconds')::numeric * 1000);
   END IF;
   IF (opt ? 'key_scope' OR opt ? 'key_ttl_seconds') AND job_key IS NULL THEN
-    RAISE EXCEPTION 'INVALID_INPUT:KEY: key_scope and key_ttl need a key' USING ERRCODE = '22023';
+    RAISE EXCEPTION 'INVALID_INPUT:KEY: a key scope or lifetime needs a key' USING ERRCODE = '22023';
   END IF;
   IF opt ? 'depends_on' THEN
     IF jsonb_typeof(opt->'depends_on') <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(opt->'depends_on') AS e
@@ -103,7 +103,7 @@ BEGIN
   END IF;
   IF opt ? 'on_parent_failure' THEN
     IF opt->>'on_parent_failure' IS NULL OR opt->>'on_parent_failure' NOT IN ('cancel', 'run') THEN
-      RAISE EXCEPTION 'INVALID_INPUT:ON_PARENT_FAILURE: on_parent_failure must be "cancel" or "run", got %', opt->'on_parent_failure'
+      RAISE EXCEPTION 'INVALID_INPUT:ON_PARENT_FAILURE: the parent failure policy must be cancel or run, got %', opt->'on_parent_failure'
         USING ERRCODE = '22023';
     END IF;
     on_failure := opt->>'on_parent_failure';
