@@ -47,7 +47,7 @@ describe('PostgreSQL outcomes', () => {
     (await store.outcomeEventsAfter({ after, limit: 100 })).map((row) => row.job_id);
   /** The store's outcomes listener, counting its wake-ups (an error fails the test). */
   async function listen(): Promise<{ woken: number; stop: () => Promise<void> }> {
-    const listener = { woken: 0, stop: async () => undefined };
+    const listener: { woken: number; stop: () => Promise<void> } = { woken: 0, stop: async () => undefined };
     listener.stop = await store.outcomesSubscribe(
       () => (listener.woken += 1),
       (error) => {
