@@ -80,15 +80,18 @@ export class OutcomeStream implements AsyncIterableIterator<Outcome> {
     return this.ended || this.buffer.length >= OUTCOME_PAGE ? undefined : this.position;
   }
 
-  /** One row of a shared read, ignored unless it is past this stream's position. */
-  offer(position: OutcomePosition, outcome: Outcome | undefined): void {
+  /**
+   * One row of a shared read, ignored unless it is past this stream's
+   * position: `outcome` makes its outcome (each stream its own object), none
+   * for a row that ends nothing.
+   */
+  offer(position: OutcomePosition, jobClass: string, outcome: (() => Outcome) | undefined): void {
     if (this.ended || this.position === undefined || !isAfter(position, this.position)) return;
     this.position = position;
-    if (outcome === undefined || (this.classes !== undefined && !this.classes.has(outcome.class))) return;
-    const own = { ...outcome };
+    if (outcome === undefined || (this.classes !== undefined && !this.classes.has(jobClass))) return;
     const next = this.pending.shift();
-    if (next === undefined) this.buffer.push(own);
-    else next.resolve({ value: own, done: false });
+    if (next === undefined) this.buffer.push(outcome());
+    else next.resolve({ value: outcome(), done: false });
   }
 
   async next(): Promise<IteratorResult<Outcome>> {
@@ -150,8 +153,15 @@ export async function feedStreams(
     const outcome =
       facts === undefined
         ? undefined
-        : { id: row.job_id, class: row.class, ...facts, finished_at: row.ts, cursor: cursorOf(position) };
-    for (const stream of hungry) stream.offer(position, outcome);
+        : (): Outcome => ({
+            id: row.job_id,
+            class: row.class,
+            status: facts.status,
+            error_code: facts.error_code,
+            finished_at: row.ts,
+            cursor: cursorOf(position),
+          });
+    for (const stream of hungry) stream.offer(position, row.class, outcome);
   }
   return rows.length === OUTCOME_PAGE;
 }

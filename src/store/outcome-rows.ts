@@ -37,6 +37,19 @@ export interface OutcomeEventRow {
   ts: number;
 }
 
+/** The wake-ups of a reader of outcomes (ProducerStore.outcomesSubscribe). */
+export interface OutcomeWatch {
+  /**
+   * Watch again, if a wake-up ended the watch (SQLite: a watch wakes once, then
+   * waits for this; PostgreSQL: it listens all along). Call it just before
+   * reading: what commits before is in the read, what commits after wakes
+   * again.
+   */
+  rearm(): void;
+  /** Stops listening; safe twice. */
+  stop(): Promise<void>;
+}
+
 /** What a terminal event says about its job. */
 export interface OutcomeFacts {
   status: TerminalStatus;
@@ -51,8 +64,8 @@ export interface OutcomeFacts {
  * names none); a success has none.
  */
 export function outcomeOf(row: OutcomeEventRow): OutcomeFacts | undefined {
+  if (row.event === 'SUCCEEDED') return { status: row.event, error_code: null };
   const detail = (row.detail === null ? {} : JSON.parse(row.detail)) as { stage?: unknown; code?: unknown };
   if (row.event === 'CANCELLED' && detail.stage === CANCEL_REQUESTED) return undefined;
-  if (row.event === 'SUCCEEDED') return { status: row.event, error_code: null };
   return { status: row.event, error_code: typeof detail.code === 'string' ? detail.code : row.job_error_code };
 }

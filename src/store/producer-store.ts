@@ -10,7 +10,7 @@ import type {
   NewJob,
   RelatedJob,
 } from './data.js';
-import type { OutcomeEventRow, OutcomePosition } from './outcome-rows.js';
+import type { OutcomeEventRow, OutcomePosition, OutcomeWatch } from './outcome-rows.js';
 import type { ApplicationClient, ApplicationDatabase, SyncProducer } from './within.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
@@ -52,11 +52,11 @@ export interface ProducerStore extends Connection {
   /**
    * Wake-ups about outcomes (PostgreSQL: LISTEN, one notification per
    * transaction that ends jobs; SQLite: the watch on its WAL file, which
-   * fires on any commit). A hint, as `subscribe`'s: read the data, and keep
-   * a poll. A broken connection goes to `onError`, `onOutcome` runs, and it
-   * listens again with backoff (`onOutcome` runs once it does). Resolves once
-   * listening (PostgreSQL with `listen=off`: never listens); the function it
-   * resolves to stops listening (safe twice).
+   * fires on any commit, once until rearmed). A hint, as `subscribe`'s: read
+   * the data, and keep a poll. A broken connection goes to `onError`,
+   * `onOutcome` runs, and it listens again with backoff (`onOutcome` runs
+   * once it does). Resolves once listening (PostgreSQL with `listen=off`:
+   * never listens).
    */
-  outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
+  outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch>;
 }

@@ -47,13 +47,14 @@ describe('PostgreSQL outcomes', () => {
     (await store.outcomeEventsAfter({ after, limit: 100 })).map((row) => row.job_id);
   /** The store's outcomes listener, counting its wake-ups (an error fails the test). */
   async function listen(): Promise<{ woken: number; stop: () => Promise<void> }> {
-    const listener: { woken: number; stop: () => Promise<void> } = { woken: 0, stop: async () => undefined };
-    listener.stop = await store.outcomesSubscribe(
+    const listener = { woken: 0, stop: async () => undefined as void };
+    const watch = await store.outcomesSubscribe(
       () => (listener.woken += 1),
       (error) => {
         throw error;
       },
     );
+    listener.stop = () => watch.stop();
     return listener;
   }
 

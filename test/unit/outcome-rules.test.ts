@@ -72,7 +72,7 @@ describe('CoalescedCheck', () => {
 
   it('a burst is one check; a wake during a check is one more, at least the gap after the last start', async () => {
     const { starts, check } = counted(5);
-    const loop = new CoalescedCheck(check, () => undefined, 20);
+    const loop = new CoalescedCheck(check, () => undefined, { gapMs: 20, busyShare: 0.5, maxRestMs: 1_000 });
     const begin = Date.now();
     for (let i = 0; i < 10; i++) loop.wake();
     await vi.advanceTimersByTimeAsync(1);
@@ -86,10 +86,27 @@ describe('CoalescedCheck', () => {
     await loop.stop();
   });
 
+  it('checks that grow slow grow rarer: busy at most their share of the time', async () => {
+    const { starts, check } = counted(10);
+    const loop = new CoalescedCheck(check, () => undefined, { gapMs: 20, busyShare: 0.1, maxRestMs: 1_000 });
+    const begin = Date.now();
+    loop.wake();
+    await vi.advanceTimersByTimeAsync(1);
+    loop.wake();
+    await vi.advanceTimersByTimeAsync(200);
+    // 10 ms busy, then 90 ms of rest: the next starts 100 ms after the first, not at the 20 ms gap
+    expect(starts).toEqual([begin, begin + 100]);
+    await loop.stop();
+  });
+
   it('a failed check is reported, and the next wake tries again; stop waits for the check running, then none start', async () => {
     const { starts, check } = counted(10, true);
     const errors: unknown[] = [];
-    const loop = new CoalescedCheck(check, (error) => errors.push(error), 20);
+    const loop = new CoalescedCheck(check, (error) => errors.push(error), {
+      gapMs: 20,
+      busyShare: 0.5,
+      maxRestMs: 1_000,
+    });
     loop.wake();
     await vi.advanceTimersByTimeAsync(50);
     expect(errors).toHaveLength(1);

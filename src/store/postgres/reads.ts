@@ -52,7 +52,7 @@ import { COST_TOP_KEPT, partValues, windowParts } from '../stats-window.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { jobsChannel, listenOn, OUTCOMES, type ListenChannel } from './subscription.js';
 import { OUTCOME_SQL } from './sql/outcome-events.js';
-import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition, type OutcomeWatch } from '../outcome-rows.js';
 
 /** Each list statement's values, in its parameters' order. */
 const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: number) => unknown[]> = {
@@ -267,15 +267,11 @@ export abstract class PostgresReads {
     return this.listen(jobsChannel(classes), clientConfig(this.target), onJob, onError);
   }
 
-  /** On a connection of its own, named `<application_name> outcomes` in pg_stat_activity. */
-  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
+  /** On a connection of its own, named `<application_name> outcomes` in pg_stat_activity; it listens all along. */
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch> {
     const config = clientConfig(this.target);
-    return this.listen(
-      OUTCOMES,
-      { ...config, application_name: `${config.application_name} outcomes` },
-      onOutcome,
-      onError,
-    );
+    const named = { ...config, application_name: `${config.application_name} outcomes` };
+    return { rearm: () => undefined, stop: await this.listen(OUTCOMES, named, onOutcome, onError) };
   }
 
   /** A listener that close() ends too; none with `listen=off`. */
@@ -295,8 +291,9 @@ export abstract class PostgresReads {
     return stop;
   }
 
+  /** The ids as one array literal: node-postgres quotes an array's elements one by one, 0.3 ms for 100 of them. */
   async jobsEnded(params: { ids: number[] }): Promise<JobRow[]> {
-    return rows<JobRow>(this.pool, OUTCOME_SQL.ended, [params.ids]);
+    return rows<JobRow>(this.pool, OUTCOME_SQL.ended, [`{${params.ids.join(',')}}`]);
   }
 
   async outcomeEventsAfter(params: { after: OutcomePosition; limit: number }): Promise<OutcomeEventRow[]> {

@@ -1,22 +1,72 @@
-import { watch } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import type { OutcomeWatch } from '../outcome-rows.js';
+
+const inMemory = (dbPath: string) => dbPath === ':memory:' || dbPath === '';
+
+/** Watches the database's folder (the WAL file comes and goes) and calls `onWrite` on each write to the file or its WAL. */
+function watchWrites(dbPath: string, onWrite: () => void, onError?: (error: Error) => void): FSWatcher {
+  const files = new Set([basename(dbPath), `${basename(dbPath)}-wal`]);
+  const watcher = watch(dirname(dbPath), { persistent: false }, (_event, filename) => {
+    if (filename !== null && files.has(filename)) onWrite();
+  });
+  watcher.on('error', (error) => onError?.(error));
+  return watcher;
+}
 
 /**
  * SQLite has no NOTIFY; its commits do show as writes to the WAL file. This
- * watches the database's folder (the WAL file comes and goes) and calls
- * `onCommit` on each write to it: a wake-up hint for idle workers, costing
- * nothing while the database is quiet.
+ * calls `onCommit` on each write to it: a wake-up hint for idle workers,
+ * costing nothing while the database is quiet.
  */
 export function watchCommits(
   dbPath: string,
   onCommit: () => void,
   onError?: (error: Error) => void,
 ): () => Promise<void> {
-  if (dbPath === ':memory:' || dbPath === '') return async () => undefined;
-  const files = new Set([basename(dbPath), `${basename(dbPath)}-wal`]);
-  const watcher = watch(dirname(dbPath), { persistent: false }, (_event, filename) => {
-    if (filename !== null && files.has(filename)) onCommit();
-  });
-  watcher.on('error', (error) => onError?.(error));
+  if (inMemory(dbPath)) return async () => undefined;
+  const watcher = watchWrites(dbPath, onCommit, onError);
   return async () => watcher.close();
+}
+
+/**
+ * The same watch, for a reader that reads the data after each wake-up: at
+ * the first write it sees, it stops watching and calls `onCommit`, until
+ * `rearm()`, which the reader calls just before it reads. A commit before
+ * that is in what the reader reads; one after wakes it again. A busy
+ * database writes thousands of times a second, and watched all along each
+ * write is an event to handle: about 10% of a core at 10,000 jobs/s.
+ */
+export function watchNextCommit(dbPath: string, onCommit: () => void, onError?: (error: Error) => void): OutcomeWatch {
+  if (inMemory(dbPath)) return { rearm: () => undefined, stop: async () => undefined };
+  let watcher: FSWatcher | undefined;
+  let stopped = false;
+  const disarm = (armed: FSWatcher) => {
+    if (watcher !== armed) return;
+    armed.close();
+    watcher = undefined;
+  };
+  const rearm = () => {
+    if (stopped || watcher !== undefined) return;
+    const armed: FSWatcher = watchWrites(
+      dbPath,
+      () => {
+        disarm(armed);
+        onCommit();
+      },
+      (error) => {
+        disarm(armed);
+        onError?.(error);
+      },
+    );
+    watcher = armed;
+  };
+  rearm();
+  return {
+    rearm,
+    stop: async () => {
+      stopped = true;
+      if (watcher !== undefined) disarm(watcher);
+    },
+  };
 }

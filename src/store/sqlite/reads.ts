@@ -33,7 +33,7 @@ import type {
 } from '../types.js';
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
-import { watchCommits } from './commit-watch.js';
+import { watchCommits, watchNextCommit } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
 import { prepareClassStatements, type ClassStatements } from './sql/classes.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
@@ -48,7 +48,7 @@ import { rolledMinutes } from './stats-rollup.js';
 import { COST_TOP_KEPT, windowParts, type WindowParts } from '../stats-window.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
 import { prepareOutcomeStatements, type OutcomeStatements } from './sql/outcome-events.js';
-import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition, type OutcomeWatch } from '../outcome-rows.js';
 
 /**
  * The SQLite driver's half that changes nothing: every read of every role,
@@ -281,9 +281,9 @@ export abstract class SqliteReads {
     return { ...OUTCOMES_START, id: (this.outcomes.latest.get() as { id: number }).id };
   }
 
-  /** Any commit wakes: the watch cannot tell an outcome from a heartbeat. */
-  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
-    return watchCommits(this.db.name, onOutcome, onError);
+  /** Any commit wakes, once until rearmed: the watch cannot tell an outcome from a heartbeat. */
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch> {
+    return watchNextCommit(this.db.name, onOutcome, onError);
   }
 
   async ping(): Promise<void> {
