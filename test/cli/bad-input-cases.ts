@@ -185,7 +185,7 @@ export function badInputCases(where: CaseFiles): BadInputCase[] {
     [
       'list with an unknown status',
       withConfig('list', '--status', 'DONE'),
-      /^leasehold: --status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/,
+      /^leasehold: --status must be one of WAITING, QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/,
     ],
     [
       'list with --limit 0',

@@ -33,7 +33,8 @@ export function insertAnnouncedIn(schema: string): Statement {
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
-  cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+  cancel_requested_at, error_code, error_detail, idempotency_key, progress, pending_parents, on_parent_failure, key_scope,
+  key_expires_at`;
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, ${RUNS})`;
 const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1`;
