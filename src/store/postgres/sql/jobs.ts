@@ -89,6 +89,8 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id, limit) -> the job's children, through job_dependencies_parent. */
   childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
     WHERE d.parent_id = $1 ORDER BY d.job_id LIMIT $2`,
+  /** (id) -> how many jobs wait or waited for it: one range of job_dependencies_parent. */
+  countChildren: `SELECT count(*) AS count FROM job_dependencies WHERE parent_id = $1`,
   /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < $2 ORDER BY id DESC LIMIT $1`,
   /** (status, limit, beforeId) each class's newest through jobs_class_status (a loose scan of it finds the classes). */
