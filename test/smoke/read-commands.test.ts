@@ -24,8 +24,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(run.migrate).toEqual({ database: run.database, created: true, version: LATEST_VERSION });
     expect(run.outputs.enqueueText!.trim()).toBe(`enqueued job ${run.ids.keyed} (ok)`);
     expect(run.outputs.enqueueTextErr).toBe('');
-    expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} was already enqueued with key "k-2"`);
-    expect(JSON.parse(run.outputs.bulkJson!)).toEqual({ count: 3, ids: run.ids.bulk });
+    expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} already holds key "k-2" (not created)`);
+    expect(JSON.parse(run.outputs.bulkJson!)).toEqual({ count: 3, ids: run.ids.bulk, created: [true, true, true] });
     expect(run.outputs.bulkText!.trim()).toMatch(/^enqueued 1 job\(s\) \(1 line\(s\) of .*jobs2\.jsonl\)$/);
     // no progress bar when stderr is not a terminal
     expect(run.outputs.bulkTextErr).toBe('');
