@@ -37,7 +37,8 @@ describe('leasehold against a database from a real supervisor run', () => {
   it('show: the row, attempts and timeline, with readable times and ages; --json parses the JSON columns', async () => {
     const id = run.ids.stdin;
     const shown = await leaseholdJson<ShowJson>([...C(), 'show', String(id)]);
-    expect(Object.keys(shown)).toEqual(['job', 'attempts', 'events']);
+    expect(Object.keys(shown)).toEqual(['job', 'parents', 'children', 'more_children', 'attempts', 'events']);
+    expect(shown).toMatchObject({ parents: [], children: [], more_children: 0 });
     expect(shown.job).toMatchObject({
       id,
       class: 'ok',
