@@ -152,6 +152,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(stats.jobs.by_class.find((row) => row.class === 'hang')).toMatchObject({ RUNNING: 1, total: 1 });
     expect(stats.jobs.by_class.find((row) => row.class === 'ok')).toMatchObject({ QUEUED: 1, SUCCEEDED: 7, total: 8 });
     expect(stats.jobs.total).toMatchObject({
+      WAITING: 0,
       QUEUED: 1,
       RUNNING: 1,
       SUCCEEDED: 7,
@@ -162,8 +163,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     });
 
     const text = run.live.statsText;
-    expect(text).toMatch(/^CLASS\s+QUEUED\s+CLAIMED\s+RUNNING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+TOTAL$/m);
-    expect(text).toMatch(/^ok\s+1\s+0\s+0\s+7\s+0\s+0\s+8$/m);
+    expect(text).toMatch(/^CLASS\s+WAITING\s+QUEUED\s+CLAIMED\s+RUNNING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+TOTAL$/m);
+    expect(text).toMatch(/^ok\s+0\s+1\s+0\s+0\s+7\s+0\s+0\s+8$/m);
     expect(text).toMatch(/^oldest in-flight jobs$/m);
     expect(text).toMatch(
       new RegExp(
