@@ -48,7 +48,7 @@ export interface JobRow {
   error_detail: string | null;
   idempotency_key: string | null;
   progress: string | null;
-  /** While the job is WAITING: its parents that have not ended yet. */
+  /** Its parents that have not ended yet: 0 once it no longer waits. */
   pending_parents: number;
   /** What a parent's failure or cancellation does to this job (while it waits): `cancel` it, or `run` it anyway. */
   on_parent_failure: OnParentFailure;

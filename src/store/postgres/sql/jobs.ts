@@ -37,7 +37,7 @@ export const JOB_COLUMNS = `id, class, status, priority, payload, result, create
   key_expires_at`;
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, ${RUNS})`;
-const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1`;
+const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1, pending_parents = 0`;
 
 /**
  * One batch of a bulk action: `set` (now: $1) on at most `limit` jobs that
@@ -130,7 +130,7 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
   lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
   /** (id, now) a queued or waiting job is cancelled at once; no row changed: it was neither. */
-  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2 WHERE id = $1 AND status IN ('QUEUED', 'WAITING')`,
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2, pending_parents = 0 WHERE id = $1 AND status IN ('QUEUED', 'WAITING')`,
   /** (ids[], statuses[], now, actor) the dependents of jobs that ended outside an outcome plan (sql/dependents-function.ts). */
   afterOutcomes: `SELECT leasehold_after_outcomes($1::bigint[], $2::text[], $3::bigint, $4::text) AS touched`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */

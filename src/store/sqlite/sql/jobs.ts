@@ -50,7 +50,7 @@ const newestOfEachClass = (filter: JobFilter, index: string) => `WITH RECURSIVE 
 
 /** A FAILED job runs once more, now, with one more run granted if its retries are spent. */
 const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, ${RUNS})`;
-const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now`;
+const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now, pending_parents = 0`;
 
 /**
  * One batch of a bulk action: `set` on at most @limit jobs that match
