@@ -9,6 +9,7 @@ import type { ClassConfig } from '../config/schema.js';
 import { pausedClasses } from '../queue/class-controls.js';
 import { schedulesReport, type ScheduleView } from '../queue/schedules.js';
 import { collectCost, type CostReport } from '../reports/cost.js';
+import { jobFlow, type JobFlow } from '../reports/job-flow.js';
 import { collectQueues, type QueueView } from '../reports/queue-age.js';
 import { inFlightView, jobCounts, type InFlightView, type JobCounts } from '../reports/stats.js';
 import { describeWorkers, type WorkerView } from '../reports/workers.js';
@@ -80,6 +81,8 @@ export interface JobsPage {
 
 export interface JobDetail {
   job: JobRow;
+  /** Its parents and (the first of) its children in a flow. */
+  flow: JobFlow;
   attempts: AttemptRow[];
   events: EventRow[];
   logs: JobLogRow[];
@@ -182,12 +185,13 @@ export function dashboardData(store: DashboardStore, options: DashboardDataOptio
     async job(id) {
       const job = await store.jobGet({ id });
       if (job === undefined) return undefined;
-      const [attempts, events, logs] = [
+      const [flow, attempts, events, logs] = [
+        await jobFlow(store, id),
         await store.attemptList({ jobId: id }),
         await store.eventList({ jobId: id }),
         await store.logList({ jobId: id }),
       ];
-      return { job, attempts, events, logs };
+      return { job, flow, attempts, events, logs };
     },
     async jobByKey(key, jobClass) {
       return (await store.jobListByKey({ key, class: jobClass }))[0];

@@ -89,12 +89,15 @@ export function prepareJob(
 /**
  * Requests of one batch checked and made rows; a `ref` names a request for
  * the `dependsOn` of later ones (an earlier one only: a batch cannot build a
- * cycle). The first refused throws InvalidInputError, naming its place.
+ * cycle). The first refused throws InvalidInputError, naming its place:
+ * `placeOf(index)` when given (a file's line, say), else `job N` in a batch
+ * of several.
  */
 export function prepareJobs(
   requests: readonly EnqueueRequest[],
   clock: Clock,
   limits: EnqueueLimits = DEFAULT_ENQUEUE_LIMITS,
+  placeOf?: (index: number) => string,
 ): NewJob[] {
   const refs = new Map<string, number>();
   return requests.map((request, index) => {
@@ -110,8 +113,9 @@ export function prepareJobs(
       }
       return job;
     } catch (error) {
-      if (error instanceof InvalidInputError && requests.length > 1) {
-        throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `job ${index + 1}: ${error.message}`);
+      if (error instanceof InvalidInputError && (placeOf !== undefined || requests.length > 1)) {
+        const place = placeOf?.(index) ?? `job ${index + 1}`;
+        throw new InvalidInputError(error.code.split(':')[1] ?? 'JOB', `${place}: ${error.message}`);
       }
       throw error;
     }

@@ -87,6 +87,9 @@ export function jobFields(job: JobRow, now: number, textLimit?: number): [string
       'status',
       job.status + (job.cancel_requested_at !== null && job.status !== 'CANCELLED' ? ' (cancel requested)' : ''),
     ],
+    ...(job.status === 'WAITING'
+      ? [['waiting for', `${job.pending_parents} parent(s) to end`] as [string, FieldValue]]
+      : []),
     ['priority', job.priority],
     ['attempts', `${attemptsOfMost(job)}${job.releases > 0 ? ` (${job.releases} handed back, not counted)` : ''}`],
     ['created', formatWhen(job.created_at, now)],
@@ -100,7 +103,23 @@ export function jobFields(job: JobRow, now: number, textLimit?: number): [string
     ['owner', job.owner_id],
     ['lease token', job.lease_token],
     ['key', job.idempotency_key],
+    ...keyFields(job, now),
     ['error', job.error_code === null ? null : `${job.error_code}: ${limited(job.error_detail, textLimit) ?? '-'}`],
+  ];
+}
+
+/** When a job's key is free again, while it holds one. */
+function keyFields(job: JobRow, now: number): [string, FieldValue][] {
+  if (job.idempotency_key === null) return [];
+  const scope =
+    job.key_scope === 'incomplete'
+      ? 'incomplete: free again once the job has ended'
+      : "row: held while the job's row exists";
+  return [
+    ['key scope', scope],
+    ...(job.key_expires_at === null
+      ? []
+      : [['key expires', formatWhen(job.key_expires_at, now)] as [string, FieldValue]]),
   ];
 }
 

@@ -48,6 +48,14 @@ export interface JobRow {
   error_detail: string | null;
   idempotency_key: string | null;
   progress: string | null;
+  /** Its parents that have not ended yet: 0 once it no longer waits. */
+  pending_parents: number;
+  /** What a parent's failure or cancellation does to this job (while it waits): `cancel` it, or `run` it anyway. */
+  on_parent_failure: OnParentFailure;
+  /** When its idempotency key is free again: `row` while this row lives, `incomplete` once the job has ended. */
+  key_scope: KeyScope;
+  /** The key is also free again from this time (epoch ms); null: no lifetime. */
+  key_expires_at: number | null;
 }
 
 export interface AttemptRow {

@@ -40,6 +40,8 @@ export interface OperatorStore extends ProducerStore {
   jobCancelQueued(params: { class?: string; actor: string } & BulkBounds): Promise<number>;
   /** How many FAILED jobs `jobRetryFailed` with this filter would queue now. */
   jobCountFailed(params: FailedFilter): Promise<number>;
+  /** How many jobs wait or waited for this one (jobChildren reads them, a page at a time). */
+  jobChildCount(params: { id: number }): Promise<number>;
   /** Jobs enqueued with this idempotency key (unique within a class: one per class at most), newest first. */
   jobListByKey(params: { key: string; class?: string }): Promise<JobRow[]>;
   workerList(params: { includeExited: boolean; limit: number }): Promise<WorkerRow[]>;

@@ -140,6 +140,46 @@ export function badInputCases(where: CaseFiles): BadInputCase[] {
       /^leasehold: .*bad-field-line\.jsonl line 2: priority must be a number, got "high"$/,
     ],
     [
+      'bulk file with a depends_on ref that no earlier line has',
+      (db) => withConfig('enqueue', '--file', inDir('bad-ref-line.jsonl'))(db),
+      /^leasehold: .*bad-ref-line\.jsonl line 2: dependsOn names ref "frist", which no earlier job of this batch has$/,
+    ],
+    [
+      'bulk file and --depends-on',
+      (db) => withConfig('enqueue', '--file', inDir('bad-ref-line.jsonl'), '--depends-on', '1')(db),
+      /^leasehold: --file takes every field from its lines: drop --depends-on$/,
+    ],
+    [
+      '--depends-on that is not a list of ids',
+      withConfig('enqueue', 'ok', '--depends-on', '1,two'),
+      /^leasehold: --depends-on: expected job ids separated by commas, got "1,two"$/,
+    ],
+    [
+      '--depends-on a job that does not exist',
+      withConfig('enqueue', 'ok', '--depends-on', '1,9999'),
+      /^leasehold: job 9999 does not exist$/,
+    ],
+    [
+      'an --on-parent-failure that is neither cancel nor run',
+      withConfig('enqueue', 'ok', '--depends-on', '1', '--on-parent-failure', 'ignore'),
+      /^leasehold: the parent failure policy must be cancel or run, got "ignore"$/,
+    ],
+    [
+      'a --key-scope without a key',
+      withConfig('enqueue', 'ok', '--key-scope', 'incomplete'),
+      /^leasehold: a key scope or lifetime needs a key$/,
+    ],
+    [
+      'a --key-scope that is neither row nor incomplete',
+      withConfig('enqueue', 'ok', '--key', 'k', '--key-scope', 'forever'),
+      /^leasehold: the key scope must be row or incomplete, got "forever"$/,
+    ],
+    [
+      'a --key-ttl of 0',
+      withConfig('enqueue', 'ok', '--key', 'k', '--key-ttl', '0'),
+      /^leasehold: --key-ttl: expected a number > 0, got "0"$/,
+    ],
+    [
       'bulk file and a class',
       (db) => withConfig('enqueue', 'ok', '--file', inDir('bad-line.jsonl'))(db),
       /^leasehold: --file takes every field from its lines: drop the class$/,
@@ -185,7 +225,7 @@ export function badInputCases(where: CaseFiles): BadInputCase[] {
     [
       'list with an unknown status',
       withConfig('list', '--status', 'DONE'),
-      /^leasehold: --status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/,
+      /^leasehold: --status must be one of WAITING, QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"$/,
     ],
     [
       'list with --limit 0',

@@ -75,6 +75,10 @@ beforeAll(async () => {
     ['{"class":"ok","payload":{"n":1}}', '{"class":"ok", payload}'].join('\n'),
   );
   writeFileSync(
+    join(dir, 'bad-ref-line.jsonl'),
+    ['{"class":"ok","ref":"first"}', '{"class":"ok","depends_on":["frist"]}'].join('\n'),
+  );
+  writeFileSync(
     join(dir, 'bad-field-line.jsonl'),
     ['{"class":"ok","payload":{"n":1}}', '{"class":"ok","priority":"high"}'].join('\n'),
   );
@@ -152,6 +156,10 @@ describe('bad input: exit 2, one line on stderr, nothing written', () => {
     const result = await leasehold(['--db', database, 'enqueue', 'ok', '--payload', 'nope', '--allow-unknown-class']);
     expect(result.exitCode).toBe(2);
     expect(existsSync(database)).toBe(false);
+    // parents by id live in a database that exists: a new one would hold none of them
+    const orphan = await leasehold(['--db', database, 'enqueue', 'ok', '--depends-on', '1', '--allow-unknown-class']);
+    expect(orphan).toMatchObject({ exitCode: 2, stdout: '', stderr: `leasehold: no database at ${database}` });
+    expect(readdirSync(folder)).toEqual([]);
   });
 
   it('a database path that cannot be opened is bad input', async () => {

@@ -243,6 +243,7 @@ const FINGERPRINT_TABLES: [string, string][] = [
   ['schema_migrations', 'version'],
   ['class_controls', 'class'],
   ['class_starts', 'id'],
+  ['job_dependencies', 'job_id, parent_id'],
 ];
 
 /** A hash of every row of the contract's tables, and their row counts: equal before and after means nothing was written. */

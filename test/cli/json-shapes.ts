@@ -36,7 +36,10 @@ export interface WorkersJson {
   stale_after_ms: number;
   workers: WorkerJson[];
 }
-export type Counts = Record<'QUEUED' | 'CLAIMED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'total', number>;
+export type Counts = Record<
+  'WAITING' | 'QUEUED' | 'CLAIMED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'total',
+  number
+>;
 export interface StatsJson {
   now: number;
   window_ms: number;

@@ -44,7 +44,10 @@ beforeAll(async () => {
     logFile: join(dir, 'supervisor.log'),
     classes: [{ name: 'ok', handler: fixture('ok') }],
   });
-  expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({ id: 1 });
+  expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({
+    id: 1,
+    created: true,
+  });
 });
 
 describe('on SQLite with --db', () => {

@@ -45,7 +45,8 @@ describe('dashboard pages', () => {
       '6',
     ]);
     const reportRow = /<tr data-class="report">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
-    expect(textOf(reportRow)).toContain('report 0 0 0 0 2 0 2');
+    // WAITING first, then QUEUED … CANCELLED, and the total
+    expect(textOf(reportRow)).toContain('report 0 0 0 0 0 2 0 2');
     // email's job is due and no worker of it lives anywhere: flagged, with how long it has waited
     const emailRow = /<tr data-class="email">[\s\S]*?<\/tr>/.exec(body)?.[0] ?? '';
     expect(emailRow).toContain(
@@ -302,7 +303,10 @@ describe('dashboard pages', () => {
   it('a malformed filter, cursor or id is a 400 page that names the parameter', async () => {
     const { session } = await seededDashboard();
     const cases = [
-      ['/jobs?status=DONE', 'status must be one of QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"'],
+      [
+        '/jobs?status=DONE',
+        'status must be one of WAITING, QUEUED, CLAIMED, RUNNING, SUCCEEDED, FAILED, CANCELLED, got "DONE"',
+      ],
       ['/jobs?before=abc', 'before must be a positive integer, got "abc"'],
       ['/jobs?before=-5', 'before must be a positive integer, got "-5"'],
       ['/jobs?class=a%20b%3C', 'class must be a class name (letters, digits, "_", "." or "-"), got "a b<"'],

@@ -24,8 +24,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(run.migrate).toEqual({ database: run.database, created: true, version: LATEST_VERSION });
     expect(run.outputs.enqueueText!.trim()).toBe(`enqueued job ${run.ids.keyed} (ok)`);
     expect(run.outputs.enqueueTextErr).toBe('');
-    expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} was already enqueued with key "k-2"`);
-    expect(JSON.parse(run.outputs.bulkJson!)).toEqual({ count: 3, ids: run.ids.bulk });
+    expect(run.outputs.enqueueAgain!.trim()).toBe(`job ${run.ids.keyed} already holds key "k-2" (not created)`);
+    expect(JSON.parse(run.outputs.bulkJson!)).toEqual({ count: 3, ids: run.ids.bulk, created: [true, true, true] });
     expect(run.outputs.bulkText!.trim()).toMatch(/^enqueued 1 job\(s\) \(1 line\(s\) of .*jobs2\.jsonl\)$/);
     // no progress bar when stderr is not a terminal
     expect(run.outputs.bulkTextErr).toBe('');
@@ -37,7 +37,8 @@ describe('leasehold against a database from a real supervisor run', () => {
   it('show: the row, attempts and timeline, with readable times and ages; --json parses the JSON columns', async () => {
     const id = run.ids.stdin;
     const shown = await leaseholdJson<ShowJson>([...C(), 'show', String(id)]);
-    expect(Object.keys(shown)).toEqual(['job', 'attempts', 'events']);
+    expect(Object.keys(shown)).toEqual(['job', 'parents', 'children', 'more_children', 'attempts', 'events']);
+    expect(shown).toMatchObject({ parents: [], children: [], more_children: 0 });
     expect(shown.job).toMatchObject({
       id,
       class: 'ok',
@@ -151,6 +152,7 @@ describe('leasehold against a database from a real supervisor run', () => {
     expect(stats.jobs.by_class.find((row) => row.class === 'hang')).toMatchObject({ RUNNING: 1, total: 1 });
     expect(stats.jobs.by_class.find((row) => row.class === 'ok')).toMatchObject({ QUEUED: 1, SUCCEEDED: 7, total: 8 });
     expect(stats.jobs.total).toMatchObject({
+      WAITING: 0,
       QUEUED: 1,
       RUNNING: 1,
       SUCCEEDED: 7,
@@ -161,8 +163,8 @@ describe('leasehold against a database from a real supervisor run', () => {
     });
 
     const text = run.live.statsText;
-    expect(text).toMatch(/^CLASS\s+QUEUED\s+CLAIMED\s+RUNNING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+TOTAL$/m);
-    expect(text).toMatch(/^ok\s+1\s+0\s+0\s+7\s+0\s+0\s+8$/m);
+    expect(text).toMatch(/^CLASS\s+WAITING\s+QUEUED\s+CLAIMED\s+RUNNING\s+SUCCEEDED\s+FAILED\s+CANCELLED\s+TOTAL$/m);
+    expect(text).toMatch(/^ok\s+0\s+1\s+0\s+0\s+7\s+0\s+0\s+8$/m);
     expect(text).toMatch(/^oldest in-flight jobs$/m);
     expect(text).toMatch(
       new RegExp(

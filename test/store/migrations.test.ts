@@ -14,6 +14,20 @@ import { dbPathIn, tempDir } from '../helpers/temp.js';
 useProcessGuard();
 const newDir = tempDir();
 
+/** A new file migrated through `version` (a database an older build left), open for the test to add rows. */
+function migratedThrough(version: number) {
+  const path = dbPathIn(newDir());
+  const before = new Database(path);
+  before.exec(
+    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+  );
+  for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= version)) {
+    before.exec(migrationSql(migration, before));
+    before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
+  }
+  return { path, before };
+}
+
 describe('SQLite schema and migrations', () => {
   it('two processes migrating the same new file at the same moment both end up fine', async () => {
     for (let round = 0; round < 5; round++) {
@@ -58,15 +72,7 @@ describe('SQLite schema and migrations', () => {
   });
 
   it("migration 8 keeps each job enqueued before it on its own max_retries: a claim does not put its class's in", async () => {
-    const path = dbPathIn(newDir());
-    const before = new Database(path);
-    before.exec(
-      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
-    );
-    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 8)) {
-      before.exec(migrationSql(migration, before));
-      before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
-    }
+    const { path, before } = migratedThrough(7);
     before
       .prepare(
         `INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries) VALUES ('email', 'QUEUED', '{}', 0, 0, 3)`,
@@ -88,15 +94,7 @@ describe('SQLite schema and migrations', () => {
   });
 
   it('migration 12 rebuilds jobs with WAITING among its statuses, keeping every attempt, event and log line', async () => {
-    const path = dbPathIn(newDir());
-    const before = new Database(path);
-    before.exec(
-      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
-    );
-    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version < 12)) {
-      before.exec(migrationSql(migration, before));
-      before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
-    }
+    const { path, before } = migratedThrough(11);
     before.exec(`
       INSERT INTO jobs (id, class, status, payload, created_at, run_at, max_retries, idempotency_key) VALUES (7, 'email', 'FAILED', '{}', 0, 0, 3, 'k');
       INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (7, 1, 'w', 't', 0, 'FAILED');

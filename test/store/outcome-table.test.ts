@@ -48,6 +48,19 @@ interface Case {
   expect: { status: string; events: string[] }[];
 }
 
+/** The lease runs out, and the sweeper takes the job back. */
+async function sweepAfterLease(store: Store, _jobs: ClaimedJob[], clock: TestClock): Promise<void> {
+  clock.advance(LEASE_MS + 1);
+  await store.leasesRecoverExpired({
+    errorCode: 'LEASE:EXPIRED',
+    errorDetail: 'lease expired',
+    event: 'RECOVERED',
+    actor: 'sweeper',
+    retryDelay: () => 0,
+    limit: 10,
+  });
+}
+
 const success: Verdict = { type: 'complete', result: '{"ok":true}' };
 const failure = (retryable = true): Verdict => ({
   type: 'fail',
@@ -180,17 +193,7 @@ const CASES: Record<string, Case> = {
     startWritten: true,
     verdict: success,
     dependents: [{ parents: [0] }],
-    before: async (store, _jobs, clock) => {
-      clock.advance(LEASE_MS + 1);
-      await store.leasesRecoverExpired({
-        errorCode: 'LEASE:EXPIRED',
-        errorDetail: 'lease expired',
-        event: 'RECOVERED',
-        actor: 'sweeper',
-        retryDelay: () => 0,
-        limit: 10,
-      });
-    },
+    before: sweepAfterLease,
     expect: [
       { status: 'FAILED', events: ['ENQUEUED', 'STARTED', 'RECOVERED', 'FAILED', 'ZOMBIE_WRITE_REJECTED'] },
       { status: 'CANCELLED', events: ['ENQUEUED', 'CANCELLED'] },
@@ -207,17 +210,7 @@ const CASES: Record<string, Case> = {
     maxRetries: [2],
     startWritten: true,
     verdict: success,
-    before: async (store, _jobs, clock) => {
-      clock.advance(LEASE_MS + 1);
-      await store.leasesRecoverExpired({
-        errorCode: 'LEASE:EXPIRED',
-        errorDetail: 'lease expired',
-        event: 'RECOVERED',
-        actor: 'sweeper',
-        retryDelay: () => 0,
-        limit: 10,
-      });
-    },
+    before: sweepAfterLease,
     expect: [
       { status: 'QUEUED', events: ['ENQUEUED', 'STARTED', 'RECOVERED', 'RETRY_SCHEDULED', 'ZOMBIE_WRITE_REJECTED'] },
     ],

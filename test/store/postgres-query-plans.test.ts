@@ -119,6 +119,8 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     ["a job's parents", JOB_SQL.parentsOf, [1], 'job_dependencies_pkey', false],
     // its page (at most `limit` rows) sorted by id after the join
     ["a job's children", JOB_SQL.childrenOf, [1, 50], 'job_dependencies_parent', true],
+    // show and the dashboard count them only past the first page
+    ["a job's children counted", JOB_SQL.countChildren, [50_001], 'job_dependencies_parent', false],
     // sorted by id for the lock order: one owner's held rows, a claim batch at most
     ['supervisor: jobs held by a dead child', LEASE_SQL.heldByOwner, ['w1'], 'jobs_owner', true],
     ['health watch: full rows an owner holds', LEASE_SQL.heldRowsByOwner, ['w1'], 'jobs_owner', false],
@@ -154,6 +156,10 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
     // one seek per class (or per status), then a sort of at most `limit` rows from each
     ['list by status', JOB_SQL.listByStatus, ['CANCELLED', 20, 40_000], 'jobs_class_status', true],
     ['list by class', JOB_SQL.listByClass, ['sms', 20, 40_000], 'jobs_class_status', true],
+    // `list --status WAITING`, and with a class: the deep queue's waiting jobs are all of one class
+    ['list by status: WAITING', JOB_SQL.listByStatus, ['WAITING', 20, 60_000], 'jobs_class_status', true],
+    ['list by class: report, whose jobs wait', JOB_SQL.listByClass, ['report', 20, 60_000], 'jobs_class_status', true],
+    ['list by class and status: WAITING', JOB_SQL.listByClassStatus, ['report', 'WAITING', 20, 60_000], null, false],
     // a common pair may walk the primary key backwards instead, stopping after `limit` rows
     ['list by class and status', JOB_SQL.listByClassStatus, ['sms', 'QUEUED', 20, 40_000], null, false],
     ['timeline of a job', HISTORY_SQL.eventList, [1], 'job_events_job', false],

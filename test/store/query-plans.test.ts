@@ -47,6 +47,14 @@ describe('query plans with a deep queue', () => {
     ['a key free again is given up', FLOW_SQL.freeKey, [{ class: 'email', key: 'k', now }], 'jobs_idempotency', false],
     ["a job's parents", FLOW_SQL.parentsOf, [1], 'sqlite_autoindex_job_dependencies_1 (job_id=?)', false],
     ["a job's children", FLOW_SQL.childrenOf, [1, 50], 'job_dependencies_parent (parent_id=?)', false],
+    // show and the dashboard count them only past the first page
+    [
+      "a job's children counted",
+      FLOW_SQL.countChildren,
+      [50_001],
+      'COVERING INDEX job_dependencies_parent (parent_id=?)',
+      false,
+    ],
     [
       "an ended job's waiting dependents",
       FLOW_SQL.waitingDependents,
@@ -70,6 +78,21 @@ describe('query plans with a deep queue', () => {
       true,
     ],
     ['list by class', JOB_SQL.listByClass, [{ class: 'sms', limit: 20, beforeId: 40_000 }], 'jobs_class_status', true],
+    // `list --status WAITING`, and with a class: the deep queue's waiting jobs are all of one class
+    [
+      'list by status: WAITING',
+      JOB_SQL.listByStatus,
+      [{ status: 'WAITING', limit: 20, beforeId: 60_000 }],
+      'jobs_class_status',
+      true,
+    ],
+    [
+      'list by class and status: WAITING',
+      JOB_SQL.listByClassStatus,
+      [{ class: 'report', status: 'WAITING', limit: 20, beforeId: 60_000 }],
+      'jobs_class_status (class=? AND status=? AND id<?)',
+      false,
+    ],
     [
       'list by class and status',
       JOB_SQL.listByClassStatus,

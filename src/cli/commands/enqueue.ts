@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
-import { prepareJob, type EnqueueRequest } from '../../queue/enqueue.js';
+import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
-import type { InsertedJob, NewJob } from '../../store/types.js';
+import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
 import { systemClock } from '../../clock.js';
 import {
   classConfig,
@@ -21,7 +21,33 @@ import { numberOption } from '../numeric-options.js';
 
 /** Jobs of a bulk file written per transaction: short enough that workers keep claiming meanwhile. */
 const BULK_CHUNK = 1_000;
-const LINE_FIELDS = ['class', 'payload', 'priority', 'delay', 'max_retries', 'key'] as const;
+const LINE_FIELDS = [
+  'class',
+  'payload',
+  'priority',
+  'delay',
+  'max_retries',
+  'key',
+  'key_scope',
+  'key_ttl',
+  'ref',
+  'depends_on',
+  'on_parent_failure',
+] as const;
+/** The options of one job, which a bulk file's lines give instead. */
+const ONE_JOB_OPTIONS = [
+  'payload',
+  'payload-file',
+  'priority',
+  'delay',
+  'run-at',
+  'max-retries',
+  'key',
+  'key-scope',
+  'key-ttl',
+  'depends-on',
+  'on-parent-failure',
+] as const;
 
 interface EnqueueArgs extends GlobalArgs {
   class?: string;
@@ -34,6 +60,10 @@ interface EnqueueArgs extends GlobalArgs {
   'run-at'?: string;
   'max-retries'?: number;
   key?: string;
+  'key-scope'?: string;
+  'key-ttl'?: number;
+  'depends-on'?: number[];
+  'on-parent-failure'?: string;
   file?: string;
   'allow-unknown-class': boolean;
 }
@@ -61,9 +91,31 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       { describe: "default: the class's max_retries, from the config of the child that claims the job" },
     ),
     key: { type: 'string', describe: 'idempotency key, unique per class: enqueueing it again returns the same job' },
+    'key-scope': {
+      type: 'string',
+      requiresArg: true,
+      describe:
+        "when the key is free again: row (while the job's row exists, the default) or incomplete (once it ended)",
+    },
+    'key-ttl': numberOption(
+      'key-ttl',
+      { integer: false, min: 0, aboveMin: true },
+      { describe: 'the key is also free again this many seconds after the job was created' },
+    ),
+    'depends-on': {
+      type: 'string',
+      requiresArg: true,
+      coerce: parseDependsOn,
+      describe: 'job ids, comma-separated: the job is WAITING until every one of them has SUCCEEDED',
+    },
+    'on-parent-failure': {
+      type: 'string',
+      requiresArg: true,
+      describe: 'when a parent ends FAILED or CANCELLED: cancel this job (the default) or run it anyway',
+    },
     file: {
       type: 'string',
-      describe: 'bulk: one JSON object a line with class, payload, priority, delay, max_retries, key ("-" for stdin)',
+      describe: `bulk: one JSON object a line with ${LINE_FIELDS.join(', ')} ("-" for stdin)`,
     },
     'allow-unknown-class': {
       type: 'boolean',
@@ -73,29 +125,31 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   },
   run: async (args) => {
     const target = await resolveTarget(args);
-    // Everything is checked before the database is opened: bad input writes (and creates) nothing.
+    // Everything is checked before the database is opened: bad input writes (and creates) nothing. A job that
+    // depends on jobs by id needs the database that holds them: without one it would fail after creating it.
     const jobs = args.file !== undefined ? bulkJobs(args, target.config) : [oneJob(args, target.config)];
-    await withStore(target, args, { create: true }, async ({ store }) => {
+    const create = !jobs.some((job) => (job.parentIds?.length ?? 0) > 0);
+    await withStore(target, args, { create }, async ({ store }) => {
       if (args.file === undefined) {
         const [inserted] = (await store.jobInsert({ jobs, actor: CLI_ACTOR })) as [InsertedJob];
-        output(args.json, { id: inserted.id }, () =>
+        output(args.json, { id: inserted.id, created: inserted.created }, () =>
           inserted.created
             ? `enqueued job ${inserted.id} (${jobs[0]?.class})`
-            : `job ${inserted.id} was already enqueued with key ${JSON.stringify(args.key)}`,
+            : `job ${inserted.id} already holds key ${JSON.stringify(args.key)} (not created)`,
         );
         return;
       }
       const progress = new ProgressBar(jobs.length);
       const inserted: InsertedJob[] = [];
       for (let start = 0; start < jobs.length; start += BULK_CHUNK) {
-        inserted.push(...(await store.jobInsert({ jobs: jobs.slice(start, start + BULK_CHUNK), actor: CLI_ACTOR })));
+        inserted.push(...(await store.jobInsert({ jobs: chunkOf(jobs, start, inserted), actor: CLI_ACTOR })));
         progress.update(inserted.length);
       }
       progress.done();
       const existing = inserted.filter((job) => !job.created).length;
       output(
         args.json,
-        { count: inserted.length, ids: inserted.map((job) => job.id) },
+        { count: inserted.length, ids: inserted.map((job) => job.id), created: inserted.map((job) => job.created) },
         () =>
           `enqueued ${inserted.length - existing} job(s)${existing > 0 ? `; ${existing} were already enqueued under their keys` : ''} (${inserted.length} line(s) of ${isStdin(args.file) ? 'stdin' : args.file})`,
       );
@@ -133,14 +187,49 @@ function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob 
     runAt: args['run-at'] === undefined ? undefined : parseRunAt(args['run-at']),
     maxRetries: args['max-retries'],
     key: args.key,
+    // prepareJob checks these words, as it does the library's
+    keyScope: args['key-scope'] as KeyScope | undefined,
+    keyTtlSeconds: args['key-ttl'],
+    dependsOn: args['depends-on'],
+    onParentFailure: args['on-parent-failure'] as OnParentFailure | undefined,
   };
-  return prepare(request, config);
+  return prepareJob(request, systemClock, limitsOf(config));
+}
+
+/** `--depends-on 3,4` (or the option given again): positive integers; whether those jobs exist, the insert checks. */
+function parseDependsOn(raw: unknown): number[] {
+  const words = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => String(value).split(','));
+  return words.map((word) => {
+    const id = /^\s*[1-9][0-9]*\s*$/.test(word) ? Number(word) : Number.NaN;
+    if (!Number.isSafeInteger(id))
+      throw new InvalidInputError(
+        'DEPENDS_ON',
+        `--depends-on: expected job ids separated by commas, got ${JSON.stringify(String(raw))}`,
+      );
+    return id;
+  });
+}
+
+/**
+ * The jobs of one transaction of a bulk file, as jobInsert takes a batch: a
+ * `depends_on` ref to a line of an earlier chunk becomes the id that line was
+ * given; one to a line of this chunk, that line's place in it.
+ */
+function chunkOf(jobs: readonly NewJob[], start: number, inserted: readonly InsertedJob[]): NewJob[] {
+  return jobs.slice(start, start + BULK_CHUNK).map((job) => {
+    const indexes = job.parentIndexes;
+    if (indexes === undefined || start === 0) return job;
+    const earlier = indexes.filter((at) => at < start).map((at) => inserted[at]!.id);
+    return {
+      ...job,
+      parentIds: [...(job.parentIds ?? []), ...earlier],
+      parentIndexes: indexes.filter((at) => at >= start).map((at) => at - start),
+    };
+  });
 }
 
 function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob[] {
-  const single = (
-    ['class', 'stdin', 'payload', 'payload-file', 'priority', 'delay', 'run-at', 'max-retries', 'key'] as const
-  ).filter((name) => args[name] !== undefined);
+  const single = (['class', 'stdin', ...ONE_JOB_OPTIONS] as const).filter((name) => args[name] !== undefined);
   if (single.length > 0) {
     throw new InvalidInputError(
       'USAGE',
@@ -149,23 +238,27 @@ function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJo
   }
   const file = args.file as string;
   const text = readText(file, 'jobs file');
-  const where = isStdin(file) ? 'stdin' : file;
-  const jobs: NewJob[] = [];
+  const where = (line: number) => `${isStdin(file) ? 'stdin' : file} line ${line}`;
+  const requests: EnqueueRequest[] = [];
+  const lines: number[] = [];
   text.split('\n').forEach((raw, index) => {
     const line = raw.trim();
     if (line === '') return;
     try {
-      jobs.push(lineJob(line, config, args['allow-unknown-class']));
+      requests.push(lineRequest(line, config, args['allow-unknown-class']));
+      lines.push(index + 1);
     } catch (error) {
       if (error instanceof InvalidInputError)
-        throw new InvalidInputError(error.code.split(':')[1] ?? 'LINE', `${where} line ${index + 1}: ${error.message}`);
+        throw new InvalidInputError(error.code.split(':')[1] ?? 'LINE', `${where(index + 1)}: ${error.message}`);
       throw error;
     }
   });
-  return jobs;
+  // As one batch: a line's depends_on may name the ref of an earlier line.
+  return prepareJobs(requests, systemClock, limitsOf(config), (index) => where(lines[index]!));
 }
 
-function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): NewJob {
+/** A line as the library's request; prepareJobs checks its values. */
+function lineRequest(line: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): EnqueueRequest {
   const value = parseJson(line, 'line');
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new InvalidInputError('LINE', 'expected a JSON object with class and payload');
@@ -185,24 +278,25 @@ function lineJob(line: string, config: LeaseholdConfig | undefined, allowUnknown
       throw new InvalidInputError(name.toUpperCase(), `${name} must be a ${type}, got ${JSON.stringify(field)}`);
     return field as T;
   };
-  return prepare(
-    {
-      class: fields.class,
-      payload: fields.payload ?? null,
-      priority: typed<number>('priority', 'number'),
-      delay: typed<number>('delay', 'number'),
-      maxRetries: typed<number>('max_retries', 'number'),
-      key: typed<string>('key', 'string'),
-    },
-    config,
-  );
+  return {
+    class: fields.class,
+    payload: fields.payload ?? null,
+    priority: typed<number>('priority', 'number'),
+    delay: typed<number>('delay', 'number'),
+    maxRetries: typed<number>('max_retries', 'number'),
+    key: typed<string>('key', 'string'),
+    keyScope: typed<KeyScope>('key_scope', 'string'),
+    keyTtlSeconds: typed<number>('key_ttl', 'number'),
+    ref: typed<string>('ref', 'string'),
+    // an array of ids and refs, checked by prepareJobs
+    dependsOn: (fields.depends_on ?? undefined) as EnqueueRequest['dependsOn'],
+    onParentFailure: typed<OnParentFailure>('on_parent_failure', 'string'),
+  };
 }
 
 /** The payload cap comes from the config; a job without max_retries takes its class's when claimed, from the claiming child's config. */
-function prepare(request: EnqueueRequest, config: LeaseholdConfig | undefined): NewJob {
-  return prepareJob(request, systemClock, {
-    payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
-  });
+function limitsOf(config: LeaseholdConfig | undefined): EnqueueLimits {
+  return { payloadLimitBytes: config?.payload_limit_bytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES };
 }
 
 function checkClass(name: string, config: LeaseholdConfig | undefined, allowUnknown: boolean): void {

@@ -1,5 +1,9 @@
-/** `leasehold show <id>`: the job's row, its attempts, the last failure's stack, and its event timeline; `--logs` adds its own log lines. */
+/**
+ * `leasehold show <id>`: the job's row, its parents and children in a flow, its attempts, the last failure's
+ * stack, and its event timeline; `--logs` adds its own log lines.
+ */
 import { NotFoundError } from '../../errors.js';
+import { jobFlow, moreChildrenLine, onParentFailureText, type FlowJob, type JobFlow } from '../../reports/job-flow.js';
 import { lastStack, logsText } from '../../reports/job-logs.js';
 import { attemptLines, jobFields, jobJson, parseStored, timelineLines } from '../../reports/job-view.js';
 import type { AttemptRow, EventRow, JobLogRow, JobRow } from '../../store/types.js';
@@ -12,23 +16,28 @@ interface ShowArgs extends JobArgs {
 
 export const showCommand = defineJobCommand<ShowArgs>({
   command: 'show <id>',
-  describe: 'a job: its row, attempts, last stack trace and event timeline',
+  describe: 'a job: its row, parents and children, attempts, last stack trace and event timeline',
   options: {
     logs: { type: 'boolean', default: false, describe: "also print the job's own log lines (ctx.log), per attempt" },
   },
   run: async (id, { store, clock, json }, args) => {
     const job = await store.jobGet({ id });
     if (job === undefined) throw new NotFoundError(`job ${id}`);
-    const [attempts, events] = [await store.attemptList({ jobId: id }), await store.eventList({ jobId: id })];
+    const [flow, attempts, events] = [
+      await jobFlow(store, id),
+      await store.attemptList({ jobId: id }),
+      await store.eventList({ jobId: id }),
+    ];
     const logs = args.logs ? await store.logList({ jobId: id }) : undefined;
     const now = clock.now();
     const value = {
       job: jobJson(job),
+      ...flow,
       attempts,
       events: events.map(eventJson),
       ...(logs === undefined ? {} : { logs }),
     };
-    output(json, value, () => showText(job, attempts, events, logs, now));
+    output(json, value, () => showText(job, flow, attempts, events, logs, now));
   },
 });
 
@@ -38,6 +47,7 @@ function eventJson(event: EventRow): Record<string, unknown> {
 
 function showText(
   job: JobRow,
+  flow: JobFlow,
   attempts: AttemptRow[],
   events: EventRow[],
   logs: JobLogRow[] | undefined,
@@ -52,6 +62,7 @@ function showText(
       ['result', clip(job.result, 200)],
       ['progress', clip(job.progress, 200)],
     ]),
+    ...flowText(job, flow),
     '',
     'attempts',
     table(
@@ -77,6 +88,20 @@ function showText(
     ),
   ];
   return sections.join('\n');
+}
+
+/** Its parents and children, when it has any. */
+function flowText(job: JobRow, flow: JobFlow): string[] {
+  const jobs = (rows: FlowJob[]) =>
+    table(
+      ['id', 'class', 'status', 'error'],
+      rows.map((row) => [row.id, row.class, row.status, row.error_code]),
+    );
+  const more = moreChildrenLine(flow);
+  return [
+    ...(flow.parents.length === 0 ? [] : ['', `parents (${onParentFailureText(job)})`, jobs(flow.parents)]),
+    ...(flow.children.length === 0 ? [] : ['', 'children', jobs(flow.children), ...(more === undefined ? [] : [more])]),
+  ];
 }
 
 const indent = (text: string) => text.replace(/^/gm, '  ');

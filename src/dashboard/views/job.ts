@@ -1,11 +1,15 @@
-/** One job: every field, payload, result and progress as formatted JSON, its attempts, its timeline (as `leasehold show` prints them), and its actions. */
+/**
+ * One job: every field, payload, result and progress as formatted JSON, its parents and children (links), its
+ * attempts, its timeline (as `leasehold show` prints them), and its actions.
+ */
 import { html } from 'hono/html';
+import { moreChildrenLine, onParentFailureText, type FlowJob } from '../../reports/job-flow.js';
 import { logLines } from '../../reports/job-logs.js';
 import { attemptLines, jobFields, parseStored, timelineLines } from '../../reports/job-view.js';
 import type { JobRow } from '../../store/types.js';
 import type { JobDetail } from '../data.js';
 import { jobsUrl } from '../params.js';
-import { actionForm, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
+import { actionForm, jobLink, layout, live, statusBadge, table, type Frame, type Html } from './layout.js';
 
 /** What an action did, shown once above the job after it (the `done` parameter of the redirect). */
 export const DONE_NOTICES = {
@@ -41,12 +45,30 @@ ${actions(frame, job)}
 <section><h2>Fields</h2><table class="fields"><tbody>${jobFields(job, now).map(([label, value]) => html`<tr><th scope="row">${label}</th>${label === 'error' && value !== null ? html`<td class="error">${errorInFull(job.error_code, job.error_detail)}</td>` : html`<td>${value ?? '-'}</td>`}</tr>`)}</tbody></table></section>
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
+${flow(detail)}
 <section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
 ${stacks(detail)}
 <section id="logs"><h2>Logs</h2>${logTable(detail)}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`,
     )}`,
   );
+}
+
+/** Its parents and children, each a link with its status, when it has any. */
+function flow(detail: JobDetail): Html {
+  const { parents, children } = detail.flow;
+  if (parents.length === 0 && children.length === 0) return html``;
+  const jobs = (rows: FlowJob[]) =>
+    table(
+      ['job', 'class', 'status', 'error'],
+      rows.map(
+        (row) =>
+          html`<tr><td>${jobLink(row.id)}</td><td><a href="${jobsUrl({ class: row.class })}">${row.class}</a></td><td>${statusBadge(row.status)}</td><td>${row.error_code === null ? '' : html`<code>${row.error_code}</code>`}</td></tr>`,
+      ),
+      '',
+    );
+  const more = moreChildrenLine(detail.flow);
+  return html`<div class="grid panels flow">${parents.length === 0 ? '' : html`<section id="parents"><h2>Parents</h2><p class="muted"><small>${onParentFailureText(detail.job)}</small></p>${jobs(parents)}</section>`}${children.length === 0 ? '' : html`<section id="children"><h2>Children</h2>${jobs(children)}${more === undefined ? '' : html`<p class="muted more">${more}</p>`}</section>`}</div>`;
 }
 
 /** An error as written, "CODE: detail" as `leasehold show` puts it, the detail whole: line breaks kept, long lines wrapped. */
@@ -90,6 +112,7 @@ function actions(frame: Frame, job: JobRow): Html {
   const retry = job.status === 'FAILED' ? actionForm(frame, { url: `/jobs/${job.id}/retry`, label: 'Retry' }) : '';
   const cancellable =
     job.status === 'QUEUED' ||
+    job.status === 'WAITING' ||
     ((job.status === 'CLAIMED' || job.status === 'RUNNING') && job.cancel_requested_at === null);
   const cancel = cancellable
     ? actionForm(frame, {

@@ -82,7 +82,10 @@ function chunkEdges(chunk: NewJob[], earlier: InsertedJob[]) {
       edges.parentPositions.push(position);
     };
     for (const id of job.parentIds ?? []) edge(id, null);
-    for (const at of job.parentIndexes ?? []) at < offset ? edge(earlier[at]!.id, null) : edge(null, at - offset + 1);
+    for (const at of job.parentIndexes ?? []) {
+      if (at < offset) edge(earlier[at]!.id, null);
+      else edge(null, at - offset + 1);
+    }
   });
   return edges;
 }

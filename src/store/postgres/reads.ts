@@ -93,6 +93,10 @@ export abstract class PostgresReads {
     return rows<RelatedJob>(this.pool, JOB_SQL.childrenOf, [params.id, params.limit]);
   }
 
+  async jobChildCount(params: { id: number }): Promise<number> {
+    return (await first<{ count: number }>(this.pool, JOB_SQL.countChildren, [params.id]))?.count ?? 0;
+  }
+
   async jobList(params: JobListFilter): Promise<JobRow[]> {
     const statement = jobListStatement(params);
     if (statement === undefined) return [];

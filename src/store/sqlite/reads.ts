@@ -96,6 +96,10 @@ export abstract class SqliteReads {
     return this.flows.childrenOf.all(params.id, params.limit) as RelatedJob[];
   }
 
+  async jobChildCount(params: { id: number }): Promise<number> {
+    return (this.flows.countChildren.get(params.id) as { count: number }).count;
+  }
+
   async jobList(params: JobListFilter): Promise<JobRow[]> {
     const statement = jobListStatement(params);
     if (statement === undefined) return [];

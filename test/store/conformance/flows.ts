@@ -79,6 +79,7 @@ export function flowSuites(c: Conformance): void {
       const waiting = await c.enqueue({ dependsOn: [parent] });
       const grandchild = await c.enqueue({ dependsOn: [waiting] });
       expect(await c.queue.cancel(waiting)).toMatchObject({ outcome: 'cancelled' });
+      expect(await statusOf(waiting)).toMatchObject({ status: 'CANCELLED', pending_parents: 0 });
       expect(await statusOf(grandchild)).toMatchObject({ status: 'CANCELLED', error_code: 'DEPENDENCY:CANCELLED' });
       const [event] = (await c.store.eventList({ jobId: grandchild })).filter((e) => e.event === 'CANCELLED');
       expect(JSON.parse(event!.detail!)).toEqual({ code: 'DEPENDENCY:CANCELLED', parent: waiting });

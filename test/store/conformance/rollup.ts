@@ -32,7 +32,10 @@ async function windowedReads(store: Store, since: number, now: number) {
 
 /** The stats rollup (src/store/stats-window.ts): summed minutes answer as the jobs they sum would. */
 export function rollupSuites(c: Conformance, openSame: OpenSame): void {
-  /** Over six minutes: each minute's jobs of two classes succeed, fail for good, fail and retry, are handed back, or are cancelled queued. */
+  /**
+   * Over six minutes: each minute's jobs of two classes succeed, fail for good, fail and retry, are handed back, or
+   * are cancelled queued; a cancelled parent cancels one dependent and queues another that runs anyway.
+   */
   async function sixMinutesOfJobs(): Promise<void> {
     let n = 0;
     const settleAll = async (jobClass: string, verdict: (i: number) => Settlement['verdict']) => {
@@ -68,7 +71,11 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
       );
       c.clock.advance(13_000);
       await settleAll('odd', () => ({ type: 'complete', result: null }));
-      const [cancelled] = await c.queue.enqueueMany([{ class: 'idle', payload: {} }]);
+      const [cancelled] = await c.queue.enqueueMany([
+        { class: 'idle', payload: {}, ref: 'parent' },
+        { class: 'idle', payload: {}, dependsOn: ['parent'] },
+        { class: 'idle', payload: {}, dependsOn: ['parent'], onParentFailure: 'run' },
+      ]);
       await c.store.jobCancel({ id: cancelled!.id, actor: 'test' });
       c.clock.advance(MINUTE_MS - 26_000);
     }
@@ -81,6 +88,8 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
       const fromJobs = await Promise.all(windows.map((since) => windowedReads(c.store, since, c.clock.now())));
       expect(fromJobs[0]!.cost.top_cpu).toHaveLength(10);
       expect(fromJobs[0]!.costLong.top_cpu).toHaveLength(COST_TOP_KEPT + 10);
+      // each minute's cancelled parent and the dependent it cancelled; the one that runs anyway is only queued
+      expect(fromJobs[1]!.finished).toContainEqual({ status: 'CANCELLED', count: 12 });
 
       // minutes that ended less than a minute ago wait for a later roll-up
       expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBe(endedMinutes(c.clock.now()));

@@ -33,10 +33,11 @@ export function insertAnnouncedIn(schema: string): Statement {
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
-  cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+  cancel_requested_at, error_code, error_detail, idempotency_key, progress, pending_parents, on_parent_failure, key_scope,
+  key_expires_at`;
 
 const RETRY = `status = 'QUEUED', run_at = $1, finished_at = NULL, max_retries = greatest(max_retries, ${RUNS})`;
-const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1`;
+const CANCEL = `status = 'CANCELLED', finished_at = $1, cancel_requested_at = $1, pending_parents = 0`;
 
 /**
  * One batch of a bulk action: `set` (now: $1) on at most `limit` jobs that
@@ -88,6 +89,8 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id, limit) -> the job's children, through job_dependencies_parent. */
   childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
     WHERE d.parent_id = $1 ORDER BY d.job_id LIMIT $2`,
+  /** (id) -> how many jobs wait or waited for it: one range of job_dependencies_parent. */
+  countChildren: `SELECT count(*) AS count FROM job_dependencies WHERE parent_id = $1`,
   /** (limit, beforeId) newest first, below beforeId (every list pages by id: keyset), by the primary key. */
   listAll: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id < $2 ORDER BY id DESC LIMIT $1`,
   /** (status, limit, beforeId) each class's newest through jobs_class_status (a loose scan of it finds the classes). */
@@ -127,7 +130,7 @@ export const JOB_SQL = nameAll('jobs', {
   /** (id) -> status and owner, the row locked until commit (a cancel decides on facts nobody changes meanwhile). */
   lockForCancel: `SELECT status, owner_id FROM jobs WHERE id = $1 FOR NO KEY UPDATE`,
   /** (id, now) a queued or waiting job is cancelled at once; no row changed: it was neither. */
-  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2 WHERE id = $1 AND status IN ('QUEUED', 'WAITING')`,
+  cancelQueued: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2, cancel_requested_at = $2, pending_parents = 0 WHERE id = $1 AND status IN ('QUEUED', 'WAITING')`,
   /** (ids[], statuses[], now, actor) the dependents of jobs that ended outside an outcome plan (sql/dependents-function.ts). */
   afterOutcomes: `SELECT leasehold_after_outcomes($1::bigint[], $2::text[], $3::bigint, $4::text) AS touched`,
   /** (id, now) a held job is marked; its worker learns it on the next heartbeat. No row changed: not held, or already marked. */

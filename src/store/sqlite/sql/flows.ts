@@ -10,6 +10,8 @@ export const FLOW_SQL = {
   /** (id, limit) -> the job's children, through job_dependencies_parent. */
   childrenOf: `SELECT j.id, j.class, j.status, j.result, j.error_code FROM job_dependencies AS d JOIN jobs AS j ON j.id = d.job_id
     WHERE d.parent_id = ? ORDER BY d.job_id LIMIT ?`,
+  /** (id) -> how many jobs wait or waited for it: one range of the covering job_dependencies_parent. */
+  countChildren: `SELECT count(*) AS count FROM job_dependencies WHERE parent_id = ?`,
   /** (ids as a JSON array) -> the parents that exist, with their status, by id. */
   parents: `SELECT id, status FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
   /** (jobId, parentId) one edge. */

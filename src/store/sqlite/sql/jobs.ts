@@ -10,7 +10,8 @@ export const RUNS = `attempts - releases`;
 
 export const JOB_COLUMNS = `id, class, status, priority, payload, result, created_at, run_at, claimed_at, started_at,
   heartbeat_at, lease_expires_at, finished_at, owner_id, lease_token, attempts, max_retries, max_retries_from_class, releases,
-  cancel_requested_at, error_code, error_detail, idempotency_key, progress`;
+  cancel_requested_at, error_code, error_detail, idempotency_key, progress, pending_parents, on_parent_failure, key_scope,
+  key_expires_at`;
 
 /** The job columns, each prefixed with a table alias. */
 const columnsOf = (alias: string) =>
@@ -49,7 +50,7 @@ const newestOfEachClass = (filter: JobFilter, index: string) => `WITH RECURSIVE 
 
 /** A FAILED job runs once more, now, with one more run granted if its retries are spent. */
 const RETRY = `status = 'QUEUED', run_at = @now, finished_at = NULL, max_retries = max(max_retries, ${RUNS})`;
-const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now`;
+const CANCEL = `status = 'CANCELLED', finished_at = @now, cancel_requested_at = @now, pending_parents = 0`;
 
 /**
  * One batch of a bulk action: `set` on at most @limit jobs that match
