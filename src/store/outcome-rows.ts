@@ -5,7 +5,9 @@
  * the rule of what a row means lives here once.
  */
 import { TERMINAL_STATUSES, type TerminalStatus } from './data.js';
-import { CANCEL_REQUESTED } from './timeline.js';
+
+/** The `stage` of the CANCELLED event that only asks a held job's worker to stop (EVENTS.cancelRequested): no end yet. */
+export const CANCEL_REQUESTED = 'requested';
 
 /** `('SUCCEEDED', 'FAILED', 'CANCELLED')`, for both drivers' statements on jobs.status. */
 export const TERMINAL_LIST = `(${TERMINAL_STATUSES.map((status) => `'${status}'`).join(', ')})`;

@@ -3,6 +3,7 @@
  * without a database (the outcome plans add theirs through `event` too).
  */
 import type { ClaimFacts } from './facts.js';
+import { CANCEL_REQUESTED } from './outcome-rows.js';
 import { eventDetail } from './policy.js';
 import type { JobEventName, LeaseRef, NewJob } from './types.js';
 
@@ -25,9 +26,6 @@ export function event(
 ): PlannedEvent {
   return { jobId, ts, event: name, actor, detail: eventDetail(detail) };
 }
-
-/** The `stage` of the CANCELLED event that only asks a held job's worker to stop: the job has not ended yet. */
-export const CANCEL_REQUESTED = 'requested';
 
 /** Who writes what a parent's end does to its dependents. */
 export const FLOW_ACTOR = 'flow';
