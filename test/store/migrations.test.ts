@@ -115,39 +115,19 @@ describe('SQLite schema and migrations', () => {
     expect(indexes).toEqual(
       expect.arrayContaining(['jobs_claim', 'jobs_idempotency', 'jobs_finished', 'jobs_waiting']),
     );
-    const [waiting] = await store.jobInsert({
-      jobs: [
-        {
-          class: 'email',
-          payload: '{}',
-          priority: 0,
-          runAt: 0,
-          maxRetries: 0,
-          maxRetriesFromClass: false,
-          idempotencyKey: null,
-          parentIds: [7],
-          onParentFailure: 'run',
-        },
-      ],
-      actor: 'test',
-    });
-    expect((await store.jobGet({ id: waiting!.id }))?.status).toBe('QUEUED');
-    const [child] = await store.jobInsert({
-      jobs: [
-        {
-          class: 'email',
-          payload: '{}',
-          priority: 0,
-          runAt: 0,
-          maxRetries: 0,
-          maxRetriesFromClass: false,
-          idempotencyKey: null,
-          parentIds: [waiting!.id],
-        },
-      ],
-      actor: 'test',
-    });
-    expect((await store.jobGet({ id: child!.id }))?.status).toBe('WAITING');
+    const insertAfter = async (parentIds: number[], onParentFailure?: 'run') => {
+      const job = { class: 'email', payload: '{}', priority: 0, runAt: 0, maxRetries: 0, idempotencyKey: null };
+      const policy = onParentFailure === undefined ? {} : { onParentFailure };
+      const [inserted] = await store.jobInsert({
+        jobs: [{ ...job, maxRetriesFromClass: false, parentIds, ...policy }],
+        actor: 'test',
+      });
+      return inserted!.id;
+    };
+    const waiting = await insertAfter([7], 'run');
+    expect((await store.jobGet({ id: waiting }))?.status).toBe('QUEUED');
+    const child = await insertAfter([waiting]);
+    expect((await store.jobGet({ id: child }))?.status).toBe('WAITING');
     await store.close();
   });
 
