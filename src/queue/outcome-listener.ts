@@ -24,9 +24,9 @@ import { Waiters, type WaitOptions } from './outcome-waiters.js';
 export const OUTCOME_POLL_MS = 1_000;
 /**
  * The shortest time between two checks (a burst of wake-ups within it is one
- * check), and the share of the time checks may take: under load, a check
- * that took 3 ms is followed by 57 ms without one, and the readers' cost
- * stays a small part of what the queue does.
+ * check), and the share of the time checks may take, so that under load the
+ * readers' cost stays a small part of what the queue does (docs/performance.md,
+ * section 19).
  */
 export const OUTCOME_CHECK_PACE: CheckPace = { gapMs: 25, busyShare: 0.1, maxRestMs: 250 };
 /** Between tries to start listening when the first failed (polling meanwhile): 0.1 s doubling to 10 s, with jitter. */

@@ -35,7 +35,7 @@ export function watchCommits(
  * `rearm()`, which the reader calls just before it reads. A commit before
  * that is in what the reader reads; one after wakes it again. A busy
  * database writes thousands of times a second, and watched all along each
- * write is an event to handle: about 10% of a core at 10,000 jobs/s.
+ * write is an event to handle (its cost: docs/performance.md, section 19).
  */
 export function watchNextCommit(dbPath: string, onCommit: () => void, onError?: (error: Error) => void): OutcomeWatch {
   if (inMemory(dbPath)) return { rearm: () => undefined, stop: async () => undefined };
