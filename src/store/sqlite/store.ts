@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { systemClock, type Clock } from '../../clock.js';
 import { claimedJobs, liveFacts, type ClaimedRow, type ClaimFacts, type HeldFacts } from '../facts.js';
 import {
   fenced,
@@ -40,7 +40,8 @@ import { SqliteWrites } from './writes.js';
 
 export interface SqliteStoreOptions {
   path: string;
-  clock: Clock;
+  /** Default: this host's clock; a test may give its own. */
+  clock?: Clock;
 }
 
 /**
@@ -63,8 +64,9 @@ export class SqliteStore extends SqliteWrites implements Store {
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     const db = openSqlite(options.path);
     try {
-      await withBusyRetry(() => runSqliteMigrations(db, options.clock.now()));
-      return new SqliteStore(db, options.clock);
+      const clock = options.clock ?? systemClock;
+      await withBusyRetry(() => runSqliteMigrations(db, clock.now()));
+      return new SqliteStore(db, clock);
     } catch (error) {
       db.close();
       throw error;
