@@ -42,3 +42,14 @@ export class AnchoredClock implements Clock {
     this.anchor = anchor;
   }
 }
+
+/**
+ * An anchor's next one, a bounded step towards the wall clock: the same
+ * reading now plus at most `maxStepMs` (a slew, as NTP's, only faster), so
+ * the clock never jumps.
+ */
+export function stepTowardsWall(anchor: Anchor, wallNowMs: number, monotonicNowMs: number, maxStepMs: number): Anchor {
+  const reading = anchor.wallMs + monotonicNowMs - anchor.monotonicMs;
+  const step = Math.max(-maxStepMs, Math.min(maxStepMs, wallNowMs - reading));
+  return { wallMs: reading + step, monotonicMs: monotonicNowMs };
+}
