@@ -6,15 +6,15 @@
  * handler runs twice. The fast host says so while it runs: CLOCK_OFFSET and
  * the gauge leasehold_clock_offset_seconds.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobRow } from '../../src/store/types.js';
 import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { handlerStarts, SHORT_LEASE_WORK } from '../helpers/effects.js';
 import { metricValue, parseMetrics } from '../helpers/metrics.js';
 import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { useProcessGuard } from '../helpers/processes.js';
-import { startSupervisor, type ClassSpec } from '../helpers/supervisor.js';
+import { startSupervisor } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -24,16 +24,6 @@ const newDir = tempDir('leasehold-clock-skew-');
 
 const SKEW_SECONDS = 20;
 
-const WORK: ClassSpec = {
-  name: 'work',
-  handler: 'effects',
-  processes: 2,
-  // A slack of 3 s: far under the skew, so a lease judged by a host's own clock would be taken back.
-  lease_seconds: 4,
-  heartbeat_seconds: 1,
-  max_retries: 3,
-};
-
 describe('a host whose clock is 20 s ahead, on PostgreSQL', () => {
   it(
     'takes back no live lease of its peer; both hosts finish jobs, each handler runs once',
@@ -42,14 +32,14 @@ describe('a host whose clock is 20 s ahead, on PostgreSQL', () => {
       const dir = newDir();
       const database = pgUrl(schemas.next());
       const effectsFile = path.join(dir, 'effects.jsonl');
-      const a = await startSupervisor({ dir, database, host: 'host-a', classes: [WORK] });
+      const a = await startSupervisor({ dir, database, host: 'host-a', classes: [SHORT_LEASE_WORK] });
       const b = await startSupervisor({
         dir,
         database,
         host: 'host-b',
         http: { port: 0 },
         env: { LD_PRELOAD: FAKETIME_LIBRARY, FAKETIME: `+${SKEW_SECONDS}s`, FAKETIME_DONT_FAKE_MONOTONIC: '1' },
-        classes: [WORK],
+        classes: [SHORT_LEASE_WORK],
       });
       const [aId, bId] = [await a.supervisorId(), await b.supervisorId()];
 
@@ -78,13 +68,7 @@ describe('a host whose clock is 20 s ahead, on PostgreSQL', () => {
       }
       expect([...a.events('JOB_RECOVERED'), ...b.events('JOB_RECOVERED')]).toEqual([]);
       // Each handler ran once.
-      const starts = readFileSync(effectsFile, 'utf8')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { kind: string; id: number })
-        .filter((effect) => effect.kind === 'start')
-        .map((effect) => effect.id);
-      expect(starts.sort((x, y) => x - y)).toEqual(ids);
+      expect(handlerStarts(effectsFile)).toEqual(ids);
       // Both hosts did work.
       const ownedBy = (supervisorId: string) => finished.filter((job) => job.owner_id?.startsWith(`${supervisorId}/`));
       expect(ownedBy(aId).length).toBeGreaterThan(0);

@@ -6,10 +6,11 @@
  * forward takes back no live lease, a step back leaves no retry late, and no
  * job runs twice. The supervisor logs the step (CLOCK_OFFSET).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { handlerStarts, SHORT_LEASE_WORK } from '../helpers/effects.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type ClassSpec, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
@@ -19,15 +20,6 @@ useProcessGuard();
 const newDir = tempDir('leasehold-clock-step-');
 
 const STEP_SECONDS = 30;
-
-const WORK: ClassSpec = {
-  name: 'work',
-  handler: 'effects',
-  processes: 2,
-  lease_seconds: 4,
-  heartbeat_seconds: 1,
-  max_retries: 3,
-};
 
 /** A supervisor whose wall clock (and its children's) is this file's offset, re-read at each reading. */
 async function steppableSupervisor(
@@ -49,14 +41,17 @@ async function steppableSupervisor(
   return { sup, step: (offset) => writeFileSync(offsetFile, `${offset}\n`) };
 }
 
-function startsById(effectsFile: string): Map<number, number> {
-  const starts = new Map<number, number>();
-  for (const line of readFileSync(effectsFile, 'utf8').split('\n')) {
-    if (line === '') continue;
-    const effect = JSON.parse(line) as { kind: string; id: number };
-    if (effect.kind === 'start') starts.set(effect.id, (starts.get(effect.id) ?? 0) + 1);
+/** Every job SUCCEEDED at its first attempt, none was taken back, and each handler began once. */
+async function expectEachRanOnce(sup: SupervisorHandle, jobs: readonly { id: number }[], effectsFile: string) {
+  for (const job of jobs) {
+    const details = await sup.waitForJob(job.id, 'SUCCEEDED', 60_000);
+    expect(
+      details.attempts.map((attempt) => [attempt.status, attempt.error_code]),
+      `job ${job.id}`,
+    ).toEqual([['SUCCEEDED', null]]);
   }
-  return starts;
+  expect(sup.events('JOB_RECOVERED')).toEqual([]);
+  expect(handlerStarts(effectsFile)).toEqual(jobs.map((job) => job.id));
 }
 
 describe('a step of the wall clock on SQLite', () => {
@@ -66,7 +61,7 @@ describe('a step of the wall clock on SQLite', () => {
     async () => {
       const dir = newDir();
       const effectsFile = path.join(dir, 'effects.jsonl');
-      const { sup, step } = await steppableSupervisor(dir, [WORK]);
+      const { sup, step } = await steppableSupervisor(dir, [SHORT_LEASE_WORK]);
       const jobs = await sup.queue.enqueueMany(
         Array.from({ length: 8 }, () => ({ class: 'work', payload: { ms: 2_500, effectsFile }, maxRetries: 3 })),
       );
@@ -76,15 +71,7 @@ describe('a step of the wall clock on SQLite', () => {
       );
       step(`+${STEP_SECONDS}s`);
 
-      for (const job of jobs) {
-        const details = await sup.waitForJob(job.id, 'SUCCEEDED', 60_000);
-        expect(
-          details.attempts.map((attempt) => [attempt.status, attempt.error_code]),
-          `job ${job.id}`,
-        ).toEqual([['SUCCEEDED', null]]);
-      }
-      expect(sup.events('JOB_RECOVERED')).toEqual([]);
-      expect([...startsById(effectsFile).values()]).toEqual(jobs.map(() => 1));
+      await expectEachRanOnce(sup, jobs, effectsFile);
       const warning = await sup.waitForEvent('CLOCK_OFFSET', { level: 'warn' }, 20_000);
       expect(warning.offset_ms as number).toBeGreaterThan((STEP_SECONDS - 1) * 1000);
       expect(await sup.stop()).toBe(0);
@@ -103,7 +90,7 @@ describe('a step of the wall clock on SQLite', () => {
         max_retries: 1,
         backoff: { base_seconds: 3, max_seconds: 3, jitter: false },
       };
-      const { sup, step } = await steppableSupervisor(dir, [WORK, flaky]);
+      const { sup, step } = await steppableSupervisor(dir, [SHORT_LEASE_WORK, flaky]);
       const long = await sup.queue.enqueueMany(
         Array.from({ length: 2 }, () => ({ class: 'work', payload: { ms: 8_000, effectsFile }, maxRetries: 3 })),
       );
@@ -117,15 +104,7 @@ describe('a step of the wall clock on SQLite', () => {
       expect(done.attempts.map((attempt) => attempt.status)).toEqual(['FAILED', 'SUCCEEDED']);
       const warning = await sup.waitForEvent('CLOCK_OFFSET', { level: 'warn' }, 20_000);
       expect(warning.offset_ms as number).toBeLessThan(-(STEP_SECONDS - 1) * 1000);
-      for (const job of long) {
-        const details = await sup.waitForJob(job.id, 'SUCCEEDED', 60_000);
-        expect(
-          details.attempts.map((attempt) => [attempt.status, attempt.error_code]),
-          `job ${job.id}`,
-        ).toEqual([['SUCCEEDED', null]]);
-      }
-      expect(sup.events('JOB_RECOVERED')).toEqual([]);
-      expect([...startsById(effectsFile).values()]).toEqual(long.map(() => 1));
+      await expectEachRanOnce(sup, long, effectsFile);
       expect(await sup.stop()).toBe(0);
     },
   );
