@@ -7,10 +7,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { openStore } from '../../src/store/open.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 
 const schemas = schemaPool('lh_server_clock');
 const OPEN_STORE = pathToDist('src/store/open.js');
+const LEASEHOLD_BIN = pathToDist('src/cli/leasehold.js');
 
 function pathToDist(module: string): string {
   return path.join(fileURLToPath(new URL('../../dist/', import.meta.url)), module);
@@ -45,5 +47,27 @@ describe("a PostgreSQL store's clock", () => {
     expect(read.wall - read.store).toBeGreaterThan(19_000);
     expect(read.store).toBeGreaterThanOrEqual(before);
     expect(read.store).toBeLessThanOrEqual(after);
+  });
+
+  it("stamps what the CLI enqueues from that process on the server's clock: the job is due now, not in 20 s", async () => {
+    const database = pgUrl(schemas.next());
+    const before = await serverNow();
+    const { stdout } = await execa(
+      'node',
+      [LEASEHOLD_BIN, '--db', database, 'enqueue', 'work', '--payload', '{}', '--allow-unknown-class', '--json'],
+      {
+        env: { LD_PRELOAD: FAKETIME_LIBRARY, FAKETIME: '+20s', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+      },
+    );
+    const after = await serverNow();
+    const { id } = JSON.parse(stdout) as { id: number };
+    const store = await openStore(database);
+    try {
+      const job = await store.jobGet({ id });
+      expect(job?.run_at).toBeGreaterThanOrEqual(before);
+      expect(job?.run_at).toBeLessThanOrEqual(after);
+    } finally {
+      await store.close();
+    }
   });
 });
