@@ -81,7 +81,7 @@ export class JobRun {
   private meter: AttemptMeter | undefined;
   /** Made at the handler's first ctx.log line: a job that logs nothing keeps and writes nothing. */
   private logBuffer: AttemptLogBuffer | undefined;
-  /** On the store's time, as the start is written; runs on the monotonic clock, so a step of the wall clock does not move a runtime. */
+  /** On the store's clock, as the start is written: kept on the monotonic clock, so a step of the wall clock stretches no runtime. */
   readonly startedAt: number;
 
   constructor(

@@ -1,8 +1,8 @@
 /**
  * The supervisor's chores on the database, each on its own timer beside the
  * children it supervises: the sweeper, retention, the stats rollup, the
- * scheduler, the logs of paused and unserved classes, and the clock watch. A reload restarts
- * those whose settings changed.
+ * scheduler, the logs of paused and unserved classes, and the clock watch.
+ * A reload restarts those whose settings changed.
  */
 import diff from 'microdiff';
 import type { LeaseholdConfig } from '../src/config/schema.js';
