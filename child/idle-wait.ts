@@ -1,3 +1,5 @@
+import type { Clock } from '../src/clock.js';
+
 /**
  * Where a child with nothing to claim waits: a poll interval, cut short by a
  * wake-up (an enqueue's notification, the supervisor's wake, a retry of ours
@@ -9,7 +11,11 @@ export class IdleWait {
   private nextWakeAt = 0;
   private closed = false;
 
-  constructor(private readonly pollMs: number) {}
+  constructor(
+    private readonly pollMs: number,
+    /** The store's time, which a run_at is on. */
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * Sleep a poll interval, unless a wake came since the last wait. The
@@ -44,7 +50,7 @@ export class IdleWait {
         this.wakeTimer = undefined;
         this.wake();
       },
-      Math.max(0, runAt - Date.now()),
+      Math.max(0, runAt - this.clock.now()),
     );
     this.wakeTimer.unref();
   }

@@ -30,7 +30,7 @@ export const ABORT = {
 };
 
 /** What a run writes itself: a slow job's start, and the handler's progress. */
-export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress' | 'jobParents'>;
+export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress' | 'jobParents' | 'clock'>;
 
 export interface JobRunDeps {
   store: JobRunStore;
@@ -81,13 +81,20 @@ export class JobRun {
   private meter: AttemptMeter | undefined;
   /** Made at the handler's first ctx.log line: a job that logs nothing keeps and writes nothing. */
   private logBuffer: AttemptLogBuffer | undefined;
-  readonly startedAt = Date.now();
+  /** On the store's clock, as the start is written: kept on the monotonic clock, so a step of the wall clock stretches no runtime. */
+  readonly startedAt: number;
 
   constructor(
     private readonly deps: JobRunDeps,
     readonly job: ClaimedJob,
   ) {
     this.ref = { id: job.id, leaseToken: job.leaseToken };
+    this.startedAt = deps.store.clock.now();
+  }
+
+  /** How long since the run began. */
+  runningMs(): number {
+    return this.deps.store.clock.now() - this.startedAt;
   }
 
   /** Abort the handler's signal; the first reason given is the one that counts. */

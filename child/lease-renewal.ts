@@ -4,7 +4,7 @@ import { dbFaultOf } from '../src/store/faults.js';
 import type { LeaseRef, WorkerStore } from '../src/store/types.js';
 
 /** The one store call a heartbeat makes. */
-export type RenewalStore = Pick<WorkerStore, 'leasesExtend'>;
+export type RenewalStore = Pick<WorkerStore, 'leasesExtend' | 'clock'>;
 
 export interface LeaseRenewalDeps {
   store: RenewalStore;
@@ -17,7 +17,7 @@ export interface LeaseRenewalDeps {
   inTurn: <T>(work: () => Promise<T>) => Promise<T>;
   /** The lease is gone (taken back, or the job was retried elsewhere). */
   onLost: (jobId: number) => void;
-  /** The lease ran out by our own clock before a renewal succeeded (the database is away or slow). */
+  /** The lease ran out by the store's clock before a renewal succeeded (the database is away or slow). */
   onExpired: (jobId: number) => void;
   /** An operator asked to cancel the job. */
   onCancelRequested: (jobId: number) => void;
@@ -31,7 +31,7 @@ export interface LeaseRenewalDeps {
  * whether they run or wait.
  *
  * It also keeps each lease's deadline: the expiry the claim or the last
- * renewal wrote, which the store stamps by this process's clock. A lease
+ * renewal wrote, on the store's clock, which it is judged by here too. A lease
  * whose deadline passes before a renewal succeeds is given up (Kleppmann's
  * rule: the token protects the database, the deadline stops the handler's
  * side effects elsewhere).
@@ -102,7 +102,7 @@ export class LeaseRenewal {
     this.deadlineTimer = setTimeout(
       () => {
         this.deadlineTimer = undefined;
-        const now = Date.now();
+        const now = this.deps.store.clock.now();
         for (const [jobId, deadline] of this.deadlines) {
           if (deadline > now) continue;
           this.deadlines.delete(jobId);
@@ -110,7 +110,7 @@ export class LeaseRenewal {
         }
         this.armDeadline();
       },
-      Math.max(0, earliest - Date.now()),
+      Math.max(0, earliest - this.deps.store.clock.now()),
     );
   }
 }

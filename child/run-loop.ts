@@ -92,7 +92,7 @@ export class RunLoop {
       claimBatch: config.claim_batch,
       rateLimited: this.rateLimit !== undefined,
     });
-    this.idle = new IdleWait(config.poll_seconds * 1000);
+    this.idle = new IdleWait(config.poll_seconds * 1000, deps.store.clock);
     this.report = new SupervisorReport(deps.send, deps.successLines);
     this.writer = new GroupCommit({
       store: deps.store,
@@ -158,7 +158,7 @@ export class RunLoop {
         const { run } = entry;
         this.endRun(entry);
         const verdict = await run.verdictNow();
-        const durationMs = Date.now() - run.startedAt;
+        const durationMs = run.runningMs();
         if (verdict === null) this.letGo(id, durationMs);
         else if (this.held.has(id)) this.writer.add({ job: run.job, run: verdict, durationMs });
       }
@@ -285,7 +285,7 @@ export class RunLoop {
     // Not ours any more: a stop already wrote its verdict, or the supervisor takes it back.
     if (this.running.get(job.id) !== entry) return;
     this.endRun(entry);
-    const durationMs = Date.now() - entry.run.startedAt;
+    const durationMs = entry.run.runningMs();
     this.prefetch.jobEnded(performance.now() - entry.began);
     if (verdict === null) this.letGo(job.id, durationMs);
     else if (this.held.has(job.id)) this.writer.add({ job, run: verdict, durationMs });
@@ -348,7 +348,7 @@ export class RunLoop {
     const run = this.running.get(jobId)?.run;
     run?.leaseLost(reason);
     this.waiting.delete(jobId);
-    this.letGo(jobId, run === undefined ? 0 : Date.now() - run.startedAt);
+    this.letGo(jobId, run === undefined ? 0 : run.runningMs());
   }
 
   private letGo(jobId: number, durationMs: number): void {

@@ -1,8 +1,8 @@
 /**
  * The supervisor's chores on the database, each on its own timer beside the
  * children it supervises: the sweeper, retention, the stats rollup, the
- * scheduler, and the logs of paused and unserved classes. A reload restarts
- * those whose settings changed.
+ * scheduler, the logs of paused and unserved classes, and the clock watch.
+ * A reload restarts those whose settings changed.
  */
 import diff from 'microdiff';
 import type { LeaseholdConfig } from '../src/config/schema.js';
@@ -10,6 +10,7 @@ import type { Logger } from '../src/log.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { ClockWatch } from './clock-watch.js';
 import type { MetricsSink } from './metrics-sink.js';
 import { PauseLog } from './pause-log.js';
 import { Retention } from './retention.js';
@@ -38,6 +39,7 @@ export class Chores {
   private scheduler: Scheduler;
   private readonly pauseLog: PauseLog;
   private readonly unservedLog: UnservedLog;
+  private readonly clockWatch: ClockWatch;
 
   constructor(private readonly options: ChoresOptions) {
     const { store, logger } = options;
@@ -52,6 +54,7 @@ export class Chores {
       intervalMs: REGISTRY_HEARTBEAT_MS,
     });
     this.unservedLog = new UnservedLog({ store, logger, intervalMs: REGISTRY_HEARTBEAT_MS });
+    this.clockWatch = new ClockWatch({ store, logger });
   }
 
   private newSweeper(): Sweeper {
@@ -85,6 +88,7 @@ export class Chores {
   }
 
   start(): void {
+    this.clockWatch.start();
     this.sweeper.start();
     this.retention.start();
     this.statsRollup.start();
@@ -100,6 +104,7 @@ export class Chores {
     await this.scheduler.stop();
     await this.pauseLog.stop();
     await this.unservedLog.stop();
+    await this.clockWatch.stop();
   }
 
   /**

@@ -14,8 +14,8 @@ import { JobTakeBack, type TakeBackStore } from './take-back.js';
 /** A reload's replacement must be ready within this, or the reload fails (say it waits for a database that is away). */
 const READY_TIMEOUT_MS = 30_000;
 
-/** The store calls a pool makes: the worker registry, the take-back of a dead child's jobs, the disabled record. */
-export type PoolStore = Pick<SupervisorStore, 'workerRegister' | 'workerHeartbeat' | 'workerExit'> &
+/** The store calls a pool makes: the worker registry, the take-back of a dead child's jobs, the disabled record; its time, which a run_at is on. */
+export type PoolStore = Pick<SupervisorStore, 'workerRegister' | 'workerHeartbeat' | 'workerExit' | 'clock'> &
   TakeBackStore &
   DisabledStore;
 
@@ -235,13 +235,14 @@ export class ClassPool<C extends PoolChild> {
    * each is due, instead of leaving it to their next poll.
    */
   wakeFor(jobs: readonly RecoveredJob[]): void {
-    for (const runAt of new Set(jobs.filter((job) => job.status === 'QUEUED').map((job) => job.runAt ?? Date.now()))) {
+    const now = this.deps.store.clock.now();
+    for (const runAt of new Set(jobs.filter((job) => job.status === 'QUEUED').map((job) => job.runAt ?? now))) {
       const timer = setTimeout(
         () => {
           this.wakeTimers.delete(timer);
           for (const child of this.children) child.send({ type: 'wake' });
         },
-        Math.max(0, runAt - Date.now()),
+        Math.max(0, runAt - now),
       );
       this.wakeTimers.add(timer);
     }

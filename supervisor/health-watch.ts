@@ -23,8 +23,8 @@ export type UsageSampler = (
   pids: number[],
 ) => Promise<Record<number, { cpu: number; memory: number; ctime: number } | undefined>>;
 
-/** The store calls the health watch makes: the leases a child holds, and its worker row. */
-export type WatchStore = Pick<SupervisorStore, 'jobListHeldBy' | 'workerHeartbeat'>;
+/** The store calls the health watch makes: the leases a child holds, and its worker row; its time, which a job's start is on. */
+export type WatchStore = Pick<SupervisorStore, 'jobListHeldBy' | 'workerHeartbeat' | 'clock'>;
 
 export interface HealthWatchOptions {
   store: WatchStore;
@@ -135,7 +135,7 @@ export class HealthWatch {
     const silentMs = child.unansweredForMs();
     if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
       const overRuntime = [...child.started.values()].some(
-        (job) => Date.now() - job.startedAt > config.max_runtime_seconds * 1000,
+        (job) => this.options.store.clock.now() - job.startedAt > config.max_runtime_seconds * 1000,
       );
       const detail = `answered no ping for ${(silentMs / 1000).toFixed(1)}s (heartbeat_seconds ${config.heartbeat_seconds}): the child is blocked`;
       return this.kill(child, 'unresponsive', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
@@ -157,7 +157,7 @@ export class HealthWatch {
     if (child.killed !== undefined || !child.alive || child.started.size === 0) return;
     const { config } = child;
     const held = new Set((await this.options.store.jobListHeldBy({ ownerId: child.workerId })).map((job) => job.id));
-    const now = Date.now();
+    const now = this.options.store.clock.now();
     for (const job of child.started.values()) {
       const runtimeMs = now - job.startedAt;
       if (held.has(job.jobId) && runtimeMs > (config.max_runtime_seconds + config.kill_grace_seconds) * 1000) {

@@ -10,6 +10,7 @@ import type { MetricsSink, RecoverySource } from './metrics-sink.js';
 import type { JobOutcome, SuccessTally } from '../src/ipc/protocol.js';
 import { DURATION_BUCKETS, PEAK_RSS_BUCKETS } from '../src/ipc/buckets.js';
 import { BucketHistogram } from './bucket-histogram.js';
+import { clockOffsetMs } from './clock-watch.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import { ageSeconds } from '../src/reports/queue-age.js';
 import { pausedClasses, rateLimitsByClass, rateLimitWaiting } from '../src/queue/class-controls.js';
@@ -91,12 +92,20 @@ export class SupervisorMetrics implements MetricsSink {
         registers,
       },
       async (gauge) => {
-        const now = Date.now();
+        const now = store.clock.now();
         for (const name of classes()) gauge.set({ class: name }, 0);
         for (const row of await store.statsOldestDue({ now }))
           gauge.set({ class: row.class }, ageSeconds(now, row.run_at));
       },
     );
+    new Gauge({
+      name: 'leasehold_clock_offset_seconds',
+      help: "This host's wall clock minus the store's time (PostgreSQL: the server's clock; SQLite: the file's timeline)",
+      registers,
+      collect() {
+        this.set(clockOffsetMs(store) / 1000);
+      },
+    });
     const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
       databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
         for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes()))

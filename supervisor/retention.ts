@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../src/clock.js';
+import type { Clock } from '../src/clock.js';
 import { unlessDbFault } from '../src/store/faults.js';
 import type { Logger } from '../src/log.js';
 import { pruneFinishedJobs, type PruneReport, type RetentionPolicy } from '../src/queue/retention.js';
@@ -24,7 +24,7 @@ export class Retention {
   private readonly metrics: MetricsSink;
 
   constructor(private readonly options: RetentionOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? options.store.clock;
     this.metrics = options.metrics ?? NO_METRICS;
     this.schedule = new Every(
       options.policy.interval_seconds * 1000,

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../src/clock.js';
+import type { Clock } from '../src/clock.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import {
@@ -45,7 +45,7 @@ export class Scheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.schedules = schedulesOf(options.classes);
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? options.store.clock;
     this.reportFailure = unlessDbFault((err) =>
       options.logger.error('schedules pass failed', { err, event: 'SCHEDULE_FAILED' }),
     );

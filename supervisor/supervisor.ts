@@ -19,7 +19,7 @@ import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
 import { SupervisorMetrics } from './metrics.js';
 import { retireChildren } from './retire.js';
-import { checkClock, takeBackFromPreviousRuns } from './start-up.js';
+import { takeBackFromPreviousRuns } from './start-up.js';
 import { planReload, ReloadVerdicts, type ClassFailure } from './reload.js';
 
 export interface SupervisorOptions {
@@ -188,7 +188,6 @@ export class Supervisor {
       state: 'ready',
       restarts: 0,
     });
-    await checkClock(store, this.config.classes, logger);
     await takeBackFromPreviousRuns({
       store,
       logger,

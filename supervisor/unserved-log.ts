@@ -39,7 +39,7 @@ export class UnservedLog {
 
   private async check(): Promise<void> {
     const { store, logger } = this.options;
-    const queues = await collectQueues(store, Date.now(), []);
+    const queues = await collectQueues(store, store.clock.now(), []);
     const unservedNow = new Set(queues.filter((q) => q.unserved).map((q) => q.class));
     for (const q of queues) {
       if (!q.unserved || this.unserved.has(q.class)) continue;

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv, CommandModule, Options, PositionalOptions } from 'yargs';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { ClassConfig, LeaseholdConfig } from '../config/schema.js';
 import { InvalidInputError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
@@ -101,7 +101,7 @@ export async function openContext(target: Target, args: GlobalArgs, { create }: 
       throw new InvalidInputError('DATABASE', `cannot open the database at ${database}: ${(error as Error).message}`);
     throw error;
   }
-  return { ...target, store, clock: systemClock, json: args.json, created: isFile && !existed };
+  return { ...target, store, clock: store.clock, json: args.json, created: isFile && !existed };
 }
 
 /** Errors that say the path is wrong (missing folder, no permission, not a database), not that something broke. */

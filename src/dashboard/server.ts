@@ -31,7 +31,7 @@ export interface DashboardSettings {
 
 /** The dashboard's request listener, for a node:http server; checks the token first (a bad one throws). */
 export function dashboardListener(settings: DashboardSettings): RequestListener {
-  const now = settings.now ?? Date.now;
+  const now = settings.now ?? (() => settings.store.clock.now());
   const app = dashboardApp({
     data: dashboardData(settings.store, { now, classes: settings.classes }),
     actions: settings.store,

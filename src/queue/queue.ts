@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { LeaseholdConfig } from '../config/schema.js';
 import { openStore } from '../store/open.js';
 import type {
@@ -86,7 +86,7 @@ export class Queue<S extends ProducerStore = Store> {
 
   constructor(store: S, options: Omit<QueueOptions, 'database'> = {}) {
     this.store = store;
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? store.clock;
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
     this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);

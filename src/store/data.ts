@@ -393,5 +393,7 @@ export interface WorkerExit {
 /** What every role shares: the driver's name and the end of the connection. */
 export interface Connection {
   readonly driver: 'sqlite' | 'postgres';
+  /** The store's time, epoch ms: its statements' now, and what a time read from it (an expiry, a run_at) is compared with. */
+  readonly clock: { now(): number };
   close(): Promise<void>;
 }

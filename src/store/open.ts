@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import type { Store } from './types.js';
 import { isPostgresUrl } from './database-url.js';
@@ -6,12 +6,13 @@ import { isPostgresUrl } from './database-url.js';
 /**
  * Open the store a `database` setting names: a file path (SQLite) or a
  * postgres:// / postgresql:// URL (PostgreSQL; `?schema=name` puts the queue
- * in its own schema, created if missing, `?clock_skew_ms=` sets the
- * sweeper's margin for hosts' clocks, and `?listen=off` makes workers poll
+ * in its own schema, created if missing, `?clock_skew_ms=` sets an
+ * extra margin the sweeper waits past a lease's end, and `?listen=off` makes workers poll
  * without LISTEN; see src/store/postgres/connection.ts).
+ * Its time (`store.clock`) is the driver's own unless `clock` is given.
  */
 export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
-  const clock = options.clock ?? systemClock;
+  const { clock } = options;
   if (database.trim() === '')
     throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
   // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.

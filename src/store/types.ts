@@ -113,9 +113,9 @@ export interface SupervisorStore extends Connection {
   classDisabledClear(params: { supervisorId: string; class?: string }): Promise<void>;
   /** A trivial query: throws when the database does not answer. */
   ping(): Promise<void>;
-  /** PostgreSQL only: the database server's clock minus this process's, in ms (see README, PostgreSQL, Time). */
-  clockOffsetMs?(): Promise<number>;
-  /** PostgreSQL only: the extra margin the sweeper gives hosts' clocks (`clock_skew_ms`). */
+  /** SQLite only: move the file's shared timeline one bounded step towards this host's wall clock (sqlite/file-clock.ts). */
+  clockFollowWall?(): Promise<void>;
+  /** PostgreSQL only: an extra margin the sweeper waits past a lease's end (`clock_skew_ms`). */
   readonly clockSkewMs?: number;
 }
 

@@ -5,6 +5,7 @@
  * left our hands is never given up. The real-process side (a stopped
  * PostgreSQL) is in test/faults/.
  */
+import { systemClock } from '../../src/clock.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LeaseRenewal } from '../../child/lease-renewal.js';
 import type { LeaseRef, LeaseStatus, WorkerStore } from '../../src/store/types.js';
@@ -17,7 +18,10 @@ function renewal(extend: (leases: LeaseRef[]) => Promise<LeaseStatus[]>) {
   const logged: string[] = [];
   const held: LeaseRef[] = [];
   const leases = new LeaseRenewal({
-    store: { leasesExtend: async ({ leases: refs }: { leases: LeaseRef[] }) => extend(refs) } as unknown as WorkerStore,
+    store: {
+      leasesExtend: async ({ leases: refs }: { leases: LeaseRef[] }) => extend(refs),
+      clock: systemClock,
+    } as unknown as WorkerStore,
     leaseMs: LEASE_MS,
     intervalMs: BEAT_MS,
     log: (_level, msg) => logged.push(msg),

@@ -153,11 +153,10 @@ describe('two hosts sharing one PostgreSQL queue', () => {
       expect(hostsOf(aId)).toEqual(['host-a']);
       expect(hostsOf(bId)).toEqual(['host-b']);
 
-      // On PostgreSQL each supervisor measured its clock against the server's.
+      // Each supervisor says how far its clock is from the server's, at start.
       const offset = await b.waitForEvent('CLOCK_OFFSET');
-      // lease 2 s, heartbeat 0.5 s: another host's sweeper could take back a live lease only 1.5 s ahead of the holder
-      expect(offset).toMatchObject({ clock_skew_ms: 0, lease_slack_ms: 1_500 });
-      // One host, one clock: the offset is the measurement's noise, which depends on the load (logged, not asserted),
+      expect(offset).toMatchObject({ level: 'info', warn_ms: 1_000 });
+      // One host, one clock: the offset is the anchor's error, which depends on the load (logged, not asserted),
       // and stays far under the lease whatever the load.
       console.log(
         `CLOCK_OFFSET measured on the server's own host: ${String(offset.offset_ms)} ms (${String(offset.level)})`,

@@ -7,6 +7,7 @@
  * running a job whose lease is gone is killed once the lease and three
  * heartbeats have passed.
  */
+import { systemClock } from '../../src/clock.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DbOutage } from '../../src/store/faults.js';
 import type { JobRow } from '../../src/store/types.js';
@@ -77,6 +78,7 @@ function setup() {
   const store: WatchStore = {
     jobListHeldBy: async () => [...held].map((id) => ({ id }) as JobRow),
     workerHeartbeat: async () => undefined,
+    clock: systemClock,
   };
   let outage: DbOutage | undefined;
   const watch = new HealthWatch({

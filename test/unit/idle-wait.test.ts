@@ -4,6 +4,7 @@
  * once; a job due back wakes it at its time, the earliest such time standing;
  * after close every wait returns at once.
  */
+import { systemClock } from '../../src/clock.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IdleWait } from '../../child/idle-wait.js';
 
@@ -26,7 +27,7 @@ describe('IdleWait', () => {
   });
 
   it('waits a poll interval scaled by a draw from [0.5, 1.5)', async () => {
-    const idle = new IdleWait(POLL_MS);
+    const idle = new IdleWait(POLL_MS, systemClock);
     vi.spyOn(Math, 'random').mockReturnValue(0);
     expect(await timed(idle.wait(), 2 * POLL_MS)).toBe(POLL_MS / 2);
     vi.spyOn(Math, 'random').mockReturnValue(0.75);
@@ -34,7 +35,7 @@ describe('IdleWait', () => {
   });
 
   it('is cut short by a wake, and a wake between waits makes the next one return at once, once', async () => {
-    const idle = new IdleWait(POLL_MS);
+    const idle = new IdleWait(POLL_MS, systemClock);
     const waiting = idle.wait();
     await vi.advanceTimersByTimeAsync(10);
     idle.wake();
@@ -47,7 +48,7 @@ describe('IdleWait', () => {
 
   it('wakes at the time a job of ours comes back; the earliest of two stands', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
-    const idle = new IdleWait(POLL_MS);
+    const idle = new IdleWait(POLL_MS, systemClock);
     idle.wakeAt(Date.now() + 300);
     idle.wakeAt(Date.now() + 100);
     idle.wakeAt(Date.now() + 200);
@@ -55,7 +56,7 @@ describe('IdleWait', () => {
   });
 
   it('returns at once from every wait after close', async () => {
-    const idle = new IdleWait(POLL_MS);
+    const idle = new IdleWait(POLL_MS, systemClock);
     const waiting = idle.wait();
     idle.close();
     expect(await timed(waiting, 1)).toBe(0);

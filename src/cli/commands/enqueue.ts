@@ -5,7 +5,7 @@ import { InvalidInputError } from '../../errors.js';
 import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from '../../queue/enqueue.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
-import { systemClock } from '../../clock.js';
+import { systemClock, type Clock } from '../../clock.js';
 import {
   classConfig,
   defineCommand,
@@ -127,9 +127,11 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const target = await resolveTarget(args);
     // Everything is checked before the database is opened: bad input writes (and creates) nothing. A job that
     // depends on jobs by id needs the database that holds them: without one it would fail after creating it.
-    const jobs = args.file !== undefined ? bulkJobs(args, target.config) : [oneJob(args, target.config)];
-    const create = !jobs.some((job) => (job.parentIds?.length ?? 0) > 0);
+    // Checked on this host's clock; the times written (a delay, a key's life) are then taken from the store's.
+    const prepare = args.file !== undefined ? bulkJobs(args, target.config) : oneJob(args, target.config);
+    const create = !prepare(systemClock).some((job) => (job.parentIds?.length ?? 0) > 0);
     await withStore(target, args, { create }, async ({ store }) => {
+      const jobs = prepare(store.clock);
       if (args.file === undefined) {
         const [inserted] = (await store.jobInsert({ jobs, actor: CLI_ACTOR })) as [InsertedJob];
         output(args.json, { id: inserted.id, created: inserted.created }, () =>
@@ -157,7 +159,8 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   },
 });
 
-function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob {
+/** The job to enqueue, prepared on a clock. */
+function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): (clock: Clock) => NewJob[] {
   if (args.class === undefined)
     throw new InvalidInputError('USAGE', 'give a class (enqueue <class>) or --file jobs.jsonl');
   if (args.stdin !== undefined && !isStdin(args.stdin))
@@ -193,7 +196,7 @@ function oneJob(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob 
     dependsOn: args['depends-on'],
     onParentFailure: args['on-parent-failure'] as OnParentFailure | undefined,
   };
-  return prepareJob(request, systemClock, limitsOf(config));
+  return (clock) => [prepareJob(request, clock, limitsOf(config))];
 }
 
 /** `--depends-on 3,4` (or the option given again): positive integers; whether those jobs exist, the insert checks. */
@@ -228,7 +231,8 @@ function chunkOf(jobs: readonly NewJob[], start: number, inserted: readonly Inse
   });
 }
 
-function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJob[] {
+/** The jobs of the file's lines, prepared on a clock. */
+function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): (clock: Clock) => NewJob[] {
   const single = (['class', 'stdin', ...ONE_JOB_OPTIONS] as const).filter((name) => args[name] !== undefined);
   if (single.length > 0) {
     throw new InvalidInputError(
@@ -254,7 +258,7 @@ function bulkJobs(args: EnqueueArgs, config: LeaseholdConfig | undefined): NewJo
     }
   });
   // As one batch: a line's depends_on may name the ref of an earlier line.
-  return prepareJobs(requests, systemClock, limitsOf(config), (index) => where(lines[index]!));
+  return (clock) => prepareJobs(requests, clock, limitsOf(config), (index) => where(lines[index]!));
 }
 
 /** A line as the library's request; prepareJobs checks its values. */

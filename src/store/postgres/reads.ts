@@ -64,9 +64,6 @@ const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: nu
   listFailedByClassCode: (f, beforeId) => [f.class, f.errorCode, f.limit, beforeId],
 };
 
-/** Round trips clockOffsetMs() makes, keeping the shortest. */
-const CLOCK_SAMPLES = 3;
-
 /**
  * The PostgreSQL driver's half that changes nothing: every read of every role, and the wake-ups (the writes:
  * writes.ts and store.ts).
@@ -78,7 +75,8 @@ export abstract class PostgresReads {
   protected constructor(
     protected readonly pool: pg.Pool,
     protected readonly target: PostgresTarget,
-    protected readonly clock: Clock,
+    /** The store's time: the server's (./server-clock.ts), unless a test gives its own. */
+    readonly clock: Clock,
   ) {}
 
   async jobGet(params: { id: number }): Promise<JobRow | undefined> {
@@ -338,23 +336,5 @@ export abstract class PostgresReads {
   /** How long past a lease's end the sweeper waits before taking it back. */
   get clockSkewMs(): number {
     return this.target.clockSkewMs;
-  }
-
-  /**
-   * The database server's clock minus this process's, in ms (the supervisor
-   * warns past half the lease slack). Read at the midpoint of a round trip, the
-   * shortest of a few (the first may include opening a connection).
-   */
-  async clockOffsetMs(): Promise<number> {
-    let best: { roundTripMs: number; offsetMs: number } | undefined;
-    for (let sample = 0; sample < CLOCK_SAMPLES; sample++) {
-      const before = this.clock.now();
-      const row = await first<{ now: number }>(this.pool, STATS_SQL.serverNow);
-      const after = this.clock.now();
-      if (row === undefined) continue;
-      const measured = { roundTripMs: after - before, offsetMs: row.now - Math.round((before + after) / 2) };
-      if (best === undefined || measured.roundTripMs < best.roundTripMs) best = measured;
-    }
-    return best?.offsetMs ?? 0;
   }
 }

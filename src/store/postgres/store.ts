@@ -28,12 +28,14 @@ import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type 
 import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
 import { runPostgresMigrations } from './migrations.js';
 import { LEASE_SQL } from './sql/leases.js';
+import { ServerClock } from './server-clock.js';
 import { PostgresWrites } from './writes.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL; `?schema=` and `?clock_skew_ms=` are read by leasehold. */
   database: string;
-  clock: Clock;
+  /** Default: the server's clock (./server-clock.ts); a test may give its own. */
+  clock?: Clock;
 }
 
 /**
@@ -51,8 +53,8 @@ export interface PostgresStoreOptions {
  * A worker's hot writes (a batch of successes with the next claim, a start,
  * a heartbeat, a progress) are each one statement of data-modifying CTEs,
  * without BEGIN and COMMIT: a round trip each (settlement.ts, sql/settle.ts).
- * Times come from the writing host's clock, as on SQLite (why: README,
- * PostgreSQL, Time).
+ * Times are the server's, kept on this host's monotonic clock between
+ * readings (./server-clock.ts).
  */
 export class PostgresStore extends PostgresWrites implements Store {
   readonly driver = 'postgres' as const;
@@ -66,10 +68,13 @@ export class PostgresStore extends PostgresWrites implements Store {
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const target = parsePostgresUrl(options.database);
     const pool = openPool(target);
+    let clock = options.clock;
     try {
-      await runPostgresMigrations(pool, target.schema, options.clock.now());
-      return new PostgresStore(pool, target, options.clock);
+      clock ??= await ServerClock.open(pool);
+      await runPostgresMigrations(pool, target.schema, clock.now());
+      return new PostgresStore(pool, target, clock);
     } catch (error) {
+      if (clock instanceof ServerClock) clock.close();
       await pool.end();
       throw error;
     }
@@ -81,6 +86,7 @@ export class PostgresStore extends PostgresWrites implements Store {
 
   /** Safe twice; waits for the queries in flight and ends the subscriptions. */
   async close(): Promise<void> {
+    if (this.clock instanceof ServerClock) this.clock.close();
     this.closing ??= Promise.allSettled([...this.listening].map((stop) => stop())).then(() => this.pool.end());
     await this.closing;
   }

@@ -170,6 +170,17 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ${flowsMigration('INTEGER', 'INTEGER')}
       CREATE INDEX job_events_outcomes ON job_events (id) WHERE ${TERMINAL_EVENTS};`,
   },
+  {
+    version: 13,
+    name: "the file's timeline: a wall time anchored on this boot's monotonic clock (file-clock.ts)",
+    sql: `
+      CREATE TABLE clock_anchor (
+        id           INTEGER PRIMARY KEY CHECK (id = 1),
+        boot_id      TEXT    NOT NULL,
+        wall_ms      REAL    NOT NULL,
+        monotonic_ms REAL    NOT NULL
+      );`,
+  },
 ];
 
 /** A step's SQL, built from the schema `db` has now when the step asks for that. */

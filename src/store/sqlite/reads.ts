@@ -69,7 +69,8 @@ export abstract class SqliteReads {
 
   protected constructor(
     protected readonly db: SqliteDb,
-    protected readonly clock: Clock,
+    /** The store's time: what its statements take as now. */
+    readonly clock: Clock,
   ) {
     this.jobs = prepareJobStatements(db);
     this.flows = prepareFlowStatements(db);

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import { FileClock } from './file-clock.js';
 import { claimedJobs, liveFacts, type ClaimedRow, type ClaimFacts, type HeldFacts } from '../facts.js';
 import {
   fenced,
@@ -40,7 +41,8 @@ import { SqliteWrites } from './writes.js';
 
 export interface SqliteStoreOptions {
   path: string;
-  clock: Clock;
+  /** Default: the file's timeline (./file-clock.ts); a test may give its own. */
+  clock?: Clock;
 }
 
 /**
@@ -63,8 +65,10 @@ export class SqliteStore extends SqliteWrites implements Store {
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     const db = openSqlite(options.path);
     try {
-      await withBusyRetry(() => runSqliteMigrations(db, options.clock.now()));
-      return new SqliteStore(db, options.clock);
+      // When a migration ran is this host's wall time: the file's timeline is in a table the migrations make.
+      await withBusyRetry(() => runSqliteMigrations(db, options.clock?.now() ?? Date.now()));
+      const clock = options.clock ?? (await withBusyRetry(() => FileClock.open(db)));
+      return new SqliteStore(db, clock);
     } catch (error) {
       db.close();
       throw error;
@@ -75,7 +79,14 @@ export class SqliteStore extends SqliteWrites implements Store {
     await withBusyRetry(() => runSqliteMigrations(this.db, this.clock.now()));
   }
 
+  /** Moves the file's timeline one bounded step towards this host's wall clock (the supervisor's clock watch, every minute). */
+  async clockFollowWall(): Promise<void> {
+    const clock = this.clock;
+    if (clock instanceof FileClock) await this.write(() => clock.followWall());
+  }
+
   async close(): Promise<void> {
+    if (this.clock instanceof FileClock) this.clock.close();
     if (this.db.open) this.db.close();
   }
 

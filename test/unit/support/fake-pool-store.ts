@@ -1,3 +1,4 @@
+import { systemClock } from '../../../src/clock.js';
 import type { PoolStore } from '../../../supervisor/class-pool.js';
 
 /** The store calls a ClassPool makes, answered at once; it keeps what the class's disabled record says. */
@@ -5,6 +6,7 @@ export class FakePoolStore implements PoolStore {
   /** The class's disabled reason as recorded, undefined once cleared. */
   disabled: string | undefined;
   readonly exits: string[] = [];
+  readonly clock = systemClock;
 
   async workerRegister(): Promise<void> {}
   async workerHeartbeat(): Promise<void> {}

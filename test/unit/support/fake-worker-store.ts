@@ -1,3 +1,4 @@
+import { systemClock } from '../../../src/clock.js';
 import type { RunLoopStore } from '../../../child/run-loop.js';
 import { LeaseLostError } from '../../../src/errors.js';
 import type {
@@ -19,6 +20,7 @@ import type {
  */
 export class FakeWorkerStore implements RunLoopStore {
   readonly claims: ClaimRequest[] = [];
+  readonly clock = systemClock;
   readonly settled: Settlement[] = [];
   readonly starts: number[] = [];
   /** Leases taken back (by a sweeper, or an operator's retry). */

@@ -135,7 +135,7 @@ export const STATS_SQL = nameAll('stats', {
       AND c.relname IN ('jobs', 'job_attempts', 'job_events', 'workers', 'schema_migrations')`,
   /** () -> the highest migration applied; 0 on a blank schema. */
   schemaVersion: `SELECT coalesce(max(version), 0) AS version FROM schema_migrations`,
-  /** () -> the database server's clock, epoch ms: to measure a host's offset from it. */
+  /** () -> the database server's clock, epoch ms: what a store's clock is anchored on (../server-clock.ts). */
   serverNow: `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`,
   /** () -> 1: the database answers. */
   ping: `SELECT 1 AS ok`,
