@@ -51,11 +51,19 @@ function wallMs(args: string[]): number {
   return performance.now() - started;
 }
 
-async function getMs(url: string): Promise<number> {
+/** GET `url` to the end of its body; its wall time in ms. A failure says what the dashboard (`log`) printed. */
+async function getMs(url: string, log: string): Promise<number> {
   const started = performance.now();
-  const response = await fetch(url);
-  await response.text();
-  if (!response.ok) throw new Error(`GET ${url}: ${response.status}`);
+  try {
+    const response = await fetch(url);
+    await response.text();
+    if (!response.ok) throw new Error(`status ${response.status}`);
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    throw new Error(
+      `GET ${url}: ${String(error)} ${String(cause ?? '')}; the dashboard said: ${readFileSync(log, 'utf8')}`,
+    );
+  }
   return performance.now() - started;
 }
 
@@ -117,8 +125,8 @@ export async function runBurstReads(ctx: BenchContext): Promise<BurstReadsSectio
               intervalMs: 20,
               timeoutMs: 30_000,
             });
-            overviewFirst = await getMs(url);
-          } else overview.push(await getMs(url));
+            overviewFirst = await getMs(url, dashboardOut);
+          } else overview.push(await getMs(url, dashboardOut));
           await sleep(Math.max(0, ROUND_MS - (performance.now() - roundStarted)));
         }
         const statsMs = summarize(stats, 1);
