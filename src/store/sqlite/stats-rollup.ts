@@ -1,6 +1,8 @@
 import {
   afterRollUp,
   COST_TOP_KEPT,
+  floorMinute,
+  MINUTE_MS,
   minutesIn,
   nextRollUp,
   rolledMinutesOf,
@@ -40,7 +42,15 @@ export function rollUp(statements: RollupStatements, now: number, maxMinutes: nu
   const bind = { from: range.from, until: range.until, kept: COST_TOP_KEPT };
   statements.addJobEnds.run(bind);
   statements.addCost.run(bind);
-  statements.addCostTop.run(bind);
+  for (let minute = floorMinute(range.from); minute < range.until; minute += MINUTE_MS) {
+    const part = {
+      from: Math.max(range.from, minute),
+      until: Math.min(range.until, minute + MINUTE_MS),
+      kept: COST_TOP_KEPT,
+    };
+    statements.addCostTopCpu.run(part);
+    statements.addCostTopRss.run(part);
+  }
   statements.pruneCostTop.run({ from: range.from, kept: COST_TOP_KEPT });
   const covered = afterRollUp(rolled, range, now);
   for (const drop of [statements.dropJobEnds, statements.dropCost, statements.dropCostTop])

@@ -7,6 +7,13 @@ const MINUTE = `finished_at / 60000 * 60000`;
 const BY_CPU = 'cpu_ms DESC, job_id, attempt';
 const BY_RSS = 'peak_rss_bytes DESC, job_id, attempt';
 
+/** The `kept` measured attempts of [@from, @until) first by `order`, into the minute's costliest (once each). */
+const costTopOf = (order: string) => `WITH measured AS (${measuredIn('@from', '@until')})
+    INSERT INTO attempt_cost_top (minute, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
+    SELECT ${MINUTE}, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM measured WHERE true
+    ORDER BY ${order} LIMIT @kept
+    ON CONFLICT (minute, job_id, attempt) DO NOTHING`;
+
 /**
  * The stats rollup's writes (../../stats-window.ts): one roll-up sums the
  * time [@from, @until) from the jobs, with the statements the reads use for
@@ -31,12 +38,12 @@ export const ROLLUP_SQL = {
     SELECT ${MINUTE}, class, count(*), sum(cpu_ms), max(peak_rss_bytes) FROM measured WHERE true GROUP BY 1, 2
     ON CONFLICT (minute, class) DO UPDATE SET attempts = attempts + excluded.attempts, cpu_ms = cpu_ms + excluded.cpu_ms,
       max_peak_rss_bytes = max(coalesce(max_peak_rss_bytes, excluded.max_peak_rss_bytes), coalesce(excluded.max_peak_rss_bytes, max_peak_rss_bytes))`,
-  /** (from, until, kept) -> each minute's `kept` attempts with the most CPU and the most memory, ordered as the rankings read them. */
-  addCostTop: `WITH measured AS (${measuredIn('@from', '@until')}),
-    ranked AS (SELECT *, row_number() OVER (PARTITION BY ${MINUTE} ORDER BY ${BY_CPU}) AS by_cpu,
-        row_number() OVER (PARTITION BY ${MINUTE} ORDER BY ${BY_RSS}) AS by_rss FROM measured)
-    INSERT INTO attempt_cost_top (minute, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at)
-    SELECT ${MINUTE}, job_id, attempt, class, status, cpu_ms, peak_rss_bytes, finished_at FROM ranked WHERE by_cpu <= @kept OR by_rss <= @kept`,
+  /**
+   * (from, until, kept) -> of one minute's part [from, until), the `kept` attempts with the most CPU, then (below)
+   * the most memory, ordered as the rankings read them: a top-N sort of each, not a sort of all.
+   */
+  addCostTopCpu: costTopOf(BY_CPU),
+  addCostTopRss: costTopOf(BY_RSS),
   /**
    * (from, kept) -> the minute @from falls in keeps its `kept` costliest by CPU and by memory: a minute summed in
    * parts took each part's, and the minute's own are among them.
