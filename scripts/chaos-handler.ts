@@ -18,7 +18,7 @@ export interface ChaosPayload {
   ms: number;
   /** What goes wrong on the first attempt. */
   trouble: 'none' | 'throw' | 'hang' | 'busy';
-  /** Path of the effects log. */
+  /** The effects folder: each process records in a file of its own there. */
   effects: string;
   /** Wait in a subprocess (`sleep`), as a handler that shells out does: it must not outlive the child. */
   subprocess?: boolean;
@@ -31,9 +31,9 @@ export interface ChaosPayload {
 }
 
 /**
- * One recorder per effects log: a child may run jobs of several chaos
+ * One recorder per effects folder: a child may run jobs of several chaos
  * runs (an earlier run's jobs left in a reused PostgreSQL schema), and each
- * job's effects belong in its own run's file.
+ * job's effects belong in its own run's folder.
  */
 const recorders = new Map<string, EffectsRecorder>();
 const ownStart = readStat(process.pid)?.startTicks ?? null;

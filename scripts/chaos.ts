@@ -24,10 +24,11 @@ import { openStore } from '../src/store/open.js';
 import { checkChaosClasses, LONG_CLASS, writeChaosConfig } from './chaos/config.js';
 import { Damage } from './chaos/damage.js';
 import { DbFaults, observerDatabase } from './chaos/db-faults.js';
-import { EffectsLog } from './chaos/effects.js';
+import { readEffects } from './chaos/effects-reader.js';
 import { killSurvivors, ProcessLedger } from './chaos/process-ledger.js';
 import { SeededRandom } from './random.js';
 import { summarize } from './chaos/summary.js';
+import { signalledChildren } from './chaos/supervisor-log.js';
 import { Supervisors } from './chaos/supervisors.js';
 import { Workload } from './chaos/workload.js';
 
@@ -70,13 +71,14 @@ const configFile =
     : resolve(values.config);
 const config = loadConfig(configFile);
 checkChaosClasses(config, configFile);
-const effects = new EffectsLog(join(dir, 'effects.jsonl'));
+const effectsDir = join(dir, 'effects');
+mkdirSync(effectsDir);
 const store = await openStore(DB_FAULTS ? observerDatabase(config.database) : config.database);
 const queue = new Queue(store, { actor: 'chaos' });
 const ledger = new ProcessLedger();
 const supervisors = new Supervisors({ configFile, output: join(dir, 'supervisor.out'), store, ledger });
-const workload = new Workload(queue, random, effects.path);
-const damage = new Damage(store, random, supervisors);
+const workload = new Workload(queue, random, effectsDir);
+const damage = new Damage(store, random, supervisors, ledger);
 let faults: DbFaults | undefined;
 
 /**
@@ -191,8 +193,9 @@ async function main(): Promise<boolean> {
   await drain();
   const lastExit = await supervisors.stop();
 
-  const allEffects = effects.all();
-  for (const effect of allEffects) {
+  for (const death of signalledChildren(config.log.file, started)) ledger.noteDeath(death);
+  const effects = readEffects(effectsDir, ledger);
+  for (const effect of effects.effects) {
     if (effect.proc_start === null || (effect.kind !== 'start' && effect.kind !== 'spawn')) continue;
     ledger.note(
       effect.pid,
@@ -209,7 +212,7 @@ async function main(): Promise<boolean> {
     damage,
     supervisors,
     lastExit,
-    effects: allEffects,
+    effects,
     survivors,
     watchedProcesses: ledger.size,
     logFile: config.log.file,

@@ -3,8 +3,11 @@ import { unlessDbFault } from '../src/store/faults.js';
 import type { MaintenanceStore } from '../src/store/types.js';
 import { Every } from './every.js';
 
-/** How often the supervisor sums the minutes that ended: the reads take what it has not summed from the jobs, so this bounds their cost. */
-export const ROLLUP_INTERVAL_MS = 15_000;
+/**
+ * How often the supervisor sums what ended: the reads take what it has not summed from the jobs, so this and the
+ * driver's grace bound their cost at any throughput. A roll-up with nothing new to sum writes nothing.
+ */
+export const ROLLUP_INTERVAL_MS = 1_000;
 /**
  * Minutes summed per transaction. A roll-up catching up (a new store's day,
  * or after the supervisors were down) takes turns with the workers: a few

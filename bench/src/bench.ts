@@ -34,6 +34,7 @@ import { SECTIONS, type BenchReport, type SectionName } from './report.js';
 import { checkTargets } from './targets.js';
 import { runTimeliness } from './timeliness.js';
 import { runWaiters } from './waiters.js';
+import { runBurstReads } from './burst-reads.js';
 
 const DEFAULT_CLAIM_BATCH = defaultClaimBatch(1);
 const DEFAULT_PG_URL = process.env.LEASEHOLD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -97,6 +98,7 @@ const RUNNERS: SectionRunner[] = [
   single('real-work', runRealWork),
   single('store-cost', runStoreCost),
   single('waiters', runWaiters),
+  single('burst-reads', runBurstReads),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;

@@ -55,6 +55,9 @@ export const FULL = {
   dashboardWorkerHistory: 2_000,
   /** Runs of each `leasehold` command timed (section 14). */
   cliRuns: 20,
+  /** Section 20: no-op jobs in the burst through supervise, and the rounds of reads right after it (issue 43). */
+  burstJobs: 300_000,
+  burstRounds: 6,
   /** Section 16: heartbeat samples while a job runs, jobs killed at max_runtime, occurrences of a per-second schedule. */
   timeliness: { samples: 10, kills: 3, occurrences: 10 },
 };
@@ -86,6 +89,8 @@ export const QUICK: Sizes = {
   liveHourJobs: 3_000,
   dashboardWorkerHistory: 100,
   cliRuns: 10,
+  burstJobs: 3_000,
+  burstRounds: 3,
   timeliness: { samples: 4, kills: 2, occurrences: 3 },
 };
 

@@ -76,7 +76,7 @@ function liveHourReads(store: Store): [string, () => Promise<unknown>][] {
 /** Sums the hour into the stats rollup, MINUTES_PER_ROLL_UP a transaction, as a supervisor does; the wall time it took. */
 async function rollUp(store: Store): Promise<number> {
   const started = performance.now();
-  while ((await store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP })) > 0);
+  while ((await store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP })) === MINUTES_PER_ROLL_UP);
   return Math.round(performance.now() - started);
 }
 

@@ -16,6 +16,7 @@ import type { ReadsSection } from './reads.js';
 import type { DashboardSection } from './dashboard.js';
 import type { TimelinessSection } from './timeliness.js';
 import type { WaitersSection } from './waiters.js';
+import type { BurstReadsSection } from './burst-reads.js';
 
 export const SECTIONS = [
   'throughput',
@@ -40,6 +41,7 @@ export const SECTIONS = [
   'real-work',
   'store-cost',
   'waiters',
+  'burst-reads',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -80,6 +82,7 @@ export interface BenchReport {
       'real-work'?: RealWorkSection;
       'store-cost'?: StoreCostSection;
       waiters?: WaitersSection;
+      'burst-reads'?: BurstReadsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;

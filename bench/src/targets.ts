@@ -1,4 +1,4 @@
-/** The targets of issues 1, 5-7, 11-15, 30, 32, 41 and 42, checked against the JSON document: each a value and whether it is met. */
+/** The targets of issues 1, 5-7, 11-15, 30, 32, 41, 42 and 43, checked against the JSON document: each a value and whether it is met. */
 import { slowestMedian } from './big-store.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand } from './cli.js';
 import type { Stat } from './common.js';
@@ -9,6 +9,7 @@ import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
 import { STORE_COST_TARGET } from './store-cost.js';
 import { WAITERS_TARGET_RATIO } from './waiters.js';
+import { BURST_OVERVIEW_TARGET_MS, BURST_STATS_TARGET_RATIO } from './burst-reads.js';
 import type { BenchReport, Target } from './report.js';
 import {
   CHILD_HEARTBEAT_TARGET_MS,
@@ -228,5 +229,18 @@ export function checkTargets(report: BenchReport): Target[] {
       (v) => v >= WAITERS_TARGET_RATIO,
     );
   }
+  const burst = s['burst-reads'];
+  add(
+    '43-burst-overview',
+    `the dashboard's overview right after ${burst?.jobs ?? 300_000} no-op jobs through supervise on SQLite: median <= ${BURST_OVERVIEW_TARGET_MS} ms`,
+    burst?.overview_ms.median,
+    (v) => v <= BURST_OVERVIEW_TARGET_MS,
+  );
+  add(
+    '43-burst-stats',
+    `\`stats --json\` right after the same burst <= ${BURST_STATS_TARGET_RATIO}x the same on a nearly empty queue (medians, within the run)`,
+    burst?.stats_ratio,
+    (v) => v <= BURST_STATS_TARGET_RATIO,
+  );
   return targets;
 }

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProducerStore, WorkerRow } from '../../src/store/types.js';
 import { isPidAlive } from '../../src/pids.js';
 import { LONG_CLASS, SHORT_CLASS } from './config.js';
+import { readStat } from '../proc.js';
 import type { SeededRandom } from '../random.js';
+import type { ProcessLedger } from './process-ledger.js';
 import type { Supervisors } from './supervisors.js';
 import { ZOMBIE_BAIT_PRIORITY } from './workload.js';
 
@@ -51,12 +53,13 @@ export class Damage {
     private readonly store: ProducerStore,
     private readonly random: SeededRandom,
     private readonly supervisors: Supervisors,
+    private readonly ledger: ProcessLedger,
   ) {}
 
   /** SIGKILL a child of the long class mid-job; follow its job until another child claims it. */
   async killChild(): Promise<void> {
     const target = this.random.pick((await this.busyChildren()).filter((busy) => busy.child.class === LONG_CLASS));
-    if (target === undefined || !kill(target.child.pid, 'SIGKILL')) return;
+    if (target === undefined || !this.sigkill(target.child.pid)) return;
     const killedAt = Date.now();
     this.counts.child_kills += 1;
     this.track(this.followReclaim(target, killedAt));
@@ -67,7 +70,15 @@ export class Damage {
     const target = this.random.pick(
       (await this.supervisors.children()).filter((child) => child.class === SHORT_CLASS && child.state !== 'starting'),
     );
-    if (target !== undefined && kill(target.pid, 'SIGKILL')) this.counts.short_child_kills += 1;
+    if (target !== undefined && this.sigkill(target.pid)) this.counts.short_child_kills += 1;
+  }
+
+  /** SIGKILL a child, noted in the ledger as a death (it may cut a record short); false when it was already gone. */
+  private sigkill(pid: number): boolean {
+    const startTicks = readStat(pid)?.startTicks;
+    if (!kill(pid, 'SIGKILL')) return false;
+    this.ledger.noteDeath({ pid, startTicks, at: Date.now(), how: 'was SIGKILLed by the chaos program' });
+    return true;
   }
 
   /**

@@ -1,4 +1,6 @@
-import { openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { readStat } from '../proc.js';
 
 /**
  * What a chaos handler did, in its own words:
@@ -31,48 +33,33 @@ export interface Effect {
   ts: number;
 }
 
-/**
- * The effects log is a file of JSON lines, each appended by one write(2)
- * with O_APPEND: appends do not interleave, a SIGKILLed handler's lines
- * survive, and no lock is held between two records, so that a SIGSTOPped
- * child cannot stall the others.
- */
-export class EffectsLog {
-  constructor(readonly path: string) {
-    writeFileSync(path, '');
-  }
-
-  /**
-   * Every record, oldest first. A line that does not parse is an error, not
-   * a record to skip: a lost record could hide a zombie's write. (A write(2)
-   * of a line this short to a local file is not cut short by a SIGKILL.)
-   */
-  all(): Effect[] {
-    const lines = readFileSync(this.path, 'utf8')
-      .split('\n')
-      .filter((line) => line !== '');
-    const effects = lines.map((line, index) => {
-      try {
-        return JSON.parse(line) as Effect;
-      } catch {
-        throw new Error(`${this.path}: line ${index + 1} is not a whole record: ${line.slice(0, 200)}`);
-      }
-    });
-    return effects.sort((a, b) => a.ts - b.ts);
-  }
+/** The file of one process's records in the effects folder: named by pid and start, as a later process with the pid is another. */
+export function effectsFileName(pid: number, startTicks: number): string {
+  return `${pid}-${startTicks}.jsonl`;
 }
 
-/** A handler's side: appends its records to the log the chaos program created. */
+/**
+ * A process's side of the effects log: its records, JSON lines appended to
+ * a file of its own in the folder the chaos program made. No other process
+ * writes there, so a SIGKILL that cuts a write(2) short can leave a torn
+ * line only at the end of the file of the process it killed (the reader
+ * holds it to that), and no lock is shared that a SIGSTOPped child could
+ * hold against the others.
+ */
 export class EffectsRecorder {
   private readonly fd: number;
 
-  constructor(path: string) {
-    this.fd = openSync(path, 'a');
+  constructor(dir: string) {
+    const startTicks = readStat(process.pid)?.startTicks;
+    if (startTicks === undefined) throw new Error(`chaos: /proc/${process.pid}/stat cannot be read`);
+    this.fd = openSync(join(dir, effectsFileName(process.pid, startTicks)), 'a');
   }
 
   record(
     effect: Omit<Effect, 'ts' | 'outcome' | 'proc_start'> & Partial<Pick<Effect, 'outcome' | 'proc_start'>>,
   ): void {
-    writeSync(this.fd, `${JSON.stringify({ outcome: null, proc_start: null, ...effect, ts: Date.now() })}\n`);
+    const line = Buffer.from(`${JSON.stringify({ outcome: null, proc_start: null, ...effect, ts: Date.now() })}\n`);
+    // write(2) may take less than asked; the rest follows, or the line would end in the middle of a record.
+    for (let written = 0; written < line.length;) written += writeSync(this.fd, line, written);
   }
 }

@@ -8,6 +8,16 @@ export interface NotedProcess {
   origin: string;
 }
 
+/** A process seen to die (killed, or ended without its supervisor): it may have died in the middle of a write. */
+export interface NotedDeath {
+  pid: number;
+  /** Its start, when the witness knew it (the supervisors' log names only the pid). */
+  startTicks: number | undefined;
+  /** When it died, or later (ms): none of its records is later. */
+  at: number;
+  how: string;
+}
+
 export interface Survivor extends NotedProcess {
   command: string;
 }
@@ -17,10 +27,12 @@ export interface Survivor extends NotedProcess {
  * queue's own tables: the supervisors the chaos program started, what the
  * handlers recorded (their child's pid, their subprocesses) and whatever
  * descended from the supervisors when the program looked. At the end none of
- * them, and nothing they spawned, may still run.
+ * them, and nothing they spawned, may still run. It also keeps the deaths
+ * the run saw, by which the effects reader excuses a torn last record.
  */
 export class ProcessLedger {
   private readonly noted = new Map<string, NotedProcess>();
+  private readonly deaths: NotedDeath[] = [];
 
   /** Note a process whose start someone else read (a handler, about itself or a subprocess). */
   note(pid: number, startTicks: number, origin: string): void {
@@ -38,6 +50,33 @@ export class ProcessLedger {
   noteDescendants(pid: number, origin: string): void {
     for (const stat of descendants(listProcesses(), [pid]))
       this.note(stat.pid, stat.startTicks, `${origin} (${stat.comm})`);
+  }
+
+  /** Note that a process died: the chaos program killed it, its supervisor saw it end on a signal, or its supervisor was killed. */
+  noteDeath(death: NotedDeath): void {
+    this.deaths.push(death);
+  }
+
+  /**
+   * A death of the process `pid` started at `startTicks` that came after
+   * `lastSeen` (ms), its last sign of life: a death before it was of an
+   * earlier process with the pid.
+   */
+  deathOf(pid: number, startTicks: number, lastSeen: number): NotedDeath | undefined {
+    return this.deaths.find(
+      (death) =>
+        death.pid === pid &&
+        (death.startTicks === undefined || death.startTicks === startTicks) &&
+        death.at >= lastSeen,
+    );
+  }
+
+  /** Note as dead the processes of `family` that are gone now; `how` says how they died. */
+  noteDeathsOf(family: ProcessLedger, how: string): void {
+    const at = Date.now();
+    for (const noted of family.noted.values())
+      if (readStat(noted.pid)?.startTicks !== noted.startTicks)
+        this.noteDeath({ pid: noted.pid, startTicks: noted.startTicks, at, how });
   }
 
   get size(): number {

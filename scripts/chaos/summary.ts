@@ -2,7 +2,7 @@ import type { MaintenanceStore, ProducerStore } from '../../src/store/types.js';
 import { percentiles } from '../stats.js';
 import { checkRun } from './checks.js';
 import type { Damage } from './damage.js';
-import type { Effect } from './effects.js';
+import type { EffectsReading } from './effects-reader.js';
 import type { Survivor } from './process-ledger.js';
 import type { SupervisorExit } from './supervisor-run.js';
 import type { Supervisors } from './supervisors.js';
@@ -18,7 +18,7 @@ export interface RunFacts {
   damage: Damage;
   supervisors: Supervisors;
   lastExit: SupervisorExit;
-  effects: Effect[];
+  effects: EffectsReading;
   /** Processes of the run still running after the deadline (already ended by the caller). */
   survivors: Survivor[];
   watchedProcesses: number;
@@ -36,12 +36,13 @@ export interface RunFacts {
 
 /**
  * Every check of the run, from four sources: the queue's data (checkRun),
- * the handlers' own records (zombie writes), /proc (survivors) and the
- * supervisors' log (crashes, kills of healthy children); and the summary
- * the chaos program prints.
+ * the handlers' own records (zombie writes, and whether they are whole),
+ * /proc (survivors) and the supervisors' log (crashes, kills of healthy
+ * children); and the summary the chaos program prints.
  */
 export async function summarize(facts: RunFacts) {
-  const { store, workload, damage, supervisors, effects, survivors } = facts;
+  const { store, workload, damage, supervisors, survivors } = facts;
+  const { effects } = facts.effects;
   const report = await checkRun(store, workload.jobIds, effects);
   const zombies = await gatherZombieEvidence(store, damage.zombies, effects);
   const troublePids = new Set(
@@ -64,6 +65,7 @@ export async function summarize(facts: RunFacts) {
     supervisor_exits: supervisors.unexpectedExits.length,
     child_crashes: children.crashes.length,
     healthy_children_killed: children.healthy_kills.length,
+    torn_records: facts.effects.torn.length,
   };
   const examples = [
     ...report.examples,
@@ -72,6 +74,7 @@ export async function summarize(facts: RunFacts) {
     ...orphans,
     ...children.crashes,
     ...children.healthy_kills,
+    ...facts.effects.torn,
   ];
   return {
     seed: facts.run.seed,
@@ -100,6 +103,8 @@ export async function summarize(facts: RunFacts) {
     attempts_max: report.attempts_max,
     short_jobs_interrupted: [...report.interrupted].filter((id) => workload.shortJobIds.has(id)).length,
     zombie_evidence: zombies.evidence,
+    effects_files: facts.effects.files,
+    records_cut_by_a_death: facts.effects.cutByDeath,
     processes_watched: facts.watchedProcesses,
     last_supervisor_exit: facts.lastExit,
     requeue_after_kill_ms: damage.requeueMs.length === 0 ? null : percentiles(damage.requeueMs),

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'node:path';
+import type { NotedDeath } from './process-ledger.js';
 
 type LogRecord = Record<string, unknown>;
 
@@ -49,6 +50,16 @@ export function judgeChildren(
     }
   }
   return verdicts;
+}
+
+/** The children the supervisors saw end on a signal since `since`: deaths that may have cut a write short. */
+export function signalledChildren(file: string | null, since: number): NotedDeath[] {
+  return (file === null ? [] : readLog(file)).flatMap((record) => {
+    const at = Date.parse(String(record.ts));
+    if (record.event !== 'CHILD_EXITED' || typeof record.exit_signal !== 'string' || !(at >= since)) return [];
+    const how = `exited on ${record.exit_signal} (the supervisors' log)`;
+    return [{ pid: Number(record.pid), startTicks: undefined, at: at, how }];
+  });
 }
 
 /** The log's lines, the rotated files (supervisor2.log, supervisor1.log) first. */

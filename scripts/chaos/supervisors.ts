@@ -97,6 +97,8 @@ export class Supervisors {
     for (const pid of stopped) signal(pid, 'SIGCONT');
     // Whether they all went is the end's question (the orphan check); here it only keeps the next start clean.
     await family.waitUntilGone(FAMILY_EXIT_MS);
+    // A child's watchdog SIGKILLs it when it lingers without its supervisor: it may have died mid-write.
+    this.options.ledger.noteDeathsOf(family, `outlived its supervisor ${run.pid}, which was SIGKILLed`);
     await this.start();
   }
 

@@ -24,7 +24,7 @@ export class Workload {
   constructor(
     private readonly queue: Queue,
     private readonly random: SeededRandom,
-    private readonly effectsPath: string,
+    private readonly effectsDir: string,
   ) {}
 
   get longJobs(): number {
@@ -52,7 +52,7 @@ export class Workload {
   async enqueueShort(count: number): Promise<void> {
     if (count <= 0) return;
     const requests = Array.from({ length: count }, () => {
-      const payload: ChaosPayload = { ms: this.random.int(0, 4), trouble: 'none', effects: this.effectsPath };
+      const payload: ChaosPayload = { ms: this.random.int(0, 4), trouble: 'none', effects: this.effectsDir };
       return { class: SHORT_CLASS, payload, maxRetries: MAX_RETRIES };
     });
     for (const job of await this.queue.enqueueMany(requests)) {
@@ -67,9 +67,9 @@ export class Workload {
       roll < 0.03 ? 'throw' : roll < 0.05 ? 'hang' : roll < 0.06 ? 'busy' : 'none';
     if (trouble !== 'none') this.trouble[trouble] += 1;
     const bait = trouble === 'none' && this.random.next() < 0.25;
-    if (bait) return { ms: this.random.int(600, 1_200), trouble, effects: this.effectsPath, write: true };
+    if (bait) return { ms: this.random.int(600, 1_200), trouble, effects: this.effectsDir, write: true };
     const subprocess = trouble === 'none' && this.random.next() < 0.3;
     if (subprocess) this.subprocesses.jobs += 1;
-    return { ms: this.random.int(20, 500), trouble, effects: this.effectsPath, write: true, subprocess };
+    return { ms: this.random.int(20, 500), trouble, effects: this.effectsDir, write: true, subprocess };
   }
 }

@@ -1,25 +1,23 @@
 /**
- * The stats rollup (migration 10): each ended minute's finished jobs and
- * measured attempts, summed once by a supervisor (`statsRollUp`), so that
- * the operator's windowed reads (`stats`, the overview) cost the minutes in
- * the window, not the jobs. A read takes the minutes the rollup covers from
- * it, and everything else (the window's first, partial minute and what
- * ended since the last roll-up) from the jobs themselves: the answer is the
- * same as a read of the jobs alone.
+ * The stats rollup (migration 10): the finished jobs and measured attempts
+ * of each minute, summed by a supervisor (`statsRollUp`), so that the
+ * operator's windowed reads (`stats`, the overview) cost the minutes in the
+ * window, not the jobs. A roll-up sums what ended between the last one's
+ * end and a grace ago, in the middle of a minute too: the next adds the
+ * rest of that minute to the same rows. A read takes what the rollup
+ * covers from it, and everything else (the window's first, partial minute
+ * and what ended since the rollup's end) from the jobs themselves: the
+ * answer is the same as a read of the jobs alone, and the part read from
+ * the jobs is the grace and the time since the last roll-up, whatever the
+ * throughput.
  */
 export const MINUTE_MS = 60_000;
-/**
- * A minute is summed only this long after it ended: a write's time is taken
- * before its commit (and, on PostgreSQL, by hosts whose clocks differ), so a
- * job may still arrive in a minute that just ended.
- */
-export const ROLLUP_GRACE_MS = 60_000;
 /** Rolled-up minutes are kept this long: the default `stats` window (24 h) and an hour to spare. */
 export const ROLLUP_KEEP_MS = 25 * 3_600_000;
 /** Each minute keeps its costliest attempts, this many by CPU and this many by memory: a ranking of more reads the jobs. */
 export const COST_TOP_KEPT = 50;
 
-/** The minutes [from, until) that the rollup sums; none yet on a new store. */
+/** The time [from, until) that the rollup has summed (`until` may fall mid-minute); none yet on a new store. */
 export interface RolledMinutes {
   from: number;
   until: number;
@@ -66,16 +64,22 @@ export function windowParts(
   return { headFrom: since, headUntil: start, rolledFrom: start, rolledUntil, tailFrom: rolledUntil };
 }
 
-/** The next minutes a roll-up at `now` sums, at most `maxMinutes`, or undefined when none has ended long enough ago. */
+/**
+ * What a roll-up at `now` sums next: from the rollup's end to `graceMs`
+ * before now (the driver's bound on how late a finished job can commit
+ * behind its finished_at: nothing before it can arrive after the
+ * roll-up), at most `maxMinutes`; undefined when nothing new has ended.
+ */
 export function nextRollUp(
   rolled: RolledMinutes | undefined,
   now: number,
   maxMinutes: number,
+  graceMs: number,
 ): RolledMinutes | undefined {
   // A rollup left behind longer than it keeps minutes starts again at the oldest it would keep.
   const oldest = floorMinute(now - ROLLUP_KEEP_MS);
   const from = Math.max(rolled?.until ?? oldest, oldest);
-  const until = Math.min(from + maxMinutes * MINUTE_MS, floorMinute(now - ROLLUP_GRACE_MS));
+  const until = Math.min(from + maxMinutes * MINUTE_MS, now - graceMs);
   return until > from ? { from, until } : undefined;
 }
 

@@ -5,9 +5,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Zombie } from '../../scripts/chaos/damage.js';
-import { EffectsLog, EffectsRecorder, type Effect } from '../../scripts/chaos/effects.js';
+import { readEffects } from '../../scripts/chaos/effects-reader.js';
+import { EffectsRecorder, effectsFileName, type Effect } from '../../scripts/chaos/effects.js';
+import { ProcessLedger } from '../../scripts/chaos/process-ledger.js';
 import { judgeChildren } from '../../scripts/chaos/supervisor-log.js';
 import { gatherZombieEvidence } from '../../scripts/chaos/zombie-evidence.js';
+import { readStat } from '../../scripts/proc.js';
 import type { EventRow, ProducerStore } from '../../src/store/types.js';
 import { trackProcess, useProcessGuard } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
@@ -112,30 +115,32 @@ describe("the chaos program's judgement of the supervisors' log", () => {
   });
 });
 
-describe("the chaos handlers' effects log", () => {
+describe("the chaos handlers' effects files", () => {
   const EFFECTS = fileURLToPath(new URL('../../dist/scripts/chaos/effects.js', import.meta.url));
 
   it(
-    'takes a record while another recording process is SIGSTOPped, whenever the stop lands, and loses none',
+    'keep taking records while another recording process is stopped, and lose at most the last record of a process SIGKILLed mid-record',
     { timeout: 60_000 },
     async () => {
-      const log = new EffectsLog(path.join(newDir(), 'effects.jsonl'));
-      // Another child's handler, recording as fast as it can: stopped at random points, mid-record among them.
+      const dir = newDir();
+      const ledger = new ProcessLedger();
       const script = `const { EffectsRecorder } = await import(${JSON.stringify(EFFECTS)});
-      const recorder = new EffectsRecorder(${JSON.stringify(log.path)});
+      const recorder = new EffectsRecorder(${JSON.stringify(dir)});
       console.log('recording');
       for (let i = 0; ; i++) recorder.record({ job_id: i, attempt: 1, lease_token: 't', pid: process.pid, kind: 'start' });`;
       const other = spawn(process.execPath, ['--input-type=module', '-e', script], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       trackProcess(other.pid!, 'the other effects recorder');
+      const otherStart = readStat(other.pid!)!.startTicks;
+      const otherFile = path.join(dir, effectsFileName(other.pid!, otherStart));
+      const recorder = new EffectsRecorder(dir);
       try {
         await once(other.stdout, 'data');
-        const recorder = new EffectsRecorder(log.path);
         for (let stop = 1; stop <= 20; stop++) {
-          // Stopped only while it is recording: the log has grown since the last stop.
-          const size = statSync(log.path).size;
-          await waitFor('the other process to record', () => statSync(log.path).size > size, { intervalMs: 1 });
+          // Stopped only while it is recording (its file has grown since the last stop), at random points of a record.
+          const size = statSync(otherFile).size;
+          await waitFor('the other process to record', () => statSync(otherFile).size > size, { intervalMs: 1 });
           other.kill('SIGSTOP');
           recorder.record({ job_id: -stop, attempt: 1, lease_token: 'mine', pid: process.pid, kind: 'done' });
           other.kill('SIGCONT');
@@ -144,15 +149,24 @@ describe("the chaos handlers' effects log", () => {
         other.kill('SIGKILL');
         await once(other, 'exit');
       }
-      const effects = log.all();
+      ledger.noteDeath({ pid: other.pid!, startTicks: otherStart, at: Date.now(), how: 'was SIGKILLed by the test' });
+
+      const reading = readEffects(dir, ledger);
+      expect(reading.torn).toEqual([]);
+      expect(reading.cutByDeath.length).toBeLessThanOrEqual(1);
+      expect(reading.files).toBe(2);
+      const effects = reading.effects;
       expect(effects.filter((e) => e.lease_token === 'mine').map((e) => e.job_id)).toEqual(
         Array.from({ length: 20 }, (_, i) => -(i + 1)),
       );
       expect(effects.length).toBeGreaterThanOrEqual(40); // each of ours, and at least one of its before each stop
       expect(effects.every((e, i) => i === 0 || effects[i - 1]!.ts <= e.ts)).toBe(true);
-      // A record cut short would be a record lost: reading fails rather than skip it.
-      appendFileSync(log.path, '{"job_id":1,"kin');
-      expect(() => log.all()).toThrow(/line \d+ is not a whole record/);
+      // A record cut short in the file of a process that did not die is a record lost: it fails the reading.
+      appendFileSync(
+        path.join(dir, effectsFileName(process.pid, readStat(process.pid)!.startTicks)),
+        '{"job_id":1,"kin',
+      );
+      expect(readEffects(dir, ledger).torn).toEqual([expect.stringMatching(/no death of pid \d+/)]);
     },
   );
 });

@@ -57,6 +57,7 @@ const NO_VIOLATIONS = {
   supervisor_exits: 0,
   child_crashes: 0,
   healthy_children_killed: 0,
+  torn_records: 0,
 };
 
 /**

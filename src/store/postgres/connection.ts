@@ -227,22 +227,19 @@ export async function readPlannedWithValues<T>(pool: pg.Pool, statement: Stateme
 }
 
 const PLAN_WITH_VALUES = 'SET LOCAL plan_cache_mode = force_custom_plan';
+const NO_PARALLEL = 'SET LOCAL max_parallel_workers_per_gather = 0';
 
 /**
- * A read of a window's rows (a few thousand), planned with its values and
- * without parallel workers: on a big table the planner hands a window's
- * rows to workers, whose start costs more than reading a few thousand rows
- * in one process.
+ * Reads of a window's rows (a few thousand) that must agree with each
+ * other, in one snapshot (REPEATABLE READ, read only), planned with their
+ * values and without parallel workers: on a big table the planner hands a
+ * window's rows to workers, whose start costs more than reading a few
+ * thousand rows in one process.
  */
-export async function readWindowPlannedWithValues<T>(
-  pool: pg.Pool,
-  statement: Statement,
-  values: unknown[],
-): Promise<T[]> {
+export async function readInOneSnapshot<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
   return inTransaction(pool, async (db) => {
-    await db.query(PLAN_WITH_VALUES);
-    await db.query('SET LOCAL max_parallel_workers_per_gather = 0');
-    return rows<T>(db, statement, values);
+    await db.query(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; ${PLAN_WITH_VALUES}; ${NO_PARALLEL}`);
+    return work(db);
   });
 }
 

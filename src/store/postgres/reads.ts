@@ -35,7 +35,7 @@ import {
   clientConfig,
   first,
   readPlannedWithValues,
-  readWindowPlannedWithValues,
+  readInOneSnapshot,
   rows,
   type PostgresTarget,
 } from './connection.js';
@@ -166,7 +166,7 @@ export abstract class PostgresReads {
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return readPlannedWithValues<RetryBucket>(this.pool, STATS_SQL.retryDistribution, await this.window(params.since));
+    return this.inWindow(params.since, {}, (db, window) => rows<RetryBucket>(db, STATS_SQL.retryDistribution, window));
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
@@ -179,28 +179,36 @@ export abstract class PostgresReads {
 
   /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than the rollup keeps reads the jobs. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const parts = windowParts(params.since, await rolledMinutes(this.pool), {
-      useRollup: params.limit <= COST_TOP_KEPT,
-    });
-    const values = [...partValues(parts), params.limit];
-    const [ranking] = await readWindowPlannedWithValues<CostRanking>(this.pool, STATS_SQL.costRanking, values);
+    const options = { useRollup: params.limit <= COST_TOP_KEPT };
+    const [ranking] = await this.inWindow(params.since, options, (db, window) =>
+      rows<CostRanking>(db, STATS_SQL.costRanking, [...window, params.limit]),
+    );
     return ranking!;
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return readPlannedWithValues<StatusCount>(this.pool, STATS_SQL.finishedSince, await this.window(params.since));
+    return this.inWindow(params.since, {}, (db, window) => rows<StatusCount>(db, STATS_SQL.finishedSince, window));
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return rows<FinishedMinute>(this.pool, STATS_SQL.finishedByMinute, [
-      ...(await this.window(params.since, params.until)),
-      params.until,
-    ]);
+    return this.inWindow(params.since, { until: params.until }, (db, window) =>
+      rows<FinishedMinute>(db, STATS_SQL.finishedByMinute, [...window, params.until]),
+    );
   }
 
-  /** A stats window from `since` on (before `until`), split where the rollup covers it, as the statements' first five values. */
-  private async window(since: number, until?: number): Promise<number[]> {
-    return partValues(windowParts(since, await rolledMinutes(this.pool), { until }));
+  /**
+   * `read` of a stats window from `since` on (before `until`), split where the rollup covers it (its parts as the
+   * statements' first five values), in one snapshot with the rollup's state: a roll-up committed in between adds to
+   * the minute the window's rollup part ends in what the read also takes from the jobs.
+   */
+  private inWindow<T>(
+    since: number,
+    options: { until?: number; useRollup?: boolean },
+    read: (db: pg.PoolClient, window: number[]) => Promise<T>,
+  ): Promise<T> {
+    return readInOneSnapshot(this.pool, async (db) =>
+      read(db, partValues(windowParts(since, await rolledMinutes(db), options))),
+    );
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {

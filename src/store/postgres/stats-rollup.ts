@@ -10,17 +10,29 @@ import {
 import { first, type Db } from './connection.js';
 import { ROLLUP_SQL } from './sql/rollup.js';
 
-/** The minutes the rollup covers; undefined before its first roll-up. */
+/**
+ * How late a finished job can commit behind its finished_at: its time is taken by its host before the commit,
+ * and hosts' clocks differ.
+ */
+export const POSTGRES_ROLLUP_GRACE_MS = 60_000;
+
+/** The time the rollup covers; undefined before its first roll-up. */
 export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> {
   return rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.state));
 }
 
-/** Inside a transaction: sum the next minutes that ended (at most `maxMinutes`); how many were summed. */
+/**
+ * Inside a transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes that
+ * was. While no job has finished since the rollup's end nothing is written: a later roll-up takes that time on.
+ */
 export async function rollUp(db: Db, now: number, maxMinutes: number): Promise<number> {
   const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.lockState));
-  const range = nextRollUp(rolled, now, maxMinutes);
+  const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
   if (range === undefined) return 0;
+  const pending = [range.from, now - POSTGRES_ROLLUP_GRACE_MS];
+  if (rolled !== undefined && (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined) return 0;
   const keep = afterRollUp(rolled, range, now);
   await db.query({ ...ROLLUP_SQL.rollUp, values: [range.from, range.until, COST_TOP_KEPT, keep.from] });
+  await db.query({ ...ROLLUP_SQL.pruneCostTop, values: [range.from, COST_TOP_KEPT] });
   return minutesIn(range);
 }

@@ -170,7 +170,7 @@ export abstract class SqliteReads {
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {
-    return this.stats.retryDistribution.all(this.window(params.since)) as RetryBucket[];
+    return this.inWindow(params.since, {}, (window) => this.stats.retryDistribution.all(window) as RetryBucket[]);
   }
 
   async statsTopErrors(params: { since: number; limit: number }): Promise<ErrorCount[]> {
@@ -183,8 +183,7 @@ export abstract class SqliteReads {
 
   /** Three reads in one snapshot, so the rankings agree with the totals; a ranking longer than the rollup keeps reads the jobs. */
   async statsCost(params: { since: number; limit: number }): Promise<CostRanking> {
-    const read = this.db.transaction((): CostRanking => {
-      const window = this.window(params.since, { useRollup: params.limit <= COST_TOP_KEPT });
+    return this.inWindow(params.since, { useRollup: params.limit <= COST_TOP_KEPT }, (window) => {
       const ranking = { ...window, limit: params.limit };
       return {
         by_class: this.stats.costByClass.all(window) as ClassCost[],
@@ -192,23 +191,31 @@ export abstract class SqliteReads {
         top_rss: this.stats.costTopRss.all(ranking) as AttemptCostRow[],
       };
     });
-    return read.deferred();
   }
 
   async statsFinishedSince(params: { since: number }): Promise<StatusCount[]> {
-    return this.stats.finishedSince.all(this.window(params.since)) as StatusCount[];
+    return this.inWindow(params.since, {}, (window) => this.stats.finishedSince.all(window) as StatusCount[]);
   }
 
   async statsFinishedByMinute(params: { since: number; until: number }): Promise<FinishedMinute[]> {
-    return this.stats.finishedByMinute.all({
-      ...this.window(params.since, { until: params.until }),
-      until: params.until,
-    }) as FinishedMinute[];
+    return this.inWindow(
+      params.since,
+      { until: params.until },
+      (window) => this.stats.finishedByMinute.all({ ...window, until: params.until }) as FinishedMinute[],
+    );
   }
 
-  /** A stats window from `since` on, split where the rollup covers it (../stats-window.ts). */
-  private window(since: number, options: { until?: number; useRollup?: boolean } = {}): WindowParts {
-    return windowParts(since, rolledMinutes(this.rollup), options);
+  /**
+   * `read` of a stats window from `since` on, split where the rollup covers it (../stats-window.ts), in one
+   * snapshot with the rollup's state: a roll-up committed in between adds to the minute the window's rollup part
+   * ends in what the read also takes from the jobs.
+   */
+  private inWindow<T>(
+    since: number,
+    options: { until?: number; useRollup?: boolean },
+    read: (window: WindowParts) => T,
+  ): T {
+    return this.db.transaction(() => read(windowParts(since, rolledMinutes(this.rollup), options))).deferred();
   }
 
   async classDisabledList(params: { liveSince: number }): Promise<DisabledClass[]> {
