@@ -14,6 +14,7 @@ import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/r
 import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
+import { StallWatch } from './stall-watch.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
@@ -44,6 +45,7 @@ export class Supervisor {
   private readonly pools: ClassPool<ChildHandle>[];
   private readonly leaving = new Set<ClassPool<ChildHandle>>();
   private readonly health: HealthWatch;
+  private readonly stalls: StallWatch;
   private readonly chores: Chores;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
@@ -90,13 +92,9 @@ export class Supervisor {
           });
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
-    this.health = new HealthWatch({
-      store,
-      logger,
-      pools: this.pools,
-      tickMs: clamp(fastestHeartbeat * 500, 100, 1_000),
-      outage: () => this.availability.outage,
-    });
+    const tickMs = clamp(fastestHeartbeat * 500, 100, 1_000);
+    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs, outage: () => this.availability.outage });
+    this.stalls = new StallWatch({ store, logger, pools: this.pools, tickMs });
     this.chores = new Chores({
       store,
       logger,
@@ -201,6 +199,7 @@ export class Supervisor {
     removeOrphanFlightFiles(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();
+    this.stalls.start();
     this.chores.start();
     this.heartbeatTimer = setInterval(() => {
       void store
@@ -250,6 +249,7 @@ export class Supervisor {
       event: 'SHUTDOWN_STARTED',
     });
     for (const pool of this.pools) pool.stopRestarting();
+    await this.stalls.stop();
     await this.chores.stop();
     await retireChildren(children, {
       graceMs: this.config.shutdown_grace_seconds * 1000,
