@@ -2,7 +2,14 @@ import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
-import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
+import {
+  DbAvailability,
+  describeOutage,
+  outageLog,
+  retryWhileAway,
+  unlessDbFault,
+  watchAvailability,
+} from '../src/store/faults.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { dashboardListener } from '../src/dashboard/server.js';
@@ -176,26 +183,31 @@ export class Supervisor {
         { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host, dashboard },
       );
     }
-    await store.workerRegister({
-      id: supervisorId,
-      kind: 'supervisor',
-      host,
-      supervisorId: null,
-      pid: process.pid,
-      class: null,
-      state: 'ready',
-      restarts: 0,
-    });
+    // Each start-up step waits out a database fault (logged once, as an outage, by the watched store): weather, not death.
+    await retryWhileAway(() =>
+      store.workerRegister({
+        id: supervisorId,
+        kind: 'supervisor',
+        host,
+        supervisorId: null,
+        pid: process.pid,
+        class: null,
+        state: 'ready',
+        restarts: 0,
+      }),
+    );
     await checkClock(store, this.config.classes, logger);
-    await takeBackFromPreviousRuns({
-      store,
-      logger,
-      supervisorId,
-      host,
-      retryDelay: this.retryDelay,
-      metrics: this.metrics,
-      wakeFor: (jobs) => this.wakeFor(jobs),
-    });
+    await retryWhileAway(() =>
+      takeBackFromPreviousRuns({
+        store,
+        logger,
+        supervisorId,
+        host,
+        retryDelay: this.retryDelay,
+        metrics: this.metrics,
+        wakeFor: (jobs) => this.wakeFor(jobs),
+      }),
+    );
     removeOrphanFlightFiles(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();

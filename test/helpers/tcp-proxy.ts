@@ -10,6 +10,11 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { afterEach } from 'vitest';
 
+/** Whether new connections are cut at once (a server that is down, or a network that refuses): set by `refuse`. */
+interface Doors {
+  refusing: boolean;
+}
+
 interface Line {
   client: net.Socket;
   server: net.Socket;
@@ -21,14 +26,21 @@ export class TcpProxy {
     private readonly listener: net.Server,
     readonly port: number,
     private readonly lines: Set<Line>,
+    private readonly doors: Doors,
   ) {}
+
+  /** Cut every new connection at once (true), or forward them again (false); open ones are left as they are. */
+  refuse(refusing: boolean): void {
+    this.doors.refusing = refusing;
+  }
 
   /** Listen on a free port of 127.0.0.1 and forward every connection to `target`. Closed after the test. */
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
     const lines = new Set<Line>();
-    const listener = net.createServer((client) => forward(lines, client, target));
+    const doors: Doors = { refusing: false };
+    const listener = net.createServer((client) => (doors.refusing ? client.destroy() : forward(lines, client, target)));
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const proxy = new TcpProxy(listener, (listener.address() as net.AddressInfo).port, lines);
+    const proxy = new TcpProxy(listener, (listener.address() as net.AddressInfo).port, lines, doors);
     afterEach(() => proxy.close());
     return proxy;
   }
