@@ -49,7 +49,7 @@ try {
     supervisorId,
     console: true,
   });
-  // A database away at start is waited for (guarantee 10), with one line when it goes and one when it is back.
+  // guarantee 10 (Database faults are weather, not death): a database away at start is waited for, logged once.
   const opening = new DbAvailability({
     ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
     failed: () => undefined,

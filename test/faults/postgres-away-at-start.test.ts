@@ -1,10 +1,11 @@
 /**
- * Guarantee 10 at start-up: a supervisor started while PostgreSQL cuts every
- * connection (a TCP proxy that closes them at once, as a server still
- * starting or a network refusing would) does not exit. It logs the outage
- * once, waits, and starts when the database is back: its children run the
- * jobs queued meanwhile. (A chaos run with --db-faults once saw a restarted
- * supervisor exit on a backend terminated during its start-up.)
+ * Guarantee 10 (Database faults are weather, not death) at start-up: a
+ * supervisor started while PostgreSQL cuts every connection (a TCP proxy
+ * that closes them at once, as a server still starting or a network
+ * refusing would) does not exit. It logs the outage once, waits, and
+ * starts when the database is back: its children run the jobs queued
+ * meanwhile. (A chaos run with --db-faults once saw a restarted supervisor
+ * exit on a backend terminated during its start-up.)
  */
 import { describe, expect, it } from 'vitest';
 import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
