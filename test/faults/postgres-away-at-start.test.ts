@@ -8,7 +8,7 @@
  * exit on a backend terminated during its start-up.)
  */
 import { describe, expect, it } from 'vitest';
-import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -24,8 +24,7 @@ describe('a supervisor started while PostgreSQL is away', () => {
     'waits for the database instead of exiting, then starts and runs the jobs queued meanwhile',
     { timeout: 90_000 },
     async () => {
-      const server = new URL(PG_URL);
-      const proxy = await TcpProxy.start({ host: server.hostname || '127.0.0.1', port: Number(server.port || 5432) });
+      const proxy = await TcpProxy.toPostgres();
       const direct = pgUrl(schemas.next());
       proxy.refuse(true);
       const sup = await startSupervisor({

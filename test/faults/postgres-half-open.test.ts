@@ -9,7 +9,7 @@
  * proxy, on connections that keep working.
  */
 import { describe, expect, it } from 'vitest';
-import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor } from '../helpers/supervisor.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -21,8 +21,7 @@ const newDir = tempDir('leasehold-half-open-');
 
 describe('a child whose PostgreSQL connections go half-open', () => {
   it('is found stalled (CHILD_STALLED), replaced, and the jobs queued meanwhile run', { timeout: 90_000 }, async () => {
-    const server = new URL(PG_URL);
-    const proxy = await TcpProxy.start({ host: server.hostname || '127.0.0.1', port: Number(server.port || 5432) });
+    const proxy = await TcpProxy.toPostgres();
     const sup = await startSupervisor({
       dir: newDir(),
       database: proxy.route(pgUrl(schemas.next())),

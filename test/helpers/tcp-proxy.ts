@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { afterEach } from 'vitest';
+import { PG_URL } from './postgres.js';
 
 /** Whether new connections are cut at once (a server that is down, or a network that refuses): set by `refuse`. */
 interface Doors {
@@ -43,6 +44,12 @@ export class TcpProxy {
     const proxy = new TcpProxy(listener, (listener.address() as net.AddressInfo).port, lines, doors);
     afterEach(() => proxy.close());
     return proxy;
+  }
+
+  /** A proxy to the suites' PostgreSQL server. */
+  static toPostgres(): Promise<TcpProxy> {
+    const server = new URL(PG_URL);
+    return TcpProxy.start({ host: server.hostname || '127.0.0.1', port: Number(server.port || 5432) });
   }
 
   /** `url` (a postgres:// URL) through this proxy. */
