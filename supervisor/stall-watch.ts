@@ -8,18 +8,21 @@ import type { PoolChild, WatchedChild } from './supervised-child.js';
 
 /** The phases a healthy run loop leaves by itself within bounds; `busy` waits on handlers, which max_runtime bounds. */
 const WAITING: ReadonlySet<LoopPhase> = new Set(['claim-queued', 'claiming', 'idle']);
-/** A loop is stalled after this many poll intervals in one waiting phase (an idle wait lasts 1.5 at most), or its lease. */
+/** A loop is stalled after this many poll intervals in one waiting phase (an idle wait lasts 1.5 at most)... */
 export const STALLED_POLLS = 5;
+/** ...and never before this many leases. */
+export const STALLED_LEASES = 2;
 
 /**
  * How long a run loop may stay in one waiting phase: STALLED_POLLS poll
- * intervals, and never less than a lease. A claim waiting longer than a
- * lease is of no use (the heartbeats of the jobs it holds wait in the same
- * line, so their leases have run out), while a claim retried through a
- * database's brief faults ends well within it.
+ * intervals, and never less than STALLED_LEASES leases. A claim waiting a
+ * whole lease is already of no use (the heartbeats of the jobs it holds wait
+ * in the same line, so their leases have run out); the second lease leaves
+ * room for a claim that waits out a brief fault (a reconnect, another
+ * process's write lock) without the child having reported an outage yet.
  */
 export function stallAfterMs(config: Pick<ClassConfig, 'poll_seconds' | 'lease_seconds'>): number {
-  return Math.max(STALLED_POLLS * config.poll_seconds, config.lease_seconds) * 1000;
+  return Math.max(STALLED_POLLS * config.poll_seconds, STALLED_LEASES * config.lease_seconds) * 1000;
 }
 
 /** A child as the stall watch sees it: what the health watch sees, where its run loop is, and the kill. */

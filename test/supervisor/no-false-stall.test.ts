@@ -34,7 +34,7 @@ describe('children that claim nothing for good reasons are not stalled', () => {
       });
       await sup.queue.pause('paused');
       await sup.waitForEvent('CLASS_PAUSED', { class: 'paused' });
-      const watchMs = 4 * STALL_MS;
+      const watchMs = 3 * STALL_MS;
       const long = { ms: watchMs + 2_000 };
       const busy = await sup.queue.enqueueMany([long, long, long].map((payload) => ({ class: 'busy', payload })));
       await sup.queue.enqueueMany(Array.from({ length: 3 }, () => ({ class: 'paused', payload: {} })));
