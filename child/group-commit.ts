@@ -60,9 +60,16 @@ export class GroupCommit {
     await this.inTurn(() => this.write());
   }
 
-  /** Claim the next jobs, writing what is queued now in the same transaction; resolves to the jobs claimed ([] if the write failed). */
-  flushAndClaim(claim: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.inTurn(() => this.write(claim));
+  /**
+   * Claim the next jobs, writing what is queued now in the same transaction;
+   * resolves to the jobs claimed ([] if the write failed). `onTurn` hears
+   * when the writes ahead of it are done and the claim's own begins.
+   */
+  flushAndClaim(claim: ClaimRequest, onTurn?: () => void): Promise<ClaimedJob[]> {
+    return this.inTurn(() => {
+      onTurn?.();
+      return this.write(claim);
+    });
   }
 
   /**

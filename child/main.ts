@@ -4,8 +4,6 @@
  * the group takes the handler's subprocesses too). Its first message is its
  * resolved class config (ChildStart).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { retryDelayMs } from '../src/backoff.js';
 import { coerceError, errorStack } from '../src/errors.js';
 import { FlightRecorder } from '../src/ipc/flight-record.js';
 import {
@@ -16,7 +14,7 @@ import {
   type SupervisorToChild,
 } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
-import { DbAvailability, dbFaultOf, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
+import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
 import { loadHandler } from './handler.js';
@@ -38,24 +36,6 @@ async function exit(code: number): Promise<never> {
       process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()),
     );
   process.exit(code);
-}
-
-/** Between two tries to open the store while the database is away: 0.1 s doubling to 5 s. */
-const REOPEN = { baseSeconds: 0.1, maxSeconds: 5, jitter: true };
-
-/** Run `open` until it succeeds or fails for a reason other than the database being away (told to `availability`). */
-async function retryWhileAway<T>(open: () => Promise<T>, availability?: DbAvailability): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      const opened = await open();
-      availability?.succeeded('open');
-      return opened;
-    } catch (error) {
-      if (dbFaultOf(error) === undefined) throw error;
-      availability?.failed('open', error);
-      await sleep(retryDelayMs(REOPEN, tries));
-    }
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome, type SettleStore } fr
 import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
 import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
+import { LoopState } from './loop-state.js';
 import { Prefetch } from './prefetch.js';
 import { SupervisorReport } from './supervisor-report.js';
 
@@ -20,8 +21,8 @@ export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 's
   ownerId: string;
   /** The child's channel to the supervisor. */
   send: (message: ChildToSupervisor) => void;
-  /** Where each slot's running job is recorded for the supervisor, before its handler begins. */
-  recorder: Pick<FlightRecorder, 'started' | 'idle'>;
+  /** Where each slot's running job is recorded for the supervisor, before its handler begins, and where the loop is. */
+  recorder: Pick<FlightRecorder, 'started' | 'idle' | 'loop'>;
   /** Whether each success goes to the supervisor in full (ChildStart's successLines). */
   successLines: boolean;
 }
@@ -69,6 +70,7 @@ export class RunLoop {
   private readonly writer: GroupCommit;
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
+  private readonly state: LoopState;
   private readonly costs = new CostMeter();
   private readonly report: SupervisorReport;
   private readonly slots: number;
@@ -93,6 +95,7 @@ export class RunLoop {
       rateLimited: this.rateLimit !== undefined,
     });
     this.idle = new IdleWait(config.poll_seconds * 1000, deps.store.clock);
+    this.state = new LoopState(deps.recorder, deps.store.clock);
     this.report = new SupervisorReport(deps.send, deps.successLines);
     this.writer = new GroupCommit({
       store: deps.store,
@@ -186,6 +189,7 @@ export class RunLoop {
 
   private beginStopping(): void {
     this.stopping = true;
+    this.state.enter('stopping');
     this.idle.close();
     this.handBack(Infinity, 'child stopping');
   }
@@ -216,6 +220,7 @@ export class RunLoop {
     this.clearStaleSlots();
     this.armHandback();
     if (this.running.size < this.slots && this.waiting.size === 0) this.scheduleClaim();
+    else if (this.claimRun === undefined && !this.claimScheduled) this.state.enter('busy');
   }
 
   /**
@@ -235,6 +240,7 @@ export class RunLoop {
 
   private claimNow(): void {
     if (this.claimRun !== undefined || this.stopping) return;
+    this.state.enter('claim-queued');
     this.claimRun = this.claim().finally(() => (this.claimRun = undefined));
     void this.claimRun.then(() => this.pump());
   }
@@ -245,14 +251,11 @@ export class RunLoop {
     const { config, ownerId } = this.deps;
     const limit = free + this.prefetch.next();
     const askedAt = Date.now();
-    const claimed = await this.writer.flushAndClaim({
-      classes: [config.name],
-      ownerId,
-      limit,
-      leaseMs: config.lease_seconds * 1000,
-      classMaxRetries: config.max_retries,
-      rateLimit: this.rateLimit,
-    });
+    const request = { classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 };
+    const claimed = await this.writer.flushAndClaim(
+      { ...request, classMaxRetries: config.max_retries, rateLimit: this.rateLimit },
+      () => this.state.enter('claiming'),
+    );
     const now = Date.now();
     for (const job of claimed) {
       this.held.set(job.id, job);
@@ -260,6 +263,7 @@ export class RunLoop {
       this.waiting.set(job.id, { job, askedAt, since: now });
     }
     this.prefetch.claimed(claimed.length);
+    this.state.claimAnswered(claimed.length === 0 ? 'idle' : 'busy');
     if (claimed.length === 0) await this.idle.wait();
   }
 

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
-import { FlightRecordFile, type FlightRecord } from '../src/ipc/flight-record.js';
+import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
 import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
@@ -160,6 +160,10 @@ export class ChildHandle implements PoolChild, WatchedChild {
       if (last === undefined || job.startedAt >= last.startedAt) last = job;
     }
     this.lastStarted = last;
+  }
+
+  get runLoop(): LoopRecord | undefined {
+    return this.lifecycle === 'exited' ? undefined : this.flight.readLoop();
   }
 
   get jobsFinished(): number {

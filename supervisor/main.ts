@@ -8,6 +8,7 @@ import { resolveHost } from '../src/config/host.js';
 import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
+import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
 
@@ -48,7 +49,12 @@ try {
     supervisorId,
     console: true,
   });
-  const store = await openStore(config.database);
+  // guarantee 10 (Database faults are weather, not death): a database away at start is waited for, logged once.
+  const opening = new DbAvailability({
+    ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
+    failed: () => undefined,
+  });
+  const store = await retryWhileAway(() => openStore(config.database), opening);
   const supervisor = new Supervisor({ config, store, logger, supervisorId, host });
 
   let signals = 0;

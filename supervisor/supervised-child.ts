@@ -12,7 +12,7 @@ import type { LastWords, UncaughtError } from './last-words.js';
 
 /** Why a healthy child is taken out of service: the supervisor stops, or a reload replaces or removes it. */
 export type RetireReason = 'shutdown' | 'reload';
-export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | RetireReason;
+export type KillReason = 'max_runtime' | 'unresponsive' | 'memory' | 'stalled' | RetireReason;
 export type ChildState = 'starting' | 'ready' | 'busy' | 'stopping' | 'exited';
 
 export interface ChildExit {

@@ -2,7 +2,14 @@ import type { ClassConfig, LeaseholdConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { retryDelayFor } from '../src/backoff.js';
 import { redactDatabase } from '../src/store/database-url.js';
-import { DbAvailability, describeOutage, outageLog, unlessDbFault, watchAvailability } from '../src/store/faults.js';
+import {
+  DbAvailability,
+  describeOutage,
+  outageLog,
+  retryWhileAway,
+  unlessDbFault,
+  watchAvailability,
+} from '../src/store/faults.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { dashboardListener } from '../src/dashboard/server.js';
@@ -14,6 +21,7 @@ import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/r
 import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
+import { StallWatch } from './stall-watch.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
@@ -44,6 +52,7 @@ export class Supervisor {
   private readonly pools: ClassPool<ChildHandle>[];
   private readonly leaving = new Set<ClassPool<ChildHandle>>();
   private readonly health: HealthWatch;
+  private readonly stalls: StallWatch;
   private readonly chores: Chores;
   /** Only when the config has `http`: /metrics and /healthz. */
   private readonly http: HttpServer | undefined;
@@ -90,13 +99,9 @@ export class Supervisor {
           });
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
-    this.health = new HealthWatch({
-      store,
-      logger,
-      pools: this.pools,
-      tickMs: clamp(fastestHeartbeat * 500, 100, 1_000),
-      outage: () => this.availability.outage,
-    });
+    const tickMs = clamp(fastestHeartbeat * 500, 100, 1_000);
+    this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs, outage: () => this.availability.outage });
+    this.stalls = new StallWatch({ store, logger, pools: this.pools, tickMs });
     this.chores = new Chores({
       store,
       logger,
@@ -178,28 +183,34 @@ export class Supervisor {
         { event: 'HTTP_LISTENING', port: httpPort, host: config.http?.host, dashboard },
       );
     }
-    await store.workerRegister({
-      id: supervisorId,
-      kind: 'supervisor',
-      host,
-      supervisorId: null,
-      pid: process.pid,
-      class: null,
-      state: 'ready',
-      restarts: 0,
-    });
-    await takeBackFromPreviousRuns({
-      store,
-      logger,
-      supervisorId,
-      host,
-      retryDelay: this.retryDelay,
-      metrics: this.metrics,
-      wakeFor: (jobs) => this.wakeFor(jobs),
-    });
+    // Each start-up step waits out a database fault (logged once, as an outage, by the watched store): weather, not death.
+    await retryWhileAway(() =>
+      store.workerRegister({
+        id: supervisorId,
+        kind: 'supervisor',
+        host,
+        supervisorId: null,
+        pid: process.pid,
+        class: null,
+        state: 'ready',
+        restarts: 0,
+      }),
+    );
+    await retryWhileAway(() =>
+      takeBackFromPreviousRuns({
+        store,
+        logger,
+        supervisorId,
+        host,
+        retryDelay: this.retryDelay,
+        metrics: this.metrics,
+        wakeFor: (jobs) => this.wakeFor(jobs),
+      }),
+    );
     removeOrphanFlightFiles(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();
+    this.stalls.start();
     this.chores.start();
     this.heartbeatTimer = setInterval(() => {
       void store
@@ -249,6 +260,7 @@ export class Supervisor {
       event: 'SHUTDOWN_STARTED',
     });
     for (const pool of this.pools) pool.stopRestarting();
+    await this.stalls.stop();
     await this.chores.stop();
     await retireChildren(children, {
       graceMs: this.config.shutdown_grace_seconds * 1000,

@@ -5,6 +5,9 @@ import { lastWordsText } from './last-words.js';
 import type { MetricsSink } from './metrics-sink.js';
 import type { PoolChild } from './supervised-child.js';
 
+/** Kills that blame none of the child's jobs: they go back without spending a retry. */
+const RELEASING_KILLS: ReadonlySet<string> = new Set(['shutdown', 'reload', 'stalled']);
+
 /** A job that has taken down its child this many times in a row is failed as poison. */
 export const POISON_THRESHOLD = 3;
 
@@ -43,7 +46,7 @@ export class JobTakeBack {
   /** Take back the jobs of `child` of class `className`, which ended as `end` says. */
   async takeBack(child: PoolChild, end: string, className: string): Promise<void> {
     const { store, retryDelay, metrics } = this.deps;
-    if (child.killed?.reason === 'shutdown' || child.killed?.reason === 'reload') {
+    if (child.killed !== undefined && RELEASING_KILLS.has(child.killed.reason)) {
       const released = await store.leasesReleaseByOwner({
         ownerId: child.workerId,
         actor: this.deps.supervisorId,

@@ -8,7 +8,10 @@ type LogRecord = Record<string, unknown>;
 export interface ChildVerdicts {
   /** Children that exited on their own with an error code (an uncaught error, a failed start): crashes. */
   crashes: string[];
-  /** Children the supervisor killed that the chaos program neither stopped nor gave a job that hangs or busy-loops. */
+  /**
+   * Children the supervisor killed that the chaos program neither stopped nor gave a job that hangs or busy-loops,
+   * and children it found stalled (CHILD_STALLED) that the chaos program did not stop.
+   */
   healthy_kills: string[];
   /** Outages the supervisors logged (DB_UNAVAILABLE, DB_RECOVERED). */
   db_unavailable: number;
@@ -40,6 +43,11 @@ export function judgeChildren(
         if (record.reason !== 'shutdown' && !deserving.stoppedPids.has(pid) && !deserving.troublePids.has(pid)) {
           verdicts.healthy_kills.push(`${record.ts} child ${pid}: ${String(record.msg)}`);
         }
+        break;
+      // A stalled run loop is a fault of ours to find, even though the net replaced the child; or the net was wrong.
+      case 'CHILD_STALLED':
+        if (!deserving.stoppedPids.has(pid))
+          verdicts.healthy_kills.push(`${record.ts} child ${pid}: ${String(record.msg)}`);
         break;
       case 'DB_UNAVAILABLE':
         verdicts.db_unavailable += 1;

@@ -7,11 +7,22 @@
  * The child writes a slot's record with one synchronous positional write
  * before it calls the handler: the kernel keeps the page when the child
  * dies, so no start is hidden by a handler that blocks or kills its child at
- * once. The file lives where a reboot clears it (/dev/shm, or the system's
- * temp), named after its supervisor's pid so that a supervisor can remove
- * what a dead one left.
+ * once. After the slots, one more record says where the child's run loop
+ * is (LoopRecord): how the supervisor tells a stalled loop. The file lives
+ * where a reboot clears it (/dev/shm, or the system's temp), named after its
+ * supervisor's pid so that a supervisor can remove what a dead one left.
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -24,6 +35,10 @@ const TOKEN_LENGTH = 24;
 const TOKEN = 25;
 const TOKEN_MAX = 35;
 const SEQ_END = 60;
+/** The loop record's fields. */
+const PHASE = 4;
+const PHASE_SINCE = 8;
+const LAST_CLAIM_AT = 16;
 /** Reads of one slot before a write in progress is taken to have stopped (the writer died mid-write): the slot counts as empty. */
 const TORN_READS = 3;
 export const FLIGHT_FILE_PREFIX = 'leasehold-flight-';
@@ -35,6 +50,23 @@ export interface FlightRecord {
   attempt: number;
   leaseToken: string;
   startedAt: number;
+}
+
+/**
+ * Where a child's run loop is: `busy` (every slot taken: no claim is due),
+ * `claim-queued` (a claim waits for the write ahead of it, an outcome or a
+ * heartbeat), `claiming` (its claim is in the database), `idle` (waiting
+ * out a poll interval), `stopping`.
+ */
+export const LOOP_PHASES = ['busy', 'claim-queued', 'claiming', 'idle', 'stopping'] as const;
+export type LoopPhase = (typeof LOOP_PHASES)[number];
+
+export interface LoopRecord {
+  phase: LoopPhase;
+  /** When it entered the phase (epoch ms). */
+  since: number;
+  /** When the database last answered one of its claims, jobs or none (epoch ms); null: never yet. */
+  lastClaimAt: number | null;
 }
 
 /** Where the files go, first choice first: memory that a reboot clears, else the system's temp (where a container has no writable /dev/shm). */
@@ -78,9 +110,24 @@ export class FlightRecordFile {
   ) {
     this.path = createEmpty(
       `${FLIGHT_FILE_PREFIX}${process.pid}-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
-      slots * RECORD_BYTES,
+      (slots + 1) * RECORD_BYTES,
     );
     this.fd = openSync(this.path, 'r');
+  }
+
+  /** Where the child's run loop is, as it last wrote; undefined before it first did, or when removed. */
+  readLoop(): LoopRecord | undefined {
+    const { fd, buffer } = this;
+    if (fd === undefined) return undefined;
+    for (let read = 0; read < TORN_READS; read++) {
+      if (readSync(fd, buffer, 0, RECORD_BYTES, this.slots * RECORD_BYTES) < RECORD_BYTES) return undefined;
+      if (buffer.readUInt32LE(SEQ_START) !== buffer.readUInt32LE(SEQ_END)) continue;
+      const phase = LOOP_PHASES[buffer.readUInt32LE(PHASE) - 1];
+      if (phase === undefined) return undefined;
+      const lastClaimAt = buffer.readDoubleLE(LAST_CLAIM_AT);
+      return { phase, since: buffer.readDoubleLE(PHASE_SINCE), lastClaimAt: lastClaimAt > 0 ? lastClaimAt : null };
+    }
+    return undefined;
   }
 
   /** The jobs the records say run now, by slot; none once removed. */
@@ -120,32 +167,47 @@ export class FlightRecordFile {
 export class FlightRecorder {
   private readonly record = Buffer.alloc(RECORD_BYTES);
   private readonly fd: number;
+  /** The loop record's place: the last in the file. */
+  private readonly loopAt: number;
   private seq = 0;
 
   constructor(file: string) {
     this.fd = openSync(file, 'r+');
+    this.loopAt = fstatSync(this.fd).size - RECORD_BYTES;
+  }
+
+  /** Where the run loop is now (LoopRecord). */
+  loop(state: LoopRecord): void {
+    this.write(this.loopAt, (record) => {
+      record.writeUInt32LE(LOOP_PHASES.indexOf(state.phase) + 1, PHASE);
+      record.writeDoubleLE(state.since, PHASE_SINCE);
+      record.writeDoubleLE(state.lastClaimAt ?? 0, LAST_CLAIM_AT);
+    });
   }
 
   started(slot: number, job: Omit<FlightRecord, 'slot'>): void {
-    this.seq = (this.seq + 1) >>> 0;
-    const record = this.record;
-    record.fill(0);
-    record.writeUInt32LE(this.seq, SEQ_START);
-    record.writeUInt32LE(job.attempt, ATTEMPT);
-    record.writeDoubleLE(job.jobId, JOB_ID);
-    record.writeDoubleLE(job.startedAt, STARTED_AT);
-    record[TOKEN_LENGTH] = record.write(job.leaseToken, TOKEN, TOKEN_MAX, 'latin1');
-    record.writeUInt32LE(this.seq, SEQ_END);
-    writeSync(this.fd, record, 0, RECORD_BYTES, slot * RECORD_BYTES);
+    this.write(slot * RECORD_BYTES, (record) => {
+      record.writeUInt32LE(job.attempt, ATTEMPT);
+      record.writeDoubleLE(job.jobId, JOB_ID);
+      record.writeDoubleLE(job.startedAt, STARTED_AT);
+      record[TOKEN_LENGTH] = record.write(job.leaseToken, TOKEN, TOKEN_MAX, 'latin1');
+    });
   }
 
   /** The slot runs nothing now. */
   idle(slot: number): void {
+    this.write(slot * RECORD_BYTES, () => undefined);
+  }
+
+  /** One record at `offset`, `fields` filled in between the sequence numbers, in one positional write. */
+  private write(offset: number, fields: (record: Buffer) => void): void {
     this.seq = (this.seq + 1) >>> 0;
-    this.record.fill(0);
-    this.record.writeUInt32LE(this.seq, SEQ_START);
-    this.record.writeUInt32LE(this.seq, SEQ_END);
-    writeSync(this.fd, this.record, 0, RECORD_BYTES, slot * RECORD_BYTES);
+    const record = this.record;
+    record.fill(0);
+    record.writeUInt32LE(this.seq, SEQ_START);
+    fields(record);
+    record.writeUInt32LE(this.seq, SEQ_END);
+    writeSync(this.fd, record, 0, RECORD_BYTES, offset);
   }
 
   close(): void {

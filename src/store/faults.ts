@@ -5,6 +5,9 @@
  * and an end.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelayMs } from '../backoff.js';
+
 /** What kind of fault: the label of `leasehold_db_errors_total` and of the DB_UNAVAILABLE log line. */
 export const DB_FAULT_KINDS = ['connection', 'locked', 'disk_full', 'io'] as const;
 export type DbFaultKind = (typeof DB_FAULT_KINDS)[number];
@@ -182,4 +185,27 @@ export function watchAvailability<S extends object>(store: S, availability: DbAv
       };
     },
   });
+}
+
+/** Between two tries of a start-up step while the database is away: 0.1 s doubling to 5 s. */
+const WHILE_AWAY = { baseSeconds: 0.1, maxSeconds: 5, jitter: true };
+
+/**
+ * Run `step` until it succeeds or fails for a reason other than the database
+ * being away (each fault told to `availability`, when given): what a process
+ * cannot start without (its store, its first writes) waits out an outage
+ * instead of ending the process.
+ */
+export async function retryWhileAway<T>(step: () => Promise<T>, availability?: DbAvailability): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      const done = await step();
+      availability?.succeeded('open');
+      return done;
+    } catch (error) {
+      if (dbFaultOf(error) === undefined) throw error;
+      availability?.failed('open', error);
+      await sleep(retryDelayMs(WHILE_AWAY, tries));
+    }
+  }
 }

@@ -83,7 +83,7 @@ describe("the chaos program's zombie evidence", () => {
 });
 
 describe("the chaos program's judgement of the supervisors' log", () => {
-  it('counts error exits as crashes, and kills of children that were neither stopped nor given trouble as kills of healthy ones', () => {
+  it('counts error exits as crashes, and kills of children that were neither stopped nor given trouble, and stalls, as kills of healthy ones', () => {
     const file = path.join(newDir(), 'supervisor.log');
     const line = (ts: string, fields: Record<string, unknown>) =>
       JSON.stringify({ ts, level: 'warn', msg: 'm', ...fields });
@@ -99,6 +99,8 @@ describe("the chaos program's judgement of the supervisors' log", () => {
         line('2030-01-01T00:00:05.000Z', { event: 'CHILD_KILLED', pid: 7, reason: 'shutdown' }),
         line('2030-01-01T00:00:06.000Z', { event: 'CHILD_KILLED', pid: 8, reason: 'stale_heartbeat' }), // healthy
         line('2030-01-01T00:00:07.000Z', { event: 'DB_UNAVAILABLE' }),
+        line('2030-01-01T00:00:07.500Z', { event: 'CHILD_STALLED', pid: 9 }), // a stalled loop, found
+        line('2030-01-01T00:00:07.600Z', { event: 'CHILD_STALLED', pid: 5 }), // stopped by chaos
         '{"ts":"2030-01-01T00:00:08.000Z","event":"CHILD_EXI', // cut short by a SIGKILL
       ].join('\n'),
     );
@@ -107,7 +109,7 @@ describe("the chaos program's judgement of the supervisors' log", () => {
       troublePids: new Set([6]),
     });
     expect(verdicts.crashes.map((c) => c.split(' ')[2])).toEqual(['2:']);
-    expect(verdicts.healthy_kills.map((c) => c.split(' ')[2])).toEqual(['8:']);
+    expect(verdicts.healthy_kills.map((c) => c.split(' ')[2])).toEqual(['8:', '9:']);
     expect({ unavailable: verdicts.db_unavailable, recovered: verdicts.db_recovered }).toEqual({
       unavailable: 1,
       recovered: 0,

@@ -56,6 +56,8 @@ export interface StartOptions {
   dir: string;
   /** The queue's database: default `queue.db` in `dir`; a postgres:// URL for PostgreSQL. */
   database?: string;
+  /** Another way to the same database for the test's own queue (not through a proxy the test breaks); default `database`. */
+  queueDatabase?: string;
   /** The config's `host:` (the supervisor's host identity). */
   host?: string;
   /** Environment variables for the supervisor on top of the test's own (LEASEHOLD_HOST, say). */
@@ -160,7 +162,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   writeFileSync(configFile, stringify(config));
 
   // The queue migrates the database first, so the test can enqueue before the supervisor is up.
-  const queue = await openQueue({ database, actor: 'test' });
+  const queue = await openQueue({ database: options.queueDatabase ?? database, actor: 'test' });
   onCleanup(() => queue.close());
   trackWorkersDatabase(database);
   trackLogFile(logFile);

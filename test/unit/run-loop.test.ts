@@ -14,6 +14,7 @@ import type { Handler, HandlerContext, HandlerJob } from '../../src/handler.js';
 import { RunLoop } from '../../child/run-loop.js';
 import { STARTS_REPORT_MS } from '../../child/supervisor-report.js';
 import { SUCCESS_REPORT_MS } from '../../child/success-report.js';
+import type { LoopRecord } from '../../src/ipc/flight-record.js';
 import type { ChildToSupervisor, FinishedJob } from '../../src/ipc/protocol.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
@@ -59,7 +60,9 @@ function setup(fields: Record<string, unknown> = {}) {
   });
   // The flight recorder's writes, in order: a start names its job, an idle slot is null.
   const recorded: { slot: number; jobId: number | null }[] = [];
+  const loopRecords: LoopRecord[] = [];
   const recorder = {
+    loop: (state: LoopRecord) => void loopRecords.push(state),
     started: (slot: number, job: { jobId: number }) => void recorded.push({ slot, jobId: job.jobId }),
     idle: (slot: number) => void recorded.push({ slot, jobId: null }),
   };
@@ -84,7 +87,7 @@ function setup(fields: Record<string, unknown> = {}) {
           : [],
     );
   const startedIds = (): number[] => recorded.flatMap((write) => (write.jobId === null ? [] : [write.jobId]));
-  return { store, loop, ran, signals, finished, startedIds, recorded, sent };
+  return { store, loop, ran, signals, finished, startedIds, recorded, loopRecords, sent };
 }
 
 async function stopped(loop: RunLoop): Promise<void> {
@@ -178,6 +181,28 @@ describe('RunLoop', () => {
     await vi.advanceTimersByTimeAsync(STARTS_REPORT_MS);
     expect(sent.filter((message) => message.type === 'jobs-started')).toEqual([{ type: 'jobs-started', count: 3 }]);
     await stopped(loop);
+  });
+
+  it('records where its loop waits: queued for the writer, claiming, busy, idle; a claim never answered stays claiming', async () => {
+    const { store, loop, loopRecords } = setup();
+    store.enqueue({ ms: 50 });
+    loop.start();
+    await until('an empty claim was answered', () => loopRecords.some((record) => record.phase === 'idle'));
+    const phases = loopRecords.map((record) => record.phase);
+    expect(phases.slice(0, 6)).toEqual(['claim-queued', 'claiming', 'busy', 'claim-queued', 'claiming', 'idle']);
+    expect(loopRecords[1]!.lastClaimAt).toBeNull();
+    expect(loopRecords.at(-1)!.lastClaimAt).toBe(loopRecords.at(-1)!.since);
+    // A database that never answers (a connection dead without an error): the loop waits in its claim, and says since when.
+    let answer: (() => void) | undefined;
+    store.jobsSettle = () => new Promise((resolve) => (answer = () => resolve({ settled: [], claimed: [] })));
+    await until('a claim was sent', () => answer !== undefined);
+    const stuck = loopRecords.at(-1)!;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(loopRecords.at(-1)).toBe(stuck);
+    expect(stuck.phase).toBe('claiming');
+    answer!();
+    await stopped(loop);
+    expect(loopRecords.at(-1)!.phase).toBe('stopping');
   });
 
   it('ends a job cancelled while it waits without running it, and tells the supervisor', async () => {
