@@ -8,6 +8,7 @@ import { resolveHost } from '../src/config/host.js';
 import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
+import { WriteTurnQueue } from './write-turns.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
 
@@ -48,8 +49,9 @@ try {
     supervisorId,
     console: true,
   });
-  const store = await openStore(config.database);
-  const supervisor = new Supervisor({ config, store, logger, supervisorId, host });
+  const writeTurns = new WriteTurnQueue();
+  const store = await openStore(config.database, { writeTurns });
+  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writeTurns });
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -37,10 +37,13 @@ import { runSqliteMigrations } from './migrations.js';
 import { MultiRowInserter } from './multi-row.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { SqliteWrites } from './writes.js';
+import type { WriteTurns } from '../write-turns.js';
 
 export interface SqliteStoreOptions {
   path: string;
   clock: Clock;
+  /** The queue's write turns, in the supervisor and its children (../write-turns.ts). */
+  writeTurns?: WriteTurns;
 }
 
 /**
@@ -53,18 +56,18 @@ export class SqliteStore extends SqliteWrites implements Store {
   private readonly attemptRows: MultiRowInserter;
   private readonly logRows: MultiRowInserter;
 
-  private constructor(db: SqliteDb, clock: Clock) {
-    super(db, clock);
+  private constructor(db: SqliteDb, clock: Clock, writeTurns: WriteTurns | undefined) {
+    super(db, clock, writeTurns);
     this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
     this.logRows = new MultiRowInserter(db, HISTORY_INSERTS.logs);
   }
 
   /** Open (creating the file and folder if needed) and migrate; each statement is prepared on its first use (prepareAll). */
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
-    const db = openSqlite(options.path);
+    const db = openSqlite(options.path, options.writeTurns?.busyTimeoutMs);
     try {
-      await withBusyRetry(() => runSqliteMigrations(db, options.clock.now()));
-      return new SqliteStore(db, options.clock);
+      await withBusyRetry(() => runSqliteMigrations(db, options.clock.now()), options.writeTurns);
+      return new SqliteStore(db, options.clock, options.writeTurns);
     } catch (error) {
       db.close();
       throw error;
@@ -72,7 +75,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   }
 
   async migrate(): Promise<void> {
-    await withBusyRetry(() => runSqliteMigrations(this.db, this.clock.now()));
+    await withBusyRetry(() => runSqliteMigrations(this.db, this.clock.now()), this.turns);
   }
 
   async close(): Promise<void> {
