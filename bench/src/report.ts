@@ -10,6 +10,7 @@ import type { LatencySection, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
+import type { TurnsSection } from './turns.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
@@ -40,6 +41,7 @@ export const SECTIONS = [
   'real-work',
   'store-cost',
   'waiters',
+  'turns',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -80,6 +82,7 @@ export interface BenchReport {
       'real-work'?: RealWorkSection;
       'store-cost'?: StoreCostSection;
       waiters?: WaitersSection;
+      turns?: TurnsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
