@@ -60,7 +60,7 @@ let last = performance.now();
 let busyUntil = 0;
 setInterval(() => {
   const now = performance.now();
-  if (now < busyUntil) late.push(now - last - ${TIMER_MS});
+  if (now < busyUntil) late.push(Math.max(0, now - last - ${TIMER_MS}));
   last = now;
 }, ${TIMER_MS}).unref();
 process.on('exit', () => writeFileSync(${JSON.stringify(join(dir, LATENESS_PREFIX))} + process.pid + '.json', JSON.stringify(late)));
