@@ -61,7 +61,10 @@ describe('enqueue({ tx }) on PostgreSQL', () => {
     const listener = new pg.Client({ connectionString: PG_URL });
     await listener.connect();
     const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    // The channel is shared by every schema on the server (files run side by side): hear only this queue's.
+    listener.on('notification', (message) => {
+      if (message.payload?.startsWith(`${queueSchema}:`)) heard.push(message.payload);
+    });
     await listener.query(`LISTEN ${JOBS_CHANNEL}`);
     try {
       await app.query('BEGIN');
