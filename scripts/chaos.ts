@@ -155,8 +155,11 @@ async function doDamage(started: number): Promise<void> {
     // One zombie in the making at a time, started as soon as a child runs a bait job.
     await damage.makeZombie();
     const roll = random.next();
-    const supervisorDue = Date.now() - lastSupervisorKill > Math.max(15_000, runMs / 4);
-    if (supervisorDue && roll < 0.1) {
+    const elapsed = Date.now() - started;
+    const supervisorDue = Date.now() - lastSupervisorKill > Math.max(10_000, runMs / 4);
+    // At least one supervisor death a run, however short: past 60% of it, the first is no longer left to the roll.
+    const supervisorOwed = supervisors.kills === 0 && elapsed > runMs * 0.6;
+    if (supervisorDue && (roll < 0.1 || supervisorOwed)) {
       await supervisors.killAndReplace(damage.stopped);
       lastSupervisorKill = Date.now();
     } else if (roll < 0.65) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
-import { expectChaosHolds, FULL_RUN, NO_MINIMUM_DAMAGE } from './run-chaos.js';
+import { expectChaosHolds, HALF_MINUTE_RUN, NO_MINIMUM_DAMAGE } from './run-chaos.js';
 
 const POSTGRES_CONFIG = fileURLToPath(new URL('../../scripts/chaos.postgres.yaml', import.meta.url));
 const newDir = tempDir('leasehold-chaos-pg-test-');
@@ -29,24 +29,24 @@ function configIn(dir: string): string {
 }
 
 describe('chaos on PostgreSQL: the guarantees hold under SIGKILL, SIGSTOP and supervisor death', () => {
-  it('60 seconds of damage, zero violations, every job SUCCEEDED', { timeout: 360_000 }, async () => {
+  it('30 seconds of damage, zero violations, every job SUCCEEDED', { timeout: 360_000 }, async () => {
     const dir = newDir();
     await expectChaosHolds(
-      ['--config', configIn(dir), '--dir', dir, '--seconds', '60', '--jobs', '240', '--seed', '7'],
-      FULL_RUN,
+      ['--config', configIn(dir), '--dir', dir, '--seconds', '30', '--jobs', '120', '--seed', '7'],
+      HALF_MINUTE_RUN,
       330_000,
     );
   });
 
   it(
-    "30 seconds of damage while the queue's backends are terminated every 1-3 s (--db-faults): zero violations, the supervisor never exits",
+    "20 seconds of damage while the queue's backends are terminated every 1-3 s (--db-faults): zero violations, the supervisor never exits",
     { timeout: 300_000 },
     async () => {
       const dir = newDir();
       // The backend kills are the point; the other damage is mixed in, not required.
-      const minimums = { ...NO_MINIMUM_DAMAGE, jobs: 100, faults: { backend_kills: 5, backends_terminated: 5 } };
+      const minimums = { ...NO_MINIMUM_DAMAGE, jobs: 60, faults: { backend_kills: 3, backends_terminated: 3 } };
       await expectChaosHolds(
-        ['--config', configIn(dir), '--dir', dir, '--seconds', '30', '--jobs', '120', '--seed', '11', '--db-faults'],
+        ['--config', configIn(dir), '--dir', dir, '--seconds', '20', '--jobs', '80', '--seed', '11', '--db-faults'],
         minimums,
         270_000,
       );
