@@ -3,6 +3,7 @@ import { POSTGRES_ROLLUP_GRACE_MS } from '../../../src/store/postgres/stats-roll
 import { SQLITE_ROLLUP_GRACE_MS } from '../../../src/store/sqlite/stats-rollup.js';
 import { COST_TOP_KEPT, floorMinute, MINUTE_MS, ROLLUP_KEEP_MS } from '../../../src/store/stats-window.js';
 import type { AttemptCost, Settlement, Store } from '../../../src/store/types.js';
+import { collectStats } from '../../../src/reports/stats.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
 import { LEASE_MS, OWNER_A, type Conformance } from './context.js';
 import type { OpenSame } from './classes.js';
@@ -156,6 +157,56 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
         const { by_class } = await c.store.statsCost({ since, limit: 10 });
         expect(by_class.map((row) => [row.class, row.attempts])).toEqual([['email', total]]);
       }
+    });
+    it("the report's windows start at a minute's start: a job of the first minute counts whole, rolled up or not", async () => {
+      // now is 90 s past a minute's start: the last minute's window begins 30 s into that minute
+      c.clock.advance(MINUTE_MS - (c.clock.now() % MINUTE_MS));
+      const start = c.clock.now();
+      await c.queue.enqueue({ class: 'email', payload: {} });
+      c.clock.advance(5_000);
+      const [job] = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
+      await c.store.jobsSettle({
+        settlements: [
+          {
+            id: job!.id,
+            leaseToken: job!.leaseToken,
+            startedAt: null,
+            verdict: { type: 'complete', result: null },
+            cost: cost(1),
+          },
+        ],
+      });
+      c.clock.advance(85_000);
+      const retention = {
+        succeeded_days: 30,
+        failed_days: 90,
+        cancelled_days: 30,
+        batch_size: 100,
+        interval_seconds: 60,
+      };
+      const report = () => collectStats(c.store, { now: c.clock.now(), retention, windowMs: 3_600_000 });
+      const fromJobs = await report();
+      expect(fromJobs.throughput.last_minute).toEqual({
+        window_ms: 90_000,
+        SUCCEEDED: 1,
+        FAILED: 0,
+        CANCELLED: 0,
+        total: 1,
+        per_second: 0.0111,
+      });
+      expect(fromJobs.throughput.last_hour.window_ms).toBe(c.clock.now() - floorMinute(c.clock.now() - 3_600_000));
+      expect(fromJobs.retries.since).toBe(floorMinute(c.clock.now() - 3_600_000));
+      expect(fromJobs.window_ms).toBe(c.clock.now() - fromJobs.retries.since);
+      expect(fromJobs.errors.since).toBe(fromJobs.retries.since);
+      expect(fromJobs.cost).toMatchObject({
+        since: fromJobs.retries.since,
+        window_ms: fromJobs.throughput.last_hour.window_ms,
+      });
+      expect(fromJobs.cost.by_cpu).toMatchObject([{ class: 'email', attempts: 1 }]);
+      expect(start).toBe(floorMinute(c.clock.now() - MINUTE_MS));
+
+      await c.store.statsRollUp({ maxMinutes: ALL_MINUTES });
+      expect(await report()).toEqual(fromJobs);
     });
   });
 }
