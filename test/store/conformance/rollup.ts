@@ -36,6 +36,21 @@ async function windowedReads(store: Store, since: number, now: number) {
   };
 }
 
+/** Claims up to `limit` jobs of `jobClass` and completes them, each with `spent`; the jobs it completed. */
+async function completeSome(store: Store, jobClass: string, limit: number, spent: AttemptCost) {
+  const ending = await claimJobs(store, { classes: [jobClass], ownerId: OWNER_A, limit, leaseMs: LEASE_MS });
+  await store.jobsSettle({
+    settlements: ending.map((job) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt: null,
+      verdict: { type: 'complete', result: null },
+      cost: spent,
+    })),
+  });
+  return ending;
+}
+
 /** The stats rollup (src/store/stats-window.ts): summed minutes answer as the jobs they sum would. */
 export function rollupSuites(c: Conformance, openSame: OpenSame): void {
   /**
@@ -136,16 +151,7 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
       // Every 7 s for four minutes: jobs end, then a roll-up; the drivers' graces put its end mid-minute.
       for (let step = 0; step < 35; step++) {
         await c.queue.enqueueMany(Array.from({ length: 1 + (step % 3) }, () => ({ class: 'email', payload: {} })));
-        const ending = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
-        await c.store.jobsSettle({
-          settlements: ending.map((job) => ({
-            id: job.id,
-            leaseToken: job.leaseToken,
-            startedAt: null,
-            verdict: { type: 'complete', result: null },
-            cost: cost(step),
-          })),
-        });
+        const ending = await completeSome(c.store, 'email', 10, cost(step));
         const minute = floorMinute(c.clock.now());
         succeeded.set(minute, (succeeded.get(minute) ?? 0) + ending.length);
         total += ending.length;
@@ -158,24 +164,14 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
         expect(by_class.map((row) => [row.class, row.attempts])).toEqual([['email', total]]);
       }
     });
+
     it("the report's windows start at a minute's start: a job of the first minute counts whole, rolled up or not", async () => {
       // now is 90 s past a minute's start: the last minute's window begins 30 s into that minute
       c.clock.advance(MINUTE_MS - (c.clock.now() % MINUTE_MS));
       const start = c.clock.now();
       await c.queue.enqueue({ class: 'email', payload: {} });
       c.clock.advance(5_000);
-      const [job] = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 1, leaseMs: LEASE_MS });
-      await c.store.jobsSettle({
-        settlements: [
-          {
-            id: job!.id,
-            leaseToken: job!.leaseToken,
-            startedAt: null,
-            verdict: { type: 'complete', result: null },
-            cost: cost(1),
-          },
-        ],
-      });
+      await completeSome(c.store, 'email', 1, cost(1));
       c.clock.advance(85_000);
       const retention = {
         succeeded_days: 30,
