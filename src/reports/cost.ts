@@ -6,6 +6,7 @@
  */
 import type { AttemptCostRow, ClassCost, OperatorStore } from '../store/types.js';
 import { byName } from './format.js';
+import { windowSince } from './windows.js';
 
 /** The window of the cost section: the last hour, as the throughput beside it. */
 export const COST_WINDOW_MS = 3_600_000;
@@ -23,13 +24,13 @@ export interface CostReport {
   hungriest: AttemptCostRow[];
 }
 
-/** Attempts that ended in the last COST_WINDOW_MS before `now`; `limit` attempts per list. */
+/** Attempts that ended since the start of the minute COST_WINDOW_MS before `now`; `limit` attempts per list. */
 export async function collectCost(store: OperatorStore, now: number, limit: number): Promise<CostReport> {
-  const since = now - COST_WINDOW_MS;
+  const since = windowSince(now, COST_WINDOW_MS);
   const ranking = await store.statsCost({ since, limit });
   return {
     since,
-    window_ms: COST_WINDOW_MS,
+    window_ms: now - since,
     by_cpu: ranking.by_class,
     by_memory: [...ranking.by_class].sort(
       (a, b) => b.max_peak_rss_bytes - a.max_peak_rss_bytes || byName(a.class, b.class),

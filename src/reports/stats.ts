@@ -9,6 +9,7 @@ import { retentionPlan, retentionPolicy, type PruneLine, type RetentionPolicy } 
 import { collectCost, type CostReport } from './cost.js';
 import { byName } from './format.js';
 import { collectQueues, type QueueView } from './queue-age.js';
+import { windowSince } from './windows.js';
 import {
   JOB_STATUSES,
   type ClassErrorCount,
@@ -30,6 +31,7 @@ export const MAX_STATS_LIMIT = 1_000;
 export type StatusCounts = Record<JobStatus, number> & { total: number };
 
 export interface ThroughputWindow {
+  /** From the start of the minute a minute (an hour) ago to `now`: 60 to 120 s (1 h to 1 h 1 min). */
   window_ms: number;
   SUCCEEDED: number;
   FAILED: number;
@@ -80,7 +82,7 @@ export interface JobCounts {
 
 export interface StatsReport {
   now: number;
-  /** The window of `retries` and `errors`. */
+  /** The window of `retries` and `errors`: from their `since` (the start of the minute `windowMs` ago) to `now`. */
   window_ms: number;
   jobs: JobCounts;
   /** Each class's queue: how long its oldest due job has waited, and whether no live worker serves it. */
@@ -148,7 +150,7 @@ export async function collectStats(
   const { now } = options;
   const windowMs = options.windowMs ?? DEFAULT_STATS_WINDOW_MS;
   const limit = options.limit ?? DEFAULT_STATS_LIMIT;
-  const since = now - windowMs;
+  const since = windowSince(now, windowMs);
   const [
     counts,
     queues,
@@ -188,7 +190,7 @@ export async function collectStats(
   ]);
   return {
     now,
-    window_ms: windowMs,
+    window_ms: now - since,
     jobs: jobCounts(counts),
     queues,
     paused,
@@ -278,21 +280,23 @@ export function inFlightView(job: InFlightJob, now: number): InFlightView {
   };
 }
 
+/** Jobs that finished since the start of the minute `windowMs` before `now`; `window_ms` is that span. */
 async function throughput(store: OperatorStore, now: number, windowMs: number): Promise<ThroughputWindow> {
+  const since = windowSince(now, windowMs);
   const window: ThroughputWindow = {
-    window_ms: windowMs,
+    window_ms: now - since,
     SUCCEEDED: 0,
     FAILED: 0,
     CANCELLED: 0,
     total: 0,
     per_second: 0,
   };
-  for (const row of await store.statsFinishedSince({ since: now - windowMs })) {
+  for (const row of await store.statsFinishedSince({ since })) {
     if (row.status === 'SUCCEEDED' || row.status === 'FAILED' || row.status === 'CANCELLED')
       window[row.status] += row.count;
     window.total += row.count;
   }
-  window.per_second = Number((window.total / (windowMs / 1000)).toPrecision(3));
+  window.per_second = Number((window.total / (window.window_ms / 1000)).toPrecision(3));
   return window;
 }
 

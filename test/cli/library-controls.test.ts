@@ -95,7 +95,7 @@ async function readRows(database: string): Promise<Record<string, unknown[]>> {
 
 /** Values that depend on when a side ran: compared by whether they are set. */
 const WHEN =
-  /(_at|At|^ts|^now|^since|_before|_through|^(held|runtime|heartbeat_age|lease_left|next_start_in)_ms|_age_seconds)$/;
+  /(_at|At|^ts|^now|^since|_before|_through|^(held|runtime|heartbeat_age|lease_left|next_start_in)_ms|_age_seconds|^per_second)$/;
 const ACTOR = /^(actor|.+_by)$/;
 
 /** `value` with its times and tokens reduced to whether they are set, and this side's actor named ACTOR. */
@@ -112,6 +112,8 @@ function normalized(value: unknown, actor: string, key = ''): unknown {
     );
   }
   if (value !== null && (WHEN.test(key) || key === 'lease_token')) return 'set';
+  // A stats window runs from the start of a minute to when it was read: its whole minutes.
+  if (key === 'window_ms' && typeof value === 'number') return `${Math.floor(value / 60_000)} min`;
   if (ACTOR.test(key) && value === actor) return 'ACTOR';
   return value;
 }
@@ -141,7 +143,10 @@ const ROWS: Row[] = [
     name: 'stats --hours 2 --limit 3',
     cli: () => ['stats', '--hours', '2', '--limit', '3'],
     library: (q) => q.stats({ config: config(), windowMs: 2 * 3_600_000, limit: 3 }),
-    expected: { window_ms: 2 * 3_600_000, rate_limits: [expect.objectContaining({ class: 'report', max: 5 })] },
+    expected: {
+      window_ms: '120 min',
+      rate_limits: [expect.objectContaining({ class: 'report', max: 5 })],
+    },
   },
   {
     name: 'schedules',

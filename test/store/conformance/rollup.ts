@@ -3,6 +3,7 @@ import { POSTGRES_ROLLUP_GRACE_MS } from '../../../src/store/postgres/stats-roll
 import { SQLITE_ROLLUP_GRACE_MS } from '../../../src/store/sqlite/stats-rollup.js';
 import { COST_TOP_KEPT, floorMinute, MINUTE_MS, ROLLUP_KEEP_MS } from '../../../src/store/stats-window.js';
 import type { AttemptCost, Settlement, Store } from '../../../src/store/types.js';
+import { collectStats } from '../../../src/reports/stats.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
 import { LEASE_MS, OWNER_A, type Conformance } from './context.js';
 import type { OpenSame } from './classes.js';
@@ -33,6 +34,21 @@ async function windowedReads(store: Store, since: number, now: number) {
     finished: await store.statsFinishedSince({ since }),
     byMinute: await store.statsFinishedByMinute({ since, until: Math.floor(now / MINUTE_MS) * MINUTE_MS + MINUTE_MS }),
   };
+}
+
+/** Claims up to `limit` jobs of `jobClass` and completes them, each with `spent`; the jobs it completed. */
+async function completeSome(store: Store, jobClass: string, limit: number, spent: AttemptCost) {
+  const ending = await claimJobs(store, { classes: [jobClass], ownerId: OWNER_A, limit, leaseMs: LEASE_MS });
+  await store.jobsSettle({
+    settlements: ending.map((job) => ({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      startedAt: null,
+      verdict: { type: 'complete', result: null },
+      cost: spent,
+    })),
+  });
+  return ending;
 }
 
 /** The stats rollup (src/store/stats-window.ts): summed minutes answer as the jobs they sum would. */
@@ -135,16 +151,7 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
       // Every 7 s for four minutes: jobs end, then a roll-up; the drivers' graces put its end mid-minute.
       for (let step = 0; step < 35; step++) {
         await c.queue.enqueueMany(Array.from({ length: 1 + (step % 3) }, () => ({ class: 'email', payload: {} })));
-        const ending = await claimJobs(c.store, { classes: ['email'], ownerId: OWNER_A, limit: 10, leaseMs: LEASE_MS });
-        await c.store.jobsSettle({
-          settlements: ending.map((job) => ({
-            id: job.id,
-            leaseToken: job.leaseToken,
-            startedAt: null,
-            verdict: { type: 'complete', result: null },
-            cost: cost(step),
-          })),
-        });
+        const ending = await completeSome(c.store, 'email', 10, cost(step));
         const minute = floorMinute(c.clock.now());
         succeeded.set(minute, (succeeded.get(minute) ?? 0) + ending.length);
         total += ending.length;
@@ -156,6 +163,46 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
         const { by_class } = await c.store.statsCost({ since, limit: 10 });
         expect(by_class.map((row) => [row.class, row.attempts])).toEqual([['email', total]]);
       }
+    });
+
+    it("the report's windows start at a minute's start: a job of the first minute counts whole, rolled up or not", async () => {
+      // now is 90 s past a minute's start: the last minute's window begins 30 s into that minute
+      c.clock.advance(MINUTE_MS - (c.clock.now() % MINUTE_MS));
+      const start = c.clock.now();
+      await c.queue.enqueue({ class: 'email', payload: {} });
+      c.clock.advance(5_000);
+      await completeSome(c.store, 'email', 1, cost(1));
+      c.clock.advance(85_000);
+      const retention = {
+        succeeded_days: 30,
+        failed_days: 90,
+        cancelled_days: 30,
+        batch_size: 100,
+        interval_seconds: 60,
+      };
+      const report = () => collectStats(c.store, { now: c.clock.now(), retention, windowMs: 3_600_000 });
+      const fromJobs = await report();
+      expect(fromJobs.throughput.last_minute).toEqual({
+        window_ms: 90_000,
+        SUCCEEDED: 1,
+        FAILED: 0,
+        CANCELLED: 0,
+        total: 1,
+        per_second: 0.0111,
+      });
+      expect(fromJobs.throughput.last_hour.window_ms).toBe(c.clock.now() - floorMinute(c.clock.now() - 3_600_000));
+      expect(fromJobs.retries.since).toBe(floorMinute(c.clock.now() - 3_600_000));
+      expect(fromJobs.window_ms).toBe(c.clock.now() - fromJobs.retries.since);
+      expect(fromJobs.errors.since).toBe(fromJobs.retries.since);
+      expect(fromJobs.cost).toMatchObject({
+        since: fromJobs.retries.since,
+        window_ms: fromJobs.throughput.last_hour.window_ms,
+      });
+      expect(fromJobs.cost.by_cpu).toMatchObject([{ class: 'email', attempts: 1 }]);
+      expect(start).toBe(floorMinute(c.clock.now() - MINUTE_MS));
+
+      await c.store.statsRollUp({ maxMinutes: ALL_MINUTES });
+      expect(await report()).toEqual(fromJobs);
     });
   });
 }
