@@ -8,7 +8,6 @@ import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
-import type { TurnTaker, WriteTurnQueue } from './write-turns.js';
 import type {
   ChildEvents,
   ChildExit,
@@ -29,7 +28,7 @@ const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
  * reaches the handler's subprocesses too. Tracks what the supervisor knows of
  * it: state, the jobs in hand, why we killed it (if we did).
  */
-export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
+export class ChildHandle implements PoolChild, WatchedChild {
   readonly process: ChildProcess;
   readonly pid: number;
   /** Ready or busy is told by what it runs (`state`); 'ready' stands for both here. */
@@ -55,19 +54,13 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   readonly ready: Promise<void>;
   private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
-  /** When it was given the write turn it holds, if it holds one. */
-  private turnSince: number | undefined;
 
   readonly workerId: string;
   /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
   readonly config: ClassConfig;
   readonly resultLimitBytes: number;
 
-  constructor(
-    start: ChildSpec,
-    events: ChildEvents<ChildHandle>,
-    private readonly turns: WriteTurnQueue,
-  ) {
+  constructor(start: ChildSpec, events: ChildEvents<ChildHandle>) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
@@ -86,10 +79,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.send({ ...start, flightRecord: this.flight.path });
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
-      if (!isChildToSupervisor(message)) return;
-      if (message.type === 'turn-take') return turns.request(this);
-      if (message.type === 'turn-give') return this.turnDone();
-      events.message(this, message);
+      if (isChildToSupervisor(message)) events.message(this, message);
     });
     for (const stream of ['stdout', 'stderr'] as const) {
       const source = this.process[stream];
@@ -106,9 +96,6 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
         this.readFlight();
         this.flight.remove();
         this.lifecycle = 'exited';
-        // Dead, it holds no lock: the next in line may write.
-        this.turnSince = undefined;
-        turns.leave(this);
         this.becameReady();
         clearTimeout(this.killTimer);
         // Whatever the handler left running in the group goes with the child.
@@ -215,25 +202,9 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.send({ type: 'ping' });
   }
 
-  /** Our own loop was stalled: the unanswered ping's wait, and the held turn's, start again now. */
+  /** Our own loop was stalled: the unanswered ping's wait starts again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-    if (this.turnSince !== undefined) this.turnSince = Date.now();
-  }
-
-  turnGranted(): void {
-    this.turnSince = Date.now();
-    this.send({ type: 'turn' });
-  }
-
-  private turnDone(): void {
-    this.turnSince = undefined;
-    this.turns.release(this);
-  }
-
-  /** How long it has held its write turn (0: it holds none). */
-  turnHeldForMs(): number {
-    return this.turnSince === undefined ? 0 : Date.now() - this.turnSince;
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */
@@ -295,14 +266,13 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
 
   /**
    * Stop the child for a reason: SIGTERM to its group, SIGKILL after
-   * `graceMs` (0: SIGKILL now). The first reason given is the one recorded.
+   * `graceMs`. The first reason given is the one recorded.
    */
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit = this.soleSuspect()): void {
     if (!this.alive) return;
     this.killedFor ??= { reason, code, detail, culprit };
-    this.lifecycle = 'stopping';
-    if (graceMs <= 0) return this.signalGroup('SIGKILL');
     if (this.killTimer !== undefined) return;
+    this.lifecycle = 'stopping';
     this.signalGroup('SIGTERM');
     this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
   }
