@@ -266,13 +266,14 @@ export class ChildHandle implements PoolChild, WatchedChild {
 
   /**
    * Stop the child for a reason: SIGTERM to its group, SIGKILL after
-   * `graceMs`. The first reason given is the one recorded.
+   * `graceMs` (0: SIGKILL now). The first reason given is the one recorded.
    */
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit = this.soleSuspect()): void {
     if (!this.alive) return;
     this.killedFor ??= { reason, code, detail, culprit };
-    if (this.killTimer !== undefined) return;
     this.lifecycle = 'stopping';
+    if (graceMs <= 0) return this.signalGroup('SIGKILL');
+    if (this.killTimer !== undefined) return;
     this.signalGroup('SIGTERM');
     this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
   }

@@ -185,7 +185,9 @@ export class HealthWatch {
     detail: string,
     culprit?: RunningJob,
   ): void {
-    child.kill(reason, code, detail, child.config.kill_grace_seconds * 1000, culprit);
+    // A blocked or stopped child cannot run a SIGTERM handler: a grace would only keep its locks and leases hostage.
+    const graceMs = reason === 'unresponsive' ? 0 : child.config.kill_grace_seconds * 1000;
+    child.kill(reason, code, detail, graceMs, culprit);
     this.options.logger.warn(`killing child: ${detail}`, {
       event: 'CHILD_KILLED',
       class: child.config.name,

@@ -66,8 +66,12 @@ class FakeWatchedChild implements WatchedChild {
 
   recordUsage(): void {}
 
-  kill(reason: KillReason, code: string, detail: string): void {
+  /** The grace the watch gave the kill: SIGTERM, then SIGKILL that much later (0: SIGKILL at once). */
+  killGraceMs: number | undefined;
+
+  kill(reason: KillReason, code: string, detail: string, graceMs: number): void {
     this.killed ??= { reason, code, detail, culprit: undefined };
+    this.killGraceMs ??= graceMs;
     this.state = 'stopping';
   }
 }
@@ -108,6 +112,8 @@ describe('HealthWatch', () => {
     await until('the child killed', () => child.killed !== undefined, 2 * STALE_MS);
     expect(Date.now() - silentFrom).toBeGreaterThan(STALE_MS);
     expect(child.killed).toMatchObject({ reason: 'unresponsive', code: 'WORKER:UNRESPONSIVE' });
+    // It cannot run a SIGTERM handler: no grace.
+    expect(child.killGraceMs).toBe(0);
     await watch.stop();
   });
 
@@ -164,6 +170,8 @@ describe('HealthWatch', () => {
     child.rssBytes = (config.max_memory_mb + 1) * 1024 * 1024;
     await until('the child killed', () => child.killed !== undefined, 2 * TICK_MS);
     expect(child.killed).toMatchObject({ reason: 'memory', code: 'RESOURCE:MEMORY' });
+    // A child that runs may still hand its jobs back on SIGTERM.
+    expect(child.killGraceMs).toBe(config.kill_grace_seconds * 1000);
     await watch.stop();
   });
 
