@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../src/log.js';
 import { unlessDbFault } from '../src/store/faults.js';
 import type { MaintenanceStore } from '../src/store/types.js';
@@ -14,6 +15,8 @@ export const ROLLUP_INTERVAL_MS = 1_000;
  * minutes at a time keep each hold of SQLite's write lock short.
  */
 export const MINUTES_PER_ROLL_UP = 5;
+/** Between two catch-up transactions: room for the workers' writes (a busy handler sleeping between its tries finds the lock free). */
+const CATCH_UP_PAUSE_MS = 20;
 
 /** The supervisor's stats roll-up (src/store/stats-window.ts): at start, then every ROLLUP_INTERVAL_MS. */
 export class StatsRollup {
@@ -41,13 +44,22 @@ export class StatsRollup {
     await Promise.all([this.schedule.stop(), this.first]);
   }
 
+  /** The roll-up in flight: the schedule's tick joins it rather than catching up beside it. */
+  private running: Promise<number> | undefined;
+
   /** Sums every minute that ended, a few per transaction, until none is left or stop(); how many it summed. */
-  async rollUp(): Promise<number> {
+  rollUp(): Promise<number> {
+    this.running ??= this.sumAll().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async sumAll(): Promise<number> {
     let total = 0;
     let summed: number;
     do {
       summed = await this.options.store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP });
       total += summed;
+      if (summed === MINUTES_PER_ROLL_UP) await sleep(CATCH_UP_PAUSE_MS);
     } while (summed === MINUTES_PER_ROLL_UP && !this.stopped);
     if (total > 0)
       this.options.logger.debug(`stats rollup summed ${total} minute(s)`, { event: 'STATS_ROLLUP', minutes: total });

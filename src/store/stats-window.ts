@@ -65,6 +65,17 @@ export function windowParts(
 }
 
 /**
+ * A range of `maxMinutes` whole is a catch-up (a new store's day, or after
+ * the supervisors were down): summed even where nothing ended, so that it
+ * is done at start, before jobs run, and not in the middle of the first
+ * ones (on SQLite, hundreds of write transactions back to back). Only the
+ * tail is skipped while nothing new has ended.
+ */
+export function isCatchUp(range: RolledMinutes, maxMinutes: number): boolean {
+  return range.until - range.from >= maxMinutes * MINUTE_MS;
+}
+
+/**
  * What a roll-up at `now` sums next: from the rollup's end to `graceMs`
  * before now (the driver's bound on how late a finished job can commit
  * behind its finished_at: nothing before it can arrive after the

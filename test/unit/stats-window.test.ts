@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MINUTE_MS, nextRollUp, windowParts } from '../../src/store/stats-window.js';
+import { isCatchUp, MINUTE_MS, nextRollUp, windowParts } from '../../src/store/stats-window.js';
 
 const M = Date.UTC(2026, 0, 1, 12); // a minute's start
 
@@ -13,6 +13,13 @@ describe('the stats rollup window (src/store/stats-window.ts)', () => {
     });
     // nothing new since the last roll-up's end
     expect(nextRollUp({ from: M - 10 * MINUTE_MS, until: M + 29_000 }, M + 30_000, 5, 1_000)).toBeUndefined();
+  });
+
+  it('a range of maxMinutes whole is a catch-up, summed even with nothing ended; the tail is not', () => {
+    const behind = nextRollUp({ from: M - 25 * 60 * MINUTE_MS, until: M - 24 * 60 * MINUTE_MS }, M, 5, 1_000)!;
+    expect(isCatchUp(behind, 5)).toBe(true);
+    const tail = nextRollUp({ from: M - 10 * MINUTE_MS, until: M - 30_000 }, M, 5, 1_000)!;
+    expect(isCatchUp(tail, 5)).toBe(false);
   });
 
   it('sums at most maxMinutes at a time', () => {

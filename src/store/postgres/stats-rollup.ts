@@ -1,6 +1,7 @@
 import {
   afterRollUp,
   COST_TOP_KEPT,
+  isCatchUp,
   minutesIn,
   nextRollUp,
   rolledMinutesOf,
@@ -23,14 +24,20 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
 
 /**
  * Inside a transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes that
- * was. While no job has finished since the rollup's end nothing is written: a later roll-up takes that time on.
+ * was. While no job has finished since the rollup's end only a catch-up (isCatchUp) is written: a later roll-up
+ * takes the rest on.
  */
 export async function rollUp(db: Db, now: number, maxMinutes: number): Promise<number> {
   const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.lockState));
   const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
   if (range === undefined) return 0;
   const pending = [range.from, now - POSTGRES_ROLLUP_GRACE_MS];
-  if (rolled !== undefined && (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined) return 0;
+  if (
+    rolled !== undefined &&
+    !isCatchUp(range, maxMinutes) &&
+    (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined
+  )
+    return 0;
   const keep = afterRollUp(rolled, range, now);
   await db.query({ ...ROLLUP_SQL.rollUp, values: [range.from, range.until, COST_TOP_KEPT, keep.from] });
   await db.query({ ...ROLLUP_SQL.pruneCostTop, values: [range.from, COST_TOP_KEPT] });

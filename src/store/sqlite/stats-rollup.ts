@@ -2,6 +2,7 @@ import {
   afterRollUp,
   COST_TOP_KEPT,
   floorMinute,
+  isCatchUp,
   MINUTE_MS,
   minutesIn,
   nextRollUp,
@@ -30,15 +31,15 @@ export function rolledMinutes(statements: RollupStatements): RolledMinutes | und
 
 /**
  * Inside a write transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes
- * that was. While no job has finished since the rollup's end nothing is written (an idle queue's file stays
- * still): a later roll-up takes that time on.
+ * that was. While no job has finished since the rollup's end only a catch-up (isCatchUp) is written (an idle
+ * queue's file stays still but once every `maxMinutes`): a later roll-up takes the rest on.
  */
 export function rollUp(statements: RollupStatements, now: number, maxMinutes: number): number {
   const rolled = rolledMinutes(statements);
   const range = nextRollUp(rolled, now, maxMinutes, SQLITE_ROLLUP_GRACE_MS);
   if (range === undefined) return 0;
   const pending = { from: range.from, until: now - SQLITE_ROLLUP_GRACE_MS };
-  if (rolled !== undefined && statements.anyEnded.get(pending) === undefined) return 0;
+  if (rolled !== undefined && !isCatchUp(range, maxMinutes) && statements.anyEnded.get(pending) === undefined) return 0;
   const bind = { from: range.from, until: range.until, kept: COST_TOP_KEPT };
   statements.addJobEnds.run(bind);
   statements.addCost.run(bind);
