@@ -16,10 +16,3 @@ export class TestClock implements Clock {
     this.current += ms;
   }
 }
-
-/**
- * libfaketime, for a process whose wall clock the test sets: LD_PRELOAD it
- * with FAKETIME (and FAKETIME_DONT_FAKE_MONOTONIC=1, so that only the wall
- * clock is off, as on a host with broken NTP).
- */
-export const FAKETIME_LIBRARY = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { FAKETIME_LIBRARY } from '../helpers/faketime.js';
 import { openStore } from '../../src/store/open.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 

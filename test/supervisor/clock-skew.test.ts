@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobRow } from '../../src/store/types.js';
-import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { FAKETIME_LIBRARY } from '../helpers/faketime.js';
 import { handlerStarts, SHORT_LEASE_WORK } from '../helpers/effects.js';
 import { metricValue, parseMetrics } from '../helpers/metrics.js';
 import { pgUrl, schemaPool } from '../helpers/postgres.js';

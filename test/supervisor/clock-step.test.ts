@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAKETIME_LIBRARY } from '../helpers/clock.js';
+import { FAKETIME_LIBRARY } from '../helpers/faketime.js';
 import { handlerStarts, SHORT_LEASE_WORK } from '../helpers/effects.js';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type ClassSpec, type SupervisorHandle } from '../helpers/supervisor.js';
