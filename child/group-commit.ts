@@ -84,8 +84,10 @@ export class GroupCommit {
     return write;
   }
 
-  /** Write until nothing is queued, or until a write fails (the caller is leaving; the supervisor takes back the rest). */
+  /** Write what is in flight and until nothing is queued, or until a write fails (the caller is leaving; the supervisor takes back the rest). */
   async drain(): Promise<void> {
+    // A write in flight has taken its batch out of the queue: the queue looks empty until it commits.
+    await this.writes;
     while (this.queue.length > 0) {
       const before = this.queue.length;
       await this.flush();

@@ -20,6 +20,7 @@ import type { WorkerStore } from '../src/store/types.js';
 import { loadHandler } from './handler.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
+import { TurnsFromSupervisor } from './write-turns.js';
 
 function send(message: ChildToSupervisor): void {
   if (process.connected) process.send?.(message);
@@ -57,19 +58,26 @@ async function openWatched(database: string): Promise<WorkerStore> {
     },
     failed: (kind) => send({ type: 'db-error', kind }),
   });
-  return watchAvailability(await retryWhileAway(() => openStore(database), availability), availability);
+  return watchAvailability(
+    await retryWhileAway(() => openStore(database, { writeTurns: turns }), availability),
+    availability,
+  );
 }
 
-/** The supervisor's messages: the first must be the start; the rest go to `onMessage` once it is set. */
+/** Write turns, asked of the supervisor: the store takes them from its first write. */
+const turns = new TurnsFromSupervisor(send);
+
+/** The supervisor's messages: the first must be the start; turns go to `turns`; the rest to `onMessage` once it is set. */
 function listen(): {
   started: Promise<ChildStart>;
-  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart>) => void) => void;
+  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) => void;
 } {
-  let handler: ((message: Exclude<SupervisorToChild, ChildStart>) => void) | undefined;
+  let handler: ((message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) | undefined;
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
-      if (message.type === 'start') resolve(message);
+      if (message.type === 'turn') turns.granted();
+      else if (message.type === 'start') resolve(message);
       else handler?.(message);
     });
   });

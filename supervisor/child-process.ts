@@ -8,6 +8,7 @@ import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
+import type { TurnTaker, WriteTurnQueue } from './write-turns.js';
 import type {
   ChildEvents,
   ChildExit,
@@ -28,7 +29,7 @@ const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
  * reaches the handler's subprocesses too. Tracks what the supervisor knows of
  * it: state, the jobs in hand, why we killed it (if we did).
  */
-export class ChildHandle implements PoolChild, WatchedChild {
+export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   readonly process: ChildProcess;
   readonly pid: number;
   /** Ready or busy is told by what it runs (`state`); 'ready' stands for both here. */
@@ -54,13 +55,19 @@ export class ChildHandle implements PoolChild, WatchedChild {
   readonly ready: Promise<void>;
   private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
+  /** When it was given the write turn it holds, if it holds one. */
+  private turnSince: number | undefined;
 
   readonly workerId: string;
   /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
   readonly config: ClassConfig;
   readonly resultLimitBytes: number;
 
-  constructor(start: ChildSpec, events: ChildEvents<ChildHandle>) {
+  constructor(
+    start: ChildSpec,
+    events: ChildEvents<ChildHandle>,
+    private readonly turns: WriteTurnQueue,
+  ) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
     this.config = start.config;
@@ -79,7 +86,10 @@ export class ChildHandle implements PoolChild, WatchedChild {
     this.send({ ...start, flightRecord: this.flight.path });
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
-      if (isChildToSupervisor(message)) events.message(this, message);
+      if (!isChildToSupervisor(message)) return;
+      if (message.type === 'turn-take') return turns.request(this);
+      if (message.type === 'turn-give') return this.turnDone();
+      events.message(this, message);
     });
     for (const stream of ['stdout', 'stderr'] as const) {
       const source = this.process[stream];
@@ -96,6 +106,9 @@ export class ChildHandle implements PoolChild, WatchedChild {
         this.readFlight();
         this.flight.remove();
         this.lifecycle = 'exited';
+        // Dead, it holds no lock: the next in line may write.
+        this.turnSince = undefined;
+        turns.leave(this);
         this.becameReady();
         clearTimeout(this.killTimer);
         // Whatever the handler left running in the group goes with the child.
@@ -202,9 +215,25 @@ export class ChildHandle implements PoolChild, WatchedChild {
     this.send({ type: 'ping' });
   }
 
-  /** Our own loop was stalled: the unanswered ping's wait starts again now. */
+  /** Our own loop was stalled: the unanswered ping's wait, and the held turn's, start again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
+    if (this.turnSince !== undefined) this.turnSince = Date.now();
+  }
+
+  turnGranted(): void {
+    this.turnSince = Date.now();
+    this.send({ type: 'turn' });
+  }
+
+  private turnDone(): void {
+    this.turnSince = undefined;
+    this.turns.release(this);
+  }
+
+  /** How long it has held its write turn (0: it holds none). */
+  turnHeldForMs(): number {
+    return this.turnSince === undefined ? 0 : Date.now() - this.turnSince;
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */

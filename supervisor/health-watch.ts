@@ -6,6 +6,12 @@ import type { RunningJob, WatchedChild } from './supervised-child.js';
 
 /** A child that has not answered a ping for this many heartbeat intervals is blocked. */
 export const STALE_HEARTBEATS = 3;
+/**
+ * A child that has held its write turn this long is stopped or stuck in a
+ * statement: a healthy one holds it for milliseconds, and every other
+ * writer of the queue waits behind it.
+ */
+export const TURN_HELD_LIMIT_MS = 1_000;
 /** Worker rows (CPU, memory, current job) are refreshed every this many ticks. */
 const REGISTRY_EVERY_TICKS = 4;
 /**
@@ -124,13 +130,20 @@ export class HealthWatch {
   /**
    * Ping every running child; one that has left a ping unanswered for
    * STALE_HEARTBEATS heartbeat intervals has a blocked event loop (a busy
-   * loop, a synchronous wait). Silence does not count while our own turn
+   * loop, a synchronous wait). One that holds its write turn past
+   * TURN_HELD_LIMIT_MS, whatever its state, holds up every writer. Silence does not count while our own turn
    * came late (`late`: this process or the machine was stalled), nor during
    * an outage that stalls writers (`STALLING_FAULTS`), ours or the child's.
    */
   private checkAnswers(child: WatchedChild, late: boolean): void {
-    if (child.killed !== undefined || (child.state !== 'ready' && child.state !== 'busy')) return;
+    if (child.killed !== undefined || !child.alive) return;
     if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveSilence();
+    const turnMs = child.turnHeldForMs();
+    if (turnMs > TURN_HELD_LIMIT_MS) {
+      const detail = `held the write turn for ${(turnMs / 1000).toFixed(1)}s (a turn lasts milliseconds): the child is stopped or stuck in a statement`;
+      return this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail, undefined, { turn_held_ms: turnMs });
+    }
+    if (child.state !== 'ready' && child.state !== 'busy') return;
     const { config } = child;
     const silentMs = child.unansweredForMs();
     if (silentMs > STALE_HEARTBEATS * config.heartbeat_seconds * 1000) {
@@ -184,6 +197,7 @@ export class HealthWatch {
     code: string,
     detail: string,
     culprit?: RunningJob,
+    fields: Record<string, unknown> = {},
   ): void {
     // A blocked or stopped child cannot run a SIGTERM handler: a grace would only keep its locks and leases hostage.
     const graceMs = reason === 'unresponsive' ? 0 : child.config.kill_grace_seconds * 1000;
@@ -195,6 +209,7 @@ export class HealthWatch {
       job_id: child.killed?.culprit?.jobId,
       reason,
       code,
+      ...fields,
     });
   }
 }

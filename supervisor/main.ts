@@ -9,6 +9,7 @@ import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
 import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.js';
+import { WriteTurnQueue } from './write-turns.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
 
@@ -54,8 +55,9 @@ try {
     ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
     failed: () => undefined,
   });
-  const store = await retryWhileAway(() => openStore(config.database), opening);
-  const supervisor = new Supervisor({ config, store, logger, supervisorId, host });
+  const writeTurns = new WriteTurnQueue();
+  const store = await retryWhileAway(() => openStore(config.database, { writeTurns }), opening);
+  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writeTurns });
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

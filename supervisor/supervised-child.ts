@@ -99,6 +99,8 @@ export interface WatchedChild {
   ping(): void;
   forgiveSilence(): void;
   unansweredForMs(): number;
+  /** How long it has held the write turn it holds (0: none): a turn lasts milliseconds. */
+  turnHeldForMs(): number;
   recordUsage(sample: UsageSample): void;
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit?: RunningJob): void;
 }

@@ -22,6 +22,7 @@ import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { StallWatch } from './stall-watch.js';
+import type { WriteTurnQueue } from './write-turns.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
@@ -37,6 +38,8 @@ export interface SupervisorOptions {
   logger: Logger;
   supervisorId: string;
   host: string;
+  /** The write turns its store and its children take on SQLite (write-turns.ts). */
+  writeTurns: WriteTurnQueue;
 }
 
 /**
@@ -140,7 +143,7 @@ export class Supervisor {
     const { database, result_limit_bytes } = this.config;
     return new ClassPool(classConfig, {
       store: this.store,
-      startChild: (start, events) => new ChildHandle(start, events),
+      startChild: (start, events) => new ChildHandle(start, events, this.options.writeTurns),
       logger,
       database,
       resultLimitBytes: result_limit_bytes,

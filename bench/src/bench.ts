@@ -27,6 +27,7 @@ import { runOverhead } from './overhead.js';
 import { ProcessRegistry } from './processes.js';
 import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
+import { runTurns } from './turns.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
 import { renderTable } from './render.js';
@@ -99,6 +100,7 @@ const RUNNERS: SectionRunner[] = [
   single('store-cost', runStoreCost),
   single('waiters', runWaiters),
   single('burst-reads', runBurstReads),
+  single('turns', runTurns),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;

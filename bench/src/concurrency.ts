@@ -38,7 +38,7 @@ export interface ConcurrencySection {
 export async function runConcurrency(ctx: BenchContext): Promise<ConcurrencySection> {
   const { sizes } = ctx;
   const { levels, sleepMs, sleepJobs } = sizes.concurrency;
-  const workloads: Required<Omit<Workload, 'work'>>[] = levels.flatMap((concurrency, i) => [
+  const workloads: Required<Pick<Workload, 'concurrency' | 'jobMs' | 'jobs'>>[] = levels.flatMap((concurrency, i) => [
     { concurrency, jobMs: 0, jobs: sizes.jobs },
     { concurrency, jobMs: sleepMs, jobs: sleepJobs[i] ?? sleepJobs[sleepJobs.length - 1] ?? sizes.jobs },
   ]);

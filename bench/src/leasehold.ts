@@ -161,8 +161,9 @@ export class SupervisorRun {
     readonly dir: string,
   ) {}
 
-  static start(registry: ProcessRegistry, configFile: string, dir: string): SupervisorRun {
-    const managed = registry.startNode('supervisor', SUPERVISE, ['--config', configFile], {
+  /** `supervise`: the binary to run, this build's by default (section 20 runs another build's beside it). */
+  static start(registry: ProcessRegistry, configFile: string, dir: string, supervise = SUPERVISE): SupervisorRun {
+    const managed = registry.startNode('supervisor', supervise, ['--config', configFile], {
       output: join(dir, 'supervisor.out'),
     });
     return new SupervisorRun(managed, dir);

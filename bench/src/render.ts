@@ -304,6 +304,27 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ],
     ),
   ],
+  turns: (t) => [
+    `21. write turns on SQLite (issue 43): ${t.jobs} no-op jobs, claim_batch 64, supervise + children (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
+    table(
+      ['build', 'children', 'jobs/s (steady)', 'CPU ms/1k jobs', 'timer late p50', 'p99', 'max'],
+      t.results.map((r) => [
+        r.arm,
+        String(r.children),
+        stat(r.jobs_per_sec),
+        stat(r.cpu_ms_per_1k_jobs),
+        stat(r.timer_late_ms.p50),
+        stat(r.timer_late_ms.p99),
+        stat(r.timer_late_ms.max),
+      ]),
+    ),
+    ...t.scaling.map(
+      (s) => `  ${s.arm}, within a round: 4 children / 2 ${stat(s.four_over_two)}, 2 / 1 ${stat(s.two_over_one)}`,
+    ),
+    ...(t.cpu_over_baseline ?? []).map(
+      (c) => `  CPU per job, this build / the baseline, ${c.children} child(ren), within a round: ${stat(c.ratio)}`,
+    ),
+  ],
 };
 
 export function renderTable(report: BenchReport): string {

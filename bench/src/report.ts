@@ -10,6 +10,7 @@ import type { LatencySection, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
+import type { TurnsSection } from './turns.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
@@ -42,6 +43,7 @@ export const SECTIONS = [
   'store-cost',
   'waiters',
   'burst-reads',
+  'turns',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -83,6 +85,7 @@ export interface BenchReport {
       'store-cost'?: StoreCostSection;
       waiters?: WaitersSection;
       'burst-reads'?: BurstReadsSection;
+      turns?: TurnsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;

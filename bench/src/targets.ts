@@ -7,6 +7,7 @@ import { TX_TARGET_RATIO } from './enqueue-tx.js';
 import type { GraphileMode } from './graphile.js';
 import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
+import { turnsTargets } from './turns.js';
 import { STORE_COST_TARGET } from './store-cost.js';
 import { WAITERS_TARGET_RATIO } from './waiters.js';
 import { BURST_OVERVIEW_TARGET_MS, BURST_STATS_TARGET_RATIO } from './burst-reads.js';
@@ -214,6 +215,7 @@ export function checkTargets(report: BenchReport): Target[] {
     (v) => v <= SCHEDULE_LATE_TARGET_MS,
   );
   for (const target of realWorkTargets(s['real-work'])) add(...target);
+  for (const target of turnsTargets(s.turns)) add(...target);
   add(
     '32-store',
     `the store's own CPU per job (section 18) <= ${STORE_COST_TARGET}x the raw loop with the same rows on section 3b's schema`,

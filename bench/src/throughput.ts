@@ -53,11 +53,15 @@ export interface Workload {
   jobMs?: number;
   /** Section 17: writeWorkHandler's jobs, that await or burn jobMs, and the run's peakRunning. */
   work?: 'await' | 'burn';
+  /** Section 20: a handler of the section's own (written into the drain's folder), and the `supervise` binary to run. */
+  handler?: (dir: string) => string;
+  supervise?: string;
 }
 
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
 function handlerOf(workload: Workload): { write: (dir: string) => string; payloadOf?: PayloadOf } {
   const ms = workload.jobMs ?? 0;
+  if (workload.handler !== undefined) return { write: workload.handler };
   if (workload.work !== undefined)
     return { write: writeWorkHandler, payloadOf: (n) => ({ n, ms, burn: workload.work === 'burn' }) };
   return ms > 0 ? { write: writeSleepHandler, payloadOf: (n) => ({ n, ms }) } : { write: writeNoopHandler };
@@ -87,7 +91,7 @@ export async function leaseholdDrain(
     const queue = await openBenchQueue(database.url);
     await fillQueue(queue, jobs, undefined, payloadOf);
     await queue.close();
-    return await drain(ctx, dir, config, jobs, await database.counter(), driver, workload.work !== undefined);
+    return await drain(ctx, dir, config, jobs, await database.counter(), driver, workload);
   } finally {
     await database.dispose();
   }
@@ -100,10 +104,11 @@ async function drain(
   jobs: number,
   counter: RowCounter,
   driver: Driver,
-  countPeak: boolean,
+  workload: Workload,
 ): Promise<LeaseholdDrainRun> {
+  const countPeak = workload.work !== undefined;
   const started = performance.now();
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir);
+  const supervisor = SupervisorRun.start(ctx.processes, config, dir, workload.supervise);
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
   const ticksNow = () => ticksOf(pids());
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).

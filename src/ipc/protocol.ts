@@ -38,7 +38,9 @@ export type SupervisorToChild =
   /** Are you there? Answered with a pong at once: liveness, without the database. */
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
-  | { type: 'success-lines'; on: boolean };
+  | { type: 'success-lines'; on: boolean }
+  /** The write turn the child asked for is its own (src/store/write-turns.ts). */
+  | { type: 'turn' };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -84,6 +86,9 @@ export type ChildToSupervisor =
   /** The successes it wrote since it last said: at most once a second, at once when one clears a crash count, and before it exits. */
   | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
+  /** A write turn, please; and: done with it (src/store/write-turns.ts). */
+  | { type: 'turn-take' }
+  | { type: 'turn-give' }
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }
   /** The child's database outage began (with what it saw first) or ended (null). */
@@ -120,6 +125,7 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'stop' ||
     type === 'wake' ||
     type === 'ping' ||
-    type === 'success-lines'
+    type === 'success-lines' ||
+    type === 'turn'
   );
 }

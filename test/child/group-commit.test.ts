@@ -1,6 +1,7 @@
 /**
  * The child's group commit on a real SQLite store: an outcome queued while a
- * write is in flight is written by the next one, a claim carries the queued
+ * write is in flight is written by the next one, a drain waits for the
+ * write in flight, a claim carries the queued
  * outcomes, a refused write is kept and tried again, an outcome is written
  * within the flush interval without any claim to carry it, and a forgotten
  * job (lease lost) is never written.
@@ -85,6 +86,25 @@ describe('GroupCommit', () => {
     await waitFor('both outcomes written', () => written.length === 2, { timeoutMs: 5_000 });
     expect(written).toEqual([a!.id, b!.id]);
     expect((await sqlite.jobGet({ id: b!.id }))?.status).toBe('SUCCEEDED');
+    writer.close();
+  });
+
+  it('drain waits for a write in flight (its batch is out of the queue) before it resolves', async () => {
+    const { store, sqlite, hold, release } = await gatedStore();
+    const [a] = await claimed(sqlite, 1);
+    const written: number[] = [];
+    const writer = writerOn(store, written);
+    writer.add(done(a!));
+    hold();
+    void writer.flush();
+    await new Promise((resolve) => setImmediate(resolve)); // the write has begun: its batch is out of the queue
+    let drained = false;
+    const draining = writer.drain().then(() => (drained = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(drained).toBe(false);
+    release();
+    await draining;
+    expect(written).toEqual([a!.id]);
     writer.close();
   });
 

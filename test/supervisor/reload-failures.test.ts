@@ -179,7 +179,7 @@ describe('reload: a replacement that cannot start', () => {
       /cannot load handler .*worker-only-failure\.mjs: this handler refuses to load in a worker/,
     );
     expect(sup.events('CHILD_REPLACED'), 'one replacement tried, then the roll stopped').toHaveLength(1);
-    // The failed replacement's row is marked exited by an asynchronous write: it may land just after the log line.
+    // The failed replacement's row is marked exited by a write that takes its turn: it may land just after the log line.
     await waitFor('only the original children listed', async () => {
       const pids = (await sup.children('work')).map((c) => c.pid).sort();
       return pids.length === original.length && pids.every((pid, i) => pid === original[i]);

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../../backoff.js';
+import type { WriteTurns } from '../write-turns.js';
 
 export type SqliteDb = Database.Database;
 
@@ -42,9 +43,9 @@ export const WAL_AUTOCHECKPOINT_PAGES = 2_000;
  * temp_store=FILE each statement would set up and drop a temp file's pager:
  * freshly faulted pages on every claim, even one that takes nothing.
  */
-export function openSqlite(path: string): SqliteDb {
+export function openSqlite(path: string, busyTimeoutMs = BUSY_TIMEOUT_MS): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new BetterSqlite3(path, { timeout: BUSY_TIMEOUT_MS });
+  const db = new BetterSqlite3(path, { timeout: busyTimeoutMs });
   db.pragma('foreign_keys = ON');
   withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = NORMAL');
@@ -62,15 +63,23 @@ export function isBusyError(error: unknown): boolean {
 const TRY_AGAIN = { baseSeconds: 0.01, maxSeconds: 1, jitter: true };
 const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
-/** The busy timeout covers almost every wait; this covers what it gives up on, without blocking the event loop. */
-export async function withBusyRetry<T>(work: () => T): Promise<T> {
+/**
+ * The busy timeout covers almost every wait; this covers what it gives up
+ * on, without blocking the event loop. With `turns`, each try runs in its
+ * turn, and the turn goes back before the wait: a lock held outside the
+ * queue holds up no one's place in it.
+ */
+export async function withBusyRetry<T>(work: () => T, turns?: WriteTurns): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    if (turns !== undefined) await turns.take();
     try {
       return work();
     } catch (error) {
       if (!isBusyError(error) || attempt >= BUSY_RETRIES) throw error;
-      await sleep(backoffMs(attempt));
+    } finally {
+      turns?.give();
     }
+    await sleep(backoffMs(attempt));
   }
 }
 

@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { withBusyRetry, type SqliteDb } from './connection.js';
+import type { WriteTurns } from '../write-turns.js';
 import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
@@ -44,7 +45,12 @@ export abstract class SqliteWrites extends SqliteReads {
   /** The last write in line (see `write`). */
   private writes: Promise<unknown> = Promise.resolve();
 
-  protected constructor(db: SqliteDb, clock: Clock) {
+  protected constructor(
+    db: SqliteDb,
+    clock: Clock,
+    /** The turns this process's writes take with the others' (write-turns.ts); none: the busy timeout alone. */
+    protected readonly turns?: WriteTurns,
+  ) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
     const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
@@ -59,14 +65,15 @@ export abstract class SqliteWrites extends SqliteReads {
   }
 
   /**
-   * Writes take turns. Each try waits up to the busy timeout inside SQLite,
-   * blocking the event loop; with several writes waiting out a lock at once
-   * those waits added up to seconds without a turn for IPC (a child that
-   * cannot answer a ping is killed as blocked). In turn, one waits in SQLite
-   * and the rest wait with the loop free.
+   * Writes take turns, within the process and, with `turns`, with the
+   * other processes of the queue. Each try may wait up to the busy timeout
+   * inside SQLite, blocking the event loop; with several writes waiting out
+   * a lock at once those waits added up to seconds without a turn for IPC
+   * (a child that cannot answer a ping is killed as blocked). In turn, one
+   * waits and the rest wait with the loop free.
    */
   protected write<T>(work: (now: number) => T): Promise<T> {
-    const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T));
+    const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T, this.turns));
     this.writes = turn.catch(() => undefined);
     return turn;
   }
