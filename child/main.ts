@@ -12,6 +12,7 @@ import {
   type ChildStart,
   type ChildToSupervisor,
   type SupervisorToChild,
+  type TurnMessage,
 } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
@@ -64,19 +65,20 @@ async function openWatched(database: string): Promise<WorkerStore> {
   );
 }
 
-/** Write turns, asked of the supervisor: the store takes them from its first write. */
+/** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
 const turns = new TurnsFromSupervisor(send);
 
 /** The supervisor's messages: the first must be the start; turns go to `turns`; the rest to `onMessage` once it is set. */
 function listen(): {
   started: Promise<ChildStart>;
-  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) => void;
+  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) => void;
 } {
-  let handler: ((message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) | undefined;
+  let handler: ((message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) | undefined;
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
       if (message.type === 'turn') turns.granted();
+      else if (message.type === 'turn-line') turns.lineChanged(message.open);
       else if (message.type === 'start') resolve(message);
       else handler?.(message);
     });
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
     const { handler, parse } = await loadHandler(start.config.handler);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
+    turns.noteWritesIn(recorder);
     loop = new RunLoop({
       store,
       config: start.config,

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { monotonicMs } from '../src/clock.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
@@ -55,8 +56,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   readonly ready: Promise<void>;
   private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
-  /** When it was given the write turn it holds, if it holds one. */
+  /** When it was given the write turn it holds, if it holds one (monotonic ms). */
   private turnSince: number | undefined;
+  /** When our own stalled loop last forgave its silence (monotonic ms): a write it began earlier is counted from then. */
+  private forgivenAt = 0;
 
   readonly workerId: string;
   /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
@@ -84,6 +87,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     }
     this.pid = this.process.pid;
     this.send({ ...start, flightRecord: this.flight.path });
+    turns.join(this);
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (!isChildToSupervisor(message)) return;
@@ -218,12 +222,17 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   /** Our own loop was stalled: the unanswered ping's wait, and the held turn's, start again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-    if (this.turnSince !== undefined) this.turnSince = Date.now();
+    if (this.turnSince !== undefined) this.turnSince = monotonicMs();
+    this.forgivenAt = monotonicMs();
   }
 
   turnGranted(): void {
-    this.turnSince = Date.now();
+    this.turnSince = monotonicMs();
     this.send({ type: 'turn' });
+  }
+
+  lineChanged(open: boolean): void {
+    this.send({ type: 'turn-line', open });
   }
 
   private turnDone(): void {
@@ -231,9 +240,14 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.turns.release(this);
   }
 
-  /** How long it has held its write turn (0: it holds none). */
+  /** How long it has held the write lock: a turn from the line, or a write it began without one (0: neither). */
   turnHeldForMs(): number {
-    return this.turnSince === undefined ? 0 : Date.now() - this.turnSince;
+    const now = monotonicMs();
+    const writing = this.lifecycle === 'exited' ? 0 : this.flight.readWriting();
+    return Math.max(
+      this.turnSince === undefined ? 0 : now - this.turnSince,
+      writing === 0 ? 0 : now - Math.max(writing, this.forgivenAt),
+    );
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */

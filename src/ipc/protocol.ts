@@ -39,8 +39,10 @@ export type SupervisorToChild =
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
   | { type: 'success-lines'; on: boolean }
-  /** The write turn the child asked for is its own (src/store/write-turns.ts). */
-  | { type: 'turn' };
+  | TurnMessage;
+
+/** The supervisor's line of writers (src/store/write-turns.ts): the turn the child asked for is its own; the line opened or closed. */
+export type TurnMessage = { type: 'turn' } | { type: 'turn-line'; open: boolean };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -126,6 +128,7 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'wake' ||
     type === 'ping' ||
     type === 'success-lines' ||
-    type === 'turn'
+    type === 'turn' ||
+    type === 'turn-line'
   );
 }
