@@ -58,7 +58,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   private killTimer: NodeJS.Timeout | undefined;
   /** When it was given the write turn it holds, if it holds one (monotonic ms). */
   private turnSince: number | undefined;
-  /** When our own stalled loop last forgave its silence (monotonic ms): a write it began earlier is counted from then. */
+  /** When our own stalled loop last forgave its lock hold (monotonic ms): a write it began earlier is counted from then. */
   private forgivenAt = 0;
 
   readonly workerId: string;
@@ -219,9 +219,12 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.send({ type: 'ping' });
   }
 
-  /** Our own loop was stalled: the unanswered ping's wait, and the held turn's, start again now. */
+  /** Our own loop was stalled: the unanswered ping's wait starts again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
+  }
+
+  forgiveLockHold(): void {
     if (this.turnSince !== undefined) this.turnSince = monotonicMs();
     this.forgivenAt = monotonicMs();
   }

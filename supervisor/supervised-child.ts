@@ -99,8 +99,10 @@ export interface WatchedChild {
   ping(): void;
   forgiveSilence(): void;
   unansweredForMs(): number;
-  /** How long it has held the write turn it holds (0: none): a turn lasts milliseconds. */
+  /** How long it has held SQLite's write lock, by a turn or a write without one (0: neither): milliseconds, healthy. */
   turnHeldForMs(): number;
+  /** Our own loop was stalled: the lock hold's wait starts again now. */
+  forgiveLockHold(): void;
   recordUsage(sample: UsageSample): void;
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit?: RunningJob): void;
 }
