@@ -333,7 +333,8 @@ export class ClassPool<C extends PoolChild> {
       // took it from).
       askedToStop: !this.accepting || slot >= this.config.processes || this.slots[slot] !== child,
       killed,
-      startupError: child.startupError,
+      // A start that may succeed on another try falls to the crash rules: backoff, and the crash loop's give-up.
+      startupError: child.startupRestartable ? undefined : child.startupError,
       jobsFinished: child.jobsFinished,
     };
     const history = { crashes: this.crashes, fruitless: this.fruitlessCrashes[slot] ?? 0 };

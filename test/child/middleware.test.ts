@@ -24,6 +24,7 @@ describe('middleware', () => {
     const { id } = await sup.queue.enqueue({ class: 'work', payload: {} });
     const job = await sup.waitForJob(id, 'SUCCEEDED');
     expect(job.job.result).toEqual({ trail: ['handler', 'inner', 'outer'] });
+    expect(await sup.stop()).toBe(0);
   });
 
   it('may make an error final: the job fails with no retry spent', async () => {
@@ -36,6 +37,7 @@ describe('middleware', () => {
     expect(job.attempts).toHaveLength(1);
     expect(job.job.error_code).toBe('APP:REFUSED');
     expect(job.job.error_detail).toMatch(/^final after attempt 1: /);
+    expect(await sup.stop()).toBe(0);
   });
 
   it('that cannot load is refused by a reload, and the old children serve on', async () => {
@@ -54,5 +56,6 @@ describe('middleware', () => {
       'the old children serve on',
     ).toEqual(before);
     expect(sup.events('CHILD_REPLACED')).toEqual([]);
+    expect(await sup.stop()).toBe(0);
   });
 });

@@ -79,5 +79,6 @@ describe('setup and teardown', () => {
     expect(sup.events('CLASS_DISABLED'), 'a failed setup may pass: it is restarted, not given up at once').toEqual([]);
     const listed = await workers(sup);
     expect(listed.stdout).toMatch(/failed \(code 78\)/);
+    expect(await sup.stop()).toBe(0);
   });
 });
