@@ -56,6 +56,7 @@ describe('loadConfig', () => {
       shutdown_grace_seconds: 30,
       payload_limit_bytes: 1048576,
       result_limit_bytes: 1048576,
+      middleware: [],
       classes: [
         {
           name: 'a',
@@ -65,6 +66,7 @@ describe('loadConfig', () => {
           lease_seconds: 30,
           heartbeat_seconds: 10,
           max_runtime_seconds: 300,
+          middleware: [],
           kill_grace_seconds: 5,
           max_retries: 5,
           backoff: { base_seconds: 1, max_seconds: 300, jitter: true },
@@ -283,6 +285,32 @@ classes:
     expect(config.log.file).toBe(path.join(dir, 'conf', 'logs', 's.log'));
     expect(config.classes[0]?.handler).toBe(path.join(dir, 'conf', 'handlers', 'a.js'));
     expect(config.classes[1]?.handler).toBe('/abs/b.js');
+  });
+
+  it('gives each class its whole middleware chain, the top-level modules first, resolved like handlers', () => {
+    const dir = newDir();
+    const file = path.join(dir, 'queue.yaml');
+    fs.writeFileSync(
+      file,
+      `
+database: q.db
+middleware: [./mw/report.js, /abs/tenant.js]
+classes:
+  - name: a
+    handler: ./a.js
+    middleware: [./mw/transaction.js]
+  - name: b
+    handler: ./b.js
+`,
+    );
+    const config = loadConfig(file);
+    expect(config.middleware).toEqual([path.join(dir, 'mw', 'report.js'), '/abs/tenant.js']);
+    expect(config.classes[0]?.middleware).toEqual([
+      path.join(dir, 'mw', 'report.js'),
+      '/abs/tenant.js',
+      path.join(dir, 'mw', 'transaction.js'),
+    ]);
+    expect(config.classes[1]?.middleware).toEqual(config.middleware);
   });
 
   it('returns a deeply frozen object', () => {
