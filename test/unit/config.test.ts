@@ -287,32 +287,6 @@ classes:
     expect(config.classes[1]?.handler).toBe('/abs/b.js');
   });
 
-  it('gives each class its whole middleware chain, the top-level modules first, resolved like handlers', () => {
-    const dir = newDir();
-    const file = path.join(dir, 'queue.yaml');
-    fs.writeFileSync(
-      file,
-      `
-database: q.db
-middleware: [./mw/report.js, /abs/tenant.js]
-classes:
-  - name: a
-    handler: ./a.js
-    middleware: [./mw/transaction.js]
-  - name: b
-    handler: ./b.js
-`,
-    );
-    const config = loadConfig(file);
-    expect(config.middleware).toEqual([path.join(dir, 'mw', 'report.js'), '/abs/tenant.js']);
-    expect(config.classes[0]?.middleware).toEqual([
-      path.join(dir, 'mw', 'report.js'),
-      '/abs/tenant.js',
-      path.join(dir, 'mw', 'transaction.js'),
-    ]);
-    expect(config.classes[1]?.middleware).toEqual(config.middleware);
-  });
-
   it('returns a deeply frozen object', () => {
     const config = parseConfig(MINIMAL, 'queue.yaml');
     expect(Object.isFrozen(config)).toBe(true);
