@@ -345,7 +345,12 @@ export class ClassPool<C extends PoolChild> {
       case 'none':
         return;
       case 'give-up':
-        this.setDisabled(decision.reason);
+        // A crash loop of failed starts (a setup that keeps failing) is recorded with why the last one failed.
+        this.setDisabled(
+          decision.cause === 'crash-loop' && child.startupError !== undefined
+            ? `${decision.reason}; the last could not start: ${child.startupError}`
+            : decision.reason,
+        );
         if (decision.cause === 'startup-failed')
           this.logger.error(
             `class ${this.config.name} disabled: ${decision.reason}; it consumes no jobs until the config is fixed`,

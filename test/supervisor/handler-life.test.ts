@@ -79,6 +79,9 @@ describe('setup and teardown', () => {
     expect(sup.events('CLASS_DISABLED'), 'a failed setup may pass: it is restarted, not given up at once').toEqual([]);
     const listed = await workers(sup);
     expect(listed.stdout).toMatch(/failed \(code 78\)/);
+    expect(listed.stdout).toMatch(
+      /class work disabled since .*: crash loop: .*; the last could not start: setup failed: cannot reach the billing database/,
+    );
     expect(await sup.stop()).toBe(0);
   });
 });
