@@ -63,10 +63,11 @@ export class FakeChild implements PoolChild {
     this.events.message(this, { type: 'ready' });
   }
 
-  failStartup(message: string): void {
+  /** `retryable`: a start that may succeed on another try (a failed setup), not a handler that cannot load. */
+  failStartup(message: string, retryable = false): void {
     this.events.message(this, {
       type: 'startup-failed',
-      error: { name: 'Error', code: 'HANDLER:LOAD', message, retryable: false },
+      error: { name: 'Error', code: retryable ? 'HANDLER:SETUP_FAILED' : 'HANDLER:LOAD', message, retryable },
     });
     this.end({ code: 2, signal: null });
   }
