@@ -1,3 +1,4 @@
+import type { ErrorSummary } from '../src/errors.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   private finishedCount = 0;
   private killedFor: ChildKill | undefined;
   private startupFailure: string | undefined;
+  private startupRetryable = false;
   private retireReason: RetireReason | undefined;
   /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
   private unansweredSince: number | undefined;
@@ -195,6 +197,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     return this.startupFailure;
   }
 
+  get startupRestartable(): boolean {
+    return this.startupRetryable;
+  }
+
   get retiring(): RetireReason | undefined {
     return this.retireReason;
   }
@@ -267,9 +273,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.finishedCount += count;
   }
 
-  /** It says it could not start (its handler or store would not load); its exit follows. */
-  startupFailed(error: string): void {
-    this.startupFailure = error;
+  /** It says it could not start (its handler or store would not load, its setup failed); its exit follows. */
+  startupFailed(error: ErrorSummary): void {
+    this.startupFailure = error.message;
+    this.startupRetryable = error.retryable;
   }
 
   /** The database outage it reports, or its end (undefined). */
@@ -304,10 +311,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     return this.startupFailure ?? `it ended before it was ready (${describeExit(exit.code, exit.signal)})`;
   }
 
-  /** Ask it to drain and exit: no more claims, running jobs finish, waiting ones go back free. */
-  retire(reason: RetireReason): void {
+  /** Ask it to drain and exit within `graceMs`: no more claims, running jobs finish, waiting ones go back free. */
+  retire(reason: RetireReason, graceMs: number): void {
     this.retireReason ??= reason;
-    this.send({ type: 'drain' });
+    this.send({ type: 'drain', graceMs });
   }
 
   /**

@@ -29,8 +29,11 @@ export interface ChildStart {
 export type SupervisorToChild =
   /** The first message, and only once. */
   | ChildStart
-  /** Stop claiming, finish the jobs in hand, hand back what was only claimed, exit 0. */
-  | { type: 'drain' }
+  /**
+   * Stop claiming, finish the jobs in hand, hand back what was only claimed,
+   * tear the handler down within what is left of `graceMs`, exit 0.
+   */
+  | { type: 'drain'; graceMs: number }
   /** Abort the jobs in hand now and hand them back without spending a retry, then exit 0. */
   | { type: 'stop'; reason: string }
   /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
