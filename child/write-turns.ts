@@ -41,7 +41,7 @@ export class TurnsFromSupervisor implements WriteTurns {
     }
     return new Promise((resolve) => {
       this.waiting.push(resolve);
-      this.send({ type: 'turn-take' });
+      this.send({ type: 'turn-take', afterBusy });
     });
   }
 

@@ -93,7 +93,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (!isChildToSupervisor(message)) return;
-      if (message.type === 'turn-take') return turns.request(this);
+      if (message.type === 'turn-take') return turns.request(this, message.afterBusy);
       if (message.type === 'turn-give') return this.turnDone();
       events.message(this, message);
     });

@@ -13,10 +13,11 @@ const SUPERVISOR: TurnTaker = { turnGranted: () => undefined, lineChanged: () =>
 /**
  * How long the line stays open after children last met (one asked while
  * another held or waited). Children that met once meet again soon: closing
- * at once would cost two messages to every child each time they did. The
- * supervisor's own writes open the line but do not keep it open: they come
- * in runs (a stats catch-up) that would keep every child asking for turns
- * throughout.
+ * at once would cost two messages to every child each time they did. A
+ * line where no child met another (opened by a child that found the lock
+ * held by the supervisor, say) closes as soon as it is empty: the
+ * supervisor writes a few times a second, and each of its writes would keep
+ * every child asking for turns that long.
  */
 export const LINE_IDLE_MS = 50;
 
@@ -35,8 +36,8 @@ export class WriteTurnQueue implements WriteTurns {
   private readonly members = new Set<TurnTaker>();
   private open = false;
   private closing: NodeJS.Timeout | undefined;
-  /** When the line last opened, or a child asked while another held the turn or waited (performance.now()). */
-  private lastMet = 0;
+  /** When a child last asked while another held the turn or waited (performance.now()). */
+  private lastMet = -Infinity;
   private holder: TurnTaker | undefined;
   private readonly waiting: TurnTaker[] = [];
   /** The supervisor's own waits, in the order they asked. */
@@ -48,12 +49,17 @@ export class WriteTurnQueue implements WriteTurns {
     if (this.open) taker.lineChanged(true);
   }
 
-  /** `taker` asks for a turn; it is told when the turn is its own. */
-  request(taker: TurnTaker): void {
+  /**
+   * `taker` asks for a turn; it is told when the turn is its own. Only one
+   * that found the lock taken opens a closed line: a child that asks because
+   * it has not yet heard that the line closed is served without opening it
+   * again (else each close would cross its next ask, and reopen the line).
+   */
+  request(taker: TurnTaker, afterBusy: boolean): void {
     const metAChild =
       (this.holder !== undefined && this.holder !== SUPERVISOR) || this.waiting.some((other) => other !== SUPERVISOR);
-    if (!this.open || (taker !== SUPERVISOR && metAChild)) this.lastMet = performance.now();
-    this.openLine();
+    if (taker !== SUPERVISOR && metAChild) this.lastMet = performance.now();
+    if (afterBusy) this.openLine();
     this.waiting.push(taker);
     this.grantNext();
   }
@@ -76,7 +82,7 @@ export class WriteTurnQueue implements WriteTurns {
     if (!this.open && !afterBusy) return undefined;
     return new Promise((resolve) => {
       this.ownWaits.push(resolve);
-      this.request(SUPERVISOR);
+      this.request(SUPERVISOR, afterBusy);
     });
   }
 

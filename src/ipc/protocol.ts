@@ -92,7 +92,7 @@ export type ChildToSupervisor =
   | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
   /** A write turn, please; and: done with it (src/store/write-turns.ts). */
-  | { type: 'turn-take' }
+  | { type: 'turn-take'; afterBusy: boolean }
   | { type: 'turn-give' }
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }

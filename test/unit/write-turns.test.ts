@@ -37,12 +37,12 @@ describe('WriteTurnQueue', () => {
     const granted: string[] = [];
     const [a, b, c] = ['a', 'b', 'c'].map((name) => member(name, granted));
     for (const m of [a!, b!, c!]) turns.join(m);
-    turns.request(a!);
+    turns.request(a!, true);
     expect(a!.lines).toEqual([true]);
     expect(c!.lines).toEqual([true]);
-    turns.request(b!);
+    turns.request(b!, true);
     const own = turns.take(false)!.then(() => void granted.push('supervisor'));
-    turns.request(c!);
+    turns.request(c!, true);
     expect(granted).toEqual(['a']);
 
     turns.release(b!); // not the holder: nothing moves
@@ -61,21 +61,21 @@ describe('WriteTurnQueue', () => {
     const granted: string[] = [];
     const [a, b] = ['a', 'b'].map((name) => member(name, granted));
     turns.join(a!);
-    turns.request(a!); // found the lock taken: the line opens
-    turns.request(b!); // b asks while a holds: writers met
+    turns.request(a!, true); // found the lock taken: the line opens
+    turns.request(b!, true); // b asks while a holds: writers met
     turns.release(a!);
     vi.advanceTimersByTime(LINE_IDLE_MS / 2);
     turns.release(b!);
     expect(a!.lines).toEqual([true]);
     // a alone, turn after turn: nobody meets it
     for (let i = 0; i < 3; i++) {
-      turns.request(a!);
+      turns.request(a!, false);
       turns.release(a!);
       vi.advanceTimersByTime(LINE_IDLE_MS / 10);
     }
     // nor the supervisor's own writes
     const own = turns.take(false)!;
-    turns.request(a!);
+    turns.request(a!, true);
     await own;
     turns.give();
     turns.release(a!);
@@ -86,18 +86,42 @@ describe('WriteTurnQueue', () => {
     expect(turns.take(false)).toBeUndefined();
 
     const late = member('late', granted);
-    turns.request(a!);
+    turns.request(a!, true);
     turns.join(late); // a child that starts while the line is open hears so
     expect(late.lines).toEqual([true]);
+  });
+
+  it('a line where no child met another closes as soon as it is empty', () => {
+    const turns = new WriteTurnQueue();
+    const a = member('a', []);
+    turns.join(a);
+    turns.request(a, true); // found the lock held, by the supervisor say
+    expect(a.lines).toEqual([true]);
+    turns.release(a);
+    expect(a.lines).toEqual([true, false]);
+  });
+
+  it('a child that asks before it heard the line closed is served without opening it again', () => {
+    const turns = new WriteTurnQueue();
+    const granted: string[] = [];
+    const a = member('a', granted);
+    turns.join(a);
+    turns.request(a, true);
+    turns.release(a);
+    expect(a.lines).toEqual([true, false]);
+    turns.request(a, false); // sent before the close reached it
+    expect(granted).toEqual(['a', 'a']);
+    turns.release(a);
+    expect(a.lines).toEqual([true, false]);
   });
 
   it('a child that leaves gives up its turn and its place in line', () => {
     const turns = new WriteTurnQueue();
     const granted: string[] = [];
     const [a, b, c] = ['a', 'b', 'c'].map((name) => member(name, granted));
-    turns.request(a!);
-    turns.request(b!);
-    turns.request(c!);
+    turns.request(a!, true);
+    turns.request(b!, true);
+    turns.request(c!, true);
     turns.leave(b!);
     turns.leave(a!);
     expect(granted).toEqual(['a', 'c']);
