@@ -6,6 +6,8 @@ import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
+import { attemptSpan, endAttemptSpan } from './attempt-span.js';
+import type { AttemptSpan } from '../src/tracing/spans.js';
 import { handlerContext, parsePayload, type Handler, type HandlerContext, type PayloadParser } from '../src/handler.js';
 
 /**
@@ -83,6 +85,8 @@ export class JobRun {
   private logBuffer: AttemptLogBuffer | undefined;
   /** On the store's clock, as the start is written: kept on the monotonic clock, so a step of the wall clock stretches no runtime. */
   readonly startedAt: number;
+  /** The attempt's `process <class>` span: the handler runs in its context. */
+  private readonly span: AttemptSpan;
 
   constructor(
     private readonly deps: JobRunDeps,
@@ -90,6 +94,7 @@ export class JobRun {
   ) {
     this.ref = { id: job.id, leaseToken: job.leaseToken };
     this.startedAt = deps.store.clock.now();
+    this.span = attemptSpan(job);
   }
 
   /** How long since the run began. */
@@ -130,9 +135,11 @@ export class JobRun {
       const stored: unknown = JSON.parse(this.job.payload);
       const { parse } = this.deps;
       const payload = parse === undefined ? stored : await parsePayload(parse, stored);
-      const value = await this.deps.handler(
-        { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
-        this.context(),
+      const value = await this.span.run(() =>
+        this.deps.handler(
+          { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
+          this.context(),
+        ),
       );
       verdict = this.success(value);
     } catch (error) {
@@ -142,6 +149,7 @@ export class JobRun {
       clearTimeout(this.startTimer);
     }
     verdict = { ...verdict, cost: meter.read(), logs: this.logBuffer?.logs() };
+    endAttemptSpan(this.span, verdict);
     // A start write in flight must land before the outcome, or the outcome would stamp the start twice.
     if (this.startWrite !== undefined) {
       await this.startWrite;
@@ -244,7 +252,7 @@ export class JobRun {
   }
 
   private context(): HandlerContext {
-    const labels = { job_id: this.job.id, attempt: this.job.attempt };
+    const labels = { job_id: this.job.id, attempt: this.job.attempt, ...this.span.logFields };
     return handlerContext({
       signal: () => this.signal(),
       leaseToken: this.job.leaseToken,

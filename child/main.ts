@@ -17,6 +17,7 @@ import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
+import { loadTracing } from '../src/tracing/gate.js';
 import { loadHandler } from './handler.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
 
   const supervisor = listen();
   const start = await supervisor.started;
+  await loadTracing();
   try {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const { handler, parse } = await loadHandler(start.config.handler);

@@ -170,6 +170,8 @@ export interface NewJob {
   parentIds?: readonly number[];
   /** Parents earlier in the same batch, by position (0-based). */
   parentIndexes?: readonly number[];
+  /** The W3C trace context its enqueue ran in (`traceparent`, then a space and the `tracestate` when there is one). */
+  traceparent?: string | null;
 }
 
 /** A job's parent or child in a flow, as `show` and `ctx.parents()` see it. */
@@ -214,6 +216,8 @@ export interface ClaimedJob extends ClaimRecord {
   leaseToken: string;
   leaseExpiresAt: number;
   createdAt: number;
+  /** The trace context stored with the job (NewJob.traceparent); null: enqueued outside a trace. */
+  traceparent: string | null;
 }
 
 /** The identity a fenced write carries. */
@@ -310,6 +314,9 @@ export interface RecoveredJob {
   released: boolean;
   /** Where the attempt leaves its job's retries; absent when it went back free. */
   retry?: RetryAccount;
+  /** When the attempt taken back was claimed, and the trace context stored with its job: its span is ended from them. */
+  claimedAt: number | null;
+  traceparent: string | null;
 }
 
 export interface RecoverParams {

@@ -1,0 +1,43 @@
+/**
+ * Tracing is optional: `@opentelemetry/api` is a peer dependency an
+ * application may not have. It is looked for once, with a dynamic import that
+ * may fail; only when it is there is ./spans.js (which imports it) loaded.
+ * Without it, nothing of OpenTelemetry is loaded and every call here is a
+ * check of one variable.
+ */
+import type { NewJob } from '../store/types.js';
+import type { Tracing } from './spans.js';
+
+let loaded: Tracing | undefined;
+let loading: Promise<Tracing | undefined> | undefined;
+
+/** Look for the API (once); resolves to the tracing it gives, or undefined without it. */
+export function loadTracing(): Promise<Tracing | undefined> {
+  return (loading ??= import('@opentelemetry/api').then(
+    async () => (loaded = (await import('./spans.js')).openTracing()),
+    () => undefined,
+  ));
+}
+
+/** The tracing loaded so far: undefined before loadTracing resolves, or without the API. */
+export function tracing(): Tracing | undefined {
+  return loaded;
+}
+
+/** An insert's result as the ids it gave its jobs, in order: the usual InsertedJob[]. */
+const insertedIds = (result: unknown) => result as readonly { id: number }[];
+
+/**
+ * Every enqueue path's insert: inside `send <class>` spans, which give the
+ * jobs their trace context to store, when tracing is loaded; as it is, else.
+ */
+export function sendTraced<R>(
+  jobs: NewJob[],
+  insert: () => R,
+  idsOf: (result: Awaited<R>) => readonly { id: number }[] = insertedIds,
+): R {
+  return loaded === undefined ? insert() : loaded.send(jobs, insert, idsOf);
+}
+
+// Started with the first import, so a producer that enqueues right away finds it; entry points await it.
+void loadTracing();
