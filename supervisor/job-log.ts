@@ -66,6 +66,7 @@ export function logJobFinished(logger: Logger, pid: number, message: FinishedJob
     attempt: message.attempt,
     duration_ms: message.durationMs,
     err: message.error,
+    ...(message.trace_id === undefined ? {} : { trace_id: message.trace_id }),
     ...retryFields(message.retry),
   };
   const code = message.error?.code;

@@ -128,6 +128,7 @@ describe('OpenTelemetry traces across processes', () => {
     expect(first!.attributes).toMatchObject({ 'leasehold.job.outcome': 'failed' });
     expect(first!.events.map((event) => event.name)).toContain('exception');
     expect(second!.attributes).toMatchObject({ 'leasehold.job.attempt': 2, 'leasehold.job.outcome': 'succeeded' });
+    expect(sup.events('JOB_RETRY_SCHEDULED', { job_id: id })[0]?.trace_id).toBe(send.traceId);
     await stop();
   });
 
