@@ -3,10 +3,9 @@
  * sees it: the same calls whether tracing is loaded or not, so job-run.ts
  * has no branch for it. Without tracing, each call does nothing.
  */
-import type { ClaimedJob } from '../src/store/types.js';
+import type { ClaimedJob, Verdict } from '../src/store/types.js';
 import type { AttemptSpan } from '../src/tracing/spans.js';
 import { tracing } from '../src/tracing/gate.js';
-import type { RunVerdict } from './job-run.js';
 
 const NO_SPAN: AttemptSpan = {
   logFields: {},
@@ -19,7 +18,7 @@ export function attemptSpan(job: ClaimedJob): AttemptSpan {
 }
 
 /** End the span as the run's verdict says. */
-export function endAttemptSpan(span: AttemptSpan, { verdict }: RunVerdict): void {
+export function endAttemptSpan(span: AttemptSpan, { verdict }: { verdict: Verdict }): void {
   if (verdict.type === 'fail') {
     const { code, detail, stack } = verdict.error;
     span.end({ outcome: 'failed', error: { code, message: detail, stack } });

@@ -169,14 +169,17 @@ export class JobRun {
     const reason = this.abortReason;
     const cost = this.meter?.read();
     const logs = this.logBuffer?.logs();
-    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP')
-      return { ...this.failure(reason), cost, logs };
-    return {
-      verdict: { type: 'release', reason: 'stopped before the handler finished' },
-      startedAt: this.unwrittenStart,
-      cost,
-      logs,
-    };
+    const verdict: RunVerdict =
+      reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP'
+        ? { ...this.failure(reason), cost, logs }
+        : {
+            verdict: { type: 'release', reason: 'stopped before the handler finished' },
+            startedAt: this.unwrittenStart,
+            cost,
+            logs,
+          };
+    endAttemptSpan(this.span, verdict);
+    return verdict;
   }
 
   /** A resident-set reading taken while the handler runs (the run loop's periodic tick). */

@@ -17,7 +17,7 @@ import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
-import { loadTracing } from '../src/tracing/gate.js';
+import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 import { loadHandler } from './handler.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
@@ -33,6 +33,7 @@ function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {})
 
 /** Let the last IPC messages leave before the process ends. */
 async function exit(code: number): Promise<never> {
+  await flushTracing();
   if (process.connected)
     await new Promise<void>((resolve) =>
       process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()),

@@ -12,7 +12,7 @@ import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.j
 import { WriteTurnQueue } from './write-turns.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
-import { loadTracing } from '../src/tracing/gate.js';
+import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 
 const PROGRAM = 'supervise';
 
@@ -69,6 +69,7 @@ try {
       .shutdown()
       .then(async () => {
         await store.close();
+        await flushTracing();
         await closeLogger(logger);
         process.exit(EXIT.OK);
       })

@@ -145,7 +145,7 @@ export interface WorkerRow {
   job_id: number | null;
 }
 
-/** A job as the producer gives it, already validated and serialised. */
+/** A job as the producer gives it, validated and serialised; `traceparent`: the trace its enqueue ran in (migration 14). */
 export interface NewJob {
   class: string;
   payload: string;
@@ -170,7 +170,6 @@ export interface NewJob {
   parentIds?: readonly number[];
   /** Parents earlier in the same batch, by position (0-based). */
   parentIndexes?: readonly number[];
-  /** The W3C trace context its enqueue ran in (`traceparent`, then a space and the `tracestate` when there is one). */
   traceparent?: string | null;
 }
 
@@ -207,7 +206,7 @@ export interface ClaimRecord {
 }
 
 /** What a worker gets from a claim: everything it needs to run and to fence its writes. */
-export interface ClaimedJob extends ClaimRecord {
+export interface ClaimedJob extends ClaimRecord, Required<Pick<NewJob, 'traceparent'>> {
   id: number;
   class: string;
   payload: string;
@@ -216,8 +215,6 @@ export interface ClaimedJob extends ClaimRecord {
   leaseToken: string;
   leaseExpiresAt: number;
   createdAt: number;
-  /** The trace context stored with the job (NewJob.traceparent); null: enqueued outside a trace. */
-  traceparent: string | null;
 }
 
 /** The identity a fenced write carries. */
@@ -300,8 +297,8 @@ export type LeaseStatus =
 /** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
 export type RetryDelay = (jobClass: string, attempt: number) => number;
 
-/** One job taken back from a worker that lost it: what happened to it and why. */
-export interface RecoveredJob {
+/** One job taken back from a worker that lost it: what happened to it and why; its claim and trace, for its span. */
+export interface RecoveredJob extends Required<Pick<NewJob, 'traceparent'>>, Pick<ClaimRecord, 'claimedAt'> {
   id: number;
   class: string;
   attempt: number;
@@ -314,9 +311,6 @@ export interface RecoveredJob {
   released: boolean;
   /** Where the attempt leaves its job's retries; absent when it went back free. */
   retry?: RetryAccount;
-  /** When the attempt taken back was claimed, and the trace context stored with its job: its span is ended from them. */
-  claimedAt: number | null;
-  traceparent: string | null;
 }
 
 export interface RecoverParams {

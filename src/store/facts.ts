@@ -22,6 +22,8 @@ export interface HeldFacts {
 
 /** A take-back's facts: the held ones, and the trace context its attempt's span is ended in. */
 export interface RecoveryFacts extends HeldFacts {
+  /** A held row's claim always has its time. */
+  claimed_at: number;
   traceparent: string | null;
 }
 

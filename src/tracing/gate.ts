@@ -39,5 +39,17 @@ export function sendTraced<R>(
   return loaded === undefined ? insert() : loaded.send(jobs, insert, idsOf);
 }
 
+/** How long a process about to exit waits for its spans to be exported. */
+const FLUSH_DEADLINE_MS = 1_000;
+
+/** Before a process exits: its SDK's buffered spans exported, or given up on after FLUSH_DEADLINE_MS. */
+export async function flushTracing(): Promise<void> {
+  if (loaded === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_DEADLINE_MS)));
+  await Promise.race([loaded.flush().catch(() => undefined), deadline]);
+  clearTimeout(timer);
+}
+
 // Started with the first import, so a producer that enqueues right away finds it; entry points await it.
 void loadTracing();

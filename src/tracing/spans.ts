@@ -15,6 +15,7 @@ import {
   trace,
   type Attributes,
   type Context,
+  type ProxyTracerProvider,
   type Span,
 } from '@opentelemetry/api';
 import type { NewJob } from '../store/types.js';
@@ -41,7 +42,7 @@ export interface TakenBackAttempt {
   id: number;
   class: string;
   attempt: number;
-  claimedAt: number | null;
+  claimedAt: number;
   traceparent: string | null;
 }
 
@@ -54,6 +55,8 @@ export interface Tracing {
   attempt(job: { id: number; class: string; attempt: number; traceparent: string | null }): AttemptSpan;
   /** Emit the span of an attempt whose child died: its stored parent, its start, status ERROR with `cause`. */
   takenBack(job: TakenBackAttempt, cause: { code: string; message: string }): void;
+  /** Hand the SDK's buffered spans to its exporter (before a process exits), when the SDK can. */
+  flush(): Promise<void>;
 }
 
 const MESSAGING_SYSTEM = 'leasehold';
@@ -166,7 +169,7 @@ export function openTracing(): Tracing {
       `process ${job.class}`,
       {
         kind: SpanKind.CONSUMER,
-        startTime: job.claimedAt ?? undefined,
+        startTime: job.claimedAt,
         attributes: {
           ...messagingAttributes('process', job.class),
           'messaging.message.id': String(job.id),
@@ -179,5 +182,11 @@ export function openTracing(): Tracing {
     endWithError(span, cause);
   }
 
-  return { send, attempt, takenBack };
+  async function flush(): Promise<void> {
+    const provider = trace.getTracerProvider() as ProxyTracerProvider;
+    const sdk = provider.getDelegate() as { forceFlush?: () => Promise<void> };
+    await sdk.forceFlush?.();
+  }
+
+  return { send, attempt, takenBack, flush };
 }

@@ -53,10 +53,14 @@ interface Traced {
   request: (payload: unknown) => Promise<number>;
 }
 
-async function traced(): Promise<Traced> {
+async function traced({ batched = false } = {}): Promise<Traced> {
   const dir = newDir();
   const spanFile = path.join(dir, 'spans.jsonl');
-  const env = { NODE_OPTIONS: `--import ${PRELOAD}`, LEASEHOLD_TEST_SPANS: spanFile };
+  const env = {
+    NODE_OPTIONS: `--import ${PRELOAD}`,
+    LEASEHOLD_TEST_SPANS: spanFile,
+    ...(batched ? { LEASEHOLD_TEST_SPANS_BATCHED: '1' } : {}),
+  };
   const sup = await startSupervisor({
     dir,
     env,
@@ -150,5 +154,15 @@ describe('OpenTelemetry traces across processes', () => {
     const recovered = await waitFor('the take-back’s log line', () => sup.events('JOB_RECOVERED', { job_id: id })[0]);
     expect(recovered.trace_id).toBe(send.traceId);
     await stop();
+  });
+
+  it('exports a child’s batched spans before the child exits on drain', async () => {
+    const { sup, stop } = await traced({ batched: true });
+    const { id } = await sup.queue.enqueue({ class: 'traced' });
+    await sup.queue.waitFor(id, { timeoutMs: 20_000 });
+    expect(ofJob(spansIn(path.join(sup.dir, 'spans.jsonl')), id)).toEqual([]);
+    await stop();
+    const [attempt] = ofJob(spansIn(path.join(sup.dir, 'spans.jsonl')), id);
+    expect(attempt).toMatchObject({ name: 'process traced', attributes: { 'leasehold.job.outcome': 'succeeded' } });
   });
 });
