@@ -10,7 +10,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { trackProcess, useProcessGuard } from '../helpers/processes.js';
-import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
+import { startSupervisor, type ClassSpec, type SupervisorHandle } from '../helpers/supervisor.js';
+import { LEASEHOLD_BIN } from '../cli/helpers.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -47,13 +48,18 @@ interface Traced {
   sup: SupervisorHandle;
   /** Stop the producer and the supervisor. */
   stop: () => Promise<void>;
+  /** The environment every process of the test runs with: the preload and the span file. */
+  env: Record<string, string>;
   dir: string;
   spans: () => SpanLine[];
   /** Enqueue through the producer's HTTP server: the job id. */
   request: (payload: unknown) => Promise<number>;
 }
 
-async function traced({ batched = false } = {}): Promise<Traced> {
+async function traced({
+  batched = false,
+  schedules,
+}: { batched?: boolean; schedules?: ClassSpec['schedules'] } = {}): Promise<Traced> {
   const dir = newDir();
   const spanFile = path.join(dir, 'spans.jsonl');
   const env = {
@@ -64,7 +70,7 @@ async function traced({ batched = false } = {}): Promise<Traced> {
   const sup = await startSupervisor({
     dir,
     env,
-    classes: [{ name: 'traced', handler: 'traced', max_retries: 1, kill_grace_seconds: 0.2 }],
+    classes: [{ name: 'traced', handler: 'traced', max_retries: 1, kill_grace_seconds: 0.2, schedules }],
   });
   const producer = execa('node', [PRODUCER, INDEX, sup.database], { env, reject: false, stdin: 'ignore' });
   trackProcess(producer.pid!, 'producer');
@@ -80,7 +86,7 @@ async function traced({ batched = false } = {}): Promise<Traced> {
     await producer;
     await sup.stop();
   };
-  return { sup, dir, stop, spans: () => spansIn(spanFile), request };
+  return { sup, dir, stop, env, spans: () => spansIn(spanFile), request };
 }
 
 const ofJob = (spans: SpanLine[], id: number) =>
@@ -164,5 +170,29 @@ describe('OpenTelemetry traces across processes', () => {
     await stop();
     const [attempt] = ofJob(spansIn(path.join(sup.dir, 'spans.jsonl')), id);
     expect(attempt).toMatchObject({ name: 'process traced', attributes: { 'leasehold.job.outcome': 'succeeded' } });
+  });
+
+  it('opens a send span for the CLI’s enqueue and for a schedule’s occurrence, each job storing its context', async () => {
+    const { sup, stop, env, spans } = await traced({ schedules: [{ name: 'tick', cron: '* * * * * *' }] });
+    const cli = await execa('node', [LEASEHOLD_BIN, 'enqueue', 'traced', '--json', '--config', sup.configFile], {
+      env,
+      cwd: sup.dir,
+    });
+    const { id } = JSON.parse(cli.stdout) as { id: number };
+    const scheduled = await waitFor('a scheduled occurrence’s send span', () =>
+      spans().find((span) => span.kind === KIND.PRODUCER && span.pid === sup.pid),
+    );
+    const sent = await waitFor('the CLI’s send span', () =>
+      ofJob(spans(), id).find((span) => span.kind === KIND.PRODUCER),
+    );
+    expect(sent.pid).not.toBe(sup.pid);
+    for (const send of [sent, scheduled]) {
+      const jobId = Number(send.attributes['messaging.message.id']);
+      const attempt = await waitFor(`job ${jobId}'s attempt span`, () =>
+        ofJob(spans(), jobId).find((span) => span.kind === KIND.CONSUMER),
+      );
+      expect(attempt).toMatchObject({ traceId: send.traceId, parentSpanId: send.spanId });
+    }
+    await stop();
   });
 });
