@@ -91,6 +91,8 @@ export class Queue<S extends ProducerStore = Store> {
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
     this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
+    // A producer: its first enqueue finds tracing loaded (openQueue awaits it; a queue built on a store may enqueue at once).
+    void loadTracing();
   }
 
   /**

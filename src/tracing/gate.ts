@@ -3,7 +3,8 @@
  * application may not have. It is looked for once, with a dynamic import that
  * may fail; only when it is there is ./spans.js (which imports it) loaded.
  * Without it, nothing of OpenTelemetry is loaded and every call here is a
- * check of one variable.
+ * check of one variable. Only what enqueues or runs jobs looks (a Queue, a
+ * child, the supervisor, the CLI's enqueue): the other commands load nothing.
  */
 import type { NewJob } from '../store/types.js';
 import type { Tracing } from './spans.js';
@@ -50,6 +51,3 @@ export async function flushTracing(): Promise<void> {
   await Promise.race([loaded.flush().catch(() => undefined), deadline]);
   clearTimeout(timer);
 }
-
-// Started with the first import, so a producer that enqueues right away finds it; entry points await it.
-void loadTracing();
