@@ -8,7 +8,8 @@ import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from 
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
 import { attemptSpan, endAttemptSpan } from './attempt-span.js';
 import type { AttemptSpan } from '../src/tracing/spans.js';
-import { handlerContext, parsePayload, type Handler, type HandlerContext, type PayloadParser } from '../src/handler.js';
+import { handlerContext, parsePayload, type HandlerContext, type PayloadParser } from '../src/handler.js';
+import type { AttemptBody } from './middleware.js';
 
 /**
  * A job still running this long gets its start written on its own; a
@@ -37,7 +38,10 @@ export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress' | 'jobPar
 export interface JobRunDeps {
   store: JobRunStore;
   config: ClassConfig;
-  handler: Handler;
+  /** The handler inside the class's middleware (middleware.ts): one call per attempt. */
+  handler: AttemptBody;
+  /** What the handler module's `setup` returned in this child: every job's ctx.resources. */
+  resources: unknown;
   /** The handler module's `parse` export, which the payload goes through first. */
   parse?: PayloadParser;
   resultLimitBytes: number;
@@ -259,6 +263,7 @@ export class JobRun {
     return handlerContext({
       signal: () => this.signal(),
       leaseToken: this.job.leaseToken,
+      resources: this.deps.resources,
       log: (level, msg, fields) => {
         (this.logBuffer ??= new AttemptLogBuffer()).add(level, msg, fields);
         this.deps.log(level, msg, { ...fields, ...labels });

@@ -12,6 +12,7 @@ import {
   type ChildStart,
   type ChildToSupervisor,
   type SupervisorToChild,
+  type TurnMessage,
 } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
@@ -19,6 +20,8 @@ import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
 import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 import { loadHandler } from './handler.js';
+import { HandlerLife } from './handler-life.js';
+import { withMiddleware } from './middleware.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
 import { TurnsFromSupervisor } from './write-turns.js';
@@ -66,19 +69,20 @@ async function openWatched(database: string): Promise<WorkerStore> {
   );
 }
 
-/** Write turns, asked of the supervisor: the store takes them from its first write. */
+/** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
 const turns = new TurnsFromSupervisor(send);
 
 /** The supervisor's messages: the first must be the start; turns go to `turns`; the rest to `onMessage` once it is set. */
 function listen(): {
   started: Promise<ChildStart>;
-  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) => void;
+  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) => void;
 } {
-  let handler: ((message: Exclude<SupervisorToChild, ChildStart | { type: 'turn' }>) => void) | undefined;
+  let handler: ((message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) | undefined;
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
       if (message.type === 'turn') turns.granted();
+      else if (message.type === 'turn-line') turns.lineChanged(message.open);
       else if (message.type === 'start') resolve(message);
       else handler?.(message);
     });
@@ -113,9 +117,21 @@ function exitOnUncaught(): void {
   });
 }
 
+/** Left of the shutdown grace after a teardown's deadline: for the store to close and the child to exit. */
+const EXIT_MARGIN_MS = 500;
+
+/** Drain, then tear down with what is left of the grace (less the margin to exit in). */
+async function drainThenTeardown(loop: RunLoop, life: HandlerLife, graceMs: number): Promise<void> {
+  const drainStarted = Date.now();
+  await loop.drain();
+  const left = graceMs - (Date.now() - drainStarted);
+  await life.end(Math.max(0, left - Math.min(EXIT_MARGIN_MS, left / 4)), log);
+}
+
 async function main(): Promise<void> {
   let store: WorkerStore | undefined;
   let loop: RunLoop | undefined;
+  let life: HandlerLife | undefined;
   let killGraceMs = 5_000;
 
   /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
@@ -154,14 +170,17 @@ async function main(): Promise<void> {
   await loadTracing();
   try {
     killGraceMs = start.config.kill_grace_seconds * 1000;
-    const { handler, parse } = await loadHandler(start.config.handler);
+    const loaded = await loadHandler(start.config.handler, start.config.middleware);
+    life = await HandlerLife.start(loaded, start.config.name, log);
     store = await openWatched(start.database);
     const recorder = new FlightRecorder(start.flightRecord);
+    turns.noteWritesIn(recorder);
     loop = new RunLoop({
       store,
       config: start.config,
-      handler,
-      parse,
+      handler: withMiddleware(loaded.handler, loaded.middleware),
+      parse: loaded.parse,
+      resources: life.resources,
       resultLimitBytes: start.resultLimitBytes,
       ownerId: start.workerId,
       send,
@@ -176,11 +195,13 @@ async function main(): Promise<void> {
   }
 
   const running = loop;
+  const handlerLife = life;
   supervisor.onMessage((message) => {
     if (message.type === 'ping') return send({ type: 'pong' });
     if (message.type === 'wake') return running.wake();
     if (message.type === 'success-lines') return running.successLines(message.on);
-    const stopping = message.type === 'drain' ? running.drain() : stopNow(message.reason);
+    const stopping =
+      message.type === 'drain' ? drainThenTeardown(running, handlerLife, message.graceMs) : stopNow(message.reason);
     void stopping.then(async () => {
       await store?.close();
       await exit(CHILD_EXIT.OK);

@@ -224,13 +224,15 @@ export class RunLoop {
   }
 
   /**
-   * With several slots, a claim waits for the end of this turn of the event
-   * loop, so that jobs ending together free their slots for one claim; with
-   * one slot there is nothing to wait for.
+   * A claim waits for the end of this turn of the event loop: jobs ending
+   * together free their slots for one claim, and timers and messages (pings,
+   * heartbeats) run between two claims. Without it a child whose writes do
+   * not wait (SQLite, the line closed) ran claim, jobs and outcomes of a deep
+   * queue of short jobs as one chain of promise callbacks, its timers a
+   * second late and its pings unanswered.
    */
   private scheduleClaim(): void {
     if (this.claimScheduled || this.claimRun !== undefined) return;
-    if (this.slots === 1) return this.claimNow();
     this.claimScheduled = true;
     setImmediate(() => {
       this.claimScheduled = false;

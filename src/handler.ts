@@ -18,7 +18,8 @@ export interface HandlerLog {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export interface HandlerContext {
+/** `R`: what the handler module's `setup` returns, given to every job of the child as `resources`. */
+export interface HandlerContext<R = unknown> {
   /** Aborted when the lease is lost, the runtime is exceeded, the job is cancelled, or shutdown begins. */
   signal: AbortSignal;
   /** Renew the lease now (the child also renews it every heartbeat_seconds). */
@@ -30,6 +31,8 @@ export interface HandlerContext {
   leaseToken: string;
   /** The jobs this one waited for (`dependsOn`), by id, with their outcomes; none for a job without parents. */
   parents(): Promise<JobParent[]>;
+  /** What the handler module's `setup` returned in this child (undefined without a `setup`). */
+  resources: R;
 }
 
 /** A parent of the job a handler runs: its outcome and its result (parsed JSON, null when none). */
@@ -42,19 +45,43 @@ export interface JobParent {
 }
 
 /** A handler module's default export: what it returns (or resolves to) is the job's result. */
-export type Handler<C extends JobClass = JobClass> = (
+export type Handler<C extends JobClass = JobClass, R = unknown> = (
   job: HandlerJob<C>,
-  ctx: HandlerContext,
+  ctx: HandlerContext<R>,
 ) => ResultOf<C> | Promise<ResultOf<C>>;
 
 /**
  * A handler of one class, typed from the Jobs registry: its job's payload
- * and its result. Returns the function itself, to be the module's default
- * export; the class is for the compiler only.
+ * and its result; `R`, the resources, is inferred from the type given to
+ * `ctx`. Returns the function itself, to be the module's default export;
+ * the class is for the compiler only.
  */
-export function defineHandler<C extends JobClass>(_jobClass: C, handler: Handler<C>): Handler<C> {
+export function defineHandler<C extends JobClass, R = unknown>(_jobClass: C, handler: Handler<C, R>): Handler<C, R> {
   return handler;
 }
+
+/** What a handler module's `setup` is given: its class, and a log whose lines carry no job. */
+export interface SetupContext {
+  class: string;
+  log: HandlerLog;
+}
+
+/** A handler module's optional `setup` export: run once per child before its first job; what it returns is `ctx.resources`. */
+export type HandlerSetup<R = unknown> = (ctx: SetupContext) => R | Promise<R>;
+
+/** A handler module's optional `teardown` export: run once on drain, after the last job, with what `setup` returned. */
+export type HandlerTeardown<R = unknown> = (resources: R) => unknown;
+
+/**
+ * A middleware module's default export: runs around the handler (and the
+ * middleware inside it); `next()` resolves with the result or throws the
+ * failure, and what this returns or throws is the outcome.
+ */
+export type Middleware<R = unknown> = (
+  job: HandlerJob,
+  ctx: HandlerContext<R>,
+  next: () => Promise<unknown>,
+) => Promise<unknown>;
 
 /**
  * A handler module's optional `parse` export: given the stored payload, it
@@ -91,20 +118,27 @@ export interface ContextParts {
   log: (level: keyof HandlerLog, msg: string, fields: Record<string, unknown> | undefined) => void;
   /** The parents as the store keeps them (results as JSON text). */
   parents: () => Promise<StoredParent[]>;
+  resources: unknown;
 }
 
 type StoredParent = Omit<JobParent, 'result'> & { result: string | null };
 
+/** A HandlerLog that hands each line to `log`, its message made a string. */
+export function handlerLog(log: ContextParts['log']): HandlerLog {
+  const line = (level: keyof HandlerLog) => (msg: string, fields?: Record<string, unknown>) =>
+    log(level, String(msg), fields);
+  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
+}
+
 /** The context a handler is given, in a child and in runHandler alike. */
 export function handlerContext(parts: ContextParts): HandlerContext {
-  const line = (level: keyof HandlerLog) => (msg: string, fields?: Record<string, unknown>) =>
-    parts.log(level, String(msg), fields);
   return {
     get signal() {
       return parts.signal();
     },
     leaseToken: parts.leaseToken,
-    log: { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') },
+    resources: parts.resources,
+    log: handlerLog(parts.log),
     heartbeat: () => parts.heartbeat(),
     progress: async (value: unknown) => parts.progress(JSON.stringify(value ?? null)),
     parents: async () =>

@@ -20,7 +20,11 @@ export {
   type HandlerContext,
   type HandlerJob,
   type HandlerLog,
+  type HandlerSetup,
+  type HandlerTeardown,
+  type Middleware,
   type PayloadParser,
+  type SetupContext,
 } from './handler.js';
 export { openStore } from './store/open.js';
 export type * from './store/types.js';

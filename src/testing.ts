@@ -7,17 +7,29 @@
 import { randomUUID } from 'node:crypto';
 import { handlerExports } from './config/handler-module.js';
 import { coerceError } from './errors.js';
-import { handlerContext, parsePayload, type Handler, type JobParent, type PayloadParser } from './handler.js';
+import {
+  handlerContext,
+  handlerLog,
+  parsePayload,
+  type Handler,
+  type HandlerLog,
+  type HandlerSetup,
+  type HandlerTeardown,
+  type JobParent,
+  type PayloadParser,
+} from './handler.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES } from './queue/limits.js';
 import { serialisePayload } from './queue/enqueue.js';
 import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
 import { AttemptLogBuffer } from './store/job-logs.js';
 import type { JobLogLine } from './store/data.js';
 
-/** A handler module as a child loads it: the handler as its default export, and its optional `parse`. */
-export interface HandlerModule<C extends JobClass = JobClass> {
-  default: Handler<C>;
+/** A handler module as a child loads it: the handler as its default export, and its optional `parse`, `setup` and `teardown`. */
+export interface HandlerModule<C extends JobClass = JobClass, R = unknown> {
+  default: Handler<C, R>;
   parse?: PayloadParser<C>;
+  setup?: HandlerSetup<R>;
+  teardown?: HandlerTeardown<R>;
 }
 
 export interface RunHandlerOptions<C extends JobClass = JobClass> {
@@ -33,6 +45,8 @@ export interface RunHandlerOptions<C extends JobClass = JobClass> {
   leaseToken?: string;
   /** What ctx.parents() resolves to; default none. */
   parents?: JobParent[];
+  /** ctx.resources. Default: what the module's `setup` returns (its `teardown` runs after the handler), else undefined. */
+  resources?: unknown;
 }
 
 /** What the run left besides its outcome. */
@@ -54,8 +68,10 @@ export type RunHandlerOutcome<R = unknown> = Recorded &
 /**
  * Run a handler once on a payload. Given a module (`{ default, parse }`,
  * such as `await import('./email.js')`), the payload goes through its
- * `parse` first, and the module's exports are checked as a child checks
- * them. Never rejects for what the handler does: a throw is the outcome.
+ * `parse` first, its `setup` runs before (unless `options.resources` is
+ * given) and its `teardown` after, and the module's exports are checked as
+ * a child checks them. Never rejects for what the handler does: a throw is
+ * the outcome; a failing `setup` or `teardown` rejects.
  */
 export async function runHandler<C extends JobClass>(
   handler: Handler<C>,
@@ -72,19 +88,26 @@ export async function runHandler(
   payload: unknown,
   options: RunHandlerOptions = {},
 ): Promise<RunHandlerOutcome> {
-  const { handler, parse } =
-    typeof target === 'function' ? { handler: target, parse: undefined } : handlerExports(target, 'the handler module');
+  const { handler, parse, setup, teardown } =
+    typeof target === 'function' ? { handler: target } : handlerExports(target, 'the handler module');
   const stored: unknown = JSON.parse(serialisePayload(payload ?? null, DEFAULT_PAYLOAD_LIMIT_BYTES));
   const lines = new AttemptLogBuffer();
   const progress: unknown[] = [];
   const signal = options.signal ?? new AbortController().signal;
   const recorded = () => ({ logs: lines.logs().lines, progress });
+  const ownResources = !('resources' in options) && setup !== undefined;
+  const log = (level: keyof HandlerLog, msg: string, fields: Record<string, unknown> | undefined) =>
+    lines.add(level, msg, fields);
+  const resources = ownResources
+    ? await setup({ class: options.class ?? 'test', log: handlerLog(log) })
+    : options.resources;
   const ctx = handlerContext({
     leaseToken: options.leaseToken ?? randomUUID(),
     signal: () => signal,
     heartbeat: async () => {},
     progress: async (json) => void progress.push(JSON.parse(json)),
-    log: (level, msg, fields) => lines.add(level, msg, fields),
+    log,
+    resources,
     // through JSON, as a child reads them from the store
     parents: async () =>
       (options.parents ?? []).map((parent) => ({
@@ -104,5 +127,7 @@ export async function runHandler(
   } catch (error) {
     const { code, retryable } = coerceError(error);
     return { ok: false, error, code, retryable, ...recorded() };
+  } finally {
+    if (ownResources) await teardown?.(resources);
   }
 }

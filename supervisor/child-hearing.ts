@@ -36,7 +36,7 @@ export function hearChild(child: PoolChild, message: ChildToSupervisor, pool: He
       void pool.store.workerHeartbeat({ id: child.workerId, state: 'ready' }).catch(() => undefined);
       return;
     case 'startup-failed':
-      child.startupFailed(message.error.message);
+      child.startupFailed(message.error);
       pool.logger.error(`child could not start: ${message.error.message}`, { ...labels, err: message.error });
       return;
     case 'jobs-started':

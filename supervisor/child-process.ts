@@ -1,6 +1,8 @@
+import type { ErrorSummary } from '../src/errors.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { monotonicMs } from '../src/clock.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
@@ -41,6 +43,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   private finishedCount = 0;
   private killedFor: ChildKill | undefined;
   private startupFailure: string | undefined;
+  private startupRetryable = false;
   private retireReason: RetireReason | undefined;
   /** When we sent the oldest ping it has not answered (any message answers): how the health watch tells a blocked child. */
   private unansweredSince: number | undefined;
@@ -55,8 +58,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   readonly ready: Promise<void>;
   private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
-  /** When it was given the write turn it holds, if it holds one. */
+  /** When it was given the write turn it holds, if it holds one (monotonic ms). */
   private turnSince: number | undefined;
+  /** When our own stalled loop last forgave its lock hold (monotonic ms): a write it began earlier is counted from then. */
+  private forgivenAt = 0;
 
   readonly workerId: string;
   /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
@@ -84,6 +89,7 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     }
     this.pid = this.process.pid;
     this.send({ ...start, flightRecord: this.flight.path });
+    turns.join(this);
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (!isChildToSupervisor(message)) return;
@@ -191,6 +197,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     return this.startupFailure;
   }
 
+  get startupRestartable(): boolean {
+    return this.startupRetryable;
+  }
+
   get retiring(): RetireReason | undefined {
     return this.retireReason;
   }
@@ -215,15 +225,23 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.send({ type: 'ping' });
   }
 
-  /** Our own loop was stalled: the unanswered ping's wait, and the held turn's, start again now. */
+  /** Our own loop was stalled: the unanswered ping's wait starts again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-    if (this.turnSince !== undefined) this.turnSince = Date.now();
+  }
+
+  forgiveLockHold(): void {
+    if (this.turnSince !== undefined) this.turnSince = monotonicMs();
+    this.forgivenAt = monotonicMs();
   }
 
   turnGranted(): void {
-    this.turnSince = Date.now();
+    this.turnSince = monotonicMs();
     this.send({ type: 'turn' });
+  }
+
+  lineChanged(open: boolean): void {
+    this.send({ type: 'turn-line', open });
   }
 
   private turnDone(): void {
@@ -231,9 +249,14 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.turns.release(this);
   }
 
-  /** How long it has held its write turn (0: it holds none). */
+  /** How long it has held the write lock: a turn from the line, or a write it began without one (0: neither). */
   turnHeldForMs(): number {
-    return this.turnSince === undefined ? 0 : Date.now() - this.turnSince;
+    const now = monotonicMs();
+    const writing = this.lifecycle === 'exited' ? 0 : this.flight.readWriting();
+    return Math.max(
+      this.turnSince === undefined ? 0 : now - this.turnSince,
+      writing === 0 ? 0 : now - Math.max(writing, this.forgivenAt),
+    );
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */
@@ -250,9 +273,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     this.finishedCount += count;
   }
 
-  /** It says it could not start (its handler or store would not load); its exit follows. */
-  startupFailed(error: string): void {
-    this.startupFailure = error;
+  /** It says it could not start (its handler or store would not load, its setup failed); its exit follows. */
+  startupFailed(error: ErrorSummary): void {
+    this.startupFailure = error.message;
+    this.startupRetryable = error.retryable;
   }
 
   /** The database outage it reports, or its end (undefined). */
@@ -287,10 +311,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
     return this.startupFailure ?? `it ended before it was ready (${describeExit(exit.code, exit.signal)})`;
   }
 
-  /** Ask it to drain and exit: no more claims, running jobs finish, waiting ones go back free. */
-  retire(reason: RetireReason): void {
+  /** Ask it to drain and exit within `graceMs`: no more claims, running jobs finish, waiting ones go back free. */
+  retire(reason: RetireReason, graceMs: number): void {
     this.retireReason ??= reason;
-    this.send({ type: 'drain' });
+    this.send({ type: 'drain', graceMs });
   }
 
   /**

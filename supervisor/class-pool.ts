@@ -333,7 +333,8 @@ export class ClassPool<C extends PoolChild> {
       // took it from).
       askedToStop: !this.accepting || slot >= this.config.processes || this.slots[slot] !== child,
       killed,
-      startupError: child.startupError,
+      // A start that may succeed on another try falls to the crash rules: backoff, and the crash loop's give-up.
+      startupError: child.startupRestartable ? undefined : child.startupError,
       jobsFinished: child.jobsFinished,
     };
     const history = { crashes: this.crashes, fruitless: this.fruitlessCrashes[slot] ?? 0 };
@@ -344,7 +345,12 @@ export class ClassPool<C extends PoolChild> {
       case 'none':
         return;
       case 'give-up':
-        this.setDisabled(decision.reason);
+        // A crash loop of failed starts (a setup that keeps failing) is recorded with why the last one failed.
+        this.setDisabled(
+          decision.cause === 'crash-loop' && child.startupError !== undefined
+            ? `${decision.reason}; the last could not start: ${child.startupError}`
+            : decision.reason,
+        );
         if (decision.cause === 'startup-failed')
           this.logger.error(
             `class ${this.config.name} disabled: ${decision.reason}; it consumes no jobs until the config is fixed`,

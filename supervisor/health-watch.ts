@@ -12,6 +12,16 @@ export const STALE_HEARTBEATS = 3;
  * writer of the queue waits behind it.
  */
 export const TURN_HELD_LIMIT_MS = 1_000;
+/**
+ * How often the lock holds are looked at: a read of a small file per child,
+ * so often enough that a stopped holder is gone soon after the limit, well
+ * inside the others' lease slack. A look this much later than due (our
+ * loop or the machine stalled: a turn given back meanwhile is not read yet)
+ * judges nobody; a shorter delay leaves a healthy hold, milliseconds long,
+ * short of the limit.
+ */
+export const LOCK_CHECK_MS = 100;
+const LOCK_CHECK_LATE_MS = 800;
 /** Worker rows (CPU, memory, current job) are refreshed every this many ticks. */
 const REGISTRY_EVERY_TICKS = 4;
 /**
@@ -54,6 +64,7 @@ export interface HealthWatchOptions {
  */
 export class HealthWatch {
   private timer: NodeJS.Timeout | undefined;
+  private lockTimer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private ticks = 0;
   /** When the watch first saw a job no longer held by its child, while the child still says it runs it. */
@@ -77,10 +88,17 @@ export class HealthWatch {
         .catch((error: unknown) => void this.options.logger.error('health check failed', { err: error }))
         .finally(() => (this.inFlight = undefined));
     }, this.options.tickMs);
+    let lastLockCheck = Date.now();
+    this.lockTimer = setInterval(() => {
+      const late = Date.now() - lastLockCheck > LOCK_CHECK_LATE_MS;
+      lastLockCheck = Date.now();
+      for (const pool of this.options.pools) for (const child of pool.children) this.checkLockHold(child, late);
+    }, LOCK_CHECK_MS);
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.lockTimer);
     this.timer = undefined;
     await this.inFlight;
     pidusage.clear();
@@ -130,19 +148,13 @@ export class HealthWatch {
   /**
    * Ping every running child; one that has left a ping unanswered for
    * STALE_HEARTBEATS heartbeat intervals has a blocked event loop (a busy
-   * loop, a synchronous wait). One that holds its write turn past
-   * TURN_HELD_LIMIT_MS, whatever its state, holds up every writer. Silence does not count while our own turn
+   * loop, a synchronous wait). Silence does not count while our own turn
    * came late (`late`: this process or the machine was stalled), nor during
    * an outage that stalls writers (`STALLING_FAULTS`), ours or the child's.
    */
   private checkAnswers(child: WatchedChild, late: boolean): void {
     if (child.killed !== undefined || !child.alive) return;
     if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveSilence();
-    const turnMs = child.turnHeldForMs();
-    if (turnMs > TURN_HELD_LIMIT_MS) {
-      const detail = `held the write turn for ${(turnMs / 1000).toFixed(1)}s (a turn lasts milliseconds): the child is stopped or stuck in a statement`;
-      return this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail, undefined, { turn_held_ms: turnMs });
-    }
     if (child.state !== 'ready' && child.state !== 'busy') return;
     const { config } = child;
     const silentMs = child.unansweredForMs();
@@ -154,6 +166,20 @@ export class HealthWatch {
       return this.kill(child, 'unresponsive', overRuntime ? 'TIMEOUT:MAX_RUNTIME' : 'WORKER:UNRESPONSIVE', detail);
     }
     child.ping();
+  }
+
+  /**
+   * A child that has held SQLite's write lock (its turn, or a write it began
+   * without one) past TURN_HELD_LIMIT_MS, whatever its state, holds up every
+   * writer: it is stopped or stuck in a statement. Forgiven as silence is.
+   */
+  private checkLockHold(child: WatchedChild, late: boolean): void {
+    if (child.killed !== undefined || !child.alive) return;
+    if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveLockHold();
+    const turnMs = child.turnHeldForMs();
+    if (turnMs <= TURN_HELD_LIMIT_MS) return;
+    const detail = `held the write lock for ${(turnMs / 1000).toFixed(1)}s (a write lasts milliseconds): the child is stopped or stuck in a statement`;
+    this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail, undefined, { turn_held_ms: Math.round(turnMs) });
   }
 
   /**

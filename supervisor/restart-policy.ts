@@ -17,7 +17,7 @@ export interface ExitFacts {
   askedToStop: boolean;
   /** Its supervisor killed it (runtime, memory, silence): an abnormal end, but not a crash. */
   killed: boolean;
-  /** Why it could not start (its handler or its store), if it could not. */
+  /** Why it could not start, if another try will not help (its handler does not load); a failed setup is a crash here. */
   startupError: string | undefined;
   /** How many jobs it finished. */
   jobsFinished: number;

@@ -21,7 +21,7 @@ export interface RetireOptions {
 export async function retireChildren(children: readonly PoolChild[], options: RetireOptions): Promise<void> {
   const { graceMs, force, logger, reason } = options;
   const live = () => children.filter((child) => child.alive);
-  for (const child of live()) child.retire(reason);
+  for (const child of live()) child.retire(reason, graceMs);
   await waitForExit(live(), graceMs, force);
 
   const remaining = live();

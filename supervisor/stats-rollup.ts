@@ -59,8 +59,8 @@ export class StatsRollup {
     do {
       summed = await this.options.store.statsRollUp({ maxMinutes: MINUTES_PER_ROLL_UP });
       total += summed;
-      if (summed === MINUTES_PER_ROLL_UP) await sleep(CATCH_UP_PAUSE_MS);
-    } while (summed === MINUTES_PER_ROLL_UP && !this.stopped);
+      if (summed >= MINUTES_PER_ROLL_UP) await sleep(CATCH_UP_PAUSE_MS);
+    } while (summed >= MINUTES_PER_ROLL_UP && !this.stopped);
     if (total > 0)
       this.options.logger.debug(`stats rollup summed ${total} minute(s)`, { event: 'STATS_ROLLUP', minutes: total });
     return total;

@@ -4,6 +4,7 @@
  * health watch: WatchedChild), so that their tests can hand them fakes.
  * ChildHandle (child-process.ts) is the real child behind both.
  */
+import type { ErrorSummary } from '../src/errors.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { ChildStart, ChildToSupervisor, SupervisorToChild } from '../src/ipc/protocol.js';
 import type { DbOutage } from '../src/store/faults.js';
@@ -63,6 +64,8 @@ export interface PoolChild {
   readonly jobsFinished: number;
   readonly killed: ChildKill | undefined;
   readonly startupError: string | undefined;
+  /** Whether another try may start where this one could not (a handler's failed setup), unlike a handler that cannot load. */
+  readonly startupRestartable: boolean;
   /** Set once it was asked to drain: it is leaving, not crashing, and its slot may not be refilled. */
   readonly retiring: RetireReason | undefined;
   /** The database outage it reports, while it lasts. */
@@ -72,13 +75,13 @@ export interface PoolChild {
   send(message: SupervisorToChild): void;
   diedOf(uncaught: UncaughtError): void;
   markReady(): void;
-  startupFailed(error: string): void;
+  startupFailed(error: ErrorSummary): void;
   reportOutage(outage: DbOutage | undefined): void;
   /** It says `count` outcomes are written. */
   jobsFinishedBy(count: number): void;
   /** Why it did not become ready (it exited first, or was not ready within `timeoutMs`: then it is killed), or undefined once it is. */
   untilReady(timeoutMs: number): Promise<string | undefined>;
-  retire(reason: RetireReason): void;
+  retire(reason: RetireReason, graceMs: number): void;
   forceKill(reason: KillReason, code: string, detail: string): void;
   soleSuspect(): RunningJob | undefined;
 }
@@ -99,8 +102,10 @@ export interface WatchedChild {
   ping(): void;
   forgiveSilence(): void;
   unansweredForMs(): number;
-  /** How long it has held the write turn it holds (0: none): a turn lasts milliseconds. */
+  /** How long it has held SQLite's write lock, by a turn or a write without one (0: neither): milliseconds, healthy. */
   turnHeldForMs(): number;
+  /** Our own loop was stalled: the lock hold's wait starts again now. */
+  forgiveLockHold(): void;
   recordUsage(sample: UsageSample): void;
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit?: RunningJob): void;
 }

@@ -3,7 +3,7 @@
  * `supervise --check-config`, start-up, `leasehold reload` and a live
  * reload, so that a config one of them accepts is one the others start:
  * a SQLite path that can be opened, the dashboard's exposure, and every
- * handler module, imported in a short-lived process of its own
+ * handler and middleware module, imported in a short-lived process of its own
  * (handler-probe.ts), never in the caller.
  */
 import { execFile } from 'node:child_process';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { exposureProblem, TOKEN_ENV, tokenProblem } from './exposure.js';
+import type { ModuleKind } from './handler-module.js';
 import { loadConfig } from './load.js';
 import type { LeaseholdConfig } from './schema.js';
 
@@ -24,7 +25,7 @@ export interface DeploymentProblem {
   /** The field at fault, e.g. `classes[1].handler`. */
   field: string;
   message: string;
-  /** For a handler that cannot be used: its class, its file, and why (`message` without the class). */
+  /** For a handler or middleware module that cannot be used: its class, its file, and why (`message` without the class). */
   handler?: { class: string; file: string; problem: string };
 }
 
@@ -43,15 +44,30 @@ export async function deploymentProblems(
     const exposed = exposureProblem(config.http.host, token);
     if (exposed !== undefined) problems.push({ field: 'http.host', message: exposed });
   }
+  // A top-level middleware is in every class's chain: each module is probed once.
+  const probes = new Map<string, Promise<string | undefined>>();
+  const probe = (file: string, kind: ModuleKind) => {
+    let probed = probes.get(file);
+    if (probed === undefined)
+      probes.set(file, (probed = existsSync(file) ? probeModule(file, kind, env) : noSuchFile(file)));
+    return probed;
+  };
   const handlerProblems = await Promise.all(
     config.classes.map(async (cls, index): Promise<DeploymentProblem | undefined> => {
-      const problem = existsSync(cls.handler) ? await probeHandler(cls.handler, env) : `no such file ${cls.handler}`;
-      if (problem === undefined) return undefined;
-      return {
-        field: `classes[${index}].handler`,
-        message: `class ${cls.name}: ${problem}`,
-        handler: { class: cls.name, file: cls.handler, problem },
-      };
+      const modules = [
+        { field: 'handler', kind: 'handler' as const, file: cls.handler },
+        ...cls.middleware.map((file) => ({ field: 'middleware', kind: 'middleware' as const, file })),
+      ];
+      for (const { field, kind, file } of modules) {
+        const problem = await probe(file, kind);
+        if (problem !== undefined)
+          return {
+            field: `classes[${index}].${field}`,
+            message: `class ${cls.name}: ${problem}`,
+            handler: { class: cls.name, file, problem },
+          };
+      }
+      return undefined;
     }),
   );
   return [...problems, ...handlerProblems.filter((problem) => problem !== undefined)];
@@ -95,19 +111,23 @@ function writable(file: string): boolean {
   }
 }
 
-/** Why `file` cannot be used as a handler (undefined: it can), from a probe process of its own. */
-function probeHandler(file: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+async function noSuchFile(file: string): Promise<string> {
+  return `no such file ${file}`;
+}
+
+/** Why `file` cannot be used as a handler or middleware (undefined: it can), from a probe process of its own. */
+function probeModule(file: string, kind: ModuleKind, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [PROBE, file],
+      [PROBE, file, kind],
       { env, timeout: HANDLER_LOAD_TIMEOUT_MS, killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
         if (error === null) return resolve((JSON.parse(stdout) as { problem: string | null }).problem ?? undefined);
         if ((error as { killed?: boolean }).killed === true)
-          return resolve(`handler ${file} did not finish loading within ${HANDLER_LOAD_TIMEOUT_MS / 1000}s`);
+          return resolve(`${kind} ${file} did not finish loading within ${HANDLER_LOAD_TIMEOUT_MS / 1000}s`);
         const said = stderr.trim().split('\n').at(-1);
-        resolve(`loading handler ${file} ended its process (${said || error.message})`);
+        resolve(`loading ${kind} ${file} ended its process (${said || error.message})`);
       },
     );
   });

@@ -1,12 +1,31 @@
 import { pathToFileURL } from 'node:url';
 import { LeaseholdError } from '../errors.js';
+import type { HandlerSetup, HandlerTeardown, PayloadParser } from '../handler.js';
 import { syntaxErrorLocation } from './syntax-location.js';
 
-/** What a child takes from a handler module: the handler (its default export) and its optional `parse`. */
+type AnyFunction = (...args: never[]) => unknown;
+
+/** What a child takes from a handler module: the handler (its default export) and its optional exports. */
 export interface HandlerExports {
-  handler: (...args: never[]) => unknown;
-  parse?: (payload: unknown) => unknown;
+  handler: AnyFunction;
+  parse?: PayloadParser;
+  setup?: HandlerSetup;
+  teardown?: HandlerTeardown;
 }
+
+/** What a child takes from a middleware module: its default export. */
+export interface MiddlewareExports {
+  middleware: AnyFunction;
+}
+
+/** The kinds of module queue.yaml names, each checked by its own rule. */
+export type ModuleKind = 'handler' | 'middleware';
+
+/** A handler module's optional exports: each must be a function when it is there. */
+const OPTIONAL_EXPORTS = ['parse', 'setup', 'teardown'] as const;
+
+/** A module's exports; `object`, so that a typed module (runHandler's) is one too. */
+type ModuleNamespace = object;
 
 /**
  * Import a handler module and check its exports (handlerExports): the one
@@ -14,37 +33,53 @@ export interface HandlerExports {
  * short-lived probe process (handler-probe.ts).
  */
 export async function importHandler(file: string): Promise<HandlerExports> {
-  let module: { default?: unknown; parse?: unknown };
+  return handlerExports(await importModule(file, 'handler'), `handler ${file}`);
+}
+
+/** Import a middleware module and check its default export, as importHandler does a handler's. */
+export async function importMiddleware(file: string): Promise<MiddlewareExports> {
+  return middlewareExports(await importModule(file, 'middleware'), `middleware ${file}`);
+}
+
+async function importModule(file: string, kind: ModuleKind): Promise<ModuleNamespace> {
   try {
-    module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    return (await import(pathToFileURL(file).href)) as ModuleNamespace;
   } catch (error) {
-    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load handler ${file}: ${await whyNotLoaded(file, error)}`, {
+    throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load ${kind} ${file}: ${await whyNotLoaded(file, error)}`, {
       retryable: false,
       cause: error,
     });
   }
-  return handlerExports(module, `handler ${file}`);
 }
 
-/** A module's default export must be a function, and its `parse`, when it has one, too. */
-export function handlerExports(module: { default?: unknown; parse?: unknown }, name: string): HandlerExports {
-  if (typeof module.default !== 'function') {
+/** A module's default export must be a function, and each optional export it has, too. */
+export function handlerExports(module: ModuleNamespace, name: string): HandlerExports {
+  const exports: HandlerExports = { handler: defaultFunction(module, name) };
+  for (const key of OPTIONAL_EXPORTS) {
+    const value = (module as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'function')
+      throw new LeaseholdError(
+        `HANDLER:BAD_${key.toUpperCase()}_EXPORT`,
+        `${name} exports ${key}, but as a ${typeof value}, not a function`,
+        { retryable: false },
+      );
+    exports[key] = value as never;
+  }
+  return exports;
+}
+
+function middlewareExports(module: ModuleNamespace, name: string): MiddlewareExports {
+  return { middleware: defaultFunction(module, name) };
+}
+
+function defaultFunction(module: ModuleNamespace, name: string): AnyFunction {
+  const { default: exported } = module as { default?: unknown };
+  if (typeof exported !== 'function')
     throw new LeaseholdError('HANDLER:NO_DEFAULT_EXPORT', `${name} has no default export function`, {
       retryable: false,
     });
-  }
-  const handler = module.default as (...args: never[]) => unknown;
-  if (module.parse === undefined) return { handler };
-  if (typeof module.parse !== 'function') {
-    throw new LeaseholdError(
-      'HANDLER:BAD_PARSE_EXPORT',
-      `${name} exports parse, but as a ${typeof module.parse}, not a function`,
-      {
-        retryable: false,
-      },
-    );
-  }
-  return { handler, parse: module.parse as (payload: unknown) => unknown };
+  return exported as AnyFunction;
 }
 
 /** The error's first line; for a syntax error, its name and where it is (`(at /srv/h.mjs:2:17)`). */

@@ -1,12 +1,13 @@
 /**
- * `node handler-probe.js <file>`: import a handler module as a child would,
- * and print `{"problem": null}` or why it cannot be used. Run by the config
- * check in a process of its own, so that a module's top-level code never
- * runs in the supervisor or the CLI.
+ * `node handler-probe.js <file> [handler|middleware]`: import a handler (or
+ * middleware) module as a child would, and print `{"problem": null}` or why
+ * it cannot be used. Run by the config check in a process of its own, so
+ * that a module's top-level code never runs in the supervisor or the CLI.
  */
-import { importHandler } from './handler-module.js';
+import { importHandler, importMiddleware } from './handler-module.js';
 
-const problem = await importHandler(process.argv[2] ?? '').then(
+const importModule = process.argv[3] === 'middleware' ? importMiddleware : importHandler;
+const problem = await importModule(process.argv[2] ?? '').then(
   () => null,
   (error: unknown) => (error as Error).message,
 );

@@ -63,7 +63,13 @@ function resolvePaths(parsed: ParsedConfig, absoluteFile: string): LeaseholdConf
         ? parsed.database
         : path.resolve(folder, parsed.database),
     log: { ...parsed.log, file: parsed.log.file === null ? null : path.resolve(folder, parsed.log.file) },
-    classes: parsed.classes.map((cls) => ({ ...cls, handler: path.resolve(folder, cls.handler) })),
+    middleware: parsed.middleware.map((file) => path.resolve(folder, file)),
+    // Each class holds its whole chain, top-level first: what its children run, and what a reload compares.
+    classes: parsed.classes.map((cls) => ({
+      ...cls,
+      handler: path.resolve(folder, cls.handler),
+      middleware: [...parsed.middleware, ...cls.middleware].map((file) => path.resolve(folder, file)),
+    })),
   };
 }
 

@@ -151,12 +151,19 @@ const rateLimitSchema = mapping({
   per_seconds: seconds(),
 });
 
+/** Middleware module paths (resolved like handler paths), outermost first. */
+const middlewareSchema = z
+  .array(nonEmptyString('a middleware module path'), { error: 'expected a list of middleware module paths' })
+  .default([]);
+
 const classSchema = mapping({
   name: z
     .string({ error: 'expected a class name' })
     .regex(CLASS_NAME, { error: 'expected a class name of letters, digits, "_", "." or "-"' }),
   /** Resolved against the config file's folder by the loader. */
   handler: nonEmptyString('a handler module path'),
+  /** Run inside the top-level middleware; the loader prepends those, so a loaded class holds its whole chain. */
+  middleware: middlewareSchema,
   processes: count().default(DEFAULT_CLASS.processes),
   /** Jobs one child runs at the same time (for I/O-bound handlers). */
   concurrency: count().default(DEFAULT_CLASS.concurrency),
@@ -235,6 +242,8 @@ export const configSchema = mapping({
   shutdown_grace_seconds: seconds().default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
   payload_limit_bytes: count().default(DEFAULT_PAYLOAD_LIMIT_BYTES),
   result_limit_bytes: count().default(DEFAULT_RESULT_LIMIT_BYTES),
+  /** Around every class's handler, outside the class's own middleware. */
+  middleware: middlewareSchema,
   classes: z
     .array(classSchema, { error: 'expected a list of classes' })
     .min(1, { error: 'expected at least one class' }),

@@ -29,8 +29,11 @@ export interface ChildStart {
 export type SupervisorToChild =
   /** The first message, and only once. */
   | ChildStart
-  /** Stop claiming, finish the jobs in hand, hand back what was only claimed, exit 0. */
-  | { type: 'drain' }
+  /**
+   * Stop claiming, finish the jobs in hand, hand back what was only claimed,
+   * tear the handler down within what is left of `graceMs`, exit 0.
+   */
+  | { type: 'drain'; graceMs: number }
   /** Abort the jobs in hand now and hand them back without spending a retry, then exit 0. */
   | { type: 'stop'; reason: string }
   /** Jobs of your class are due now (taken back from a dead worker, say): stop idling and claim. */
@@ -39,8 +42,10 @@ export type SupervisorToChild =
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
   | { type: 'success-lines'; on: boolean }
-  /** The write turn the child asked for is its own (src/store/write-turns.ts). */
-  | { type: 'turn' };
+  | TurnMessage;
+
+/** The supervisor's line of writers (src/store/write-turns.ts): the turn the child asked for is its own; the line opened or closed. */
+export type TurnMessage = { type: 'turn' } | { type: 'turn-line'; open: boolean };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -128,6 +133,7 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'wake' ||
     type === 'ping' ||
     type === 'success-lines' ||
-    type === 'turn'
+    type === 'turn' ||
+    type === 'turn-line'
   );
 }

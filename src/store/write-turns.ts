@@ -1,20 +1,32 @@
 /**
- * Write turns on SQLite: one writer at a time, first come first served,
- * each waiting for its turn asynchronously instead of in SQLite's busy
- * handler, which stops the whole event loop. The supervisor keeps the
- * queue (supervisor/write-turns.ts); its children take turns over IPC
- * (child/write-turns.ts). Processes outside the queue (the CLI, the
- * dashboard, an application enqueuing) keep their busy timeout.
+ * Write turns on SQLite: a process of the queue never waits in SQLite's busy
+ * handler, which stops its whole event loop. While writers do not meet, each
+ * writes at once, with no busy timeout (a child) and no message; the first
+ * that finds the lock taken opens a line, kept by the supervisor
+ * (supervisor/write-turns.ts), and while it is open every write waits for its
+ * turn asynchronously, first come first served (a child asks over IPC:
+ * child/write-turns.ts). The line closes once nobody has waited in it for a
+ * moment. Processes outside the queue (the CLI, the dashboard, an
+ * application enqueuing) keep their busy timeout.
  */
 export interface WriteTurns {
-  /** Resolves when it is this process's turn to write. */
-  take(): Promise<void>;
-  /** The write is committed, rolled back, or could not begin: the next in line may write. */
-  give(): void;
   /**
-   * How long a write in its turn may still wait in SQLite's busy handler,
-   * for a process outside the queue; past it, it gives its turn back and
-   * tries again later (connection.ts, withBusyRetry).
+   * Wait, if need be, until this process may try its write: undefined means
+   * at once (the line is closed). `afterBusy`: its last try found the lock
+   * taken, so it waits in line.
+   */
+  take(afterBusy: boolean): Promise<void> | undefined;
+  /**
+   * The try is over (committed, rolled back, or could not begin). True when
+   * a try that found the lock taken must wait before the next (it had its
+   * turn, so the lock is held outside the line); false when the line is the
+   * wait.
+   */
+  give(): boolean;
+  /**
+   * How long a try may still wait in SQLite's busy handler: 0 in a child;
+   * the supervisor keeps a short one against processes outside the queue
+   * (connection.ts, withBusyRetry).
    */
   readonly busyTimeoutMs: number;
 }

@@ -45,6 +45,8 @@ export interface ClassSpec {
   /** `classes[].schedules`, as written to queue.yaml. */
   schedules?: Record<string, unknown>[];
   rate_limit?: { max: number; per_seconds: number };
+  /** `classes[].middleware`: module paths, run inside the top-level ones. */
+  middleware?: string[];
   /** Wait for this class's children to be ready at start (default true). */
   waitReady?: boolean;
   /** Write only the fields given: the schema's defaults for the rest, not this helper's short test timings. */
@@ -64,6 +66,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   classes: ClassSpec[];
   shutdownGraceSeconds?: number;
+  /** The config's top-level `middleware:` (module paths). */
+  middleware?: string[];
   /** 'default': leave `sweeper.interval_seconds` out of the config (the schema's default). */
   sweeperIntervalSeconds?: number | 'default';
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
@@ -156,6 +160,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
         ? { batch_size: 100 }
         : { interval_seconds: options.sweeperIntervalSeconds ?? 0.5, batch_size: 100 },
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
+    ...(options.middleware === undefined ? {} : { middleware: options.middleware }),
     ...(options.http === undefined ? {} : { http: options.http }),
     classes: options.classes.map(classYaml),
   };

@@ -56,6 +56,11 @@ const REFUSALS: Refusal[] = [
     line: /^classes\[0\]\.handler: class work: cannot load handler .*throws-at-import\.mjs: DATABASE_URL is not set$/,
   },
   {
+    name: 'a middleware module whose top-level code throws',
+    config: { ...oneClass(fixture('succeed')), middleware: [fixture('middleware/broken')] },
+    line: /^classes\[0\]\.middleware: class work: cannot load middleware .*broken\.mjs: middleware module exploded at import$/,
+  },
+  {
     name: 'the dashboard on 0.0.0.0 without a token',
     config: dashboardOn('0.0.0.0'),
     line: /^http\.host: the dashboard listens on 0\.0\.0\.0 only with a token \(set LEASEHOLD_DASHBOARD_TOKEN/,

@@ -93,6 +93,20 @@ describe('ClassPool', () => {
     expect(spawned).toHaveLength(1);
   });
 
+  it('restarts a child whose setup failed as a crash, and disables the class past max_restarts, saying why', async () => {
+    const { spawned, pool, store } = setup();
+    pool.start();
+    spawned[0]!.failStartup('setup failed: no database', true);
+    expect(await msUntilSpawn(spawned)).toBe(RESTART_BASE_DELAY_MS);
+    spawned[1]!.failStartup('setup failed: no database', true);
+    expect(await msUntilSpawn(spawned)).toBe(2 * RESTART_BASE_DELAY_MS);
+    spawned[2]!.failStartup('setup failed: still no database', true);
+    await until('the class disabled', () => store.disabled !== undefined);
+    expect(pool.disabled).toBe(
+      'crash loop: 3 crashes within 60s; the last could not start: setup failed: still no database',
+    );
+  });
+
   it('stops a reload at the first replacement that cannot start, and replaces back the child already replaced', async () => {
     const { config, spawned, pool, logged } = setup({ processes: 3 });
     pool.start();

@@ -56,6 +56,7 @@ describe('loadConfig', () => {
       shutdown_grace_seconds: 30,
       payload_limit_bytes: 1048576,
       result_limit_bytes: 1048576,
+      middleware: [],
       classes: [
         {
           name: 'a',
@@ -65,6 +66,7 @@ describe('loadConfig', () => {
           lease_seconds: 30,
           heartbeat_seconds: 10,
           max_runtime_seconds: 300,
+          middleware: [],
           kill_grace_seconds: 5,
           max_retries: 5,
           backoff: { base_seconds: 1, max_seconds: 300, jitter: true },

@@ -40,6 +40,7 @@ function setup(handler: Handler) {
       store,
       config,
       handler,
+      resources: undefined,
       resultLimitBytes: 1_000,
       log: (_level, msg) => logged.push(msg),
       heartbeat: async () => undefined,

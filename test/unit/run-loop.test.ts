@@ -70,6 +70,7 @@ function setup(fields: Record<string, unknown> = {}) {
     store,
     config,
     handler,
+    resources: undefined,
     resultLimitBytes: 1_000,
     log: () => undefined,
     ownerId: 'worker',

@@ -95,3 +95,30 @@ describe('runHandler', () => {
     await expect(runHandler(module, {})).rejects.toMatchObject({ code: 'HANDLER:BAD_PARSE_EXPORT' });
   });
 });
+
+describe('runHandler and a module’s setup and teardown', () => {
+  const counted = () => {
+    const life: string[] = [];
+    const module: HandlerModule<string, { opened: number }> = {
+      setup: (ctx) => {
+        life.push(`setup ${ctx.class}`);
+        return { opened: life.length };
+      },
+      default: async (_job, ctx) => ({ opened: ctx.resources.opened }),
+      teardown: (resources) => void life.push(`teardown ${resources.opened}`),
+    };
+    return { life, module: module as unknown as HandlerModule };
+  };
+
+  it('runs setup before the handler, gives what it returned as ctx.resources, and tears down after', async () => {
+    const { life, module } = counted();
+    expect(await runHandler(module, {}, { class: 'billing' })).toMatchObject({ ok: true, result: { opened: 1 } });
+    expect(life).toEqual(['setup billing', 'teardown 1']);
+  });
+
+  it('takes the test’s own resources instead, running neither setup nor teardown', async () => {
+    const { life, module } = counted();
+    expect(await runHandler(module, {}, { resources: { opened: 42 } })).toMatchObject({ result: { opened: 42 } });
+    expect(life).toEqual([]);
+  });
+});

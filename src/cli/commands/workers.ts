@@ -4,7 +4,7 @@ import { describeWorkers, type WorkerView } from '../../reports/workers.js';
 import { defineCommand, output, withExistingStore, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 import { pausedClasses } from '../../queue/class-controls.js';
-import type { ClassPause } from '../../store/types.js';
+import type { ClassPause, DisabledClass } from '../../store/types.js';
 import { formatAgo, formatBytes, formatDuration, formatPercent, formatWhen, table } from '../format.js';
 
 interface WorkersArgs extends GlobalArgs {
@@ -28,14 +28,15 @@ export const workersCommand = defineCommand<WorkersArgs>({
       const now = clock.now();
       const workers = describeWorkers(await store.workerList({ includeExited: args.all, limit: args.limit }), now);
       const paused = await pausedClasses(store);
-      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused }, () =>
-        workersText(workers, paused, now),
+      const disabled = await store.classDisabledList({ liveSince: now - STALE_SUPERVISOR_MS });
+      output(args.json, { now, stale_after_ms: STALE_SUPERVISOR_MS, workers, paused, disabled }, () =>
+        workersText(workers, paused, disabled, now),
       );
     });
   },
 });
 
-function workersText(workers: WorkerView[], paused: ClassPause[], now: number): string {
+function workersText(workers: WorkerView[], paused: ClassPause[], disabled: DisabledClass[], now: number): string {
   const stale = workers.filter((w) => w.stale).length;
   const pausedClasses = new Set(paused.map((row) => row.class));
   return [
@@ -55,10 +56,14 @@ function workersText(workers: WorkerView[], paused: ClassPause[], now: number): 
         formatAgo(w.heartbeat_at, now),
       ]),
     ),
-    ...(paused.length > 0 ? [''] : []),
+    ...(paused.length + disabled.length > 0 ? [''] : []),
     ...paused.map(
       (row) =>
         `class ${row.class} paused since ${formatWhen(row.paused_at, now)} by ${row.paused_by ?? '-'}: its workers claim nothing until resumed`,
+    ),
+    ...disabled.map(
+      (row) =>
+        `class ${row.class} disabled since ${formatWhen(row.disabled_at, now)} on ${row.supervisor_id}: ${row.reason}`,
     ),
     ...(stale > 0
       ? [

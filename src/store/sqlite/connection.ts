@@ -24,6 +24,13 @@ const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as typeof
 export const BUSY_TIMEOUT_MS = 200;
 /** Tries after the first: with the waits between them, a lock held about 4 s in all before the caller hears of it. */
 const BUSY_RETRIES = 8;
+/**
+ * With turns, a try takes no busy timeout: the same 4 s, as a deadline, with
+ * tries at most TURN_RETRY_MAX_MS apart, so a write goes on soon after a
+ * stopped holder was killed (within a second or two: write-turns.ts).
+ */
+const TURNS_BUDGET_MS = 4_000;
+const TURN_RETRY_MAX_MS = 50;
 
 /**
  * Checkpoint once the WAL holds this many pages (8 MiB), not SQLite's 1,000:
@@ -65,21 +72,26 @@ const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
 /**
  * The busy timeout covers almost every wait; this covers what it gives up
- * on, without blocking the event loop. With `turns`, each try runs in its
- * turn, and the turn goes back before the wait: a lock held outside the
- * queue holds up no one's place in it.
+ * on, without blocking the event loop. With `turns`, a try that found the
+ * lock taken waits in the queue's line for its next (write-turns.ts), and
+ * waits out a pause only when it found the lock taken in its own turn: held
+ * outside the queue, by the CLI or an application.
  */
 export async function withBusyRetry<T>(work: () => T, turns?: WriteTurns): Promise<T> {
+  const deadline = performance.now() + TURNS_BUDGET_MS;
   for (let attempt = 0; ; attempt++) {
-    if (turns !== undefined) await turns.take();
+    const turn = turns?.take(attempt > 0);
+    if (turn !== undefined) await turn;
+    let pause = true;
     try {
       return work();
     } catch (error) {
-      if (!isBusyError(error) || attempt >= BUSY_RETRIES) throw error;
+      const givenUp = turns === undefined ? attempt >= BUSY_RETRIES : performance.now() > deadline;
+      if (!isBusyError(error) || givenUp) throw error;
     } finally {
-      turns?.give();
+      if (turns !== undefined) pause = turns.give();
     }
-    await sleep(backoffMs(attempt));
+    if (pause) await sleep(turns === undefined ? backoffMs(attempt) : Math.min(backoffMs(attempt), TURN_RETRY_MAX_MS));
   }
 }
 

@@ -32,14 +32,20 @@ export function rolledMinutes(statements: RollupStatements): RolledMinutes | und
 /**
  * Inside a write transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes
  * that was. While no job has finished since the rollup's end only a catch-up (isCatchUp) is written (an idle
- * queue's file stays still but once every `maxMinutes`): a later roll-up takes the rest on.
+ * queue's file stays still but once every `maxMinutes`): a later roll-up takes the rest on. A catch-up over
+ * minutes where nothing ended covers them all at once: one writer at a time, and a new store's day summed a
+ * few empty minutes per transaction kept the workers waiting in line for its hundreds of transactions.
  */
 export function rollUp(statements: RollupStatements, now: number, maxMinutes: number): number {
   const rolled = rolledMinutes(statements);
   const range = nextRollUp(rolled, now, maxMinutes, SQLITE_ROLLUP_GRACE_MS);
   if (range === undefined) return 0;
   const pending = { from: range.from, until: now - SQLITE_ROLLUP_GRACE_MS };
-  if (rolled !== undefined && !isCatchUp(range, maxMinutes) && statements.anyEnded.get(pending) === undefined) return 0;
+  if (isCatchUp(range, maxMinutes)) {
+    const first = (statements.firstEnded.get(pending) as { at: number | null }).at;
+    const emptyUntil = first === null ? pending.until : floorMinute(first);
+    if (emptyUntil > range.until) return covered(statements, rolled, { from: range.from, until: emptyUntil }, now);
+  } else if (rolled !== undefined && statements.anyEnded.get(pending) === undefined) return 0;
   const bind = { from: range.from, until: range.until, kept: COST_TOP_KEPT };
   statements.addJobEnds.run(bind);
   statements.addCost.run(bind);
@@ -53,9 +59,14 @@ export function rollUp(statements: RollupStatements, now: number, maxMinutes: nu
     statements.addCostTopRss.run(part);
   }
   statements.pruneCostTop.run({ from: range.from, kept: COST_TOP_KEPT });
-  const covered = afterRollUp(rolled, range, now);
+  return covered(statements, rolled, range, now);
+}
+
+/** Say the rollup covers `range` too, dropping the minutes older than it keeps; how many minutes `range` was. */
+function covered(statements: RollupStatements, rolled: RolledMinutes | undefined, range: RolledMinutes, now: number) {
+  const after = afterRollUp(rolled, range, now);
   for (const drop of [statements.dropJobEnds, statements.dropCost, statements.dropCostTop])
-    drop.run({ keepFrom: covered.from });
-  statements.save.run({ keepFrom: covered.from, until: covered.until });
+    drop.run({ keepFrom: after.from });
+  statements.save.run({ keepFrom: after.from, until: after.until });
   return minutesIn(range);
 }

@@ -1,3 +1,4 @@
+import type { ErrorSummary } from '../../../src/errors.js';
 import type { SupervisorToChild } from '../../../src/ipc/protocol.js';
 import type { DbOutage } from '../../../src/store/faults.js';
 import type { LastWords, UncaughtError } from '../../../supervisor/last-words.js';
@@ -29,6 +30,7 @@ export class FakeChild implements PoolChild {
   jobsFinished = 0;
   killed: ChildKill | undefined;
   startupError: string | undefined;
+  startupRestartable = false;
   retiring: RetireReason | undefined;
   dbOutage: DbOutage | undefined;
   lastWords: LastWords = { uncaught: undefined, lastRss: undefined, stderr: [] };
@@ -61,10 +63,11 @@ export class FakeChild implements PoolChild {
     this.events.message(this, { type: 'ready' });
   }
 
-  failStartup(message: string): void {
+  /** `retryable`: a start that may succeed on another try (a failed setup), not a handler that cannot load. */
+  failStartup(message: string, retryable = false): void {
     this.events.message(this, {
       type: 'startup-failed',
-      error: { name: 'Error', code: 'HANDLER:LOAD', message, retryable: false },
+      error: { name: 'Error', code: retryable ? 'HANDLER:SETUP_FAILED' : 'HANDLER:LOAD', message, retryable },
     });
     this.end({ code: 2, signal: null });
   }
@@ -99,8 +102,9 @@ export class FakeChild implements PoolChild {
     this.becameReady();
   }
 
-  startupFailed(error: string): void {
-    this.startupError = error;
+  startupFailed(error: ErrorSummary): void {
+    this.startupError = error.message;
+    this.startupRestartable = error.retryable;
   }
 
   reportOutage(outage: DbOutage | undefined): void {
@@ -116,7 +120,7 @@ export class FakeChild implements PoolChild {
     return this.alive ? undefined : (this.startupError ?? 'it ended before it was ready');
   }
 
-  retire(reason: RetireReason): void {
+  retire(reason: RetireReason, _graceMs: number): void {
     this.retiring ??= reason;
     queueMicrotask(() => this.end({ code: 0, signal: null }));
   }

@@ -26,6 +26,14 @@ export const ROLLUP_SQL = {
   /** (from, until) -> 1 when a job finished in [from, until). */
   anyEnded: `SELECT 1 AS ended FROM jobs INDEXED BY jobs_finished
     WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= @from AND finished_at < @until LIMIT 1`,
+  /** (from, until) -> when the first job finished in [from, until) (null: none), a seek per terminal status. */
+  firstEnded: `SELECT min(at) AS at FROM (
+    SELECT min(finished_at) AS at FROM jobs INDEXED BY jobs_finished
+      WHERE status = 'SUCCEEDED' AND finished_at >= @from AND finished_at < @until
+    UNION ALL SELECT min(finished_at) FROM jobs INDEXED BY jobs_finished
+      WHERE status = 'FAILED' AND finished_at >= @from AND finished_at < @until
+    UNION ALL SELECT min(finished_at) FROM jobs INDEXED BY jobs_finished
+      WHERE status = 'CANCELLED' AND finished_at >= @from AND finished_at < @until)`,
   /** (from, until) -> add the finished jobs by minute, class, status and attempts spent (handed-back claims not counted). */
   addJobEnds: `INSERT INTO job_end_minutes (minute, class, status, spent, jobs)
     SELECT ${MINUTE}, class, status, ${RUNS}, count(*) FROM jobs INDEXED BY jobs_finished
