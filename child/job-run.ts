@@ -6,6 +6,8 @@ import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
+import { attemptSpan, endAttemptSpan } from './attempt-span.js';
+import type { AttemptSpan } from '../src/tracing/spans.js';
 import { handlerContext, parsePayload, type HandlerContext, type PayloadParser } from '../src/handler.js';
 import type { AttemptBody } from './middleware.js';
 
@@ -87,6 +89,8 @@ export class JobRun {
   private logBuffer: AttemptLogBuffer | undefined;
   /** On the store's clock, as the start is written: kept on the monotonic clock, so a step of the wall clock stretches no runtime. */
   readonly startedAt: number;
+  /** The attempt's `process <class>` span: the handler runs in its context. */
+  private readonly span: AttemptSpan;
 
   constructor(
     private readonly deps: JobRunDeps,
@@ -94,6 +98,7 @@ export class JobRun {
   ) {
     this.ref = { id: job.id, leaseToken: job.leaseToken };
     this.startedAt = deps.store.clock.now();
+    this.span = attemptSpan(job);
   }
 
   /** How long since the run began. */
@@ -134,9 +139,11 @@ export class JobRun {
       const stored: unknown = JSON.parse(this.job.payload);
       const { parse } = this.deps;
       const payload = parse === undefined ? stored : await parsePayload(parse, stored);
-      const value = await this.deps.handler(
-        { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
-        this.context(),
+      const value = await this.span.run(() =>
+        this.deps.handler(
+          { id: this.job.id, class: this.job.class, payload, attempt: this.job.attempt },
+          this.context(),
+        ),
       );
       verdict = this.success(value);
     } catch (error) {
@@ -146,6 +153,7 @@ export class JobRun {
       clearTimeout(this.startTimer);
     }
     verdict = { ...verdict, cost: meter.read(), logs: this.logBuffer?.logs() };
+    endAttemptSpan(this.span, verdict);
     // A start write in flight must land before the outcome, or the outcome would stamp the start twice.
     if (this.startWrite !== undefined) {
       await this.startWrite;
@@ -165,14 +173,17 @@ export class JobRun {
     const reason = this.abortReason;
     const cost = this.meter?.read();
     const logs = this.logBuffer?.logs();
-    if (reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP')
-      return { ...this.failure(reason), cost, logs };
-    return {
-      verdict: { type: 'release', reason: 'stopped before the handler finished' },
-      startedAt: this.unwrittenStart,
-      cost,
-      logs,
-    };
+    const verdict: RunVerdict =
+      reason instanceof LeaseholdError && reason.code !== 'SHUTDOWN:STOP'
+        ? { ...this.failure(reason), cost, logs }
+        : {
+            verdict: { type: 'release', reason: 'stopped before the handler finished' },
+            startedAt: this.unwrittenStart,
+            cost,
+            logs,
+          };
+    endAttemptSpan(this.span, verdict);
+    return verdict;
   }
 
   /** A resident-set reading taken while the handler runs (the run loop's periodic tick). */
@@ -248,7 +259,7 @@ export class JobRun {
   }
 
   private context(): HandlerContext {
-    const labels = { job_id: this.job.id, attempt: this.job.attempt };
+    const labels = { job_id: this.job.id, attempt: this.job.attempt, ...this.span.logFields };
     return handlerContext({
       signal: () => this.signal(),
       leaseToken: this.job.leaseToken,

@@ -18,6 +18,7 @@ import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';
+import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 import { loadHandler } from './handler.js';
 import { HandlerLife } from './handler-life.js';
 import { withMiddleware } from './middleware.js';
@@ -35,6 +36,7 @@ function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {})
 
 /** Let the last IPC messages leave before the process ends. */
 async function exit(code: number): Promise<never> {
+  await flushTracing();
   if (process.connected)
     await new Promise<void>((resolve) =>
       process.send?.({ type: 'log', level: 'debug', msg: 'child exiting', fields: { code } }, () => resolve()),
@@ -165,6 +167,7 @@ async function main(): Promise<void> {
 
   const supervisor = listen();
   const start = await supervisor.started;
+  await loadTracing();
   try {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const loaded = await loadHandler(start.config.handler, start.config.middleware);

@@ -5,6 +5,7 @@
  * soon as it is written; and jobs let go of when their lease was lost.
  */
 import type { ChildToSupervisor, FinishedJob, JobOutcome } from '../src/ipc/protocol.js';
+import { traceLogFields } from '../src/tracing/traceparent.js';
 import type { SettleResult } from '../src/store/types.js';
 import type { PendingOutcome } from './group-commit.js';
 import { SuccessReport } from './success-report.js';
@@ -77,6 +78,7 @@ function finishedJob({ job, run, durationMs }: PendingOutcome, result: SettleRes
     durationMs,
     ...(run.error ? { error: run.error } : {}),
     ...(retry ? { retry } : {}),
+    ...traceLogFields(job.traceparent),
     ...run.cost,
   };
 }

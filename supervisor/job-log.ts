@@ -2,6 +2,7 @@
 import type { FinishedJob } from '../src/ipc/protocol.js';
 import type { Logger } from '../src/log.js';
 import type { RecoveredJob, RetryAccount } from '../src/store/types.js';
+import { traceLogFields } from '../src/tracing/traceparent.js';
 
 /**
  * One log line per job taken back: where it went and why. `victimOf`: the
@@ -22,6 +23,7 @@ export function logRecovery(
     code,
     outcome: job.status,
     owner_id: job.ownerId,
+    ...traceLogFields(job.traceparent),
     ...retryFields(job.retry, options.rule),
   };
   const account = job.retry === undefined ? '' : `: ${accountOf(job.retry, options.rule)}`;
@@ -64,6 +66,7 @@ export function logJobFinished(logger: Logger, pid: number, message: FinishedJob
     attempt: message.attempt,
     duration_ms: message.durationMs,
     err: message.error,
+    ...(message.trace_id === undefined ? {} : { trace_id: message.trace_id }),
     ...retryFields(message.retry),
   };
   const code = message.error?.code;

@@ -12,6 +12,7 @@ import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.j
 import { WriteTurnQueue } from './write-turns.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
+import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 
 const PROGRAM = 'supervise';
 
@@ -68,6 +69,7 @@ try {
       .shutdown()
       .then(async () => {
         await store.close();
+        await flushTracing();
         await closeLogger(logger);
         process.exit(EXIT.OK);
       })
@@ -83,6 +85,7 @@ try {
     logger.info('SIGHUP received: reloading the config', { event: 'SIGNAL', signal: 'SIGHUP', file: config.file });
     void supervisor.reload();
   });
+  await loadTracing();
   await supervisor.start();
 } catch (error) {
   die(error, PROGRAM);

@@ -1,5 +1,6 @@
 import type { Logger } from '../src/log.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
+import { endTakenBackAttempts } from './attempt-spans.js';
 import { logRecovery } from './job-log.js';
 import { lastWordsText } from './last-words.js';
 import type { MetricsSink } from './metrics-sink.js';
@@ -95,6 +96,7 @@ export class JobTakeBack {
         victimOf: culprit?.jobId,
         rule: job.id === culprit?.jobId ? poison : undefined,
       });
+    endTakenBackAttempts(recovered, { code: params.errorCode, message: `${params.errorDetail}\n${params.errorStack}` });
     metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
     this.deps.wakeFor(recovered);
   }

@@ -28,6 +28,7 @@ import { ProcessRegistry } from './processes.js';
 import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
 import { runTurns } from './turns.js';
+import { runTracing } from './tracing.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
 import { renderTable } from './render.js';
@@ -101,6 +102,7 @@ const RUNNERS: SectionRunner[] = [
   single('waiters', runWaiters),
   single('burst-reads', runBurstReads),
   single('turns', runTurns),
+  single('tracing', runTracing),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;

@@ -161,10 +161,17 @@ export class SupervisorRun {
     readonly dir: string,
   ) {}
 
-  /** `supervise`: the binary to run, this build's by default (section 20 runs another build's beside it). */
-  static start(registry: ProcessRegistry, configFile: string, dir: string, supervise = SUPERVISE): SupervisorRun {
+  /** `supervise`: the binary to run, this build's by default (section 20 runs another build's beside it); `env`: its environment. */
+  static start(
+    registry: ProcessRegistry,
+    configFile: string,
+    dir: string,
+    supervise = SUPERVISE,
+    env?: NodeJS.ProcessEnv,
+  ): SupervisorRun {
     const managed = registry.startNode('supervisor', supervise, ['--config', configFile], {
       output: join(dir, 'supervisor.out'),
+      env,
     });
     return new SupervisorRun(managed, dir);
   }

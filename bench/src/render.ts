@@ -325,6 +325,14 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       (c) => `  CPU per job, this build / the baseline, ${c.children} child(ren), within a round: ${stat(c.ratio)}`,
     ),
   ],
+  tracing: (t) => [
+    `22. what tracing costs (issue 44): ${t.jobs} no-op jobs, 1 child, claim_batch 64, tracing off and on (no-op exporter) (jobs/s)`,
+    table(
+      ['arm', 'jobs/s (steady)'],
+      t.results.map((r) => [r.arm, stat(r.jobs_per_sec)]),
+    ),
+    `  within a round: on / off ${t.on_over_off ? stat(t.on_over_off) : 'n/a'}; off / baseline ${t.off_over_baseline ? stat(t.off_over_baseline) : 'n/a'}; on / baseline ${t.on_over_baseline ? stat(t.on_over_baseline) : 'n/a'}`,
+  ],
 };
 
 export function renderTable(report: BenchReport): string {

@@ -11,6 +11,7 @@ import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
 import type { TurnsSection } from './turns.js';
+import type { TracingSection } from './tracing.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
 import type { ReadsSection } from './reads.js';
@@ -44,6 +45,7 @@ export const SECTIONS = [
   'waiters',
   'burst-reads',
   'turns',
+  'tracing',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -86,6 +88,7 @@ export interface BenchReport {
       waiters?: WaitersSection;
       'burst-reads'?: BurstReadsSection;
       turns?: TurnsSection;
+      tracing?: TracingSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;

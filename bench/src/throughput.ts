@@ -56,6 +56,8 @@ export interface Workload {
   /** Section 20: a handler of the section's own (written into the drain's folder), and the `supervise` binary to run. */
   handler?: (dir: string) => string;
   supervise?: string;
+  /** Section 22: the supervisor's environment (its children inherit it). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
@@ -108,7 +110,7 @@ async function drain(
 ): Promise<LeaseholdDrainRun> {
   const countPeak = workload.work !== undefined;
   const started = performance.now();
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir, workload.supervise);
+  const supervisor = SupervisorRun.start(ctx.processes, config, dir, workload.supervise, workload.env);
   const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
   const ticksNow = () => ticksOf(pids());
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).

@@ -59,6 +59,8 @@ export interface FinishedJob extends Partial<AttemptCost> {
   error?: ErrorSummary;
   /** For a failed attempt: its place in the job's retries, and the rule that decided where the job went. */
   retry?: RetryAccount;
+  /** The trace the job was enqueued in, for the supervisor's line about it. */
+  trace_id?: string;
 }
 
 /** The successes a child wrote since it last said. */

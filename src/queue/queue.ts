@@ -36,6 +36,7 @@ import { OutcomeListener } from './outcome-listener.js';
 import type { EventsOptions, Outcome } from './outcome-streams.js';
 import type { WaitOptions } from './outcome-waiters.js';
 import { schedulesReport, type SchedulesReport } from './schedules.js';
+import { loadTracing, sendTraced } from '../tracing/gate.js';
 import { UnknownClassCheck, type UnknownClassRule } from './unknown-class.js';
 
 export interface QueueOptions {
@@ -90,6 +91,8 @@ export class Queue<S extends ProducerStore = Store> {
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
     this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
+    // A producer: its first enqueue finds tracing loaded (openQueue awaits it; a queue built on a store may enqueue at once).
+    void loadTracing();
   }
 
   /**
@@ -109,8 +112,9 @@ export class Queue<S extends ProducerStore = Store> {
   ): Promise<InsertedJob[]> {
     const jobs = this.prepare(requests);
     await this.unknownClass.check(jobs.map((job) => job.class));
-    if (options.tx === undefined) return this.store.jobInsert({ jobs, actor: this.actor });
-    return this.store.jobInsertWithin({ tx: options.tx, jobs, actor: this.actor });
+    const { tx } = options;
+    if (tx === undefined) return sendTraced(jobs, () => this.store.jobInsert({ jobs, actor: this.actor }));
+    return sendTraced(jobs, () => this.store.jobInsertWithin({ tx, jobs, actor: this.actor }));
   }
 
   /**
@@ -130,7 +134,7 @@ export class Queue<S extends ProducerStore = Store> {
       jobs.map((job) => job.class),
       producer,
     );
-    return producer.jobInsert({ jobs, actor: this.actor });
+    return sendTraced(jobs, () => producer.jobInsert({ jobs, actor: this.actor }));
   }
 
   private prepare(requests: readonly EnqueueRequestOf[]): NewJob[] {
@@ -263,6 +267,6 @@ export class Queue<S extends ProducerStore = Store> {
 }
 
 export async function openQueue(options: QueueOptions): Promise<Queue> {
-  const store = await openStore(options.database, { clock: options.clock });
+  const [store] = await Promise.all([openStore(options.database, { clock: options.clock }), loadTracing()]);
   return new Queue(store, options);
 }

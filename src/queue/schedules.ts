@@ -11,6 +11,7 @@ import type { ScheduleRow, SchedulerStore } from '../store/schedules.js';
 import type { InsertedJob, ProducerStore } from '../store/types.js';
 import { cronOf } from './cron.js';
 import { prepareJob } from './enqueue.js';
+import { sendTraced } from '../tracing/gate.js';
 
 /**
  * An occurrence this recent is on time, whatever catch_up says: a host late
@@ -153,7 +154,12 @@ async function advanceSchedule(
   const jobs = plan.enqueue.map((at) =>
     prepareJob({ class: schedule.class, payload, priority, runAt: at, key: occurrenceKey(name, at) }, clock, limits),
   );
-  const result = await store.scheduleAdvance({ ...target, expected: row.checked_through, through: plan.through, jobs });
+  const { through } = plan;
+  const result = await sendTraced(
+    jobs,
+    () => store.scheduleAdvance({ ...target, expected: row.checked_through, through, jobs }),
+    (advance) => (advance.advanced ? advance.jobs : []),
+  );
   if (!result.advanced) return { type: 'lost', schedule };
   return {
     type: 'advanced',
@@ -235,7 +241,7 @@ export async function runScheduleNow(
     options.clock,
     { payloadLimitBytes: options.payloadLimitBytes },
   );
-  const [inserted] = await store.jobInsert({ jobs: [job], actor: options.actor });
+  const [inserted] = await sendTraced([job], () => store.jobInsert({ jobs: [job], actor: options.actor }));
   return inserted as InsertedJob;
 }
 

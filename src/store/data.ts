@@ -145,7 +145,7 @@ export interface WorkerRow {
   job_id: number | null;
 }
 
-/** A job as the producer gives it, already validated and serialised. */
+/** A job as the producer gives it, validated and serialised; `traceparent`: the trace its enqueue ran in (migration 14). */
 export interface NewJob {
   class: string;
   payload: string;
@@ -170,6 +170,7 @@ export interface NewJob {
   parentIds?: readonly number[];
   /** Parents earlier in the same batch, by position (0-based). */
   parentIndexes?: readonly number[];
+  traceparent?: string | null;
 }
 
 /** A job's parent or child in a flow, as `show` and `ctx.parents()` see it. */
@@ -205,7 +206,7 @@ export interface ClaimRecord {
 }
 
 /** What a worker gets from a claim: everything it needs to run and to fence its writes. */
-export interface ClaimedJob extends ClaimRecord {
+export interface ClaimedJob extends ClaimRecord, Required<Pick<NewJob, 'traceparent'>> {
   id: number;
   class: string;
   payload: string;
@@ -296,8 +297,8 @@ export type LeaseStatus =
 /** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
 export type RetryDelay = (jobClass: string, attempt: number) => number;
 
-/** One job taken back from a worker that lost it: what happened to it and why. */
-export interface RecoveredJob {
+/** One job taken back from a worker that lost it: what happened to it and why; its claim and trace, for its span. */
+export interface RecoveredJob extends Required<Pick<NewJob, 'traceparent'>>, Pick<ClaimRecord, 'claimedAt'> {
   id: number;
   class: string;
   attempt: number;

@@ -20,6 +20,13 @@ export interface HeldFacts {
   lease_expires_at: number | null;
 }
 
+/** A take-back's facts: the held ones, and the trace context its attempt's span is ended in. */
+export interface RecoveryFacts extends HeldFacts {
+  /** A held row's claim always has its time. */
+  claimed_at: number;
+  traceparent: string | null;
+}
+
 /**
  * Facts a holder's settlement may be written under: held, and not past the
  * expiry the holder itself last wrote (by its own clock). Past it the holder
@@ -42,6 +49,7 @@ export interface ClaimedRow {
   lease_token: string;
   lease_expires_at: number;
   created_at: number;
+  traceparent: string | null;
 }
 
 /** What the timeline says about a claim: its job, attempt, owner and time. */
@@ -63,6 +71,7 @@ export function claimedJobs(rows: ClaimedRow[], ownerId: string, claimedAt: numb
       leaseToken: row.lease_token,
       leaseExpiresAt: row.lease_expires_at,
       createdAt: row.created_at,
+      traceparent: row.traceparent,
     }));
 }
 

@@ -192,3 +192,10 @@ export const statsRollupMigration = (big: string, real: string) => `
     PRIMARY KEY (minute, job_id, attempt)
   );
 `;
+
+/**
+ * Both drivers' migration 14: the W3C trace context a job was enqueued in
+ * (its `traceparent`, then a space and its `tracestate` when it has one),
+ * which each attempt's span takes as its parent. NULL: enqueued outside a trace.
+ */
+export const TRACEPARENT_COLUMN = `ALTER TABLE jobs ADD COLUMN traceparent TEXT;`;

@@ -6,7 +6,7 @@
  * timeline.ts.
  */
 import { LeaseLostError } from '../errors.js';
-import { claimFacts, type ClaimFacts, type HeldFacts } from './facts.js';
+import { claimFacts, type ClaimFacts, type HeldFacts, type RecoveryFacts } from './facts.js';
 import { afterFailure } from './policy.js';
 import { event, EVENTS, type PlannedEvent } from './timeline.js';
 import type {
@@ -377,7 +377,7 @@ export function settleResult(plan: OutcomePlan): Extract<SettleResult, { held: t
   return { id: plan.id, held: true, status: plan.status, runAt: plan.runAt, retry: plan.retry };
 }
 
-export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
+export function recoveredJob(row: RecoveryFacts, plan: OutcomePlan): RecoveredJob {
   return {
     id: row.id,
     class: row.class,
@@ -388,5 +388,7 @@ export function recoveredJob(row: HeldFacts, plan: OutcomePlan): RecoveredJob {
     runAt: plan.runAt,
     released: plan.job.type === 'release',
     retry: plan.retry,
+    claimedAt: row.claimed_at,
+    traceparent: row.traceparent,
   };
 }

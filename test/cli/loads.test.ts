@@ -69,6 +69,8 @@ describe('on SQLite with --db', () => {
       for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod', 'yargs'])
         expect(packages.has(unneeded), unneeded).toBe(false);
       expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
+      // Only an enqueue looks for OpenTelemetry (installed here, with no SDK registered): a read loads none of it.
+      expect(packages.has('@opentelemetry/api'), '@opentelemetry/api').toBe(command === 'enqueue');
     },
   );
 });

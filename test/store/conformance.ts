@@ -20,6 +20,7 @@ import { operatorSuites } from './conformance/operators.js';
 import { outcomeReadSuites } from './conformance/outcome-reads.js';
 import { rollupSuites } from './conformance/rollup.js';
 import { scheduleSuites } from './conformance/schedules.js';
+import { traceContextSuites } from './conformance/trace-context.js';
 
 export { SWEEP } from './conformance/context.js';
 
@@ -46,5 +47,6 @@ export function storeConformance(driverName: string, { openStore, openSame, coun
     rollupSuites(c, openSame);
     flowSuites(c);
     outcomeReadSuites(c);
+    traceContextSuites(c);
   });
 }

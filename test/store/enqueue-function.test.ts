@@ -10,6 +10,7 @@ import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../src/queue/limits.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
 import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 const schemas = schemaPool('lh_enqueue_fn');
 
@@ -104,6 +105,14 @@ describe('leasehold_enqueue()', () => {
     expect(Number((await enqueue('c', {}, { key: 'once' })).rows[0]!.id)).toBe(first);
     expect(await queue.cancel(first)).toMatchObject({ outcome: 'cancelled' });
     expect(Number((await enqueue('c', {}, { key: 'once', key_ttl_seconds: 60 })).rows[0]!.id)).not.toBe(first);
+  });
+
+  it('stores the caller’s trace context (traceparent) for the job’s attempts, refusing one that is not W3C', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 vendor=abc';
+    const id = Number((await enqueue('traced', {}, { traceparent })).rows[0]!.id);
+    const [claimed] = await claimJobs(queue.store, { classes: ['traced'], ownerId: 'test', limit: 1, leaseMs: 30_000 });
+    expect(claimed).toMatchObject({ id, traceparent });
+    await expect(enqueue('traced', {}, { traceparent: 'not-a-trace' })).rejects.toThrow('INVALID_INPUT:TRACEPARENT');
   });
 
   it('refuses an option it does not know, naming it', async () => {

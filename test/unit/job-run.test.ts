@@ -28,6 +28,7 @@ function setup(handler: Handler) {
     attempt: 1,
     maxRetries: 3,
     leaseToken: 'token',
+    traceparent: null,
     leaseExpiresAt: Date.now() + 30_000,
     createdAt: Date.now(),
     ownerId: 'worker',

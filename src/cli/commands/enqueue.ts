@@ -6,6 +6,7 @@ import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
 import { systemClock, type Clock } from '../../clock.js';
+import { loadTracing, sendTraced } from '../../tracing/gate.js';
 import {
   classConfig,
   defineCommand,
@@ -130,10 +131,11 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     // Checked on this host's clock; the times written (a delay, a key's life) are then taken from the store's.
     const prepare = args.file !== undefined ? bulkJobs(args, target.config) : oneJob(args, target.config);
     const create = !prepare(systemClock).some((job) => (job.parentIds?.length ?? 0) > 0);
+    await loadTracing();
     await withStore(target, args, { create }, async ({ store }) => {
       const jobs = prepare(store.clock);
       if (args.file === undefined) {
-        const [inserted] = (await store.jobInsert({ jobs, actor: CLI_ACTOR })) as [InsertedJob];
+        const [inserted] = (await sendTraced(jobs, () => store.jobInsert({ jobs, actor: CLI_ACTOR }))) as [InsertedJob];
         output(args.json, { id: inserted.id, created: inserted.created }, () =>
           inserted.created
             ? `enqueued job ${inserted.id} (${jobs[0]?.class})`
@@ -144,7 +146,8 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       const progress = new ProgressBar(jobs.length);
       const inserted: InsertedJob[] = [];
       for (let start = 0; start < jobs.length; start += BULK_CHUNK) {
-        inserted.push(...(await store.jobInsert({ jobs: chunkOf(jobs, start, inserted), actor: CLI_ACTOR })));
+        const chunk = chunkOf(jobs, start, inserted);
+        inserted.push(...(await sendTraced(chunk, () => store.jobInsert({ jobs: chunk, actor: CLI_ACTOR }))));
         progress.update(inserted.length);
       }
       progress.done();

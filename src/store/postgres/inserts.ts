@@ -55,6 +55,7 @@ export async function insertAnnounced(
       edges.dependents,
       edges.parentIds,
       edges.parentPositions,
+      chunk.map((job) => job.traceparent ?? null),
     ]);
     const failure = result[0];
     if (failure?.out_sqlstate != null) throw serverError(failure.out_sqlstate, failure.out_message ?? '');

@@ -10,11 +10,12 @@ import {
   failureDetailMigration,
   schedulesTable,
   statsRollupMigration,
+  TRACEPARENT_COLUMN,
   type Migration,
 } from '../migration.js';
 import { ENQUEUE_FUNCTION } from './sql/enqueue-function.js';
 import { AFTER_OUTCOMES_FUNCTION } from './sql/dependents-function.js';
-import { INSERT_JOBS_TYPES, INSERT_JOBS_TYPES_V11 } from './sql/insert-function.js';
+import { INSERT_JOBS_TYPES, INSERT_JOBS_TYPES_V11, INSERT_JOBS_TYPES_V12 } from './sql/insert-function.js';
 import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
 
 /**
@@ -184,6 +185,16 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES});
       ${ENQUEUE_FUNCTION}
       ${AFTER_OUTCOMES_FUNCTION}`,
+  },
+  {
+    version: 14,
+    name: 'the trace context each job was enqueued in (jobs.traceparent), which the enqueue functions take',
+    sql: `
+      ${TRACEPARENT_COLUMN}
+      DROP FUNCTION IF EXISTS leasehold_enqueue(text, jsonb, jsonb),
+        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES_V12}), leasehold_insert_jobs(${INSERT_JOBS_TYPES_V12}),
+        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES});
+      ${ENQUEUE_FUNCTION}`,
   },
 ];
 

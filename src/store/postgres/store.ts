@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import { claimFacts, type ClaimFacts, type HeldFacts } from '../facts.js';
+import { claimFacts, type ClaimFacts, type HeldFacts, type RecoveryFacts } from '../facts.js';
 import {
   fenced,
   LOST,
@@ -181,21 +181,21 @@ export class PostgresStore extends PostgresWrites implements Store {
   /** Leases that ran out more than clockSkewMs ago; several sweepers at once each take different jobs. */
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
-      const expired = await rows<HeldFacts>(db, LEASE_SQL.expired, [now - this.target.clockSkewMs, params.limit]);
+      const expired = await rows<RecoveryFacts>(db, LEASE_SQL.expired, [now - this.target.clockSkewMs, params.limit]);
       return this.recoverRows(db, expired, (row) => planRecovery(row, params, now), now);
     });
   }
 
   async leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
-      const held = await rows<HeldFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
+      const held = await rows<RecoveryFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
       return this.recoverRows(db, held, (row) => planOwnerRecovery(row, params, now), now);
     });
   }
 
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write(async (db, now) => {
-      const held = await rows<HeldFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
+      const held = await rows<RecoveryFacts>(db, LEASE_SQL.heldByOwner, [params.ownerId]);
       return this.recoverRows(db, held, (row) => planRelease(row, now, params.actor, params.reason), now);
     });
   }
@@ -203,7 +203,7 @@ export class PostgresStore extends PostgresWrites implements Store {
   /** Inside a transaction: take back locked held rows, each as `plan` says. */
   private async recoverRows(
     db: Db,
-    held: HeldFacts[],
+    held: RecoveryFacts[],
     plan: (row: HeldFacts) => OutcomePlan,
     now: number,
   ): Promise<RecoveredJob[]> {

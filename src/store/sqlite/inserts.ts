@@ -45,6 +45,7 @@ export function insertJobs(
       finishedAt: cancelled === undefined ? null : now,
       code: cancelled?.code ?? null,
       detail: cancelled?.detail ?? null,
+      traceparent: job.traceparent ?? null,
       now,
     }) as { id: number };
     for (const parent of parents) flows.insertEdge.run(id, parent);

@@ -9,6 +9,7 @@ import {
   failureDetailMigration,
   schedulesTable,
   statsRollupMigration,
+  TRACEPARENT_COLUMN,
   type Migration,
 } from '../migration.js';
 import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
@@ -180,6 +181,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         wall_ms      REAL    NOT NULL,
         monotonic_ms REAL    NOT NULL
       );`,
+  },
+  {
+    version: 14,
+    name: 'the trace context each job was enqueued in (jobs.traceparent)',
+    sql: TRACEPARENT_COLUMN,
   },
 ];
 

@@ -1,6 +1,13 @@
 import type { Clock } from '../../clock.js';
 import { FileClock } from './file-clock.js';
-import { claimedJobs, liveFacts, type ClaimedRow, type ClaimFacts, type HeldFacts } from '../facts.js';
+import {
+  claimedJobs,
+  liveFacts,
+  type ClaimedRow,
+  type ClaimFacts,
+  type HeldFacts,
+  type RecoveryFacts,
+} from '../facts.js';
 import {
   fenced,
   LOST,
@@ -301,7 +308,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   async leasesRecoverExpired(params: RecoverParams & { limit: number }): Promise<RecoveredJob[]> {
     return this.write((now) =>
       this.recoverRows(
-        this.leases.expired.all({ now, limit: params.limit }) as HeldFacts[],
+        this.leases.expired.all({ now, limit: params.limit }) as RecoveryFacts[],
         (row) => planRecovery(row, params, now),
         now,
       ),
@@ -311,7 +318,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   async leasesRecoverByOwner(params: OwnerRecovery): Promise<RecoveredJob[]> {
     return this.write((now) =>
       this.recoverRows(
-        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[],
+        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as RecoveryFacts[],
         (row) => planOwnerRecovery(row, params, now),
         now,
       ),
@@ -321,7 +328,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   async leasesReleaseByOwner(params: { ownerId: string; actor: string; reason: string }): Promise<RecoveredJob[]> {
     return this.write((now) =>
       this.recoverRows(
-        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as HeldFacts[],
+        this.leases.heldByOwner.all({ ownerId: params.ownerId }) as RecoveryFacts[],
         (row) => planRelease(row, now, params.actor, params.reason),
         now,
       ),
@@ -329,7 +336,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   }
 
   /** Inside a transaction: take back held rows, each as `plan` says. */
-  private recoverRows(rows: HeldFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
+  private recoverRows(rows: RecoveryFacts[], plan: (row: HeldFacts) => OutcomePlan, now: number): RecoveredJob[] {
     return rows.map((row) => {
       const planned = plan(row);
       this.apply(planned, now);

@@ -42,6 +42,7 @@ export class FakeWorkerStore implements RunLoopStore {
         attempt: 1,
         maxRetries: 3,
         leaseToken: `token-${id}`,
+        traceparent: null,
         leaseExpiresAt: 0,
         createdAt: Date.now(),
       });

@@ -35,6 +35,7 @@ DECLARE
   key_expires  bigint;
   on_failure   text := 'cancel';
   parents      bigint[] := '{}';
+  trace        text;
 BEGIN
   IF class IS NULL OR class ~ '^\\s*$' THEN
     RAISE EXCEPTION 'INVALID_INPUT:CLASS: class must be a non-empty string' USING ERRCODE = '22023';
@@ -44,9 +45,9 @@ BEGIN
   END IF;
   SELECT k INTO unknown FROM jsonb_object_keys(opt) AS k
     WHERE k NOT IN ('priority', 'delay_seconds', 'run_at', 'max_retries', 'key', 'key_scope', 'key_ttl_seconds',
-                    'depends_on', 'on_parent_failure') LIMIT 1;
+                    'depends_on', 'on_parent_failure', 'traceparent') LIMIT 1;
   IF unknown IS NOT NULL THEN
-    RAISE EXCEPTION 'INVALID_INPUT:OPTIONS: unknown option "%" (known: priority, delay_seconds, run_at, max_retries, key, key_scope, key_ttl_seconds, depends_on, on_parent_failure)', unknown
+    RAISE EXCEPTION 'INVALID_INPUT:OPTIONS: unknown option "%" (known: priority, delay_seconds, run_at, max_retries, key, key_scope, key_ttl_seconds, depends_on, on_parent_failure, traceparent)', unknown
       USING ERRCODE = '22023';
   END IF;
   IF octet_length(body) > ${DEFAULT_PAYLOAD_LIMIT_BYTES} THEN
@@ -108,6 +109,15 @@ BEGIN
     END IF;
     on_failure := opt->>'on_parent_failure';
   END IF;
+  IF opt ? 'traceparent' THEN
+    -- a W3C traceparent, then optionally a space and its tracestate: the caller's trace, which the job's attempts join
+    IF jsonb_typeof(opt->'traceparent') <> 'string'
+       OR opt->>'traceparent' !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}( [^\n]*)?$' THEN
+      RAISE EXCEPTION 'INVALID_INPUT:TRACEPARENT: traceparent must be a W3C traceparent header, got %', opt->'traceparent'
+        USING ERRCODE = '22023';
+    END IF;
+    trace := opt->>'traceparent';
+  END IF;
   IF opt ? 'delay_seconds' AND opt ? 'run_at' THEN
     RAISE EXCEPTION 'INVALID_INPUT:SCHEDULE: give delay or run_at, not both' USING ERRCODE = '22023';
   END IF;
@@ -139,7 +149,7 @@ BEGIN
   RETURN (SELECT out_id FROM leasehold_insert_jobs(now_ms, 'sql:' || session_user, 'ENQUEUED',
     ARRAY[class], ARRAY[prio::int], ARRAY[body], ARRAY[run_at_ms], ARRAY[retries::bigint], ARRAY[from_class], ARRAY[job_key],
     ARRAY[jsonb_build_object('run_at', run_at_ms, 'priority', prio)::text], ARRAY[scope], ARRAY[key_expires], ARRAY[on_failure],
-    array_fill(1, ARRAY[cardinality(parents)]), parents, array_fill(NULL::int, ARRAY[cardinality(parents)])));
+    array_fill(1, ARRAY[cardinality(parents)]), parents, array_fill(NULL::int, ARRAY[cardinality(parents)]), ARRAY[trace]));
 END
 $fn$;
 -- Pinned to the schema they were created in: callers find them there, and they find their tables whatever their search_path.

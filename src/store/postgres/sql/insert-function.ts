@@ -3,10 +3,13 @@ import { JOBS_CHANNEL } from './notify.js';
 export const INSERT_JOBS_PARAMS = `p_now bigint, p_actor text, p_event text, p_classes text[], p_priorities int[],
   p_payloads text[], p_run_ats bigint[], p_max_retries bigint[], p_from_class int[], p_keys text[], p_details text[],
   p_key_scopes text[], p_key_expires bigint[], p_on_parent_failure text[], p_dep_jobs int[], p_dep_parents bigint[],
-  p_dep_refs int[]`;
+  p_dep_refs int[], p_traceparents text[]`;
 export const INSERT_JOBS_ARGS = `p_now, p_actor, p_event, p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries,
-  p_from_class, p_keys, p_details, p_key_scopes, p_key_expires, p_on_parent_failure, p_dep_jobs, p_dep_parents, p_dep_refs`;
+  p_from_class, p_keys, p_details, p_key_scopes, p_key_expires, p_on_parent_failure, p_dep_jobs, p_dep_parents, p_dep_refs, p_traceparents`;
 export const INSERT_JOBS_TYPES =
+  'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[], text[], bigint[], text[], int[], bigint[], int[], text[]';
+/** The signature migration 12 shipped, which migration 14 replaces. */
+export const INSERT_JOBS_TYPES_V12 =
   'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[], text[], bigint[], text[], int[], bigint[], int[]';
 /** The signature migration 11 shipped, which migration 12 replaces. */
 export const INSERT_JOBS_TYPES_V11 =
@@ -55,10 +58,11 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM unnest(p_keys) AS k WHERE k IS NOT NULL) AND coalesce(cardinality(p_dep_jobs), 0) = 0 THEN
     RETURN QUERY
     WITH inserted AS (
-      INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, on_parent_failure)
-      SELECT j.class, 'QUEUED', j.priority, j.payload, p_now, j.run_at, j.max_retries, j.from_class, j.on_parent_failure
-      FROM unnest(p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries, p_from_class, p_on_parent_failure)
-        WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, from_class, on_parent_failure, n)
+      INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, on_parent_failure,
+                        traceparent)
+      SELECT j.class, 'QUEUED', j.priority, j.payload, p_now, j.run_at, j.max_retries, j.from_class, j.on_parent_failure, j.traceparent
+      FROM unnest(p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries, p_from_class, p_on_parent_failure, p_traceparents)
+        WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, from_class, on_parent_failure, traceparent, n)
       ORDER BY j.n
       RETURNING jobs.id
     ), numbered AS (
@@ -102,12 +106,14 @@ BEGIN
       new_id := NULL;
       FOR attempt_no IN 1 .. 3 LOOP
         INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class,
-                          key_scope, key_expires_at, on_parent_failure, pending_parents, finished_at, error_code, error_detail)
+                          key_scope, key_expires_at, on_parent_failure, pending_parents, finished_at, error_code, error_detail,
+                          traceparent)
           VALUES (p_classes[i], state, p_priorities[i], p_payloads[i], p_now, p_run_ats[i], p_max_retries[i], p_keys[i], p_from_class[i],
                   p_key_scopes[i], p_key_expires[i], p_on_parent_failure[i], CASE WHEN state = 'WAITING' THEN pending ELSE 0 END,
                   CASE WHEN state = 'CANCELLED' THEN p_now END,
                   CASE WHEN state = 'CANCELLED' THEN 'DEPENDENCY:' || failed_status END,
-                  CASE WHEN state = 'CANCELLED' THEN 'parent job ' || failed_id || ' ended ' || failed_status END)
+                  CASE WHEN state = 'CANCELLED' THEN 'parent job ' || failed_id || ' ended ' || failed_status END,
+                  p_traceparents[i])
           ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
           RETURNING jobs.id INTO new_id;
         IF new_id IS NOT NULL THEN

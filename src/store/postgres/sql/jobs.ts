@@ -13,7 +13,7 @@ export const RUNS = `attempts - releases`;
 function insertAnnouncedText(schema: string): string {
   return `SELECT out_id, out_created, out_sqlstate, out_message FROM ${schema}leasehold_insert_jobs_guarded($1::bigint,
     $2::text, $3::text, $4::text[], $5::int[], $6::text[], $7::bigint[], $8::bigint[], $9::int[], $10::text[], $11::text[],
-    $12::text[], $13::bigint[], $14::text[], $15::int[], $16::bigint[], $17::int[])`;
+    $12::text[], $13::bigint[], $14::text[], $15::int[], $16::bigint[], $17::int[], $18::text[])`;
 }
 
 const insertsIn = new Map<string, Statement>();

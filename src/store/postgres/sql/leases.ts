@@ -4,7 +4,10 @@ import { JOB_COLUMNS } from './jobs.js';
 import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
 
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
-export const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+/** A take-back's facts: the held ones, and what its attempt's span is ended with (the trace it belongs to). */
+const RECOVERY_FACTS = `${HELD_FACTS}, traceparent`;
+export const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at,
+  traceparent`;
 /** Where a claim's values are in a statement's parameters: classes (one, or an array), ownerId, now, leaseExpiresAt, limit, classMaxRetries. */
 export interface ClaimParams {
   classes: string;
@@ -164,10 +167,10 @@ export const LEASE_SQL = nameAll('leases', {
    * SKIP LOCKED: several sweepers at once share the work; a row another one recovered and committed
    * meanwhile is re-checked after the lock and dropped, so no job is taken back twice.
    */
-  expired: `SELECT ${HELD_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < $1
+  expired: `SELECT ${RECOVERY_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < $1
     ORDER BY lease_expires_at LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
   /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
   heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = $1`,
   /** (ownerId) the jobs an owner holds, through jobs_owner, locked in id order (waits for a heartbeat or sweep in flight). */
-  heldByOwner: `SELECT ${HELD_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = $1 ORDER BY id FOR NO KEY UPDATE`,
+  heldByOwner: `SELECT ${RECOVERY_FACTS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = $1 ORDER BY id FOR NO KEY UPDATE`,
 });

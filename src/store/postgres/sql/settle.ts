@@ -64,7 +64,7 @@ const CLAIM_AFTER_SETTLE: ClaimParams = {
 
 const settledRows = (claimColumns: boolean) =>
   `SELECT true AS settled, id, ${claimColumns ? 'NULL AS class, NULL AS payload, NULL::int AS priority, NULL::bigint AS run_at, NULL::int AS attempts, NULL::bigint AS max_retries, ' : ''}lease_token${
-    claimColumns ? ', NULL::bigint AS lease_expires_at, NULL::bigint AS created_at' : ''
+    claimColumns ? ', NULL::bigint AS lease_expires_at, NULL::bigint AS created_at, NULL::text AS traceparent' : ''
   } FROM done CROSS JOIN after`;
 
 const settleAndClaim = (manyClasses: boolean) => `WITH ${SETTLE_CTES},

@@ -76,12 +76,12 @@ const ofClass =
 export const JOB_SQL = {
   /**
    * (class, status, payload, priority, runAt, maxRetries, maxRetriesFromClass 0|1, key, keyScope, keyExpiresAt,
-   * onParentFailure, pendingParents, now, finishedAt, code, detail) -> the new id.
+   * onParentFailure, pendingParents, now, finishedAt, code, detail, traceparent) -> the new id.
    */
   insert: `INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class, idempotency_key,
-      key_scope, key_expires_at, on_parent_failure, pending_parents, finished_at, error_code, error_detail)
+      key_scope, key_expires_at, on_parent_failure, pending_parents, finished_at, error_code, error_detail, traceparent)
     VALUES (@class, @status, @priority, @payload, @now, @runAt, @maxRetries, @maxRetriesFromClass, @idempotencyKey,
-      @keyScope, @keyExpiresAt, @onParentFailure, @pendingParents, @finishedAt, @code, @detail) RETURNING id`,
+      @keyScope, @keyExpiresAt, @onParentFailure, @pendingParents, @finishedAt, @code, @detail, @traceparent) RETURNING id`,
   /** (class, key) -> the job already enqueued under that idempotency key, if any. */
   findByKey: `SELECT id FROM jobs WHERE class = ? AND idempotency_key = ?`,
   /** (id) -> the row or nothing. */

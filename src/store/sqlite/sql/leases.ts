@@ -4,7 +4,10 @@ import { CLAIM_MAX_RETRIES, IN_FLIGHT } from '../../migration.js';
 
 /** What decides an outcome (HeldFacts in ../../facts.ts). */
 const HELD_FACTS = `id, class, status, attempts, releases, max_retries, cancel_requested_at, owner_id, lease_token, claimed_at, lease_expires_at`;
-const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at`;
+/** A take-back's facts: the held ones, and what its attempt's span is ended with (the trace it belongs to). */
+const RECOVERY_FACTS = `${HELD_FACTS}, traceparent`;
+const CLAIMED_COLUMNS = `id, class, payload, priority, run_at, attempts, max_retries, lease_token, lease_expires_at, created_at,
+  traceparent`;
 
 /**
  * Claim: one UPDATE ... RETURNING over the best queued rows. Every row gets
@@ -82,12 +85,12 @@ export const LEASE_SQL = {
       started_at = coalesce(started_at, @startedAt)
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /** (now, limit) held jobs whose lease ran out, oldest first, through jobs_lease_expiry. */
-  expired: `SELECT ${HELD_FACTS}
+  expired: `SELECT ${RECOVERY_FACTS}
     FROM jobs WHERE ${IN_FLIGHT} AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit`,
   /** (ownerId) full rows of the jobs an owner holds, through jobs_owner. */
   heldRowsByOwner: `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
   /** (ownerId) the jobs an owner holds, through jobs_owner. */
-  heldByOwner: `SELECT ${HELD_FACTS}
+  heldByOwner: `SELECT ${RECOVERY_FACTS}
     FROM jobs WHERE ${IN_FLIGHT} AND owner_id = @ownerId`,
 };
 

@@ -1,0 +1,53 @@
+/**
+ * Tracing is optional: `@opentelemetry/api` is a peer dependency an
+ * application may not have. It is looked for once, with a dynamic import that
+ * may fail; only when it is there is ./spans.js (which imports it) loaded.
+ * Without it, nothing of OpenTelemetry is loaded and every call here is a
+ * check of one variable. Only what enqueues or runs jobs looks (a Queue, a
+ * child, the supervisor, the CLI's enqueue): the other commands load nothing.
+ */
+import type { NewJob } from '../store/types.js';
+import type { Tracing } from './spans.js';
+
+let loaded: Tracing | undefined;
+let loading: Promise<Tracing | undefined> | undefined;
+
+/** Look for the API (once); resolves to the tracing it gives, or undefined without it. */
+export function loadTracing(): Promise<Tracing | undefined> {
+  return (loading ??= import('@opentelemetry/api').then(
+    async () => (loaded = (await import('./spans.js')).openTracing()),
+    () => undefined,
+  ));
+}
+
+/** The tracing loaded so far: undefined before loadTracing resolves, or without the API. */
+export function tracing(): Tracing | undefined {
+  return loaded;
+}
+
+/** An insert's result as the ids it gave its jobs, in order: the usual InsertedJob[]. */
+const insertedIds = (result: unknown) => result as readonly { id: number }[];
+
+/**
+ * Every enqueue path's insert: inside `send <class>` spans, which give the
+ * jobs their trace context to store, when tracing is loaded; as it is, else.
+ */
+export function sendTraced<R>(
+  jobs: NewJob[],
+  insert: () => R,
+  idsOf: (result: Awaited<R>) => readonly { id: number }[] = insertedIds,
+): R {
+  return loaded === undefined ? insert() : loaded.send(jobs, insert, idsOf);
+}
+
+/** How long a process about to exit waits for its spans to be exported. */
+const FLUSH_DEADLINE_MS = 1_000;
+
+/** Before a process exits: its SDK's buffered spans exported, or given up on after FLUSH_DEADLINE_MS. */
+export async function flushTracing(): Promise<void> {
+  if (loaded === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_DEADLINE_MS)));
+  await Promise.race([loaded.flush().catch(() => undefined), deadline]);
+  clearTimeout(timer);
+}
