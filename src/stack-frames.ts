@@ -23,6 +23,11 @@ function isNodeFrame(line: string): boolean {
   return FRAME.test(line) && /\(node:|at node:/.test(line);
 }
 
+/** OpenTelemetry's context frames, among leasehold's when the attempt runs in its span (src/tracing). */
+function isTracingFrame(line: string): boolean {
+  return FRAME.test(line) && line.includes('/node_modules/@opentelemetry/api/');
+}
+
 /**
  * A cause's stack without the run of leasehold's (and node's) frames at its
  * bottom, the way into the handler that the first section already shows,
@@ -32,11 +37,16 @@ function isNodeFrame(line: string): boolean {
 export function withoutOwnFrames(stack: string): string {
   const lines = stack.split('\n');
   let keep = lines.length;
-  while (keep > 0 && (isOwnFrame(lines[keep - 1]!) || isNodeFrame(lines[keep - 1]!))) keep--;
+  const below = (line: string) => isOwnFrame(line) || isNodeFrame(line) || isTracingFrame(line);
+  while (keep > 0 && below(lines[keep - 1]!)) keep--;
   const dropped = lines.slice(keep);
   const own = dropped.filter(isOwnFrame).length;
   if (own === 0 || keep === 0 || !FRAME.test(lines[keep - 1]!)) return stack;
-  const node = dropped.length - own;
-  const what = `${own} leasehold frame${own === 1 ? '' : 's'}${node === 0 ? '' : ` and ${node} of node's`}`;
+  const others = [
+    [dropped.filter(isNodeFrame).length, "of node's"],
+    [dropped.filter(isTracingFrame).length, "of OpenTelemetry's"],
+  ] as const;
+  const more = others.filter(([count]) => count > 0).map(([count, whose]) => ` and ${count} ${whose}`);
+  const what = `${own} leasehold frame${own === 1 ? '' : 's'}${more.join('')}`;
   return [...lines.slice(0, keep), `    ... ${what}`].join('\n');
 }

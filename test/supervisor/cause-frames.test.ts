@@ -29,7 +29,9 @@ describe("a cause's frames", () => {
     expect(lines[1], stack).toMatch(/^\s+at chargeCardNested \(.*explained\.mjs:\d+:\d+\)$/);
     expect(cause, stack).not.toMatch(/(run-loop|job-run)\.js/);
     // Node's own frame is there when the run loop resumed from a message (a write turn), not a timer.
-    expect(lines.at(-1), stack).toMatch(/^ {4}\.\.\. \d+ leasehold frames?( and \d+ of node's)?$/);
+    expect(lines.at(-1), stack).toMatch(
+      /^ {4}\.\.\. \d+ leasehold frames?( and \d+ of node's)?( and \d+ of OpenTelemetry's)?$/,
+    );
     expect(await sup.stop()).toBe(0);
   });
 });

@@ -124,6 +124,7 @@ describe('a stopped child', () => {
     expect(killed).toMatchObject({ reason: 'unresponsive', code: 'WORKER:UNRESPONSIVE' });
     expect(killed.turn_held_ms).toBeGreaterThan(1_000);
     await waitForReplacement(sup, 'noisy', pid);
+    await waitFor('the replacement ready', async () => (await sup.children('noisy')).length === 1);
     await sup.stop();
   });
 

@@ -51,6 +51,14 @@ describe('withoutOwnFrames', () => {
     expect(withoutOwnFrames(['Error: x', handler, plain].join('\n'))).toContain('... 1 leasehold frame');
   });
 
+  it("counts OpenTelemetry's context frames among them when the attempt runs in its span", () => {
+    const otel = '    at ContextAPI.with (/srv/app/node_modules/@opentelemetry/api/build/src/api/context.js:51:46)';
+    const stack = ['Error: 402', handler, own('child/job-run.js', 'run'), otel, own('src/tracing/spans.js', 'run')];
+    expect(withoutOwnFrames(stack.join('\n'))).toBe(
+      ['Error: 402', handler, "    ... 2 leasehold frames and 1 of OpenTelemetry's"].join('\n'),
+    );
+  });
+
   it("keeps a stack with none of leasehold's frames, or nothing but them (a cause made inside leasehold)", () => {
     const theirs = ['Error: 402', handler, tick].join('\n');
     expect(withoutOwnFrames(theirs)).toBe(theirs);
