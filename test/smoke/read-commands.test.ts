@@ -192,10 +192,8 @@ describe('leasehold against a database from a real supervisor run', () => {
       'database',
     ]);
     // the window starts at the start of the minute a day ago
-    expect(stats.retries.since % 60_000).toBe(0);
+    expect(stats.retries.since).toBe(Math.floor((stats.now - 24 * 3_600_000) / 60_000) * 60_000);
     expect(stats.window_ms).toBe(stats.now - stats.retries.since);
-    expect(stats.window_ms - 24 * 3_600_000).toBeGreaterThanOrEqual(0);
-    expect(stats.window_ms - 24 * 3_600_000).toBeLessThan(60_000);
     // The hang job was handed back at shutdown: nothing in flight, the release is not an error.
     expect(stats.in_flight).toEqual([]);
     expect(stats.jobs.total).toMatchObject({ QUEUED: 2, SUCCEEDED: 7, FAILED: 2, total: 11 });
