@@ -72,6 +72,8 @@ export interface PoolChild {
   readonly dbOutage: DbOutage | undefined;
   /** What it said last: for the attempt its death is charged to. */
   readonly lastWords: LastWords;
+  /** Jobs whose handlers it runs now, or ran when it died, as its flight recorder says. */
+  readonly started: ReadonlyMap<number, RunningJob>;
   send(message: SupervisorToChild): void;
   diedOf(uncaught: UncaughtError): void;
   markReady(): void;

@@ -1,7 +1,8 @@
 import type { Logger } from '../src/log.js';
 import { unlessDbFault } from '../src/store/faults.js';
-import { recoverExpiredLeases, type SweepOptions } from '../src/queue/sweep.js';
+import { LEASE_EXPIRED, recoverExpiredLeases, type SweepOptions } from '../src/queue/sweep.js';
 import type { RecoveredJob, MaintenanceStore } from '../src/store/types.js';
+import { endExpiredAttempts } from './attempt-spans.js';
 import { Every } from './every.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { logRecovery } from './job-log.js';
@@ -40,8 +41,9 @@ export class Sweeper {
   async sweep(): Promise<RecoveredJob[]> {
     const { store, logger } = this.options;
     const recovered = await recoverExpiredLeases(store, this.options);
-    for (const job of recovered) logRecovery(logger, job, 'LEASE:EXPIRED');
-    (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, 'LEASE:EXPIRED', 'sweeper');
+    for (const job of recovered) logRecovery(logger, job, LEASE_EXPIRED.code);
+    endExpiredAttempts(recovered, LEASE_EXPIRED);
+    (this.options.metrics ?? NO_METRICS).jobsRecovered(recovered, LEASE_EXPIRED.code, 'sweeper');
     if (recovered.length > 0) {
       this.options.onRecovered?.(recovered);
       logger.info(`sweep took back ${recovered.length} expired lease(s)`, {

@@ -1,6 +1,6 @@
 import type { Logger } from '../src/log.js';
 import type { RecoveredJob, RecoverParams, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { endTakenBackAttempts } from './attempt-spans.js';
+import { endDeadChildAttempts } from './attempt-spans.js';
 import { logRecovery } from './job-log.js';
 import { lastWordsText } from './last-words.js';
 import type { MetricsSink } from './metrics-sink.js';
@@ -54,6 +54,8 @@ export class JobTakeBack {
         reason: child.killed.reason,
       });
       for (const job of released) logRecovery(this.deps.logger, job, 'LEASE:RELEASED');
+      const reason = child.killed.reason;
+      endDeadChildAttempts(child.started, released, () => ({ outcome: 'released', reason }));
       metrics.jobsRecovered(released, 'LEASE:RELEASED', 'child_exit');
       this.deps.wakeFor(released);
       return;
@@ -96,7 +98,12 @@ export class JobTakeBack {
         victimOf: culprit?.jobId,
         rule: job.id === culprit?.jobId ? poison : undefined,
       });
-    endTakenBackAttempts(recovered, { code: params.errorCode, message: `${params.errorDetail}\n${params.errorStack}` });
+    const error = { code: params.errorCode, message: `${params.errorDetail}\n${params.errorStack}` };
+    endDeadChildAttempts(child.started, recovered, (job) =>
+      job.released
+        ? { outcome: 'released', reason: `victim of job ${culprit?.jobId} (${params.errorCode})` }
+        : { outcome: 'crashed', error },
+    );
     metrics.jobsRecovered(recovered, params.errorCode, 'child_exit');
     this.deps.wakeFor(recovered);
   }

@@ -6,6 +6,9 @@ export interface SweepOptions {
   actor: string;
 }
 
+/** What a sweep's take-back ends an attempt with. */
+export const LEASE_EXPIRED = { code: 'LEASE:EXPIRED', message: 'lease expired without a heartbeat' } as const;
+
 /**
  * One sweep, the backstop of guarantee 4 (Nothing stays RUNNING): take back
  * the leases that ran out (their worker died with its supervisor, or went
@@ -18,8 +21,8 @@ export async function recoverExpiredLeases(store: MaintenanceStore, options: Swe
   for (;;) {
     const batch = await store.leasesRecoverExpired({
       limit: options.batchSize,
-      errorCode: 'LEASE:EXPIRED',
-      errorDetail: 'lease expired without a heartbeat',
+      errorCode: LEASE_EXPIRED.code,
+      errorDetail: LEASE_EXPIRED.message,
       event: 'RECOVERED',
       actor: options.actor,
       retryDelay: options.retryDelay,

@@ -194,11 +194,7 @@ export interface InsertedJob {
   created: boolean;
 }
 
-/**
- * What a claim fixed about its job, which its lease token names: the
- * timeline's claim trail is written from it. It cannot change while the
- * token is held, so a holder that passes it spares the store a read.
- */
+/** What a claim fixed about its job (the timeline's claim trail): fixed while its token is held, so a holder passing it spares a read. */
 export interface ClaimRecord {
   attempt: number;
   ownerId: string;
@@ -307,8 +303,10 @@ export interface RecoveredJob extends Required<Pick<NewJob, 'traceparent'>>, Pic
   /** Where the job went: QUEUED again, FAILED for good, CANCELLED (cancel was requested). */
   status: 'QUEUED' | 'FAILED' | 'CANCELLED';
   runAt: number | null;
-  /** True when the job was only claimed, never started: handed back without spending a retry. */
+  /** True when the job went back without spending a retry: only claimed, never started, or released on purpose. */
   released: boolean;
+  /** Its holder had begun the attempt (RUNNING), as opposed to only claiming it. */
+  begun: boolean;
   /** Where the attempt leaves its job's retries; absent when it went back free. */
   retry?: RetryAccount;
 }

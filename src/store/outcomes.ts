@@ -387,6 +387,7 @@ export function recoveredJob(row: RecoveryFacts, plan: OutcomePlan): RecoveredJo
     status: plan.status as RecoveredJob['status'],
     runAt: plan.runAt,
     released: plan.job.type === 'release',
+    begun: row.status === 'RUNNING',
     retry: plan.retry,
     claimedAt: row.claimed_at,
     traceparent: row.traceparent,

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { trackProcess, useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type ClassSpec, type SupervisorHandle } from '../helpers/supervisor.js';
 import { LEASEHOLD_BIN } from '../cli/helpers.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -34,6 +35,7 @@ interface SpanLine {
 }
 
 const KIND = { SERVER: 1, PRODUCER: 3, CONSUMER: 4 };
+const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
 
 function spansIn(file: string): SpanLine[] {
@@ -52,14 +54,21 @@ interface Traced {
   env: Record<string, string>;
   dir: string;
   spans: () => SpanLine[];
-  /** Enqueue through the producer's HTTP server: the job id. */
-  request: (payload: unknown) => Promise<number>;
+  /** Enqueue through the producer's HTTP server (class `traced` by default): the job id. */
+  request: (payload: unknown, jobClass?: string) => Promise<number>;
 }
 
 async function traced({
   batched = false,
   schedules,
-}: { batched?: boolean; schedules?: ClassSpec['schedules'] } = {}): Promise<Traced> {
+  shutdownGraceSeconds,
+  heartbeatSeconds,
+}: {
+  batched?: boolean;
+  schedules?: ClassSpec['schedules'];
+  shutdownGraceSeconds?: number;
+  heartbeatSeconds?: number;
+} = {}): Promise<Traced> {
   const dir = newDir();
   const spanFile = path.join(dir, 'spans.jsonl');
   const env = {
@@ -70,15 +79,28 @@ async function traced({
   const sup = await startSupervisor({
     dir,
     env,
-    classes: [{ name: 'traced', handler: 'traced', max_retries: 1, kill_grace_seconds: 0.2, schedules }],
+    classes: [
+      {
+        name: 'traced',
+        handler: 'traced',
+        max_retries: 1,
+        kill_grace_seconds: 0.2,
+        ...(heartbeatSeconds === undefined
+          ? {}
+          : { heartbeat_seconds: heartbeatSeconds, lease_seconds: 4 * heartbeatSeconds }),
+        schedules,
+      },
+    ],
+    shutdownGraceSeconds,
   });
   const producer = execa('node', [PRODUCER, INDEX, sup.database], { env, reject: false, stdin: 'ignore' });
   trackProcess(producer.pid!, 'producer');
   let printed = '';
   producer.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   const port = await waitFor('the producer to listen', () => /^(\d+)\n/.exec(printed)?.[1]);
-  const request = async (payload: unknown) => {
-    const response = await fetch(`http://127.0.0.1:${port}/?payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  const request = async (payload: unknown, jobClass = 'traced') => {
+    const query = `payload=${encodeURIComponent(JSON.stringify(payload))}&class=${jobClass}`;
+    const response = await fetch(`http://127.0.0.1:${port}/?${query}`);
     return Number(await response.text());
   };
   const stop = async () => {
@@ -160,6 +182,66 @@ describe('OpenTelemetry traces across processes', () => {
     const recovered = await waitFor('the take-back’s log line', () => sup.events('JOB_RECOVERED', { job_id: id })[0]);
     expect(recovered.trace_id).toBe(send.traceId);
     await stop();
+  });
+
+  it('emits no attempt span for a job the dead child held but had not begun', async () => {
+    const { sup, dir, stop, spans, request } = await traced();
+    const pidFile = path.join(dir, 'handler.pid');
+    writeFileSync(pidFile, '');
+    const running = await request({ pidFile });
+    const childPid = await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    const { job } = await sup.waitForJob(running, 'RUNNING');
+    // Held by the same child, as a prefetched job is, and never begun.
+    const waiting = await request(null, 'elsewhere');
+    const [held] = await claimJobs(sup.queue.store, {
+      classes: ['elsewhere'],
+      ownerId: job.owner_id!,
+      limit: 1,
+      leaseMs: 60_000,
+    });
+    expect(held?.id).toBe(waiting);
+    process.kill(childPid, 'SIGKILL');
+    await sup.waitForJob(waiting, 'QUEUED');
+    await waitFor('the crashed attempt’s span', () => ofJob(spans(), running).find((span) => span.pid === sup.pid));
+    expect(ofJob(spans(), waiting).map((span) => span.kind)).toEqual([KIND.PRODUCER]);
+    await stop();
+  });
+
+  it('ends the attempt span of a job whose holder went silent elsewhere, from the sweep that takes it back', async () => {
+    const { sup, stop, spans, request } = await traced();
+    const id = await request(null, 'elsewhere');
+    const [claimed] = await claimJobs(sup.queue.store, {
+      classes: ['elsewhere'],
+      ownerId: 'other-host:1/elsewhere.0.1',
+      limit: 1,
+      leaseMs: 1_000,
+    });
+    await sup.queue.store.jobStart({ id, leaseToken: claimed!.leaseToken, leaseMs: 1_000 });
+    const expired = await waitFor('the expired attempt’s span', () =>
+      ofJob(spans(), id).find((span) => span.kind === KIND.CONSUMER),
+    );
+    const send = ofJob(spans(), id).find((span) => span.kind === KIND.PRODUCER)!;
+    expect(expired).toMatchObject({ traceId: send.traceId, parentSpanId: send.spanId, pid: sup.pid });
+    expect(expired.status.code).toBe(STATUS_ERROR);
+    expect(expired.attributes).toMatchObject({ 'error.type': 'LEASE:EXPIRED', 'leasehold.job.outcome': 'expired' });
+    await stop();
+  });
+
+  it('ends the attempt span of a job released by a kill on shutdown, with no error', async () => {
+    const { sup, dir, stop, spans, request } = await traced({ shutdownGraceSeconds: 0.5, heartbeatSeconds: 5 });
+    const pidFile = path.join(dir, 'handler.pid');
+    writeFileSync(pidFile, '');
+    // A handler that blocks its child's loop: the child cannot end its own span before it is killed
+    // (on shutdown, long before the 5 s heartbeat would find it unresponsive).
+    const id = await request({ pidFile, spin: true });
+    await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    await stop();
+    const released = ofJob(spans(), id).find((span) => span.kind === KIND.CONSUMER);
+    expect(released).toMatchObject({ pid: sup.pid, status: { code: STATUS_UNSET } });
+    expect(released!.attributes).toMatchObject({
+      'leasehold.job.outcome': 'released',
+      'leasehold.job.release_reason': 'shutdown',
+    });
   });
 
   it('exports a child’s batched spans before the child exits on drain', async () => {

@@ -34,6 +34,7 @@ export class FakeChild implements PoolChild {
   retiring: RetireReason | undefined;
   dbOutage: DbOutage | undefined;
   lastWords: LastWords = { uncaught: undefined, lastRss: undefined, stderr: [] };
+  readonly started = new Map<number, RunningJob>();
   private exit: ChildExit | undefined;
   private becameReady!: () => void;
   private readonly readied = new Promise<void>((resolve) => (this.becameReady = resolve));
