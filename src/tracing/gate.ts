@@ -40,6 +40,17 @@ export function sendTraced<R>(
   return loaded === undefined ? insert() : loaded.send(jobs, insert, idsOf);
 }
 
+/**
+ * A command line's enqueues join the trace its environment names, as
+ * OpenTelemetry's environment carriers have it: TRACEPARENT, and TRACESTATE
+ * with it. Only for one-shot commands: a supervisor started from a traced
+ * shell would otherwise put every scheduled job in that one trace.
+ */
+export function adoptEnvironmentTrace(env: NodeJS.ProcessEnv = process.env): void {
+  if (loaded === undefined || !env.TRACEPARENT) return;
+  loaded.adoptParent(env.TRACESTATE ? `${env.TRACEPARENT} ${env.TRACESTATE}` : env.TRACEPARENT);
+}
+
 /** How long a process about to exit waits for its spans to be exported. */
 const FLUSH_DEADLINE_MS = 1_000;
 

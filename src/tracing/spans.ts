@@ -61,6 +61,11 @@ export interface Tracing {
    * span's context to store; `idsOf` names the ids the insert gave them.
    */
   send<R>(jobs: NewJob[], insert: () => R, idsOf: (result: Awaited<R>) => readonly { id: number }[]): R;
+  /**
+   * The parent of send spans opened outside any span, in the stored form:
+   * a command line's, from the TRACEPARENT its environment carries.
+   */
+  adoptParent(stored: string): void;
   attempt(job: { id: number; class: string; attempt: number; traceparent: string | null }): AttemptSpan;
   /** Emit the span of an attempt its holder could not end: its stored parent, its start, ended as `end` says. */
   takenBack(job: TakenBackAttempt, end: TakenBackEnd): void;
@@ -124,13 +129,20 @@ function endWithError(span: Span, error: { code: string; message: string; stack?
 
 export function openTracing(): Tracing {
   const tracer = trace.getTracer('leasehold');
+  let adopted: Context | undefined;
+  const sendParent = () => {
+    const active = context.active();
+    return adopted === undefined || trace.getSpan(active) !== undefined ? active : adopted;
+  };
 
   function send<R>(jobs: NewJob[], insert: () => R, idsOf: (result: Awaited<R>) => readonly { id: number }[]): R {
+    const parent = sendParent();
     const spans = jobs.map((job) => {
-      const span = tracer.startSpan(`send ${job.class}`, {
-        kind: SpanKind.PRODUCER,
-        attributes: messagingAttributes('send', job.class),
-      });
+      const span = tracer.startSpan(
+        `send ${job.class}`,
+        { kind: SpanKind.PRODUCER, attributes: messagingAttributes('send', job.class) },
+        parent,
+      );
       job.traceparent = storedContextOf(span);
       return span;
     });
@@ -147,8 +159,7 @@ export function openTracing(): Tracing {
       throw error;
     };
     // One job's insert runs in its span's context (a database client's own spans nest under it).
-    const run = () =>
-      spans.length === 1 ? context.with(trace.setSpan(context.active(), spans[0]!), insert) : insert();
+    const run = () => (spans.length === 1 ? context.with(trace.setSpan(parent, spans[0]!), insert) : insert());
     let result: R;
     try {
       result = run();
@@ -200,5 +211,10 @@ export function openTracing(): Tracing {
     await sdk.forceFlush?.();
   }
 
-  return { send, attempt, takenBack, flush };
+  function adoptParent(stored: string): void {
+    const parent = storedParent(stored);
+    adopted = parent === ROOT_CONTEXT ? undefined : parent;
+  }
+
+  return { send, adoptParent, attempt, takenBack, flush };
 }

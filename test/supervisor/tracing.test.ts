@@ -277,4 +277,23 @@ describe('OpenTelemetry traces across processes', () => {
     }
     await stop();
   });
+
+  it('joins the trace a TRACEPARENT (and TRACESTATE) in its environment names, for the CLI’s enqueue', async () => {
+    const { sup, stop, env, spans } = await traced();
+    const [traceId, spanId] = ['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7'];
+    const cli = await execa('node', [LEASEHOLD_BIN, 'enqueue', 'traced', '--json', '--config', sup.configFile], {
+      env: { ...env, TRACEPARENT: `00-${traceId}-${spanId}-01`, TRACESTATE: 'vendor=1' },
+      cwd: sup.dir,
+    });
+    const { id } = JSON.parse(cli.stdout) as { id: number };
+    const send = await waitFor('the CLI’s send span', () =>
+      ofJob(spans(), id).find((span) => span.kind === KIND.PRODUCER),
+    );
+    expect(send).toMatchObject({ traceId, parentSpanId: spanId });
+    const attempt = await waitFor('the attempt span', () =>
+      ofJob(spans(), id).find((span) => span.kind === KIND.CONSUMER),
+    );
+    expect(attempt).toMatchObject({ traceId, parentSpanId: send.spanId });
+    await stop();
+  });
 });

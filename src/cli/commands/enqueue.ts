@@ -6,7 +6,7 @@ import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
 import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { loadTracing, sendTraced } from '../../tracing/gate.js';
+import { adoptEnvironmentTrace, loadTracing, sendTraced } from '../../tracing/gate.js';
 import {
   classConfig,
   defineCommand,
@@ -132,6 +132,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const prepare = args.file !== undefined ? bulkJobs(args, target.config) : oneJob(args, target.config);
     const create = !prepare(systemClock).some((job) => (job.parentIds?.length ?? 0) > 0);
     await loadTracing();
+    adoptEnvironmentTrace();
     await withStore(target, args, { create }, async ({ store }) => {
       const jobs = prepare(store.clock);
       if (args.file === undefined) {
