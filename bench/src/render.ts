@@ -326,10 +326,10 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ),
   ],
   tracing: (t) => [
-    `22. what tracing costs (issue 44): ${t.jobs} no-op jobs, 1 child, claim_batch 64, tracing off and on (no-op exporter) (jobs/s)`,
+    `22. what tracing costs (issue 44): ${t.jobs} no-op jobs, 1 child, claim_batch 64, tracing off, on (no-op exporter), context (no SDK)`,
     table(
-      ['arm', 'jobs/s (steady)'],
-      t.results.map((r) => [r.arm, stat(r.jobs_per_sec)]),
+      ['arm', 'jobs/s (steady)', 'CPU ms / 1k jobs'],
+      t.results.map((r) => [r.arm, stat(r.jobs_per_sec), stat(r.cpu_ms_per_1k_jobs)]),
     ),
     `  within a round: on / off ${t.on_over_off ? stat(t.on_over_off) : 'n/a'}; off / baseline ${t.off_over_baseline ? stat(t.off_over_baseline) : 'n/a'}; on / baseline ${t.on_over_baseline ? stat(t.on_over_baseline) : 'n/a'}`,
   ],

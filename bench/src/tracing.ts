@@ -3,7 +3,9 @@
  * on SQLite, one child, in rounds: with tracing off (a resolve hook hides
  * @opentelemetry/api, as in an application without it), and on (an SDK
  * preloaded with a no-op exporter: every attempt's span is made, recorded
- * and dropped, in batches as a deployment's would be). With LEASEHOLD_BENCH_BASELINE set to another checkout
+ * and dropped, in batches as a deployment's would be), and `context`: the
+ * same preload without the SDK, whose spans then record nothing (what the
+ * on arm costs beyond it is the SDK's recording). With LEASEHOLD_BENCH_BASELINE set to another checkout
  * (built), its `supervise` runs the same drain in the same rounds: the
  * targets are this build over that one.
  */
@@ -12,19 +14,19 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { ratesOf, ratioOf, runRounds } from './rounds.js';
+import { cpuOf, ratesOf, ratioOf, runRounds } from './rounds.js';
 import { leaseholdDrain } from './throughput.js';
 
 const CLAIM_BATCH = 64;
 export const TRACING_OFF_TARGET = 0.98;
 export const TRACING_ON_TARGET = 0.9;
 
-type ArmName = 'off' | 'on' | 'baseline';
+type ArmName = 'off' | 'on' | 'context' | 'baseline';
 
 export interface TracingSection {
   method: string;
   jobs: number;
-  results: { arm: ArmName; jobs_per_sec: Stat }[];
+  results: { arm: ArmName; jobs_per_sec: Stat; cpu_ms_per_1k_jobs: Stat }[];
   /** Within each round: on over off, and each over the baseline when there is one. */
   on_over_off?: Stat;
   off_over_baseline?: Stat;
@@ -50,19 +52,24 @@ function writeHidingPreload(dir: string): string {
   return preload;
 }
 
-/** A preload that registers an SDK whose exporter drops every span, its packages named where this bench finds them. */
-function writeNoopSdkPreload(dir: string): string {
+/**
+ * A preload that sets the async context manager and, `withSdk`, registers an
+ * SDK whose exporter drops every span; its packages named where this bench
+ * finds them.
+ */
+function writeNoopSdkPreload(dir: string, withSdk: boolean): string {
   const from = (name: string) => JSON.stringify(import.meta.resolve(name));
-  const preload = join(dir, 'otel-noop.mjs');
+  const preload = join(dir, withSdk ? 'otel-noop.mjs' : 'otel-context.mjs');
+  const sdk = `import { BasicTracerProvider, BatchSpanProcessor } from ${from('@opentelemetry/sdk-trace-base')};
+const dropped = { export: (spans, done) => done({ code: 0 }), shutdown: async () => undefined };
+trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropped)] }));
+`;
   writeFileSync(
     preload,
     `import { context, trace } from ${from('@opentelemetry/api')};
 import { AsyncLocalStorageContextManager } from ${from('@opentelemetry/context-async-hooks')};
-import { BasicTracerProvider, BatchSpanProcessor } from ${from('@opentelemetry/sdk-trace-base')};
-const dropped = { export: (spans, done) => done({ code: 0 }), shutdown: async () => undefined };
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropped)] }));
-`,
+${withSdk ? sdk : ''}`,
   );
   return preload;
 }
@@ -73,7 +80,8 @@ export async function runTracing(ctx: BenchContext): Promise<TracingSection> {
   const withPreload = (preload: string) => ({ ...process.env, NODE_OPTIONS: `--import ${preload}` });
   const arms: { name: ArmName; env?: NodeJS.ProcessEnv; supervise?: string }[] = [
     { name: 'off', env: withPreload(writeHidingPreload(dir)) },
-    { name: 'on', env: withPreload(writeNoopSdkPreload(dir)) },
+    { name: 'on', env: withPreload(writeNoopSdkPreload(dir, true)) },
+    { name: 'context', env: withPreload(writeNoopSdkPreload(dir, false)) },
     ...(baseline ? [{ name: 'baseline' as const, supervise: join(baseline, 'dist/supervisor/main.js') }] : []),
   ];
   const rounds = await runRounds(
@@ -88,10 +96,15 @@ export async function runTracing(ctx: BenchContext): Promise<TracingSection> {
   return {
     method:
       `section 1's drain on SQLite, ${ctx.sizes.jobs} no-op jobs, 1 child, claim_batch ${CLAIM_BATCH}, in rounds: ` +
-      `tracing off (a resolve hook hides @opentelemetry/api), on (an SDK with a no-op exporter, preloaded)` +
+      `tracing off (a resolve hook hides @opentelemetry/api), on (an SDK with a no-op exporter, preloaded), ` +
+      `context (the same preload without the SDK: spans that record nothing)` +
       (baseline === undefined ? '' : `, and the baseline build's supervise`),
     jobs: ctx.sizes.jobs,
-    results: arms.map((arm) => ({ arm: arm.name, jobs_per_sec: ratesOf(rounds, arm.name).jobs_per_sec })),
+    results: arms.map((arm) => ({
+      arm: arm.name,
+      jobs_per_sec: ratesOf(rounds, arm.name).jobs_per_sec,
+      cpu_ms_per_1k_jobs: cpuOf(rounds, arm.name),
+    })),
     on_over_off: ratioOf(rounds, 'on', 'off'),
     off_over_baseline: ratioOf(rounds, 'off', 'baseline'),
     on_over_baseline: ratioOf(rounds, 'on', 'baseline'),
