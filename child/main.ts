@@ -72,22 +72,33 @@ async function openWatched(database: string): Promise<WorkerStore> {
 /** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
 const turns = new TurnsFromSupervisor(send);
 
-/** The supervisor's messages: the first must be the start; turns go to `turns`; the rest to `onMessage` once it is set. */
+/**
+ * The supervisor's messages: the first must be the start; turns go to
+ * `turns`; the rest to `onMessage`'s handler. What comes before the handler
+ * is set (a drain while the child still sets up) waits for it: dropped, the
+ * child would serve on after its supervisor has gone.
+ */
 function listen(): {
   started: Promise<ChildStart>;
   onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) => void;
 } {
   let handler: ((message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) | undefined;
+  const early: Exclude<SupervisorToChild, ChildStart | TurnMessage>[] = [];
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
       if (message.type === 'turn') turns.granted();
       else if (message.type === 'turn-line') turns.lineChanged(message.open);
       else if (message.type === 'start') resolve(message);
-      else handler?.(message);
+      else if (handler === undefined) early.push(message);
+      else handler(message);
     });
   });
-  return { started, onMessage: (h) => (handler = h) };
+  const onMessage = (h: typeof handler & {}) => {
+    handler = h;
+    for (const message of early.splice(0)) h(message);
+  };
+  return { started, onMessage };
 }
 
 /**
@@ -196,6 +207,8 @@ async function main(): Promise<void> {
 
   const running = loop;
   const handlerLife = life;
+  // Started first: a drain that came during the set-up, delivered next, stops it before its first claim.
+  running.start();
   supervisor.onMessage((message) => {
     if (message.type === 'ping') return send({ type: 'pong' });
     if (message.type === 'wake') return running.wake();
@@ -207,7 +220,6 @@ async function main(): Promise<void> {
       await exit(CHILD_EXIT.OK);
     });
   });
-  running.start();
   // A listener that lost the database is part of the outage the store's watch logs once.
   const onListenError = unlessDbFault((error) =>
     log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }),

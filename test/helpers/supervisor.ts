@@ -179,6 +179,8 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
       reject: false,
       buffer: false,
       stdin: 'ignore',
+      // stop() waits as long as the test says; execa would SIGKILL 5 s after a SIGTERM, inside a longer grace.
+      forceKillAfterDelay: false,
       cwd: dir,
       ...(options.env === undefined ? {} : { env: options.env }),
     },

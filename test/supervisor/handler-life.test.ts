@@ -6,13 +6,14 @@
  * in `leasehold workers` and the log, under the class's usual restart rules.
  */
 import { execa } from 'execa';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useProcessGuard } from '../helpers/processes.js';
 import { startSupervisor, type SupervisorHandle } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-handler-life-');
@@ -63,6 +64,23 @@ describe('setup and teardown', () => {
     expect(await sup.stop(30_000)).toBe(0);
     expect(sup.events('TEARDOWN_TIMEOUT')).toHaveLength(1);
     expect(sup.events('SHUTDOWN_GRACE_OVER'), 'the child left within the grace').toEqual([]);
+    expect(sup.events('CHILD_EXITED')[0]).toMatchObject({ reason: 'drained' });
+  });
+
+  it('a child still in its setup when the supervisor stops hears the drain, and leaves once set up', async () => {
+    const dir = newDir();
+    const sup = await startSupervisor({
+      dir,
+      env: { ...process.env, LIFE_DIR: dir } as Record<string, string>,
+      shutdownGraceSeconds: 20,
+      classes: [{ name: 'work', handler: 'setup-waits', waitReady: false }],
+    });
+    await waitFor('the child’s setup to begin', () => existsSync(path.join(dir, 'setup-begun.log')) || undefined);
+    const stopped = sup.stop(60_000);
+    await waitFor('the shutdown to start', () => sup.events('SHUTDOWN_STARTED')[0]);
+    writeFileSync(path.join(dir, 'go'), '');
+    expect(await stopped).toBe(0);
+    expect(sup.events('SHUTDOWN_GRACE_OVER'), 'the child left on the drain, not at the grace').toEqual([]);
     expect(sup.events('CHILD_EXITED')[0]).toMatchObject({ reason: 'drained' });
   });
 
