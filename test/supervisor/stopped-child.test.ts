@@ -36,6 +36,17 @@ function lockProbe(database: string): () => boolean {
   };
 }
 
+/** Send `signal` to `pid`: false when it is gone (it may exit between any look and the kill). */
+function signalled(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
 /**
  * SIGSTOP the child `pid` at a moment it holds the write lock: stop it, and
  * if the lock is free (or only held for a moment, by another writer), let it
@@ -46,14 +57,13 @@ async function stopHoldingTheLock(pid: number, lockHeld: () => boolean): Promise
   return waitFor(
     `child ${pid} stopped while it holds the write lock`,
     async () => {
-      if (!isAlive(pid)) return { gone: true } as const;
-      process.kill(pid, 'SIGSTOP');
+      if (!isAlive(pid) || !signalled(pid, 'SIGSTOP')) return { gone: true } as const;
       const stoppedAt = Date.now();
       if (lockHeld()) {
         await sleep(30);
         if (lockHeld()) return stoppedAt;
       }
-      process.kill(pid, 'SIGCONT');
+      signalled(pid, 'SIGCONT');
       return undefined;
     },
     { timeoutMs: 15_000, intervalMs: 7 },
@@ -94,7 +104,7 @@ describe('a stopped child', () => {
     const stoppedAt = Date.now();
     const gone = await waitForExit(pid, GONE_WITHIN_MS);
     console.log(`stopped child gone ${Date.now() - stoppedAt} ms after SIGSTOP`);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    signalled(pid, 'SIGKILL');
     expect(gone, `child ${pid} still there ${GONE_WITHIN_MS} ms after SIGSTOP`).toBe(true);
 
     const killed = await sup.waitForEvent('CHILD_KILLED', { pid });
@@ -117,7 +127,7 @@ describe('a stopped child', () => {
 
     const gone = await waitForExit(pid, GONE_WITHIN_MS);
     console.log(`child stopped holding the lock gone ${Date.now() - stoppedAt} ms after SIGSTOP`);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    signalled(pid, 'SIGKILL');
     expect(gone, `child ${pid} still there ${GONE_WITHIN_MS} ms after SIGSTOP`).toBe(true);
 
     const killed = await sup.waitForEvent('CHILD_KILLED', { pid });
