@@ -56,6 +56,8 @@ interface Traced {
   spans: () => SpanLine[];
   /** Enqueue through the producer's HTTP server (class `traced` by default): the job id. */
   request: (payload: unknown, jobClass?: string) => Promise<number>;
+  /** Enqueue a job whose handler starts and never ends (`spin`: blocking its loop): its id and its child's pid. */
+  hanging: (options?: { spin?: boolean }) => Promise<{ id: number; childPid: number }>;
 }
 
 async function traced({
@@ -108,7 +110,14 @@ async function traced({
     await producer;
     await sup.stop();
   };
-  return { sup, dir, stop, env, spans: () => spansIn(spanFile), request };
+  const hanging = async ({ spin = false } = {}) => {
+    const pidFile = path.join(dir, `handler-${Date.now()}.pid`);
+    writeFileSync(pidFile, '');
+    const id = await request({ pidFile, spin });
+    const childPid = await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    return { id, childPid };
+  };
+  return { sup, dir, stop, env, spans: () => spansIn(spanFile), request, hanging };
 }
 
 const ofJob = (spans: SpanLine[], id: number) =>
@@ -165,11 +174,8 @@ describe('OpenTelemetry traces across processes', () => {
   });
 
   it('ends a SIGKILLed child’s attempt span from its supervisor, with the crash', async () => {
-    const { sup, dir, stop, spans, request } = await traced();
-    const pidFile = path.join(dir, 'handler.pid');
-    writeFileSync(pidFile, '');
-    const id = await request({ pidFile });
-    const childPid = await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    const { sup, stop, spans, hanging } = await traced();
+    const { id, childPid } = await hanging();
     process.kill(childPid, 'SIGKILL');
     const crashed = await waitFor('the crashed attempt’s span', () =>
       ofJob(spans(), id).find((span) => span.kind === KIND.CONSUMER && span.attributes['leasehold.job.attempt'] === 1),
@@ -185,11 +191,8 @@ describe('OpenTelemetry traces across processes', () => {
   });
 
   it('emits no attempt span for a job the dead child held but had not begun', async () => {
-    const { sup, dir, stop, spans, request } = await traced();
-    const pidFile = path.join(dir, 'handler.pid');
-    writeFileSync(pidFile, '');
-    const running = await request({ pidFile });
-    const childPid = await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    const { sup, stop, spans, request, hanging } = await traced();
+    const { id: running, childPid } = await hanging();
     const { job } = await sup.waitForJob(running, 'RUNNING');
     // Held by the same child, as a prefetched job is, and never begun.
     const waiting = await request(null, 'elsewhere');
@@ -228,13 +231,10 @@ describe('OpenTelemetry traces across processes', () => {
   });
 
   it('ends the attempt span of a job released by a kill on shutdown, with no error', async () => {
-    const { sup, dir, stop, spans, request } = await traced({ shutdownGraceSeconds: 0.5, heartbeatSeconds: 5 });
-    const pidFile = path.join(dir, 'handler.pid');
-    writeFileSync(pidFile, '');
+    const { sup, stop, spans, hanging } = await traced({ shutdownGraceSeconds: 0.5, heartbeatSeconds: 5 });
     // A handler that blocks its child's loop: the child cannot end its own span before it is killed
     // (on shutdown, long before the 5 s heartbeat would find it unresponsive).
-    const id = await request({ pidFile, spin: true });
-    await waitFor('the handler to start', () => Number(readFileSync(pidFile, 'utf8')) || undefined);
+    const { id } = await hanging({ spin: true });
     await stop();
     const released = ofJob(spans(), id).find((span) => span.kind === KIND.CONSUMER);
     expect(released).toMatchObject({ pid: sup.pid, status: { code: STATUS_UNSET } });
