@@ -1,5 +1,5 @@
 /**
- * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]
+ * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]
  *
  * Runs the sections of RUNNERS that --only names (all by default), prints
  * one JSON document and a table (docs/performance.md says what each
@@ -105,7 +105,7 @@ const RUNNERS: SectionRunner[] = [
   single('tracing', runTracing),
 ];
 
-const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--pg URL] [--keep]\n`;
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]\n`;
 
 function usage(message: string): never {
   process.stderr.write(`bench: ${message}\n${USAGE}`);
@@ -126,6 +126,7 @@ try {
       out: { type: 'string' },
       table: { type: 'boolean', default: false },
       'claim-batch': { type: 'string', default: String(DEFAULT_CLAIM_BATCH) },
+      runs: { type: 'string' },
       pg: { type: 'string', default: DEFAULT_PG_URL },
       keep: { type: 'boolean', default: false },
     },
@@ -138,6 +139,10 @@ const { values } = parsed;
 const claimBatch = Number(values['claim-batch']);
 if (!Number.isInteger(claimBatch) || claimBatch < 1)
   usage(`--claim-batch must be an integer >= 1, got ${values['claim-batch']}`);
+// More rounds than the default 3 narrow a noisy machine's medians (ratios are still taken within each round).
+const runs = values.runs === undefined ? undefined : Number(values.runs);
+if (runs !== undefined && (!Number.isInteger(runs) || runs < 1))
+  usage(`--runs must be an integer >= 1, got ${values.runs}`);
 const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((name) => name.trim());
 for (const name of only)
   if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
@@ -151,7 +156,7 @@ const started = performance.now();
 const registry = new ProcessRegistry();
 const dirs = new TempDirs(values.keep);
 const ctx: BenchContext = {
-  sizes: values.quick ? QUICK : FULL,
+  sizes: { ...(values.quick ? QUICK : FULL), ...(runs === undefined ? {} : { runs }) },
   quick: values.quick,
   claimBatch,
   processes: registry,
