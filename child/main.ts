@@ -72,6 +72,9 @@ async function openWatched(database: string): Promise<WorkerStore> {
 /** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
 const turns = new TurnsFromSupervisor(send);
 
+/** What the supervisor sends once the child has started, but turns. */
+type ChildMessage = Exclude<SupervisorToChild, ChildStart | TurnMessage>;
+
 /**
  * The supervisor's messages: the first must be the start; turns go to
  * `turns`; the rest to `onMessage`'s handler. What comes before the handler
@@ -80,10 +83,10 @@ const turns = new TurnsFromSupervisor(send);
  */
 function listen(): {
   started: Promise<ChildStart>;
-  onMessage: (handler: (message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) => void;
+  onMessage: (handler: (message: ChildMessage) => void) => void;
 } {
-  let handler: ((message: Exclude<SupervisorToChild, ChildStart | TurnMessage>) => void) | undefined;
-  const early: Exclude<SupervisorToChild, ChildStart | TurnMessage>[] = [];
+  let handler: ((message: ChildMessage) => void) | undefined;
+  const early: ChildMessage[] = [];
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
@@ -94,7 +97,7 @@ function listen(): {
       else handler(message);
     });
   });
-  const onMessage = (h: typeof handler & {}) => {
+  const onMessage = (h: (message: ChildMessage) => void) => {
     handler = h;
     for (const message of early.splice(0)) h(message);
   };
