@@ -14,8 +14,12 @@ import type { InsertedJob, NewJob } from './data.js';
 /** A node-postgres `Client` or `PoolClient` on which the application began a transaction. */
 export interface ApplicationClient {
   query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
-  /** node-postgres 8.12 and later: `I` idle, `T` in a transaction, `E` in a failed one. */
-  getTransactionStatus?(): string | null;
+  /**
+   * node-postgres 8.12 and later: `I` idle, `T` in a transaction, `E` in a
+   * failed one. Required, so that a `pg.Pool` (which has none, and commits
+   * each query on its own) is refused by the type as at run time.
+   */
+  getTransactionStatus(): string | null;
 }
 
 /** The application's better-sqlite3 `Database`, open on the queue's file. */

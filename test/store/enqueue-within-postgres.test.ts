@@ -135,4 +135,21 @@ describe('enqueue({ tx }) on PostgreSQL', () => {
     expect(await jobCount()).toBe(0);
     expect(() => queue.enqueueSync({ class: 'email' }, { tx: {} as never })).toThrow(InvalidInputError);
   });
+
+  it('refuses a Pool, which would commit the job on its own, and anything without a transaction status', async () => {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+    try {
+      const refusal = queue.enqueue({ class: 'email' }, { tx: pool as never });
+      await expect(refusal).rejects.toMatchObject({ code: 'INVALID_INPUT:TX' });
+      await expect(refusal).rejects.toThrow(/pool\.connect\(\).*BEGIN/);
+      const bare = { query: (config: unknown) => app.query(config as pg.QueryConfig) };
+      await expect(queue.enqueue({ class: 'email' }, { tx: bare as never })).rejects.toMatchObject({
+        code: 'INVALID_INPUT:TX',
+      });
+      expect(await jobCount()).toBe(0);
+      expect(pool.totalCount).toBe(0); // refused before any query reached the pool
+    } finally {
+      await pool.end();
+    }
+  });
 });
