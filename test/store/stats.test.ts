@@ -12,10 +12,10 @@ import { RETENTION_SQL } from '../../src/store/sqlite/sql/retention.js';
 import { STATS_SQL } from '../../src/store/sqlite/sql/stats.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { windowParts } from '../../src/store/stats-window.js';
-import type { WorkerRow } from '../../src/store/types.js';
+import type { Settlement, WorkerRow } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
-import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
+import { claimJobs } from '../helpers/fenced-writes.js';
 
 const DEPTH = 50_000;
 const newDir = tempDir();
@@ -42,18 +42,21 @@ describe('operator statements: query plans on a deep table', () => {
     // a realistic mix: most finished (some failed with codes), some held, the rest queued
     for (const cls of classes) {
       const held = await claimJobs(store, { classes: [cls], ownerId: `w-${cls}`, limit: 8_000, leaseMs: 3_600_000 });
-      for (const [i, job] of held.slice(0, 7_900).entries()) {
-        clock.advance(10);
-        if (i % 5 === 0) {
-          await failIfHeld(store, {
-            id: job.id,
-            leaseToken: job.leaseToken,
-            error: { code: `E:${i % 3}`, detail: 'x', retryable: false },
-            retryDelayMs: 0,
-          });
-        } else {
-          await completeIfHeld(store, { id: job.id, leaseToken: job.leaseToken, result: null });
-        }
+      // settled 100 to a transaction, 1 s apart, as a worker's group commit does: one by one, the set-up alone
+      // outlasted its hook's deadline on a loaded machine
+      const settlements: Settlement[] = held.slice(0, 7_900).map((job, i) => ({
+        id: job.id,
+        leaseToken: job.leaseToken,
+        startedAt: null,
+        verdict:
+          i % 5 === 0
+            ? { type: 'fail', error: { code: `E:${i % 3}`, detail: 'x', retryable: false }, retryDelayMs: 0 }
+            : { type: 'complete', result: null },
+      }));
+      for (let at = 0; at < settlements.length; at += 100) {
+        clock.advance(1_000);
+        const { settled } = await store.jobsSettle({ settlements: settlements.slice(at, at + 100) });
+        expect(settled.every((result) => result.held)).toBe(true);
       }
     }
     store.connection.exec('ANALYZE');
