@@ -1,4 +1,8 @@
-/** One numbered schema step of a driver; append-only, never edited once shipped. */
+/**
+ * One numbered schema step of a driver; append-only, never edited once
+ * shipped: shipped-migrations.json holds each step's hash, and the text shared
+ * below is part of the steps that use it (docs/reference/migrations.md).
+ */
 export interface Migration {
   version: number;
   name: string;

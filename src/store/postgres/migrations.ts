@@ -10,18 +10,20 @@ import {
   failureDetailMigration,
   schedulesTable,
   statsRollupMigration,
-  TRACEPARENT_COLUMN,
   type Migration,
 } from '../migration.js';
 import { ENQUEUE_FUNCTION } from './sql/enqueue-function.js';
 import { AFTER_OUTCOMES_FUNCTION } from './sql/dependents-function.js';
-import { INSERT_JOBS_TYPES, INSERT_JOBS_TYPES_V11, INSERT_JOBS_TYPES_V12 } from './sql/insert-function.js';
-import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
+import { INSERT_JOBS_TYPES } from './sql/insert-function.js';
+import { STEP_11 } from './frozen/step-11.js';
+import { STEP_12 } from './frozen/step-12.js';
+import { STEP_14 } from './frozen/step-14.js';
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the
  * SQLite driver's. Times are BIGINT epoch milliseconds, JSON stays TEXT.
- * Never edit one that has shipped: add the next.
+ * Never edit one that has shipped (its hash is in
+ * shipped-migrations.json): add the next.
  */
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
@@ -165,36 +167,29 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 11,
     name: "leasehold_enqueue(): enqueue from plain SQL, in the caller's transaction",
-    // The functions as they are now: a later step that changes them drops whichever version is there and creates them again.
-    sql: ENQUEUE_FUNCTION,
+    sql: STEP_11,
   },
   {
     version: 12,
     name: 'flows (WAITING, job_dependencies), keys with a scope and a lifetime, outcomes in order',
-    sql: `
-      ALTER TABLE jobs DROP CONSTRAINT jobs_status_check;
-      ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (${JOB_STATUS_CHECK});
-      ${flowsMigration('BIGINT', 'BIGINT')}
-      -- outcomes are read in the order their transactions' ids give, below every transaction still open
-      -- (so none can commit behind the reader); rows from before this column have none, and come first
-      ALTER TABLE job_events ADD COLUMN txid xid8;
-      ALTER TABLE job_events ALTER COLUMN txid SET DEFAULT pg_current_xact_id();
-      CREATE INDEX job_events_outcomes ON job_events (txid, id) WHERE ${TERMINAL_EVENTS};
-      DROP FUNCTION IF EXISTS leasehold_enqueue(text, jsonb, jsonb),
-        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES_V11}), leasehold_insert_jobs(${INSERT_JOBS_TYPES_V11}),
-        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES});
-      ${ENQUEUE_FUNCTION}
-      ${AFTER_OUTCOMES_FUNCTION}`,
+    sql: STEP_12,
   },
   {
     version: 14,
     name: 'the trace context each job was enqueued in (jobs.traceparent), which the enqueue functions take',
+    sql: STEP_14,
+  },
+  {
+    version: 15,
+    name: "every function at this build's text: the enqueue functions and leasehold_after_outcomes",
+    // The one step that reads the live function modules: a change to a function freezes this step's text
+    // (frozen/) and adds the next one here (docs/reference/migrations.md).
     sql: `
-      ${TRACEPARENT_COLUMN}
       DROP FUNCTION IF EXISTS leasehold_enqueue(text, jsonb, jsonb),
-        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES_V12}), leasehold_insert_jobs(${INSERT_JOBS_TYPES_V12}),
-        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES});
-      ${ENQUEUE_FUNCTION}`,
+        leasehold_insert_jobs_guarded(${INSERT_JOBS_TYPES}), leasehold_insert_jobs(${INSERT_JOBS_TYPES}),
+        leasehold_after_outcomes(bigint[], text[], bigint, text);
+      ${ENQUEUE_FUNCTION}
+      ${AFTER_OUTCOMES_FUNCTION}`,
   },
 ];
 

@@ -23,7 +23,7 @@ interface SqliteMigration extends Omit<Migration, 'sql'> {
   rebuildsTables?: true;
 }
 
-/** Numbered, append-only. Never edit one that has shipped: add the next. */
+/** Numbered, append-only. Never edit one that has shipped (shipped-migrations.json): add the next. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,

@@ -8,12 +8,6 @@ export const INSERT_JOBS_ARGS = `p_now, p_actor, p_event, p_classes, p_prioritie
   p_from_class, p_keys, p_details, p_key_scopes, p_key_expires, p_on_parent_failure, p_dep_jobs, p_dep_parents, p_dep_refs, p_traceparents`;
 export const INSERT_JOBS_TYPES =
   'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[], text[], bigint[], text[], int[], bigint[], int[], text[]';
-/** The signature migration 12 shipped, which migration 14 replaces. */
-export const INSERT_JOBS_TYPES_V12 =
-  'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[], text[], bigint[], text[], int[], bigint[], int[]';
-/** The signature migration 11 shipped, which migration 12 replaces. */
-export const INSERT_JOBS_TYPES_V11 =
-  'bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]';
 
 /** The key of a parent's shared or exclusive lock: its dependents' enqueues against its end (leasehold_after_outcomes). */
 export const PARENT_LOCK = (id: string) => `hashtext(current_schema()), (${id} % 2147483647)::int`;

@@ -1,0 +1,168 @@
+/**
+ * PostgreSQL migration 11 as it shipped (5327d07): leasehold_enqueue() and leasehold_insert_jobs(), before flows.
+ * Frozen text, never edited: src/store/shipped-migrations.json holds its hash.
+ */
+export const STEP_11 = `
+CREATE FUNCTION leasehold_insert_jobs(p_now bigint, p_actor text, p_event text, p_classes text[], p_priorities int[],
+  p_payloads text[], p_run_ats bigint[], p_max_retries bigint[], p_from_class int[], p_keys text[], p_details text[]) RETURNS TABLE (out_id bigint, out_created boolean)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  new_id  bigint;
+  woken   text[] := '{}';
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_keys) AS k WHERE k IS NOT NULL) THEN
+    RETURN QUERY
+    WITH inserted AS (
+      INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class)
+      SELECT j.class, 'QUEUED', j.priority, j.payload, p_now, j.run_at, j.max_retries, j.from_class
+      FROM unnest(p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries, p_from_class)
+        WITH ORDINALITY AS j(class, priority, payload, run_at, max_retries, from_class, n)
+      ORDER BY j.n
+      RETURNING jobs.id
+    ), numbered AS (
+      -- ids are drawn in the ORDER BY's order: the n-th smallest is the n-th job
+      SELECT inserted.id, row_number() OVER (ORDER BY inserted.id) AS n FROM inserted
+    ), recorded AS (
+      INSERT INTO job_events (job_id, ts, event, actor, detail)
+      SELECT numbered.id, p_now, p_event, p_actor, d.detail
+      FROM numbered JOIN unnest(p_details) WITH ORDINALITY AS d(detail, n) ON d.n = numbered.n
+    )
+    SELECT numbered.id, true FROM numbered ORDER BY numbered.id;
+    woken := p_classes;
+  ELSE
+    FOR i IN 1 .. coalesce(array_length(p_classes, 1), 0) LOOP
+      new_id := NULL;
+      FOR attempt_no IN 1 .. 3 LOOP
+        INSERT INTO jobs (class, status, priority, payload, created_at, run_at, max_retries, idempotency_key, max_retries_from_class)
+          VALUES (p_classes[i], 'QUEUED', p_priorities[i], p_payloads[i], p_now, p_run_ats[i], p_max_retries[i], p_keys[i], p_from_class[i])
+          ON CONFLICT (class, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+          RETURNING jobs.id INTO new_id;
+        IF new_id IS NOT NULL THEN
+          INSERT INTO job_events (job_id, ts, event, actor, detail) VALUES (new_id, p_now, p_event, p_actor, p_details[i]);
+          woken := woken || p_classes[i];
+          out_id := new_id; out_created := true; RETURN NEXT;
+          EXIT;
+        END IF;
+        SELECT j.id INTO new_id FROM jobs j WHERE j.class = p_classes[i] AND j.idempotency_key = p_keys[i];
+        IF new_id IS NOT NULL THEN
+          out_id := new_id; out_created := false; RETURN NEXT;
+          EXIT;
+        END IF;
+      END LOOP;
+      IF new_id IS NULL THEN
+        RAISE EXCEPTION 'idempotency key of class % kept conflicting with a job that then vanished', p_classes[i];
+      END IF;
+    END LOOP;
+  END IF;
+  PERFORM pg_notify('leasehold_jobs', current_schema() || ':' || c) FROM (SELECT DISTINCT unnest(woken) AS c) AS d;
+END
+$fn$;
+-- The same in a block of its own, for a statement on the application's client: a failure rolls back to the
+-- block's start (a savepoint) and comes back as a row, so the application's transaction stays usable.
+CREATE FUNCTION leasehold_insert_jobs_guarded(p_now bigint, p_actor text, p_event text, p_classes text[], p_priorities int[],
+  p_payloads text[], p_run_ats bigint[], p_max_retries bigint[], p_from_class int[], p_keys text[], p_details text[])
+  RETURNS TABLE (out_id bigint, out_created boolean, out_sqlstate text, out_message text)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN QUERY SELECT r.out_id, r.out_created, NULL::text, NULL::text
+    FROM leasehold_insert_jobs(p_now, p_actor, p_event, p_classes, p_priorities, p_payloads, p_run_ats, p_max_retries,
+                               p_from_class, p_keys, p_details) AS r;
+EXCEPTION WHEN others THEN
+  RETURN QUERY SELECT NULL::bigint, NULL::boolean, SQLSTATE::text, SQLERRM;
+END
+$fn$;
+
+CREATE FUNCTION leasehold_enqueue(class text, payload jsonb, options jsonb DEFAULT '{}') RETURNS bigint
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  now_ms       bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  body         text := coalesce(payload, 'null'::jsonb)::text;
+  opt          jsonb := coalesce(options, '{}'::jsonb);
+  unknown      text;
+  prio         numeric := 0;
+  retries      numeric := 5;
+  from_class   int := 1;
+  run_at_ms    bigint := now_ms;
+  delay        numeric;
+  job_key      text;
+BEGIN
+  IF class IS NULL OR class ~ '^\\s*$' THEN
+    RAISE EXCEPTION 'INVALID_INPUT:CLASS: class must be a non-empty string' USING ERRCODE = '22023';
+  END IF;
+  IF jsonb_typeof(opt) <> 'object' THEN
+    RAISE EXCEPTION 'INVALID_INPUT:OPTIONS: options must be a JSON object, got %', opt USING ERRCODE = '22023';
+  END IF;
+  SELECT k INTO unknown FROM jsonb_object_keys(opt) AS k
+    WHERE k NOT IN ('priority', 'delay_seconds', 'run_at', 'max_retries', 'key') LIMIT 1;
+  IF unknown IS NOT NULL THEN
+    RAISE EXCEPTION 'INVALID_INPUT:OPTIONS: unknown option "%" (known: priority, delay_seconds, run_at, max_retries, key)', unknown
+      USING ERRCODE = '22023';
+  END IF;
+  IF octet_length(body) > 1048576 THEN
+    RAISE EXCEPTION 'INVALID_INPUT:PAYLOAD_TOO_LARGE: payload is % bytes, over the 1048576-byte limit', octet_length(body)
+      USING ERRCODE = '22023';
+  END IF;
+  IF opt ? 'priority' THEN
+    IF jsonb_typeof(opt->'priority') <> 'number' OR (opt->>'priority')::numeric <> trunc((opt->>'priority')::numeric)
+       OR abs((opt->>'priority')::numeric) > 1000000 THEN
+      RAISE EXCEPTION 'INVALID_INPUT:PRIORITY: priority must be an integer between -1000000 and 1000000, got %', opt->'priority'
+        USING ERRCODE = '22023';
+    END IF;
+    prio := (opt->>'priority')::numeric;
+  END IF;
+  IF opt ? 'max_retries' THEN
+    IF jsonb_typeof(opt->'max_retries') <> 'number' OR (opt->>'max_retries')::numeric <> trunc((opt->>'max_retries')::numeric)
+       OR (opt->>'max_retries')::numeric < 0 OR (opt->>'max_retries')::numeric > 9007199254740991 THEN
+      RAISE EXCEPTION 'INVALID_INPUT:MAX_RETRIES: max_retries must be a whole number >= 0, got %', opt->'max_retries'
+        USING ERRCODE = '22023';
+    END IF;
+    retries := (opt->>'max_retries')::numeric;
+    from_class := 0;
+  END IF;
+  IF opt ? 'key' THEN
+    IF jsonb_typeof(opt->'key') <> 'string' OR length(opt->>'key') NOT BETWEEN 1 AND 255 THEN
+      RAISE EXCEPTION 'INVALID_INPUT:KEY: key must be a string of 1 to 255 characters' USING ERRCODE = '22023';
+    END IF;
+    job_key := opt->>'key';
+  END IF;
+  IF opt ? 'delay_seconds' AND opt ? 'run_at' THEN
+    RAISE EXCEPTION 'INVALID_INPUT:SCHEDULE: give delay or run_at, not both' USING ERRCODE = '22023';
+  END IF;
+  IF opt ? 'delay_seconds' THEN
+    IF jsonb_typeof(opt->'delay_seconds') <> 'number' OR (opt->>'delay_seconds')::numeric < 0 THEN
+      RAISE EXCEPTION 'INVALID_INPUT:DELAY: delay must be a number of seconds >= 0, got %', opt->'delay_seconds'
+        USING ERRCODE = '22023';
+    END IF;
+    delay := (opt->>'delay_seconds')::numeric;
+    run_at_ms := now_ms + round(delay * 1000);
+  ELSIF opt ? 'run_at' THEN
+    -- epoch milliseconds, as the library takes them, or a timestamp's text
+    IF jsonb_typeof(opt->'run_at') = 'number' AND (opt->>'run_at')::numeric >= 0 THEN
+      run_at_ms := round((opt->>'run_at')::numeric);
+    ELSIF jsonb_typeof(opt->'run_at') = 'string' THEN
+      BEGIN
+        run_at_ms := round(extract(epoch FROM (opt->>'run_at')::timestamptz) * 1000);
+      EXCEPTION WHEN others THEN
+        run_at_ms := NULL;
+      END;
+    ELSE
+      run_at_ms := NULL;
+    END IF;
+    IF run_at_ms IS NULL OR run_at_ms < 0 THEN
+      RAISE EXCEPTION 'INVALID_INPUT:RUN_AT: run_at must be a valid time, got %', opt->'run_at' USING ERRCODE = '22023';
+    END IF;
+  END IF;
+
+  RETURN (SELECT out_id FROM leasehold_insert_jobs(now_ms, 'sql:' || session_user, 'ENQUEUED',
+    ARRAY[class], ARRAY[prio::int], ARRAY[body], ARRAY[run_at_ms], ARRAY[retries::bigint], ARRAY[from_class], ARRAY[job_key],
+    ARRAY[jsonb_build_object('run_at', run_at_ms, 'priority', prio)::text]));
+END
+$fn$;
+-- Pinned to the schema they were created in: callers find them there, and they find their tables whatever their search_path.
+DO $pin$ BEGIN
+  EXECUTE format('ALTER FUNCTION leasehold_enqueue(text, jsonb, jsonb) SET search_path = %I', current_schema());
+  EXECUTE format('ALTER FUNCTION leasehold_insert_jobs(bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]) SET search_path = %I', current_schema());
+  EXECUTE format('ALTER FUNCTION leasehold_insert_jobs_guarded(bigint, text, text, text[], int[], text[], bigint[], bigint[], int[], text[], text[]) SET search_path = %I', current_schema());
+END $pin$;
+`;
