@@ -131,6 +131,46 @@ describe('SQLite schema and migrations', () => {
     await store.close();
   });
 
+  it('migration 16 rebuilds jobs and job_events to never give an id twice, keeping rows, ids and indexes', async () => {
+    const { path, before } = migratedThrough(15);
+    before.exec(`
+      INSERT INTO jobs (id, class, status, payload, created_at, run_at, max_retries) VALUES (41, 'email', 'QUEUED', '{}', 0, 0, 3);
+      INSERT INTO job_events (id, job_id, ts, event) VALUES (90, 41, 0, 'ENQUEUED');
+      INSERT INTO job_logs (job_id, attempt, seq, ts, level, message) VALUES (41, 1, 0, 0, 'info', 'hello');`);
+    const indexesOf = (db: Database.Database) =>
+      db
+        .prepare(
+          `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('jobs', 'job_events') AND sql IS NOT NULL ORDER BY name`,
+        )
+        .pluck()
+        .all();
+    const indexes = indexesOf(before);
+    before.close();
+
+    const store = await SqliteStore.open({ path, clock: systemClock });
+    expect(indexesOf(store.connection)).toEqual(indexes);
+    expect(store.connection.prepare('PRAGMA foreign_key_check').all()).toEqual([]);
+    expect(store.connection.prepare('SELECT count(*) FROM job_logs').pluck().get()).toBe(1);
+    store.connection.exec('DELETE FROM jobs WHERE id = 41');
+    const [next] = await store.jobInsert({
+      jobs: [
+        {
+          class: 'email',
+          payload: '{}',
+          priority: 0,
+          runAt: 0,
+          maxRetries: 0,
+          idempotencyKey: null,
+          maxRetriesFromClass: false,
+        },
+      ],
+      actor: 'test',
+    });
+    expect(next!.id).toBe(42);
+    expect(store.connection.prepare('SELECT min(id) FROM job_events').pluck().get()).toBe(91);
+    await store.close();
+  });
+
   it('sets WAL, foreign keys and a busy timeout on every connection, and cascades deletes', async () => {
     const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
     const db = store.connection;

@@ -187,6 +187,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     name: 'the trace context each job was enqueued in (jobs.traceparent)',
     sql: TRACEPARENT_COLUMN,
   },
+  {
+    version: 16,
+    name: 'ids never given twice: jobs and job_events AUTOINCREMENT, past every row a prune deleted',
+    rebuildsTables: true,
+    sql: (db) => `${idsNeverReused(db, 'jobs')};
+      ${idsNeverReused(db, 'job_events')};`,
+  },
 ];
 
 /** A step's SQL, built from the schema `db` has now when the step asks for that. */
@@ -196,24 +203,44 @@ export function migrationSql(migration: SqliteMigration, db: SqliteDb): string {
 
 /**
  * SQLite cannot alter a CHECK: the jobs table is rebuilt with WAITING added to
- * its statuses (SQLite's documented twelve steps), from the definition it
- * has now, whatever columns earlier steps added; its indexes are made again.
+ * its statuses, from the definition it has now, whatever columns earlier
+ * steps added.
  */
 function widenJobStatus(db: SqliteDb): string {
+  const narrow = `status IN ('QUEUED','CLAIMED','RUNNING','SUCCEEDED','FAILED','CANCELLED')`;
+  return rebuiltTable(db, 'jobs', 'jobs_widened', (table) => {
+    if (!table.includes(narrow)) throw new Error('migration 12: the jobs table is not as expected');
+    return table.replace(narrow, JOB_STATUS_CHECK);
+  });
+}
+
+/** An id that no row, even one deleted since, ever had: SQLite keeps the largest in sqlite_sequence. */
+function idsNeverReused(db: SqliteDb, table: 'jobs' | 'job_events'): string {
+  const plain = /\bid(\s+)INTEGER PRIMARY KEY,/;
+  return rebuiltTable(db, table, `${table}_sequenced`, (definition) => {
+    if (!plain.test(definition)) throw new Error(`migration 16: the ${table} table is not as expected`);
+    return definition.replace(plain, 'id$1INTEGER PRIMARY KEY AUTOINCREMENT,');
+  });
+}
+
+/**
+ * A table rebuilt to a changed definition (SQLite's documented twelve
+ * steps): made under a new name from the definition it has now, filled,
+ * dropped, renamed, and its indexes made again.
+ */
+function rebuiltTable(db: SqliteDb, table: string, interim: string, change: (definition: string) => string): string {
   const schema = (type: string) =>
     db
-      .prepare(`SELECT sql FROM sqlite_master WHERE type = ? AND tbl_name = 'jobs' AND sql IS NOT NULL`)
+      .prepare(`SELECT sql FROM sqlite_master WHERE type = ? AND tbl_name = ? AND sql IS NOT NULL`)
       .pluck()
-      .all(type) as string[];
-  const [table] = schema('table');
-  const narrow = `status IN ('QUEUED','CLAIMED','RUNNING','SUCCEEDED','FAILED','CANCELLED')`;
-  if (table === undefined || !table.includes(narrow))
-    throw new Error('migration 12: the jobs table is not as expected');
-  const widened = table.replace(narrow, JOB_STATUS_CHECK).replace(/^CREATE TABLE jobs/, 'CREATE TABLE jobs_widened');
-  return `${widened};
-    INSERT INTO jobs_widened SELECT * FROM jobs;
-    DROP TABLE jobs;
-    ALTER TABLE jobs_widened RENAME TO jobs;
+      .all(type, table) as string[];
+  const [definition] = schema('table');
+  if (definition === undefined) throw new Error(`the ${table} table is missing`);
+  const named = new RegExp(`^CREATE TABLE "?${table}"?`);
+  return `${change(definition).replace(named, `CREATE TABLE ${interim}`)};
+    INSERT INTO ${interim} SELECT * FROM ${table};
+    DROP TABLE ${table};
+    ALTER TABLE ${interim} RENAME TO ${table};
     ${schema('index')
       .map((index) => `${index};`)
       .join('\n')}`;
