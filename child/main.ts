@@ -50,7 +50,7 @@ async function exit(code: number): Promise<never> {
  * is waited for: that is weather, not a broken config, and must not disable
  * the class.
  */
-async function openWatched(database: string): Promise<WorkerStore> {
+async function openWatched(database: string, statementTimeoutMs: number): Promise<WorkerStore> {
   const logged = outageLog(log);
   const availability = new DbAvailability({
     unavailable: (outage) => {
@@ -62,9 +62,10 @@ async function openWatched(database: string): Promise<WorkerStore> {
       send({ type: 'db-outage', outage: null });
     },
     failed: (kind) => send({ type: 'db-error', kind }),
+    timedOut: logged.timedOut,
   });
   return watchAvailability(
-    await retryWhileAway(() => openStore(database, { writeTurns: turns }), availability),
+    await retryWhileAway(() => openStore(database, { writeTurns: turns, statementTimeoutMs }), availability),
     availability,
   );
 }
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const loaded = await loadHandler(start.config.handler, start.config.middleware);
     life = await HandlerLife.start(loaded, start.config.name, log);
-    store = await openWatched(start.database);
+    store = await openWatched(start.database, start.statementTimeoutMs);
     const recorder = new FlightRecorder(start.flightRecord);
     turns.noteWritesIn(recorder);
     loop = new RunLoop({

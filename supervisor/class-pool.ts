@@ -26,6 +26,7 @@ export interface PoolDeps<C extends PoolChild> {
   logger: Logger;
   /** What every child is handed with its class config: the database, the result cap. */
   database: string;
+  statementTimeoutMs: number;
   resultLimitBytes: number;
   supervisorId: string;
   host: string;
@@ -283,6 +284,7 @@ export class ClassPool<C extends PoolChild> {
       type: 'start' as const,
       workerId,
       database: this.deps.database,
+      statementTimeoutMs: this.deps.statementTimeoutMs,
       resultLimitBytes: this.deps.resultLimitBytes,
       config: this.config,
       successLines: this.successLines(),

@@ -57,7 +57,10 @@ try {
     failed: () => undefined,
   });
   const writeTurns = new WriteTurnQueue();
-  const store = await retryWhileAway(() => openStore(config.database, { writeTurns }), opening);
+  const store = await retryWhileAway(
+    () => openStore(config.database, { writeTurns, statementTimeoutMs: config.statement_timeout_seconds * 1000 }),
+    opening,
+  );
   const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writeTurns });
 
   let signals = 0;

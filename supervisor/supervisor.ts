@@ -140,12 +140,13 @@ export class Supervisor {
 
   private newPool(classConfig: ClassConfig): ClassPool<ChildHandle> {
     const { logger, supervisorId, host } = this.options;
-    const { database, result_limit_bytes } = this.config;
+    const { database, result_limit_bytes, statement_timeout_seconds } = this.config;
     return new ClassPool(classConfig, {
       store: this.store,
       startChild: (start, events) => new ChildHandle(start, events, this.options.writeTurns),
       logger,
       database,
+      statementTimeoutMs: statement_timeout_seconds * 1000,
       resultLimitBytes: result_limit_bytes,
       supervisorId,
       host,

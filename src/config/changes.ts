@@ -9,6 +9,7 @@ const FIXED: Record<string, string> = {
   host: 'the host identity is part of every worker id of this supervisor',
   http: 'the HTTP server listens from start-up',
   log: 'the log file is opened at start-up (log.level is the one log field a reload changes)',
+  statement_timeout_seconds: "the supervisor's and its children's connections are opened with it at start-up",
 };
 
 export interface ConfigChanges {

@@ -23,6 +23,7 @@ import {
   DEFAULT_RETENTION,
   DEFAULT_SCHEDULE,
   DEFAULT_SHUTDOWN_GRACE_SECONDS,
+  DEFAULT_STATEMENT_TIMEOUT_SECONDS,
   DEFAULT_SWEEPER,
   MAX_PRIORITY,
 } from '../queue/limits.js';
@@ -240,6 +241,8 @@ export const configSchema = mapping({
   /** Absent or null: no HTTP server. */
   http: httpSchema.nullable().default(null),
   shutdown_grace_seconds: seconds().default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+  /** PostgreSQL: the bound on every statement of every connection leasehold opens (SQLite: unused). */
+  statement_timeout_seconds: seconds().default(DEFAULT_STATEMENT_TIMEOUT_SECONDS),
   payload_limit_bytes: count().default(DEFAULT_PAYLOAD_LIMIT_BYTES),
   result_limit_bytes: count().default(DEFAULT_RESULT_LIMIT_BYTES),
   /** Around every class's handler, outside the class's own middleware. */

@@ -18,6 +18,8 @@ export interface ChildStart {
   type: 'start';
   workerId: string;
   database: string;
+  /** PostgreSQL's statement_timeout for the child's connections (statement_timeout_seconds). */
+  statementTimeoutMs: number;
   resultLimitBytes: number;
   config: ClassConfig;
   /** The flight recorder file (flight-record.ts) with one record per slot, made by the supervisor. */

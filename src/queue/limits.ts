@@ -21,6 +21,13 @@ export const DEFAULT_RETENTION = Object.freeze({
 /** The host a listening port binds by default (the supervisor's `http`, `leasehold dashboard`): loopback only. */
 export const DEFAULT_HTTP = Object.freeze({ host: '127.0.0.1', dashboard: false });
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
+/**
+ * How long one PostgreSQL statement may run (its lock waits included) before
+ * the server cancels it: far above any statement leasehold runs, which are
+ * short by design, and low enough that a stuck one does not hold a worker,
+ * the sweeper or the scheduler for long.
+ */
+export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_PAYLOAD_LIMIT_BYTES = 1024 * 1024;
 export const DEFAULT_RESULT_LIMIT_BYTES = 1024 * 1024;
 

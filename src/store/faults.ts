@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../backoff.js';
 
 /** What kind of fault: the label of `leasehold_db_errors_total` and of the DB_UNAVAILABLE log line. */
-export const DB_FAULT_KINDS = ['connection', 'locked', 'disk_full', 'io'] as const;
+export const DB_FAULT_KINDS = ['connection', 'stalled', 'locked', 'disk_full', 'io'] as const;
 export type DbFaultKind = (typeof DB_FAULT_KINDS)[number];
 
 /** PostgreSQL SQLSTATEs of a server going away, refusing sessions, or out of room. */
@@ -47,6 +47,9 @@ const PG_CLIENT_MESSAGES = [
   'Client was closed and is not queryable',
 ];
 
+/** node-postgres's query_timeout: no answer at all came on the connection in time. */
+const PG_NO_ANSWER = 'Query read timeout';
+
 /** The fault an error shows, or undefined when the database answered (the operation itself failed). */
 export function dbFaultOf(error: unknown): DbFaultKind | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -59,7 +62,23 @@ export function dbFaultOf(error: unknown): DbFaultKind | undefined {
     if (PG_DISK_FULL_STATES.has(code)) return 'disk_full';
   }
   if (PG_CLIENT_MESSAGES.some((message) => error.message.startsWith(message))) return 'connection';
+  if (error.message === PG_NO_ANSWER) return 'stalled';
   return undefined;
+}
+
+/** A connection that broke or stopped answering: drop it, and what ran on it before COMMIT did not commit. */
+export function isConnectionLost(error: unknown): boolean {
+  const kind = dbFaultOf(error);
+  return kind === 'connection' || kind === 'stalled';
+}
+
+/** The server cancelled a statement that ran past statement_timeout (SQLSTATE 57014, with this reason). */
+export function isStatementTimeout(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as { code?: unknown }).code === '57014' &&
+    error.message.includes('statement timeout')
+  );
 }
 
 /** An error handler for work that is tried again later: a database fault is left to the outage's own log lines. */
@@ -79,6 +98,7 @@ export interface DbOutage {
 
 const KIND_WORDS: Record<DbFaultKind, string> = {
   connection: 'unreachable',
+  stalled: 'not answering on a connection, which is replaced',
   locked: 'locked by another connection',
   disk_full: 'out of disk space',
   io: 'failing to read or write its files',
@@ -90,6 +110,8 @@ export function describeOutage(outage: DbOutage): string {
 }
 
 export interface DbAvailabilityListener {
+  /** A statement ran past statement_timeout and the server cancelled it: log DB_STATEMENT_TIMEOUT. */
+  timedOut?(operation: string, reason: string): void;
   /** The first fault after a healthy stretch: log DB_UNAVAILABLE once. */
   unavailable(outage: DbOutage): void;
   /** The first success after an outage: log DB_RECOVERED with its duration. */
@@ -119,6 +141,7 @@ export class DbAvailability {
 
   /** `operation` failed; true when the error was a database fault (the caller need not log it again). */
   failed(operation: string, error: unknown): boolean {
+    if (isStatementTimeout(error)) this.listener.timedOut?.(operation, (error as Error).message);
     const kind = dbFaultOf(error);
     if (kind === undefined) return false;
     this.listener.failed(kind);
@@ -143,10 +166,18 @@ export class DbAvailability {
 /** The two lines an outage writes to the log, whichever process saw it. */
 export function outageLog(
   log: (level: 'warn' | 'info', msg: string, fields: Record<string, unknown>) => void,
-): Pick<DbAvailabilityListener, 'unavailable' | 'recovered'> {
+): Pick<DbAvailabilityListener, 'unavailable' | 'recovered' | 'timedOut'> {
   return {
     unavailable: (outage) =>
-      log('warn', `${describeOutage(outage)}: retrying with backoff`, { event: 'DB_UNAVAILABLE', kind: outage.kind }),
+      log('warn', `${describeOutage(outage)}: retrying with backoff`, {
+        event: outage.kind === 'stalled' ? 'DB_CONNECTION_STALLED' : 'DB_UNAVAILABLE',
+        kind: outage.kind,
+      }),
+    timedOut: (operation, reason) =>
+      log('warn', `${operation}: ${reason}; tried again at its next turn`, {
+        event: 'DB_STATEMENT_TIMEOUT',
+        operation,
+      }),
     recovered: (outage, outageMs) =>
       log('info', `database recovered after ${(outageMs / 1000).toFixed(1)}s`, {
         event: 'DB_RECOVERED',

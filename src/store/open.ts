@@ -15,13 +15,18 @@ import { isPostgresUrl } from './database-url.js';
  */
 export async function openStore(
   database: string,
-  options: { clock?: Clock; writeTurns?: WriteTurns } = {},
+  options: { clock?: Clock; writeTurns?: WriteTurns; statementTimeoutMs?: number } = {},
 ): Promise<Store> {
   const { clock } = options;
   if (database.trim() === '')
     throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
   // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.
-  if (isPostgresUrl(database)) return (await import('./postgres/store.js')).PostgresStore.open({ database, clock });
+  if (isPostgresUrl(database))
+    return (await import('./postgres/store.js')).PostgresStore.open({
+      database,
+      clock,
+      statementTimeoutMs: options.statementTimeoutMs,
+    });
   return (await import('./sqlite/store.js')).SqliteStore.open({
     path: database,
     clock,

@@ -75,6 +75,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** The config's `http:` (port 0: any free port, logged as HTTP_LISTENING; `dashboard`: the web dashboard on it too); none by default. */
   http?: { port: number; host?: string; dashboard?: boolean };
+  /** The config's top-level `statement_timeout_seconds`; the schema's default when absent. */
+  statementTimeoutSeconds?: number;
 }
 
 export interface LogRecord {
@@ -162,6 +164,9 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
     shutdown_grace_seconds: options.shutdownGraceSeconds ?? 3,
     ...(options.middleware === undefined ? {} : { middleware: options.middleware }),
     ...(options.http === undefined ? {} : { http: options.http }),
+    ...(options.statementTimeoutSeconds === undefined
+      ? {}
+      : { statement_timeout_seconds: options.statementTimeoutSeconds }),
     classes: options.classes.map(classYaml),
   };
   writeFileSync(configFile, stringify(config));

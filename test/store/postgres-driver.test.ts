@@ -168,20 +168,24 @@ describe('opening a PostgreSQL store', () => {
 
   it('reads its own URL parameters, passes the rest on, and merges server options with the schema', () => {
     const target = parsePostgresUrl(
-      'postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&listen=off&sslmode=disable&options=-c%20statement_timeout%3D5000',
+      'postgres://u@db:5433/q?schema=lh_a&clock_skew_ms=500&listen=off&sslmode=disable&options=-c%20work_mem%3D8MB',
+      4_000,
     );
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
-      options: '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=5000 -c search_path=lh_a',
+      options:
+        '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=4000 -c work_mem=8MB -c search_path=lh_a',
       clockSkewMs: 500,
       listen: false,
+      stalledAfterMs: 6_000,
     });
     expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({
       schema: null,
-      options: '-c plan_cache_mode=force_generic_plan -c jit=off',
+      options: '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=30000',
       clockSkewMs: DEFAULT_CLOCK_SKEW_MS,
       listen: true,
+      stalledAfterMs: 45_000,
     });
   });
 

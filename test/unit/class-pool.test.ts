@@ -30,6 +30,7 @@ function setup(fields: Record<string, unknown> = {}) {
     startChild,
     logger,
     database: 'unit.db',
+    statementTimeoutMs: 30_000,
     resultLimitBytes: 1_000,
     supervisorId: 'sup',
     host: 'host',

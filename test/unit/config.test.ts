@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       retention: { succeeded_days: 30, failed_days: 90, cancelled_days: 30, batch_size: 5000, interval_seconds: 300 },
       http: null,
       shutdown_grace_seconds: 30,
+      statement_timeout_seconds: 30,
       payload_limit_bytes: 1048576,
       result_limit_bytes: 1048576,
       middleware: [],

@@ -2,7 +2,8 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from '../../errors.js';
 import { retryDelayMs } from '../../backoff.js';
-import { dbFaultOf } from '../faults.js';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../../queue/limits.js';
+import { dbFaultOf, isConnectionLost } from '../faults.js';
 
 /** Where a store lives: the server, the schema (search_path), the sweeper's clock-skew margin, and whether workers LISTEN. */
 export interface PostgresTarget {
@@ -15,6 +16,8 @@ export interface PostgresTarget {
   clockSkewMs: number;
   /** false (`listen=off`): workers only poll, for poolers that cannot keep a LISTEN (PgBouncer in transaction mode). */
   listen: boolean;
+  /** How long the client waits for any answer before it takes the connection for stalled (statementTimeoutMs plus a margin). */
+  stalledAfterMs: number;
 }
 
 /**
@@ -47,7 +50,10 @@ const NO_JIT = '-c jit=off';
  * Everything else goes to node-postgres as it is, but `options`, which is
  * merged with the schema's search_path.
  */
-export function parsePostgresUrl(database: string): PostgresTarget {
+export function parsePostgresUrl(
+  database: string,
+  statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_SECONDS * 1000,
+): PostgresTarget {
   let url: URL;
   try {
     url = new URL(database);
@@ -73,13 +79,15 @@ export function parsePostgresUrl(database: string): PostgresTarget {
   const options = [
     GENERIC_PLANS,
     NO_JIT,
+    `-c statement_timeout=${Math.ceil(statementTimeoutMs)}`,
     url.searchParams.get('options'),
     schema === null ? null : `-c search_path=${schema}`,
   ]
     .filter((o) => o !== null)
     .join(' ');
   for (const own of ['schema', 'clock_skew_ms', 'listen', 'options']) url.searchParams.delete(own);
-  return { connectionString: url.toString(), schema, options, clockSkewMs, listen: listen === 'on' };
+  const stalledAfterMs = Math.ceil(statementTimeoutMs + Math.max(STALL_MARGIN_MS, statementTimeoutMs / 2));
+  return { connectionString: url.toString(), schema, options, clockSkewMs, listen: listen === 'on', stalledAfterMs };
 }
 
 /** BIGINT (ids, epoch-ms times, counts) as a JavaScript number: every value leasehold stores is far below 2^53. */
@@ -89,6 +97,13 @@ const TYPES: pg.CustomTypesConfig = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
+
+/**
+ * The server cancels a statement at its statement_timeout and says so; a
+ * connection that gives no answer at all for this much longer is half-open
+ * (a partition, a lost NAT entry), and waiting on would be forever.
+ */
+const STALL_MARGIN_MS = 1_000;
 
 /** A server that does not answer a connect within this is reported as an error, not waited for forever. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -104,6 +119,8 @@ export function clientConfig(target: PostgresTarget): pg.ClientConfig {
     types: TYPES,
     keepAlive: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // node-postgres fails a query unanswered this long ('Query read timeout'): the connection is then dropped
+    query_timeout: target.stalledAfterMs,
     options: target.options,
     // What pg_stat_activity shows: `application_name=` in the URL, else libpq's PGAPPNAME, else leasehold.
     application_name: process.env.PGAPPNAME ?? 'leasehold',
@@ -167,7 +184,12 @@ export function isRetryableError(error: unknown): boolean {
 /** Connection faults raised by COMMIT itself: the transaction may or may not have committed. */
 const commitInDoubt = new WeakSet<object>();
 
-/** A transaction that failed on a broken connection before COMMIT was sent, so nothing of it committed. */
+/**
+ * A transaction that failed on a broken connection before COMMIT was sent, so
+ * nothing of it committed. A stalled one is not tried again here: the caller
+ * hears of it (DB_CONNECTION_STALLED) and tries at its next turn, on another
+ * connection.
+ */
 function isLostBeforeCommit(error: unknown): boolean {
   return dbFaultOf(error) === 'connection' && !commitInDoubt.has(error as object);
 }
@@ -259,14 +281,14 @@ export async function inOneStatement<T>(pool: pg.Pool, work: (db: pg.PoolClient)
     try {
       client = await pool.connect();
     } catch (error) {
-      await afterFailure(error, dbFaultOf(error) === 'connection');
+      await afterFailure(error, isConnectionLost(error));
       continue;
     }
     let broken: Error | undefined;
     try {
       return await work(client);
     } catch (error) {
-      if (dbFaultOf(error) === 'connection') broken = error as Error;
+      if (isConnectionLost(error)) broken = error as Error;
       await afterFailure(error, isNeverSent(error));
     } finally {
       client.release(broken);
@@ -293,13 +315,14 @@ async function onceInTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => 
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT').catch((error: unknown) => {
-      if (dbFaultOf(error) === 'connection') commitInDoubt.add(error as object);
+      if (isConnectionLost(error)) commitInDoubt.add(error as object);
       throw error;
     });
     return result;
   } catch (error) {
-    // A connection that cannot even roll back is not given back to the pool.
-    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    // A stalled connection would stall the ROLLBACK too; one that cannot roll back is not given back to the pool.
+    if (dbFaultOf(error) === 'stalled') broken = error as Error;
+    else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
     throw error;
   } finally {
     client.release(broken);

@@ -209,6 +209,10 @@ const MIGRATION_SQL = nameAll('migrations', {
   record: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING RETURNING version`,
 });
 
+const UNBOUNDED = 'SET LOCAL statement_timeout = 0';
+/** A migration's statement with no answer for this long is on a dead connection (node-postgres's query_timeout). */
+const waitingLong = (query: pg.QueryConfig): pg.QueryConfig => Object.assign(query, { query_timeout: 3_600_000 });
+
 /**
  * Create the schema if missing, then apply each migration in its own
  * transaction that takes the schema's advisory lock and records its version
@@ -218,17 +222,22 @@ const MIGRATION_SQL = nameAll('migrations', {
  */
 export async function runPostgresMigrations(pool: pg.Pool, schema: string | null, now: number): Promise<number[]> {
   const lockKey = [MIGRATION_LOCK_CLASS, schema ?? ''];
+  // A step may rebuild a big table, and another process's step holds the lock as long: no statement timeout here.
+  const lock = async (db: pg.PoolClient) => {
+    await db.query(UNBOUNDED);
+    await db.query(waitingLong({ ...MIGRATION_SQL.lock, values: lockKey }));
+  };
   await inTransaction(pool, async (db) => {
-    await rows(db, MIGRATION_SQL.lock, lockKey);
+    await lock(db);
     if (schema !== null) await db.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
     await db.query(MIGRATION_SQL.createLedger.text);
   });
   const applied: number[] = [];
   for (const migration of POSTGRES_MIGRATIONS) {
     const took = await inTransaction(pool, async (db) => {
-      await rows(db, MIGRATION_SQL.lock, lockKey);
+      await lock(db);
       if ((await rows(db, MIGRATION_SQL.record, [migration.version, migration.name, now])).length === 0) return false;
-      await db.query(migration.sql);
+      await db.query(waitingLong({ text: migration.sql }));
       return true;
     });
     if (took) applied.push(migration.version);

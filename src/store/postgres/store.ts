@@ -36,6 +36,8 @@ export interface PostgresStoreOptions {
   database: string;
   /** Default: the server's clock (./server-clock.ts); a test may give its own. */
   clock?: Clock;
+  /** The server's statement_timeout on every connection (default: DEFAULT_STATEMENT_TIMEOUT_SECONDS). */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -66,7 +68,7 @@ export class PostgresStore extends PostgresWrites implements Store {
 
   /** Connect, create the schema if needed and migrate it. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const target = parsePostgresUrl(options.database);
+    const target = parsePostgresUrl(options.database, options.statementTimeoutMs);
     const pool = openPool(target);
     let clock = options.clock;
     try {
