@@ -12,7 +12,7 @@ import { JobStateError, NotFoundError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cancelJob, pauseClass, resumeClass, retryFailed, retryJob } from '../queue/controls.js';
 import { runScheduleNow, type Schedule } from '../queue/schedules.js';
-import type { OperatorStore } from '../store/types.js';
+import type { OperatorStore, ProducerStore } from '../store/types.js';
 import { loadAssets } from './assets.js';
 import type { DashboardData } from './data.js';
 import {
@@ -46,13 +46,16 @@ export type DashboardActions = Pick<
   | 'classControlList'
   | 'jobInsert'
   | 'jobGet'
->;
+> &
+  Pick<ProducerStore, 'workerClassServed' | 'workerServedClasses'>;
 
 export interface DashboardOptions extends Access {
   data: DashboardData;
   actions: DashboardActions;
   /** The config's schedules ("run now" enqueues one of their jobs), and its payload limit. */
   schedules: readonly Schedule[];
+  /** The config's class names: a pause or resume takes them as known. */
+  classes: readonly string[];
   payloadLimitBytes: number;
   /** The database as the pages name it (its password hidden). */
   database: string;
@@ -219,14 +222,14 @@ export function dashboardApp(options: DashboardOptions): Hono<DashboardEnv> {
 
   app.post('/classes/:class/pause', async (c) => {
     const jobClass = parseClassName(c.req.param('class'));
-    const { outcome } = await pauseClass(actions, jobClass, actor(c));
+    const { outcome } = await pauseClass(actions, jobClass, actor(c), options.classes);
     if (outcome === 'already_paused') return refuse(c, 409, `class ${jobClass} is already paused`);
     return c.redirect('/', 303);
   });
 
   app.post('/classes/:class/resume', async (c) => {
     const jobClass = parseClassName(c.req.param('class'));
-    const { outcome } = await resumeClass(actions, jobClass, actor(c));
+    const { outcome } = await resumeClass(actions, jobClass, actor(c), options.classes);
     if (outcome === 'not_paused') return refuse(c, 409, `class ${jobClass} is not paused`);
     return c.redirect('/', 303);
   });

@@ -36,6 +36,7 @@ export function dashboardListener(settings: DashboardSettings): RequestListener 
     data: dashboardData(settings.store, { now, classes: settings.classes }),
     actions: settings.store,
     schedules: schedulesOf(settings.classes ?? []),
+    classes: (settings.classes ?? []).map((cls) => cls.name),
     payloadLimitBytes: settings.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
     database: redactDatabase(settings.database),
     readOnly: settings.readOnly,

@@ -5,7 +5,8 @@
  * own actor, and add only their own words (a line, a page, a return value).
  */
 import { InvalidInputError, JobStateError, NotFoundError } from '../errors.js';
-import type { BulkBounds, FailedFilter, JobStatus, OperatorStore } from '../store/types.js';
+import { closest } from '../closest.js';
+import type { BulkBounds, FailedFilter, JobStatus, OperatorStore, ProducerStore } from '../store/types.js';
 import { pausedClasses } from './class-controls.js';
 import { checkClassName } from './enqueue.js';
 
@@ -132,19 +133,45 @@ export async function retryFailed(
   return { count: await store.jobRetryFailed({ class: jobClass, errorCode, throughId, limit, actor }) };
 }
 
+type ControlStore = Pick<OperatorStore, 'classPause' | 'classResume' | 'classControlList'> &
+  Pick<ProducerStore, 'workerClassServed' | 'workerServedClasses'>;
+
+/** How many served classes a refusal looks through for the closest name. */
+const SERVED_LOOKED_AT = 1_000;
+
+/**
+ * A pause or resume names a class some config or supervisor has named: one
+ * in `known` (the caller's config), one a supervisor has served, or one with
+ * a control row already (so a pause can always be undone). Anything else is
+ * a typo that would write a row no worker ever reads: refused, with the
+ * closest known name.
+ */
+async function checkClassNamed(store: ControlStore, jobClass: string, known: Iterable<string>): Promise<void> {
+  checkClassName(jobClass);
+  const configured = new Set(known);
+  if (configured.has(jobClass) || (await store.workerClassServed({ class: jobClass }))) return;
+  const controlled = (await store.classControlList()).map((row) => row.class);
+  if (controlled.includes(jobClass)) return;
+  const served = await store.workerServedClasses({ limit: SERVED_LOOKED_AT });
+  const meant = closest(jobClass, [...configured, ...served, ...controlled]);
+  throw new InvalidInputError(
+    'CLASS',
+    `unknown class ${JSON.stringify(jobClass)}: no config or supervisor has named it${meant === undefined ? '' : ` (did you mean "${meant}"?)`}`,
+  );
+}
+
 /**
  * A paused class claims nothing, on every host, until it is resumed; jobs
- * running go on. Pausing twice is no error. `checkKnown`: the caller's rule
- * for a class it does not know, run once the name is checked, before the write.
+ * running go on. Pausing twice is no error. `known`: the classes of the
+ * caller's config.
  */
 export async function pauseClass(
-  store: Pick<OperatorStore, 'classPause' | 'classControlList'>,
+  store: ControlStore,
   jobClass: string,
   actor: string,
-  checkKnown?: (jobClass: string) => Promise<void>,
+  known: Iterable<string> = [],
 ): Promise<PauseResult> {
-  checkClassName(jobClass);
-  await checkKnown?.(jobClass);
+  await checkClassNamed(store, jobClass, known);
   const outcome = await store.classPause({ class: jobClass, actor });
   const pause = (await pausedClasses(store)).find((row) => row.class === jobClass);
   return { class: jobClass, outcome, paused_at: pause?.paused_at ?? null, paused_by: pause?.paused_by ?? null };
@@ -152,14 +179,11 @@ export async function pauseClass(
 
 /** Resuming a class that is not paused is no error. */
 export async function resumeClass(
-  store: Pick<OperatorStore, 'classResume'>,
+  store: ControlStore,
   jobClass: string,
   actor: string,
+  known: Iterable<string> = [],
 ): Promise<ResumeResult> {
-  checkClassName(jobClass);
+  await checkClassNamed(store, jobClass, known);
   return { class: jobClass, outcome: await store.classResume({ class: jobClass, actor }) };
-}
-
-export async function isPaused(store: Pick<OperatorStore, 'classControlList'>, jobClass: string): Promise<boolean> {
-  return (await pausedClasses(store)).some((row) => row.class === jobClass);
 }

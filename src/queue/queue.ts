@@ -83,6 +83,8 @@ export class Queue<S extends ProducerStore = Store> {
   private readonly limits: EnqueueLimits;
   private readonly actor: string;
   private readonly unknownClass: UnknownClassCheck;
+  /** The classes of the application's config (`classes`), taken as known. */
+  private readonly classes: readonly string[];
   private outcomeListener: OutcomeListener | undefined;
 
   constructor(store: S, options: Omit<QueueOptions, 'database'> = {}) {
@@ -90,7 +92,8 @@ export class Queue<S extends ProducerStore = Store> {
     this.clock = options.clock ?? store.clock;
     this.limits = { ...DEFAULT_ENQUEUE_LIMITS, ...options.limits };
     this.actor = options.actor ?? 'producer';
-    this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', options.classes);
+    this.classes = [...(options.classes ?? [])];
+    this.unknownClass = new UnknownClassCheck(store, options.unknownClass ?? 'warn', this.classes);
     // A producer: its first enqueue finds tracing loaded (openQueue awaits it; a queue built on a store may enqueue at once).
     void loadTracing();
   }
@@ -235,16 +238,16 @@ export class Queue<S extends ProducerStore = Store> {
   /**
    * No job of the class starts, on any host, until it is resumed; jobs
    * running go on. Pausing a paused class is no error (`already_paused`). A
-   * class no supervisor has served goes through the `unknownClass` rule, as
-   * an enqueue does.
+   * class that neither `classes` nor any supervisor has named is refused
+   * (`INVALID_INPUT:CLASS`, with the closest known name), nothing written.
    */
-  async pause(this: Queue<OperatorStore>, jobClass: string): Promise<PauseResult> {
-    return pauseClass(this.store, jobClass, this.actor, (name) => this.unknownClass.check([name]));
+  async pause(this: Queue<OperatorStore & ProducerStore>, jobClass: string): Promise<PauseResult> {
+    return pauseClass(this.store, jobClass, this.actor, this.classes);
   }
 
-  /** Let a paused class's jobs start again; a class that is not paused: `not_paused`, nothing written. */
-  async resume(this: Queue<OperatorStore>, jobClass: string): Promise<ResumeResult> {
-    return resumeClass(this.store, jobClass, this.actor);
+  /** Let a paused class's jobs start again; a class that is not paused: `not_paused`, nothing written. Refused as `pause` refuses. */
+  async resume(this: Queue<OperatorStore & ProducerStore>, jobClass: string): Promise<ResumeResult> {
+    return resumeClass(this.store, jobClass, this.actor, this.classes);
   }
 
   /**

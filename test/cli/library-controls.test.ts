@@ -281,7 +281,8 @@ describe.each([['SQLite', (dir: string, side: string) => join(dir, `${side}.db`)
       });
       seeded = await seed(cliDb);
       expect(await seed(libDb)).toEqual(seeded);
-      queue = await openQueue({ database: libDb });
+      // The application's config names its classes, as the CLI's --config does: pause and resume take them.
+      queue = await openQueue({ database: libDb, classes: ['mail', 'held', 'report', 'other'] });
     });
 
     afterAll(async () => {

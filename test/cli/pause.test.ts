@@ -76,16 +76,19 @@ describe('pause and resume', () => {
     });
   });
 
-  it('an unknown class: exit 2, one line naming it, nothing written', async () => {
+  it('a class no config or supervisor has named: exit 2, one line with the closest name, nothing written', async () => {
     const before = fingerprint(database);
     for (const command of ['pause', 'resume']) {
-      const result = await leasehold([...C(), command, 'nosuch']);
+      const result = await leasehold([...C(), command, 'limitd']);
       expect(result).toMatchObject({ exitCode: 2, stdout: '' });
-      expect(result.stderr).toMatch(/^leasehold: unknown class "nosuch" \(.*queue\.yaml has ok, limited\)$/);
+      expect(result.stderr).toBe(
+        'leasehold: unknown class "limitd": no config or supervisor has named it (did you mean "limited"?)',
+      );
     }
-    expect(await leasehold(['--db', database, 'pause', 'ok'])).toMatchObject({
+    // Without the config, a class no supervisor has served and none has paused yet.
+    expect(await leasehold(['--db', database, 'pause', 'limited'])).toMatchObject({
       exitCode: 2,
-      stderr: 'leasehold: unknown class "ok": there is no config to check it against (give --config)',
+      stderr: 'leasehold: unknown class "limited": no config or supervisor has named it',
     });
     expect(fingerprint(database)).toEqual(before);
   });

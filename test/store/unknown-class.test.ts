@@ -91,3 +91,43 @@ describe('enqueue of a class never served', () => {
     expect(warnings).toEqual([]);
   });
 });
+
+describe('pause and resume of a class no config or supervisor has named', () => {
+  let store: SqliteStore;
+
+  beforeEach(async () => {
+    store = await SqliteStore.open({ path: dbPathIn(newDir()), clock: systemClock });
+    await store.workerRegister({
+      id: 'h:1:aa/resize.0.1',
+      kind: 'child',
+      host: 'h',
+      supervisorId: 'h:1:aa',
+      pid: 1,
+      class: 'resize',
+      state: 'ready',
+      restarts: 0,
+    });
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('is refused with the closest known name, and nothing is written', async () => {
+    const queue = new Queue(store, { classes: ['thumbnail'] });
+    for (const control of [() => queue.pause('resizes'), () => queue.resume('resizes')]) {
+      await expect(control()).rejects.toMatchObject({
+        code: 'INVALID_INPUT:CLASS',
+        message: expect.stringContaining('did you mean "resize"?'),
+      });
+    }
+    expect(await store.classControlList()).toEqual([]);
+  });
+
+  it('takes a class a supervisor served or the config names, and resumes a paused one', async () => {
+    const queue = new Queue(store, { classes: ['thumbnail'] });
+    expect(await queue.pause('resize')).toMatchObject({ outcome: 'paused' });
+    expect(await queue.pause('thumbnail')).toMatchObject({ outcome: 'paused' });
+    // A class paused by a Queue that knew it can be resumed by one that does not.
+    expect(await new Queue(store).resume('thumbnail')).toMatchObject({ outcome: 'resumed' });
+  });
+});

@@ -1,12 +1,10 @@
 /** `leasehold pause <class>` / `resume <class>`: a paused class claims nothing, on every host, until it is resumed. */
-import { isPaused, pauseClass, resumeClass } from '../../queue/controls.js';
+import { pauseClass, resumeClass } from '../../queue/controls.js';
 import {
-  classConfig,
   CLI_ACTOR,
   defineCommand,
   output,
   resolveTarget,
-  unknownClassError,
   withStore,
   type Command,
   type Context,
@@ -19,30 +17,24 @@ interface ClassArgs extends GlobalArgs {
 }
 
 /**
- * A command on one class of the config. The class is checked before the
- * database is opened, so an unknown one writes nothing. Without --config
- * there is no list to check against: bad input too. `resume` also takes a
- * class that is paused but no longer in the config, so a pause can always
- * be undone.
+ * A command on one class: one the config names (--config), one a supervisor
+ * has served on the database, or one with a pause on record (so a pause can
+ * always be undone). Anything else is refused with the closest known name,
+ * nothing written.
  */
 function defineClassCommand(spec: {
   command: string;
   describe: string;
-  acceptPaused: boolean;
-  run: (jobClass: string, ctx: Context) => Promise<void>;
+  run: (jobClass: string, ctx: Context, known: string[]) => Promise<void>;
 }): Command {
   return defineCommand<ClassArgs>({
     command: `${spec.command} <class>`,
     describe: spec.describe,
-    positionals: { class: { type: 'string', describe: 'a class of the config' } },
+    positionals: { class: { type: 'string', describe: 'a class of the config, or one a supervisor has served' } },
     run: async (args) => {
       const target = await resolveTarget(args);
-      const known = classConfig(target.config, args.class) !== undefined;
-      if (!known && !spec.acceptPaused) throw unknownClassError(args.class, target.config);
-      await withStore(target, args, { create: false }, async (ctx) => {
-        if (!known && !(await isPaused(ctx.store, args.class))) throw unknownClassError(args.class, target.config);
-        await spec.run(args.class, ctx);
-      });
+      const known = (target.config?.classes ?? []).map((cls) => cls.name);
+      await withStore(target, args, { create: false }, (ctx) => spec.run(args.class, ctx, known));
     },
   });
 }
@@ -50,9 +42,8 @@ function defineClassCommand(spec: {
 export const pauseCommand = defineClassCommand({
   command: 'pause',
   describe: 'stop claiming jobs of a class on every host (running jobs finish); stored in the database',
-  acceptPaused: false,
-  run: async (jobClass, { store, json, clock }) => {
-    const result = await pauseClass(store, jobClass, CLI_ACTOR);
+  run: async (jobClass, { store, json, clock }, known) => {
+    const result = await pauseClass(store, jobClass, CLI_ACTOR, known);
     const since = `since ${formatWhen(result.paused_at, clock.now())}, by ${result.paused_by ?? '-'}`;
     output(json, result, () =>
       result.outcome === 'paused'
@@ -65,9 +56,8 @@ export const pauseCommand = defineClassCommand({
 export const resumeCommand = defineClassCommand({
   command: 'resume',
   describe: 'let a paused class claim jobs again',
-  acceptPaused: true,
-  run: async (jobClass, { store, json }) => {
-    const result = await resumeClass(store, jobClass, CLI_ACTOR);
+  run: async (jobClass, { store, json }, known) => {
+    const result = await resumeClass(store, jobClass, CLI_ACTOR, known);
     output(json, result, () =>
       result.outcome === 'resumed' ? `class ${jobClass} resumed` : `class ${jobClass} was not paused`,
     );
