@@ -159,6 +159,35 @@ describe('leasehold_enqueue()', () => {
     }
   });
 
+  it('warns (RAISE WARNING) of a class never served while others were, as the library does, and writes the job', async () => {
+    await queue.store.workerRegister({
+      id: 'h:1:aa/send-receipt.0.1',
+      kind: 'child',
+      host: 'h',
+      supervisorId: 'h:1:aa',
+      pid: 1,
+      class: 'send-receipt',
+      state: 'ready',
+      restarts: 0,
+    });
+    const notices: { severity?: string; message?: string }[] = [];
+    const onNotice = (notice: { severity?: string; message?: string }) => notices.push(notice);
+    sql.on('notice', onNotice);
+    try {
+      const id = Number((await enqueue('send-reciept', {}, {})).rows[0]!.id);
+      await enqueue('send-receipt', {}, {});
+      expect(notices.map((notice) => [notice.severity, notice.message])).toEqual([
+        [
+          'WARNING',
+          'class "send-reciept" has never been served: the supervisors on this database have served send-receipt (a typo, or a class in no config yet?)',
+        ],
+      ]);
+      expect(await queue.get(id)).toMatchObject({ job: { class: 'send-reciept', status: 'QUEUED' } });
+    } finally {
+      sql.off('notice', onNotice);
+    }
+  });
+
   it('commits or rolls back with the caller', async () => {
     await sql.query('BEGIN');
     const id = Number((await enqueue('email', {}, {})).rows[0]!.id);

@@ -36,9 +36,22 @@ DECLARE
   on_failure   text := 'cancel';
   parents      bigint[] := '{}';
   trace        text;
+  served       text;
 BEGIN
   IF class IS NULL OR class ~ '^\\s*$' THEN
     RAISE EXCEPTION 'INVALID_INPUT:CLASS: class must be a non-empty string' USING ERRCODE = '22023';
+  END IF;
+  -- the library's rule for a class never served (unknown-class.ts), as a warning to the caller: only when no job of
+  -- the class exists (one index probe, the usual way out) and supervisors have served others, but never this one
+  IF NOT EXISTS (SELECT 1 FROM jobs AS j WHERE j.class = leasehold_enqueue.class)
+     AND NOT EXISTS (SELECT 1 FROM workers AS w WHERE w.kind = 'child' AND w.class = leasehold_enqueue.class) THEN
+    SELECT string_agg(s.class, ', ') INTO served
+      FROM (SELECT DISTINCT w.class FROM workers AS w WHERE w.kind = 'child' AND w.class IS NOT NULL
+            ORDER BY w.class LIMIT 20) AS s;
+    IF served IS NOT NULL THEN
+      RAISE WARNING 'class "%" has never been served: the supervisors on this database have served % (a typo, or a class in no config yet?)',
+        leasehold_enqueue.class, served;
+    END IF;
   END IF;
   IF jsonb_typeof(opt) <> 'object' THEN
     RAISE EXCEPTION 'INVALID_INPUT:OPTIONS: options must be a JSON object, got %', opt USING ERRCODE = '22023';
