@@ -131,8 +131,11 @@ export function coerceError(thrown: unknown): ErrorSummary {
     const candidate = (thrown as { code?: unknown }).code;
     const code = typeof candidate === 'string' && CODE_SHAPE.test(candidate) ? candidate : 'INTERNAL:UNHANDLED';
     const retryable = (thrown as { retryable?: unknown }).retryable !== false;
-    const firstLine = (thrown.message || thrown.name).split('\n')[0] ?? '';
-    return { name: thrown.name, code, message: truncate(firstLine), retryable };
+    // leasehold's own wording is kept whole (a refused payload names each field on a line); anyone else's first
+    // line only: the rest of a thrown message is a dump or a stack
+    const text = thrown.message || thrown.name;
+    const message = thrown instanceof LeaseholdError ? text : (text.split('\n')[0] ?? '');
+    return { name: thrown.name, code, message: truncate(message), retryable };
   }
   const text = typeof thrown === 'string' ? thrown : safeStringify(thrown);
   return {

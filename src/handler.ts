@@ -98,12 +98,39 @@ export async function parsePayload(parse: PayloadParser, payload: unknown): Prom
   try {
     return await parse(payload);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    throw new LeaseholdError('INVALID_INPUT:PAYLOAD', `parse refused the payload: ${why}`, {
+    const issues = schemaIssues(error);
+    const why =
+      issues !== undefined ? `\n${issues.join('\n')}` : ` ${error instanceof Error ? error.message : String(error)}`;
+    throw new LeaseholdError('INVALID_INPUT:PAYLOAD', `parse refused the payload:${why}`, {
       retryable: false,
       cause: error,
     });
   }
+}
+
+/** A Standard Schema issue (zod, valibot, ArkType): its message, and the path to the field it is about. */
+interface SchemaIssue {
+  message: string;
+  path?: readonly (PropertyKey | { key: PropertyKey })[];
+}
+
+/**
+ * A schema library's refusal, one line per issue naming its field
+ * (`payload.items[0].sku: required`); undefined for any other error. Their
+ * own messages are a dump of every issue (ZodError's is JSON), whose first
+ * line alone says nothing.
+ */
+function schemaIssues(error: unknown): string[] | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  if (!issues.every((issue: Partial<SchemaIssue> | null) => typeof issue?.message === 'string')) return undefined;
+  return (issues as SchemaIssue[]).map((issue) => `${fieldPath(issue.path ?? [])}: ${issue.message}`);
+}
+
+function fieldPath(path: readonly (PropertyKey | { key: PropertyKey })[]): string {
+  return path
+    .map((segment) => (typeof segment === 'object' ? segment.key : segment))
+    .reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${String(key)}`), 'payload');
 }
 
 /** The parts of a handler's context that differ between a child and runHandler (src/testing.ts). */

@@ -42,5 +42,9 @@ function cellText(cell: Cell): string {
 /** `key: value` lines with the keys padded to one width. */
 export function fields(pairs: readonly (readonly [string, Cell])[]): string {
   const width = Math.max(...pairs.map(([key]) => key.length));
-  return pairs.map(([key, value]) => `${`${key}:`.padEnd(width + 1)}  ${cellText(value)}`).join('\n');
+  // A value of several lines (a refused payload's issues) goes on under its first, aligned with it.
+  const continued = `\n${' '.repeat(width + 3)}`;
+  return pairs
+    .map(([key, value]) => `${`${key}:`.padEnd(width + 1)}  ${cellText(value).replaceAll('\n', continued)}`)
+    .join('\n');
 }

@@ -137,7 +137,10 @@ describe('handler failure modes under a real supervisor', () => {
   it("a payload the module's parse refuses: FAILED with INVALID_INPUT:PAYLOAD, no retry; the child serves the next", async () => {
     const sup = await startSupervisor({
       dir: newDir(),
-      classes: [{ name: 'parsed', handler: 'parses', max_retries: 3 }],
+      classes: [
+        { name: 'parsed', handler: 'parses', max_retries: 3 },
+        { name: 'receipt', handler: 'parses-with-zod' },
+      ],
     });
     const [child] = await sup.children('parsed');
     const bad = await sup.queue.enqueue({ class: 'parsed', payload: { to: 42 }, maxRetries: 3 });
@@ -148,6 +151,21 @@ describe('handler failure modes under a real supervisor', () => {
     expect(refused.attempts.map((a) => [a.status, a.error_code])).toEqual([['FAILED', 'INVALID_INPUT:PAYLOAD']]);
     expect(refused.attempts[0]?.error_stack).toContain('Caused by: Error: payload.to must be a string');
     expect(sup.events('JOB_RETRY_SCHEDULED', { job_id: bad.id })).toEqual([]);
+
+    // A schema library's refusal (zod, any Standard Schema): one line per issue, each naming its field.
+    const invalid = { orderId: '17', email: 'nobody', items: [{ sku: 5 }] };
+    const schemaRefused = await sup.waitForJob(
+      (await sup.queue.enqueue({ class: 'receipt', payload: invalid })).id,
+      'FAILED',
+    );
+    expect(schemaRefused.job.error_detail).toBe(
+      [
+        'parse refused the payload:',
+        'payload.orderId: Invalid input: expected number, received string',
+        'payload.email: Invalid email address',
+        'payload.items[0].sku: Invalid input: expected string, received number',
+      ].join('\n'),
+    );
 
     const good = await sup.queue.enqueue({ class: 'parsed', payload: { to: ' a@example.com ' } });
     const served = await sup.waitForJob(good.id, 'SUCCEEDED');

@@ -90,6 +90,29 @@ describe('runHandler', () => {
     expect(refused.ok ? undefined : (refused.error as Error).message).toBe('parse refused the payload: want a string');
   });
 
+  it('words a schema refusal one line per issue, each with its field (Standard Schema issues, zod)', async () => {
+    const issues = [
+      { message: 'expected number, received string', path: ['orderId'] },
+      { message: 'required', path: [{ key: 'items' }, { key: 0 }, 'sku'] },
+      { message: 'must be an object' },
+    ];
+    const module: HandlerModule = {
+      default: async () => null,
+      parse: () => {
+        throw Object.assign(new Error(JSON.stringify(issues, null, 2)), { issues });
+      },
+    };
+    const refused = await runHandler(module, {});
+    expect(refused.ok ? undefined : (refused.error as Error).message).toBe(
+      [
+        'parse refused the payload:',
+        'payload.orderId: expected number, received string',
+        'payload.items[0].sku: required',
+        'payload: must be an object',
+      ].join('\n'),
+    );
+  });
+
   it('checks a module as a child does: a parse that is not a function is refused', async () => {
     const module = { default: async () => null, parse: 'not a function' } as unknown as HandlerModule;
     await expect(runHandler(module, {})).rejects.toMatchObject({ code: 'HANDLER:BAD_PARSE_EXPORT' });
