@@ -120,6 +120,24 @@ describe('the installed package', () => {
     console.log(`${files.length} files in the installed package`);
   });
 
+  it('resolves every link of its README and of its docs to a file it holds', () => {
+    const pages = filesUnder(installed).filter((file) => file === 'README.md' || /^docs\/.*\.md$/.test(file));
+    expect(pages.length).toBeGreaterThan(10);
+    const broken = pages.flatMap((page) =>
+      [...readFileSync(path.join(installed, page), 'utf8').matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)]
+        .map((match) => match[1]!)
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .filter((target) => !existsSync(path.join(installed, path.dirname(page), target)))
+        .map((target) => `${page} -> ${target}`),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it('is found by what it is: its keywords', () => {
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ keywords: expect.arrayContaining(['job queue', 'sqlite', 'postgresql']) });
+  });
+
   it('`supervise --check-config` accepts the packaged config.example.yaml', async () => {
     const result = await inApp('npx', [
       'supervise',
