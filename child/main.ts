@@ -12,8 +12,8 @@ import {
   type ChildStart,
   type ChildToSupervisor,
   type SupervisorToChild,
-  type TurnMessage,
 } from '../src/ipc/protocol.js';
+import type { WriterAnswer } from '../src/ipc/writer-protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
@@ -24,7 +24,7 @@ import { HandlerLife } from './handler-life.js';
 import { withMiddleware } from './middleware.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
-import { TurnsFromSupervisor } from './write-turns.js';
+import { WriterBackedStore, WriterClient } from './writer-store.js';
 
 function send(message: ChildToSupervisor): void {
   if (process.connected) process.send?.(message);
@@ -50,7 +50,7 @@ async function exit(code: number): Promise<never> {
  * is waited for: that is weather, not a broken config, and must not disable
  * the class.
  */
-async function openWatched(database: string): Promise<WorkerStore> {
+async function openWatched(database: string, throughWriter: boolean): Promise<WorkerStore> {
   const logged = outageLog(log);
   const availability = new DbAvailability({
     unavailable: (outage) => {
@@ -63,21 +63,19 @@ async function openWatched(database: string): Promise<WorkerStore> {
     },
     failed: (kind) => send({ type: 'db-error', kind }),
   });
-  return watchAvailability(
-    await retryWhileAway(() => openStore(database, { writeTurns: turns }), availability),
-    availability,
-  );
+  const own = await retryWhileAway(() => openStore(database), availability);
+  return watchAvailability(throughWriter ? new WriterBackedStore(own, writer) : own, availability);
 }
 
-/** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
-const turns = new TurnsFromSupervisor(send);
+/** The calls to the supervisor's writer, on SQLite: the store's writes. */
+const writer = new WriterClient(send);
 
-/** What the supervisor sends once the child has started, but turns. */
-type ChildMessage = Exclude<SupervisorToChild, ChildStart | TurnMessage>;
+/** What the supervisor sends once the child has started, but the writer's answers. */
+type ChildMessage = Exclude<SupervisorToChild, ChildStart | WriterAnswer>;
 
 /**
- * The supervisor's messages: the first must be the start; turns go to
- * `turns`; the rest to `onMessage`'s handler. What comes before the handler
+ * The supervisor's messages: the first must be the start; the writer's
+ * answers go to `writer`; the rest to `onMessage`'s handler. What comes before the handler
  * is set (a drain while the child still sets up) waits for it: dropped, the
  * child would serve on after its supervisor has gone.
  */
@@ -90,8 +88,7 @@ function listen(): {
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
-      if (message.type === 'turn') turns.granted();
-      else if (message.type === 'turn-line') turns.lineChanged(message.open);
+      if (message.type === 'store-answer') writer.answered(message);
       else if (message.type === 'start') resolve(message);
       else if (handler === undefined) early.push(message);
       else handler(message);
@@ -147,14 +144,17 @@ async function main(): Promise<void> {
   let loop: RunLoop | undefined;
   let life: HandlerLife | undefined;
   let killGraceMs = 5_000;
+  /** Whether its writes are the supervisor's writer's: with the supervisor gone, it can write nothing. */
+  let throughWriter = false;
 
   /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
   const stopNow = (reason: string): Promise<void> => loop?.stop(reason, killGraceMs / 2) ?? Promise.resolve();
 
   const watch = new ParentWatch((why) => {
-    // Orphaned: hand back what we hold, then take the handler's subprocesses down with us.
+    // Orphaned: hand back what we hold, then take the handler's subprocesses down with us. Without a
+    // writer nothing can be handed back: stop at once, and the jobs come back as after any death.
     void (async () => {
-      await stopNow(`supervisor gone (${why})`).catch(() => undefined);
+      if (!throughWriter) await stopNow(`supervisor gone (${why})`).catch(() => undefined);
       await store?.close().catch(() => undefined);
       try {
         process.kill(-process.pid, 'SIGKILL');
@@ -186,9 +186,9 @@ async function main(): Promise<void> {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const loaded = await loadHandler(start.config.handler, start.config.middleware);
     life = await HandlerLife.start(loaded, start.config.name, log);
-    store = await openWatched(start.database);
+    store = await openWatched(start.database, start.writer);
+    throughWriter = start.writer;
     const recorder = new FlightRecorder(start.flightRecord);
-    turns.noteWritesIn(recorder);
     loop = new RunLoop({
       store,
       config: start.config,

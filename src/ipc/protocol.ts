@@ -9,6 +9,7 @@ import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
 import type { AttemptCost, RetryAccount } from '../store/types.js';
 import type { BucketCounts } from './buckets.js';
+import type { WriterAnswer, WriterCall } from './writer-protocol.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -24,6 +25,8 @@ export interface ChildStart {
   flightRecord: string;
   /** Whether the supervisor logs each success (at debug): then the child's success tallies carry each job. */
   successLines: boolean;
+  /** SQLite: the child's writes go to the supervisor's writer (writer-protocol.ts), not to a connection of its own. */
+  writer: boolean;
 }
 
 export type SupervisorToChild =
@@ -42,10 +45,8 @@ export type SupervisorToChild =
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
   | { type: 'success-lines'; on: boolean }
-  | TurnMessage;
-
-/** The supervisor's line of writers (src/store/write-turns.ts): the turn the child asked for is its own; the line opened or closed. */
-export type TurnMessage = { type: 'turn' } | { type: 'turn-line'; open: boolean };
+  /** The writer's answer to one of its calls. */
+  | WriterAnswer;
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -93,9 +94,8 @@ export type ChildToSupervisor =
   /** The successes it wrote since it last said: at most once a second, at once when one clears a crash count, and before it exits. */
   | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
-  /** A write turn, please; and: done with it (src/store/write-turns.ts). */
-  | { type: 'turn-take'; afterBusy: boolean }
-  | { type: 'turn-give' }
+  /** A write for the supervisor's writer to make (SQLite). */
+  | WriterCall
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }
   /** The child's database outage began (with what it saw first) or ended (null). */
@@ -133,7 +133,6 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'wake' ||
     type === 'ping' ||
     type === 'success-lines' ||
-    type === 'turn' ||
-    type === 'turn-line'
+    type === 'store-answer'
   );
 }

@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import type { Store } from './types.js';
-import type { WriteTurns } from './write-turns.js';
 import { isPostgresUrl } from './database-url.js';
 
 /**
@@ -10,21 +9,13 @@ import { isPostgresUrl } from './database-url.js';
  * in its own schema, created if missing, `?clock_skew_ms=` sets an
  * extra margin the sweeper waits past a lease's end, and `?listen=off` makes workers poll
  * without LISTEN; see src/store/postgres/connection.ts).
- * Its time (`store.clock`) is the driver's own unless `clock` is given. `writeTurns`: the
- * queue's write turns on SQLite (write-turns.ts); PostgreSQL needs none.
+ * Its time (`store.clock`) is the driver's own unless `clock` is given.
  */
-export async function openStore(
-  database: string,
-  options: { clock?: Clock; writeTurns?: WriteTurns } = {},
-): Promise<Store> {
+export async function openStore(database: string, options: { clock?: Clock } = {}): Promise<Store> {
   const { clock } = options;
   if (database.trim() === '')
     throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
   // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.
   if (isPostgresUrl(database)) return (await import('./postgres/store.js')).PostgresStore.open({ database, clock });
-  return (await import('./sqlite/store.js')).SqliteStore.open({
-    path: database,
-    clock,
-    writeTurns: options.writeTurns,
-  });
+  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock });
 }

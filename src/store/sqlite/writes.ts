@@ -18,7 +18,6 @@ import type {
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { withBusyRetry, type SqliteDb } from './connection.js';
-import type { WriteTurns } from '../write-turns.js';
 import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
@@ -56,12 +55,7 @@ export abstract class SqliteWrites extends SqliteReads {
   /** The batches being written, until none is queued. */
   private flushing: Promise<void> | undefined;
 
-  protected constructor(
-    db: SqliteDb,
-    clock: Clock,
-    /** The turns this process's writes take with the others' (write-turns.ts); none: the busy timeout alone. */
-    protected readonly turns?: WriteTurns,
-  ) {
+  protected constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
     // Inside the batch's transaction, a SAVEPOINT: one write that throws takes back its own changes, no other's.
@@ -92,8 +86,7 @@ export abstract class SqliteWrites extends SqliteReads {
    * Group commit: every write asked for in one turn of the event loop (and
    * those asked while a batch commits) goes in one IMMEDIATE transaction,
    * each in its own savepoint, in the order asked; each caller hears its own
-   * result or error. Batches go one at a time, and with `turns`, in turn
-   * with the other processes of the queue. A try may wait up to the busy
+   * result or error. Batches go one at a time. A try may wait up to the busy
    * timeout inside SQLite, blocking the event loop: one batch waits, and
    * the writes behind it wait with the loop free.
    */
@@ -110,7 +103,7 @@ export abstract class SqliteWrites extends SqliteReads {
     while (this.queued.length > 0) {
       const batch = this.queued.splice(0);
       try {
-        const outcomes = await withBusyRetry(() => this.transaction(batch, this.clock.now()), this.turns);
+        const outcomes = await withBusyRetry(() => this.transaction(batch, this.clock.now()));
         outcomes.forEach((outcome, i) =>
           outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error),
         );

@@ -1,0 +1,118 @@
+import { LeaseLostError } from '../src/errors.js';
+import type { ChildToSupervisor } from '../src/ipc/protocol.js';
+import { fromWire, type Answer, type ChildWrite, type WriterAnswer } from '../src/ipc/writer-protocol.js';
+import type {
+  ClaimedJob,
+  ClaimRequest,
+  JobStartParams,
+  LeaseRef,
+  LeaseStatus,
+  RelatedJob,
+  Settlement,
+  SettleResult,
+  WorkerStore,
+} from '../src/store/types.js';
+
+/** What a call waiting for the writer is told once the supervisor is gone: there is no writer left. */
+const GONE: Answer = { ok: false, error: { name: 'Error', message: 'the supervisor (its writer) is gone' } };
+
+/**
+ * The child's end of the writer's calls (src/ipc/writer-protocol.ts): each
+ * call numbered and sent to the supervisor, and settled by its answer. Once
+ * the supervisor is gone, every call waiting and every call after fails.
+ */
+export class WriterClient {
+  private next = 0;
+  private readonly waiting = new Map<number, (answer: Answer) => void>();
+
+  constructor(
+    private readonly send: (message: ChildToSupervisor) => void,
+    /** Whether the supervisor is there: its IPC channel is open. */
+    private readonly connected: () => boolean = () => process.connected,
+  ) {
+    process.once('disconnect', () => {
+      for (const settle of this.waiting.values()) settle(GONE);
+      this.waiting.clear();
+    });
+  }
+
+  async call(method: ChildWrite, params: unknown): Promise<unknown> {
+    const answer = this.connected()
+      ? await new Promise<Answer>((resolve) => {
+          const id = ++this.next;
+          this.waiting.set(id, resolve);
+          this.send({ type: 'store-call', id, method, params });
+        })
+      : GONE;
+    if (!answer.ok) throw fromWire(answer.error);
+    return answer.result;
+  }
+
+  /** The supervisor answered a call. */
+  answered(answer: WriterAnswer): void {
+    const settle = this.waiting.get(answer.id);
+    this.waiting.delete(answer.id);
+    settle?.(answer);
+  }
+}
+
+/**
+ * A child's store on SQLite: it opens no write transaction. Its writes are
+ * made by its supervisor's writer, which commits them with its siblings'
+ * (each still fenced on its own lease token); its reads (a job's parents),
+ * its time and its wake-ups stay on its own connection, which only reads.
+ */
+export class WriterBackedStore implements WorkerStore {
+  readonly driver: WorkerStore['driver'];
+  readonly clock: WorkerStore['clock'];
+
+  constructor(
+    private readonly local: WorkerStore,
+    private readonly writer: Pick<WriterClient, 'call'>,
+  ) {
+    this.driver = local.driver;
+    this.clock = local.clock;
+  }
+
+  async jobsSettle(params: {
+    settlements: Settlement[];
+    claim?: ClaimRequest;
+  }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+    return (await this.writer.call('jobsSettle', params)) as { settled: SettleResult[]; claimed: ClaimedJob[] };
+  }
+
+  async jobStart(params: JobStartParams): Promise<void> {
+    await this.fenced('jobStart', params, 'start');
+  }
+
+  async leasesExtend(params: { leases: LeaseRef[]; leaseMs: number }): Promise<LeaseStatus[]> {
+    return (await this.writer.call('leasesExtend', params)) as LeaseStatus[];
+  }
+
+  async jobProgress(params: LeaseRef & { progress: string }): Promise<void> {
+    await this.fenced('jobProgress', params, 'progress');
+  }
+
+  jobParents(params: { id: number }): Promise<RelatedJob[]> {
+    return this.local.jobParents(params);
+  }
+
+  subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
+    return this.local.subscribe?.(classes, onJob, onError) ?? Promise.resolve(async () => undefined);
+  }
+
+  close(): Promise<void> {
+    return this.local.close();
+  }
+
+  /** A fenced write the writer turned away is the same LeaseLostError as a local one. */
+  private async fenced(method: ChildWrite, ref: LeaseRef, operation: string): Promise<void> {
+    try {
+      await this.writer.call(method, ref);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'LEASE:LOST')
+        throw new LeaseLostError(ref.id, ref.leaseToken, operation);
+      throw error;
+    }
+  }
+}
