@@ -17,7 +17,7 @@ import type {
   WorkerRegistration,
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import { withBusyRetry, type SqliteDb } from './connection.js';
+import { isBusyError, withBusyRetry, type SqliteDb } from './connection.js';
 import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
@@ -103,15 +103,23 @@ export abstract class SqliteWrites extends SqliteReads {
     while (this.queued.length > 0) {
       const batch = this.queued.splice(0);
       try {
-        const outcomes = await withBusyRetry(() => this.transaction(batch, this.clock.now()));
-        outcomes.forEach((outcome, i) =>
-          outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error),
-        );
+        await this.commit(batch);
       } catch (error) {
-        for (const write of batch) write.reject(error);
+        if (isBusyError(error)) {
+          // The lock stayed taken through every try: what queued meanwhile would wait as long. Each hears it now.
+          for (const write of [...batch, ...this.queued.splice(0)]) write.reject(error);
+        } else if (batch.length === 1) batch[0]!.reject(error);
+        // The batch failed whole (its commit, on a full disk, say): each write alone meets its own fate.
+        else for (const write of batch) await this.commit([write]).catch((alone: unknown) => write.reject(alone));
       }
     }
     this.flushing = undefined;
+  }
+
+  /** One batch in one transaction, tried again on a busy lock; each write hears its own outcome, or this throws. */
+  private async commit(batch: readonly QueuedWrite[]): Promise<void> {
+    const outcomes = await withBusyRetry(() => this.transaction(batch, this.clock.now()));
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
   }
 
   /** Inside a transaction: append to the timeline when the transaction's work is done. */
