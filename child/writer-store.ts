@@ -67,7 +67,8 @@ export class WriterBackedStore implements WorkerStore {
   readonly clock: WorkerStore['clock'];
 
   constructor(
-    private readonly local: WorkerStore,
+    /** Its own connection; on SQLite it also tells whether a claim would take a job (SqliteStore.jobsDue). */
+    private readonly local: WorkerStore & { jobsDue?(params: { classes: string[] }): Promise<boolean> },
     private readonly writer: Pick<WriterClient, 'call'>,
   ) {
     this.driver = local.driver;
@@ -78,6 +79,10 @@ export class WriterBackedStore implements WorkerStore {
     settlements: Settlement[];
     claim?: ClaimRequest;
   }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
+    // An idle child is woken by every commit: it looks on its own connection before it asks the writer (a round trip).
+    const { settlements, claim } = params;
+    if (settlements.length === 0 && claim !== undefined && (await this.local.jobsDue?.(claim)) === false)
+      return { settled: [], claimed: [] };
     return (await this.writer.call('jobsSettle', params)) as { settled: SettleResult[]; claimed: ClaimedJob[] };
   }
 
