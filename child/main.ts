@@ -13,7 +13,6 @@ import {
   type ChildToSupervisor,
   type SupervisorToChild,
 } from '../src/ipc/protocol.js';
-import type { WriterAnswer } from '../src/ipc/writer-protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
@@ -50,7 +49,7 @@ async function exit(code: number): Promise<never> {
  * is waited for: that is weather, not a broken config, and must not disable
  * the class.
  */
-async function openWatched(database: string, throughWriter: boolean): Promise<WorkerStore> {
+async function openWatched(database: string, writerSocket: string | null): Promise<WorkerStore> {
   const logged = outageLog(log);
   const availability = new DbAvailability({
     unavailable: (outage) => {
@@ -64,18 +63,17 @@ async function openWatched(database: string, throughWriter: boolean): Promise<Wo
     failed: (kind) => send({ type: 'db-error', kind }),
   });
   const own = await retryWhileAway(() => openStore(database), availability);
-  return watchAvailability(throughWriter ? new WriterBackedStore(own, writer) : own, availability);
+  return watchAvailability(
+    writerSocket === null ? own : new WriterBackedStore(own, new WriterClient(writerSocket)),
+    availability,
+  );
 }
 
-/** The calls to the supervisor's writer, on SQLite: the store's writes. */
-const writer = new WriterClient(send);
-
-/** What the supervisor sends once the child has started, but the writer's answers. */
-type ChildMessage = Exclude<SupervisorToChild, ChildStart | WriterAnswer>;
+/** What the supervisor sends once the child has started. */
+type ChildMessage = Exclude<SupervisorToChild, ChildStart>;
 
 /**
- * The supervisor's messages: the first must be the start; the writer's
- * answers go to `writer`; the rest to `onMessage`'s handler. What comes before the handler
+ * The supervisor's messages: the first must be the start; the rest to `onMessage`'s handler. What comes before the handler
  * is set (a drain while the child still sets up) waits for it: dropped, the
  * child would serve on after its supervisor has gone.
  */
@@ -88,8 +86,7 @@ function listen(): {
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
-      if (message.type === 'store-answer') writer.answered(message);
-      else if (message.type === 'start') resolve(message);
+      if (message.type === 'start') resolve(message);
       else if (handler === undefined) early.push(message);
       else handler(message);
     });
@@ -187,7 +184,7 @@ async function main(): Promise<void> {
     const loaded = await loadHandler(start.config.handler, start.config.middleware);
     life = await HandlerLife.start(loaded, start.config.name, log);
     store = await openWatched(start.database, start.writer);
-    throughWriter = start.writer;
+    throughWriter = start.writer !== null;
     const recorder = new FlightRecorder(start.flightRecord);
     loop = new RunLoop({
       store,

@@ -1,6 +1,13 @@
+import { createConnection, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
 import { LeaseLostError } from '../src/errors.js';
-import type { ChildToSupervisor } from '../src/ipc/protocol.js';
-import { fromWire, type Answer, type ChildWrite, type WriterAnswer } from '../src/ipc/writer-protocol.js';
+import {
+  fromWire,
+  type Answer,
+  type ChildWrite,
+  type WriterAnswer,
+  type WriterCall,
+} from '../src/ipc/writer-protocol.js';
 import type {
   ClaimedJob,
   ClaimRequest,
@@ -13,46 +20,56 @@ import type {
   WorkerStore,
 } from '../src/store/types.js';
 
-/** What a call waiting for the writer is told once the supervisor is gone: there is no writer left. */
-const GONE: Answer = { ok: false, error: { name: 'Error', message: 'the supervisor (its writer) is gone' } };
+/** What a call waiting for the writer is told when its connection closed (the supervisor is gone, or its writer restarted). */
+const GONE: Answer = { ok: false, error: { name: 'Error', message: 'the connection to the writer closed' } };
 
 /**
  * The child's end of the writer's calls (src/ipc/writer-protocol.ts): each
- * call numbered and sent to the supervisor, and settled by its answer. Once
- * the supervisor is gone, every call waiting and every call after fails.
+ * call numbered and sent on the writer's socket, and settled by its answer.
+ * When the connection closes, every call waiting fails; the next call
+ * connects again.
  */
 export class WriterClient {
   private next = 0;
   private readonly waiting = new Map<number, (answer: Answer) => void>();
+  private socket: Socket | undefined;
 
-  constructor(
-    private readonly send: (message: ChildToSupervisor) => void,
-    /** Whether the supervisor is there: its IPC channel is open. */
-    private readonly connected: () => boolean = () => process.connected,
-  ) {
-    process.once('disconnect', () => {
-      for (const settle of this.waiting.values()) settle(GONE);
-      this.waiting.clear();
-    });
-  }
+  constructor(private readonly path: string) {}
 
   async call(method: ChildWrite, params: unknown): Promise<unknown> {
-    const answer = this.connected()
-      ? await new Promise<Answer>((resolve) => {
-          const id = ++this.next;
-          this.waiting.set(id, resolve);
-          this.send({ type: 'store-call', id, method, params });
-        })
-      : GONE;
+    const socket = (this.socket ??= this.connect());
+    const id = ++this.next;
+    const answer = await new Promise<Answer>((resolve) => {
+      this.waiting.set(id, resolve);
+      socket.write(`${JSON.stringify({ id, method, params } satisfies WriterCall)}\n`);
+    });
     if (!answer.ok) throw fromWire(answer.error);
     return answer.result;
   }
 
-  /** The supervisor answered a call. */
-  answered(answer: WriterAnswer): void {
-    const settle = this.waiting.get(answer.id);
-    this.waiting.delete(answer.id);
-    settle?.(answer);
+  /** Stop using the connection: the child is leaving. */
+  close(): void {
+    this.socket?.end();
+  }
+
+  private connect(): Socket {
+    const socket = createConnection(this.path);
+    const lines = createInterface({ input: socket });
+    lines.on('line', (line) => {
+      const { id, ...answer } = JSON.parse(line) as WriterAnswer;
+      const settle = this.waiting.get(id);
+      this.waiting.delete(id);
+      settle?.(answer as Answer);
+    });
+    // An error ends in the close that follows: the calls waiting fail there (readline repeats the error).
+    socket.on('error', () => undefined);
+    lines.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.socket === socket) this.socket = undefined;
+      for (const settle of this.waiting.values()) settle(GONE);
+      this.waiting.clear();
+    });
+    return socket;
   }
 }
 
@@ -69,7 +86,7 @@ export class WriterBackedStore implements WorkerStore {
   constructor(
     /** Its own connection; on SQLite it also tells whether a claim would take a job (SqliteStore.jobsDue). */
     private readonly local: WorkerStore & { jobsDue?(params: { classes: string[] }): Promise<boolean> },
-    private readonly writer: Pick<WriterClient, 'call'>,
+    private readonly writer: Pick<WriterClient, 'call' | 'close'>,
   ) {
     this.driver = local.driver;
     this.clock = local.clock;
@@ -107,6 +124,7 @@ export class WriterBackedStore implements WorkerStore {
   }
 
   close(): Promise<void> {
+    this.writer.close();
     return this.local.close();
   }
 

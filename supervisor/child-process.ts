@@ -6,11 +6,9 @@ import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
 import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
-import type { WriterCall } from '../src/ipc/writer-protocol.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
-import type { Writer } from './writer.js';
 import type {
   ChildEvents,
   ChildExit,
@@ -67,8 +65,8 @@ export class ChildHandle implements PoolChild, WatchedChild {
   constructor(
     start: ChildSpec,
     events: ChildEvents<ChildHandle>,
-    /** SQLite: the writer that makes its writes (none: it writes on its own connection). */
-    private readonly writer: Pick<Writer, 'call'> | undefined,
+    /** SQLite: the socket of the writer that makes its writes (none: it writes on its own connection). */
+    writerSocket: string | undefined,
   ) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
@@ -85,11 +83,10 @@ export class ChildHandle implements PoolChild, WatchedChild {
       throw new Error(`could not fork a child for class ${start.config.name}`);
     }
     this.pid = this.process.pid;
-    this.send({ ...start, flightRecord: this.flight.path, writer: writer !== undefined });
+    this.send({ ...start, flightRecord: this.flight.path, writer: writerSocket ?? null });
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (!isChildToSupervisor(message)) return;
-      if (message.type === 'store-call') return this.forward(message);
       events.message(this, message);
     });
     for (const stream of ['stdout', 'stderr'] as const) {
@@ -220,14 +217,6 @@ export class ChildHandle implements PoolChild, WatchedChild {
   /** Our own loop was stalled: the unanswered ping's wait starts again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-  }
-
-  /** One of its writes, to the writer, and the answer back to it. */
-  private forward(call: WriterCall): void {
-    if (this.writer === undefined) return;
-    void this.writer
-      .call(call.method, call.params)
-      .then((answer) => this.send({ ...answer, type: 'store-answer', id: call.id }));
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */

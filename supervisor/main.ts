@@ -59,6 +59,7 @@ try {
   const store = await retryWhileAway(() => openStore(config.database), opening);
   // SQLite: one writer for the supervisor and its children, off this event loop.
   const writer = store.driver === 'sqlite' ? new Writer(config.database, logger) : undefined;
+  await writer?.ready;
   const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writer });
 
   let signals = 0;

@@ -144,7 +144,7 @@ export class Supervisor {
     const { database, result_limit_bytes } = this.config;
     return new ClassPool(classConfig, {
       store: this.store,
-      startChild: (start, events) => new ChildHandle(start, events, this.options.writer),
+      startChild: (start, events) => new ChildHandle(start, events, this.options.writer?.socketPath),
       logger,
       database,
       resultLimitBytes: result_limit_bytes,

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
@@ -36,7 +39,7 @@ const SUPERVISOR_WRITES: ReadonlySet<string> = new Set([
 /**
  * One writer per supervisor on SQLite: a worker thread with its own
  * connection (writer-thread.ts) makes the writes of every child (they send
- * them over IPC: ChildHandle) and the supervisor's own. Off the
+ * them on its socket, `socketPath`) and the supervisor's own. Off the
  * supervisor's event loop, neither a long transaction nor a lock held by
  * another process delays its health checks. A thread that dies fails the
  * calls it had, and another takes its place.
@@ -47,6 +50,12 @@ export class Writer {
   private readonly waiting = new Map<number, (answer: Answer) => void>();
   private closed = false;
   private classes: readonly ClassConfig[] = [];
+  /** A folder of its own (mode 0700) for the socket the children connect to. */
+  private readonly socketDir = mkdtempSync(join(tmpdir(), 'leasehold-writer-'));
+  /** Where the children connect: each child's writes come straight to the thread, not through this event loop. */
+  readonly socketPath = join(this.socketDir, 'writer.sock');
+  /** Resolves once the thread listens on the socket (and again after a restart). */
+  ready!: Promise<void>;
 
   constructor(
     private readonly database: string,
@@ -56,8 +65,14 @@ export class Writer {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(THREAD, { workerData: { database: this.database, classes: this.classes } });
-    worker.on('message', ({ id, ...answer }: { id: number } & Answer) => {
+    const worker = new Worker(THREAD, {
+      workerData: { database: this.database, classes: this.classes, socketPath: this.socketPath },
+    });
+    let listening!: () => void;
+    this.ready = new Promise((resolve) => (listening = resolve));
+    worker.on('message', (message: ({ id: number } & Answer) | { listening: true }) => {
+      if ('listening' in message) return listening();
+      const { id, ...answer } = message;
       const settle = this.waiting.get(id);
       this.waiting.delete(id);
       settle?.(answer as Answer);
@@ -111,6 +126,7 @@ export class Writer {
     const exited = new Promise((resolve) => this.worker.once('exit', resolve));
     this.worker.postMessage({ id: 0, method: 'close', params: null } satisfies ThreadCall);
     await exited;
+    rmSync(this.socketDir, { recursive: true, force: true });
   }
 }
 

@@ -9,7 +9,6 @@ import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';
 import type { AttemptCost, RetryAccount } from '../store/types.js';
 import type { BucketCounts } from './buckets.js';
-import type { WriterAnswer, WriterCall } from './writer-protocol.js';
 
 /**
  * Everything a child needs, resolved by the supervisor: the child never reads
@@ -25,8 +24,8 @@ export interface ChildStart {
   flightRecord: string;
   /** Whether the supervisor logs each success (at debug): then the child's success tallies carry each job. */
   successLines: boolean;
-  /** SQLite: the child's writes go to the supervisor's writer (writer-protocol.ts), not to a connection of its own. */
-  writer: boolean;
+  /** SQLite: the Unix socket of the supervisor's writer, which makes the child's writes (writer-protocol.ts); null: it writes itself. */
+  writer: string | null;
 }
 
 export type SupervisorToChild =
@@ -44,9 +43,7 @@ export type SupervisorToChild =
   /** Are you there? Answered with a pong at once: liveness, without the database. */
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
-  | { type: 'success-lines'; on: boolean }
-  /** The writer's answer to one of its calls. */
-  | WriterAnswer;
+  | { type: 'success-lines'; on: boolean };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -94,8 +91,6 @@ export type ChildToSupervisor =
   /** The successes it wrote since it last said: at most once a second, at once when one clears a crash count, and before it exits. */
   | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
-  /** A write for the supervisor's writer to make (SQLite). */
-  | WriterCall
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }
   /** The child's database outage began (with what it saw first) or ended (null). */
@@ -132,7 +127,6 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'stop' ||
     type === 'wake' ||
     type === 'ping' ||
-    type === 'success-lines' ||
-    type === 'store-answer'
+    type === 'success-lines'
   );
 }

@@ -1,7 +1,9 @@
 /**
  * The writer's calls on SQLite: a child sends each write of its WorkerStore
- * to its supervisor, whose writer (one thread, one connection) runs it and
- * answers. The supervisor's own writes go to the same writer. A call names
+ * to its supervisor's writer (one thread, one connection), over a Unix
+ * socket the writer listens on, one JSON line a call and one an answer;
+ * the writer runs it and answers. The supervisor's own writes go to the
+ * same writer (from its main thread). A call names
  * a store method and its one params object; the answer is its result, or
  * the error it threw, summed up so that the caller can tell a database fault
  * (`code`: SQLITE_BUSY...) and a fenced write turned away (LEASE:LOST).
@@ -11,9 +13,8 @@
 export const CHILD_WRITES = ['jobsSettle', 'jobStart', 'leasesExtend', 'jobProgress'] as const;
 export type ChildWrite = (typeof CHILD_WRITES)[number];
 
-/** A call a child sends its supervisor, numbered by the child. */
+/** A call a child sends the writer, numbered by the child. */
 export interface WriterCall {
-  type: 'store-call';
   id: number;
   method: ChildWrite;
   params: unknown;
@@ -26,8 +27,8 @@ export interface WireError {
   code?: string;
 }
 
-/** The supervisor's answer to a child's call: the method's result, or its error. */
-export type WriterAnswer = { type: 'store-answer'; id: number } & Answer;
+/** The writer's answer to a child's call: the method's result, or its error. */
+export type WriterAnswer = { id: number } & Answer;
 
 /** What a call came to. */
 export type Answer = { ok: true; result: unknown } | { ok: false; error: WireError };
@@ -45,4 +46,9 @@ export function fromWire(wire: WireError): Error {
   error.name = wire.name;
   if (wire.code !== undefined) error.code = wire.code;
   return error;
+}
+
+/** Whether a child may ask the writer for `method`. */
+export function isChildWrite(method: unknown): method is ChildWrite {
+  return (CHILD_WRITES as readonly unknown[]).includes(method);
 }
