@@ -12,7 +12,6 @@ import {
   type ChildStart,
   type ChildToSupervisor,
   type SupervisorToChild,
-  type TurnMessage,
 } from '../src/ipc/protocol.js';
 import type { LogLevel } from '../src/config/schema.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
@@ -24,7 +23,7 @@ import { HandlerLife } from './handler-life.js';
 import { withMiddleware } from './middleware.js';
 import { ParentWatch, startOrphanWatchdog } from './parent-watch.js';
 import { RunLoop } from './run-loop.js';
-import { TurnsFromSupervisor } from './write-turns.js';
+import { WriterBackedStore, WriterClient } from './writer-store.js';
 
 function send(message: ChildToSupervisor): void {
   if (process.connected) process.send?.(message);
@@ -50,7 +49,11 @@ async function exit(code: number): Promise<never> {
  * is waited for: that is weather, not a broken config, and must not disable
  * the class.
  */
-async function openWatched(database: string, statementTimeoutMs: number): Promise<WorkerStore> {
+async function openWatched(
+  database: string,
+  writerSocket: string | null,
+  statementTimeoutMs: number,
+): Promise<WorkerStore> {
   const logged = outageLog(log);
   const availability = new DbAvailability({
     unavailable: (outage) => {
@@ -64,21 +67,18 @@ async function openWatched(database: string, statementTimeoutMs: number): Promis
     failed: (kind) => send({ type: 'db-error', kind }),
     timedOut: logged.timedOut,
   });
+  const own = await retryWhileAway(() => openStore(database, { statementTimeoutMs }), availability);
   return watchAvailability(
-    await retryWhileAway(() => openStore(database, { writeTurns: turns, statementTimeoutMs }), availability),
+    writerSocket === null ? own : new WriterBackedStore(own, new WriterClient(writerSocket)),
     availability,
   );
 }
 
-/** Write turns, asked of the supervisor when writers meet: the store takes them from its first write. */
-const turns = new TurnsFromSupervisor(send);
-
-/** What the supervisor sends once the child has started, but turns. */
-type ChildMessage = Exclude<SupervisorToChild, ChildStart | TurnMessage>;
+/** What the supervisor sends once the child has started. */
+type ChildMessage = Exclude<SupervisorToChild, ChildStart>;
 
 /**
- * The supervisor's messages: the first must be the start; turns go to
- * `turns`; the rest to `onMessage`'s handler. What comes before the handler
+ * The supervisor's messages: the first must be the start; the rest to `onMessage`'s handler. What comes before the handler
  * is set (a drain while the child still sets up) waits for it: dropped, the
  * child would serve on after its supervisor has gone.
  */
@@ -91,9 +91,7 @@ function listen(): {
   const started = new Promise<ChildStart>((resolve) => {
     process.on('message', (message: unknown) => {
       if (!isSupervisorToChild(message)) return;
-      if (message.type === 'turn') turns.granted();
-      else if (message.type === 'turn-line') turns.lineChanged(message.open);
-      else if (message.type === 'start') resolve(message);
+      if (message.type === 'start') resolve(message);
       else if (handler === undefined) early.push(message);
       else handler(message);
     });
@@ -148,14 +146,17 @@ async function main(): Promise<void> {
   let loop: RunLoop | undefined;
   let life: HandlerLife | undefined;
   let killGraceMs = 5_000;
+  /** Whether its writes are the supervisor's writer's: with the supervisor gone, it can write nothing. */
+  let throughWriter = false;
 
   /** Stop without waiting for the handler beyond a short grace: abort, then write the job's outcome ourselves. */
   const stopNow = (reason: string): Promise<void> => loop?.stop(reason, killGraceMs / 2) ?? Promise.resolve();
 
   const watch = new ParentWatch((why) => {
-    // Orphaned: hand back what we hold, then take the handler's subprocesses down with us.
+    // Orphaned: hand back what we hold, then take the handler's subprocesses down with us. Without a
+    // writer nothing can be handed back: stop at once, and the jobs come back as after any death.
     void (async () => {
-      await stopNow(`supervisor gone (${why})`).catch(() => undefined);
+      if (!throughWriter) await stopNow(`supervisor gone (${why})`).catch(() => undefined);
       await store?.close().catch(() => undefined);
       try {
         process.kill(-process.pid, 'SIGKILL');
@@ -187,9 +188,9 @@ async function main(): Promise<void> {
     killGraceMs = start.config.kill_grace_seconds * 1000;
     const loaded = await loadHandler(start.config.handler, start.config.middleware);
     life = await HandlerLife.start(loaded, start.config.name, log);
-    store = await openWatched(start.database, start.statementTimeoutMs);
+    store = await openWatched(start.database, start.writer, start.statementTimeoutMs);
+    throughWriter = start.writer !== null;
     const recorder = new FlightRecorder(start.flightRecord);
-    turns.noteWritesIn(recorder);
     loop = new RunLoop({
       store,
       config: start.config,

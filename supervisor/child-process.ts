@@ -2,7 +2,6 @@ import type { ErrorSummary } from '../src/errors.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { monotonicMs } from '../src/clock.js';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
@@ -10,7 +9,6 @@ import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
-import type { TurnTaker, WriteTurnQueue } from './write-turns.js';
 import type {
   ChildEvents,
   ChildExit,
@@ -31,7 +29,7 @@ const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
  * reaches the handler's subprocesses too. Tracks what the supervisor knows of
  * it: state, the jobs in hand, why we killed it (if we did).
  */
-export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
+export class ChildHandle implements PoolChild, WatchedChild {
   readonly process: ChildProcess;
   readonly pid: number;
   /** Ready or busy is told by what it runs (`state`); 'ready' stands for both here. */
@@ -58,10 +56,6 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   readonly ready: Promise<void>;
   private becameReady!: () => void;
   private killTimer: NodeJS.Timeout | undefined;
-  /** When it was given the write turn it holds, if it holds one (monotonic ms). */
-  private turnSince: number | undefined;
-  /** When our own stalled loop last forgave its lock hold (monotonic ms): a write it began earlier is counted from then. */
-  private forgivenAt = 0;
 
   readonly workerId: string;
   /** The class config it was started with (a reload replaces children, never their config), and the result cap. */
@@ -71,7 +65,8 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   constructor(
     start: ChildSpec,
     events: ChildEvents<ChildHandle>,
-    private readonly turns: WriteTurnQueue,
+    /** SQLite: the socket of the writer that makes its writes (none: it writes on its own connection). */
+    writerSocket: string | undefined,
   ) {
     this.workerId = start.workerId;
     this.ready = new Promise((resolve) => (this.becameReady = resolve));
@@ -88,13 +83,10 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
       throw new Error(`could not fork a child for class ${start.config.name}`);
     }
     this.pid = this.process.pid;
-    this.send({ ...start, flightRecord: this.flight.path });
-    turns.join(this);
+    this.send({ ...start, flightRecord: this.flight.path, writer: writerSocket ?? null });
     this.process.on('message', (message: unknown) => {
       this.unansweredSince = undefined;
       if (!isChildToSupervisor(message)) return;
-      if (message.type === 'turn-take') return turns.request(this, message.afterBusy);
-      if (message.type === 'turn-give') return this.turnDone();
       events.message(this, message);
     });
     for (const stream of ['stdout', 'stderr'] as const) {
@@ -112,9 +104,6 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
         this.readFlight();
         this.flight.remove();
         this.lifecycle = 'exited';
-        // Dead, it holds no lock: the next in line may write.
-        this.turnSince = undefined;
-        turns.leave(this);
         this.becameReady();
         clearTimeout(this.killTimer);
         // Whatever the handler left running in the group goes with the child.
@@ -228,35 +217,6 @@ export class ChildHandle implements PoolChild, WatchedChild, TurnTaker {
   /** Our own loop was stalled: the unanswered ping's wait starts again now. */
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-  }
-
-  forgiveLockHold(): void {
-    if (this.turnSince !== undefined) this.turnSince = monotonicMs();
-    this.forgivenAt = monotonicMs();
-  }
-
-  turnGranted(): void {
-    this.turnSince = monotonicMs();
-    this.send({ type: 'turn' });
-  }
-
-  lineChanged(open: boolean): void {
-    this.send({ type: 'turn-line', open });
-  }
-
-  private turnDone(): void {
-    this.turnSince = undefined;
-    this.turns.release(this);
-  }
-
-  /** How long it has held the write lock: a turn from the line, or a write it began without one (0: neither). */
-  turnHeldForMs(): number {
-    const now = monotonicMs();
-    const writing = this.lifecycle === 'exited' ? 0 : this.flight.readWriting();
-    return Math.max(
-      this.turnSince === undefined ? 0 : now - this.turnSince,
-      writing === 0 ? 0 : now - Math.max(writing, this.forgivenAt),
-    );
   }
 
   /** How long a ping of ours has waited for an answer (0: none waits). */

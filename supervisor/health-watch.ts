@@ -6,30 +6,12 @@ import type { RunningJob, WatchedChild } from './supervised-child.js';
 
 /** A child that has not answered a ping for this many heartbeat intervals is blocked. */
 export const STALE_HEARTBEATS = 3;
-/**
- * A child that has held its write turn this long is stopped or stuck in a
- * statement: a healthy one holds it for milliseconds, and every other
- * writer of the queue waits behind it.
- */
-export const TURN_HELD_LIMIT_MS = 1_000;
-/**
- * How often the lock holds are looked at: a read of a small file per child,
- * so often enough that a stopped holder is gone soon after the limit, well
- * inside the others' lease slack. A look this much later than due (our
- * loop or the machine stalled: a turn given back meanwhile is not read yet)
- * judges nobody; a shorter delay leaves a healthy hold, milliseconds long,
- * short of the limit.
- */
-export const LOCK_CHECK_MS = 100;
-const LOCK_CHECK_LATE_MS = 800;
 /** Worker rows (CPU, memory, current job) are refreshed every this many ticks. */
 const REGISTRY_EVERY_TICKS = 4;
 /**
  * Outages that silence healthy children: a full or failing disk stalls each
- * process's writes for seconds, and a child stuck in a write answers no ping. Not a
- * lock-out or a lost connection: those waits leave the event loop free, and
- * a silent child may be their cause (frozen in the middle of a SQLite
- * write, it holds the lock until it dies).
+ * process's reads for seconds, and a child stuck in a read answers no ping. Not a
+ * lock-out or a lost connection: those waits leave the event loop free.
  */
 const STALLING_FAULTS: ReadonlySet<DbFaultKind> = new Set(['disk_full', 'io']);
 const stalls = (outage: DbOutage | undefined) => outage !== undefined && STALLING_FAULTS.has(outage.kind);
@@ -64,7 +46,6 @@ export interface HealthWatchOptions {
  */
 export class HealthWatch {
   private timer: NodeJS.Timeout | undefined;
-  private lockTimer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private ticks = 0;
   /** When the watch first saw a job no longer held by its child, while the child still says it runs it. */
@@ -88,17 +69,10 @@ export class HealthWatch {
         .catch((error: unknown) => void this.options.logger.error('health check failed', { err: error }))
         .finally(() => (this.inFlight = undefined));
     }, this.options.tickMs);
-    let lastLockCheck = Date.now();
-    this.lockTimer = setInterval(() => {
-      const late = Date.now() - lastLockCheck > LOCK_CHECK_LATE_MS;
-      lastLockCheck = Date.now();
-      for (const pool of this.options.pools) for (const child of pool.children) this.checkLockHold(child, late);
-    }, LOCK_CHECK_MS);
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    clearInterval(this.lockTimer);
     this.timer = undefined;
     await this.inFlight;
     pidusage.clear();
@@ -169,20 +143,6 @@ export class HealthWatch {
   }
 
   /**
-   * A child that has held SQLite's write lock (its turn, or a write it began
-   * without one) past TURN_HELD_LIMIT_MS, whatever its state, holds up every
-   * writer: it is stopped or stuck in a statement. Forgiven as silence is.
-   */
-  private checkLockHold(child: WatchedChild, late: boolean): void {
-    if (child.killed !== undefined || !child.alive) return;
-    if (late || stalls(child.dbOutage) || stalls(this.options.outage())) return child.forgiveLockHold();
-    const turnMs = child.turnHeldForMs();
-    if (turnMs <= TURN_HELD_LIMIT_MS) return;
-    const detail = `held the write lock for ${(turnMs / 1000).toFixed(1)}s (a write lasts milliseconds): the child is stopped or stuck in a statement`;
-    this.kill(child, 'unresponsive', 'WORKER:UNRESPONSIVE', detail, undefined, { turn_held_ms: Math.round(turnMs) });
-  }
-
-  /**
    * Hold the child's leases in the database against what it told us it runs:
    * a job past its runtime and the grace (the child aborts the signal itself
    * at max_runtime, so it has not let go), or a job it still runs though the
@@ -223,7 +183,6 @@ export class HealthWatch {
     code: string,
     detail: string,
     culprit?: RunningJob,
-    fields: Record<string, unknown> = {},
   ): void {
     // A blocked or stopped child cannot run a SIGTERM handler: a grace would only keep its locks and leases hostage.
     const graceMs = reason === 'unresponsive' ? 0 : child.config.kill_grace_seconds * 1000;
@@ -235,7 +194,6 @@ export class HealthWatch {
       job_id: child.killed?.culprit?.jobId,
       reason,
       code,
-      ...fields,
     });
   }
 }

@@ -9,7 +9,7 @@ import { checkConfig } from '../src/config/deployment.js';
 import { closeLogger, createLogger } from '../src/log.js';
 import { openStore } from '../src/store/open.js';
 import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.js';
-import { WriteTurnQueue } from './write-turns.js';
+import { Writer } from './writer.js';
 import { die, EXIT } from '../src/exit.js';
 import { packageVersion } from '../src/package-version.js';
 import { flushTracing, loadTracing } from '../src/tracing/gate.js';
@@ -56,12 +56,14 @@ try {
     ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
     failed: () => undefined,
   });
-  const writeTurns = new WriteTurnQueue();
   const store = await retryWhileAway(
-    () => openStore(config.database, { writeTurns, statementTimeoutMs: config.statement_timeout_seconds * 1000 }),
+    () => openStore(config.database, { statementTimeoutMs: config.statement_timeout_seconds * 1000 }),
     opening,
   );
-  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writeTurns });
+  // SQLite: one writer for the supervisor and its children, off this event loop.
+  const writer = store.driver === 'sqlite' ? new Writer(config.database, logger) : undefined;
+  await writer?.ready;
+  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writer });
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -71,6 +73,7 @@ try {
     void supervisor
       .shutdown()
       .then(async () => {
+        await writer?.close();
         await store.close();
         await flushTracing();
         await closeLogger(logger);

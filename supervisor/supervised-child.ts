@@ -45,8 +45,8 @@ export interface ChildEvents<C> {
   exit(child: C, exit: ChildExit): void;
 }
 
-/** What a child is started with, but for its flight recorder file, which the child's handle makes. */
-export type ChildSpec = Omit<ChildStart, 'flightRecord'>;
+/** What a child is started with, but for what its handle adds: its flight recorder file, and whether the writer makes its writes. */
+export type ChildSpec = Omit<ChildStart, 'flightRecord' | 'writer'>;
 
 /** Starts a child process for `start`, whose messages, output and exit go to `events`. */
 export type StartChild<C> = (start: ChildSpec, events: ChildEvents<C>) => C;
@@ -104,10 +104,6 @@ export interface WatchedChild {
   ping(): void;
   forgiveSilence(): void;
   unansweredForMs(): number;
-  /** How long it has held SQLite's write lock, by a turn or a write without one (0: neither): milliseconds, healthy. */
-  turnHeldForMs(): number;
-  /** Our own loop was stalled: the lock hold's wait starts again now. */
-  forgiveLockHold(): void;
   recordUsage(sample: UsageSample): void;
   kill(reason: KillReason, code: string, detail: string, graceMs: number, culprit?: RunningJob): void;
 }

@@ -22,7 +22,7 @@ import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
 import { HealthWatch } from './health-watch.js';
 import { StallWatch } from './stall-watch.js';
-import type { WriteTurnQueue } from './write-turns.js';
+import type { Writer } from './writer.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import { HttpServer, type Unhealthy } from './http-server.js';
@@ -38,8 +38,8 @@ export interface SupervisorOptions {
   logger: Logger;
   supervisorId: string;
   host: string;
-  /** The write turns its store and its children take on SQLite (write-turns.ts). */
-  writeTurns: WriteTurnQueue;
+  /** SQLite: the writer that makes its own writes and its children's (writer.ts). */
+  writer?: Writer;
 }
 
 /**
@@ -77,12 +77,13 @@ export class Supervisor {
     const { config, logger, supervisorId } = options;
     this.config = config;
     this.backoff = retryDelayFor(config.classes);
+    options.writer?.useClasses(config.classes);
     let sink: MetricsSink = NO_METRICS;
     this.availability = new DbAvailability({
       ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
       failed: (kind) => sink.dbError(kind),
     });
-    const store = watchAvailability(options.store, this.availability);
+    const store = watchAvailability(options.writer?.route(options.store) ?? options.store, this.availability);
     this.store = store;
     const metrics =
       config.http === null
@@ -143,7 +144,7 @@ export class Supervisor {
     const { database, result_limit_bytes, statement_timeout_seconds } = this.config;
     return new ClassPool(classConfig, {
       store: this.store,
-      startChild: (start, events) => new ChildHandle(start, events, this.options.writeTurns),
+      startChild: (start, events) => new ChildHandle(start, events, this.options.writer?.socketPath),
       logger,
       database,
       statementTimeoutMs: statement_timeout_seconds * 1000,
@@ -368,6 +369,7 @@ export class Supervisor {
   private useConfig(config: LeaseholdConfig): void {
     this.config = config;
     this.backoff = retryDelayFor(config.classes);
+    this.options.writer?.useClasses(config.classes);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]
+ * npm run bench -- [--quick] [--only SECTION[,SECTION]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--processes N,...] [--pg URL] [--keep]
  *
  * Runs the sections of RUNNERS that --only names (all by default), prints
  * one JSON document and a table (docs/performance.md says what each
@@ -127,6 +127,7 @@ try {
       table: { type: 'boolean', default: false },
       'claim-batch': { type: 'string', default: String(DEFAULT_CLAIM_BATCH) },
       runs: { type: 'string' },
+      processes: { type: 'string' },
       pg: { type: 'string', default: DEFAULT_PG_URL },
       keep: { type: 'boolean', default: false },
     },
@@ -143,6 +144,10 @@ if (!Number.isInteger(claimBatch) || claimBatch < 1)
 const runs = values.runs === undefined ? undefined : Number(values.runs);
 if (runs !== undefined && (!Number.isInteger(runs) || runs < 1))
   usage(`--runs must be an integer >= 1, got ${values.runs}`);
+// The children counts of the leasehold drains (section 1), where the run's default is 1, 2 and 4.
+const processes = values.processes?.split(',').map(Number);
+if (processes !== undefined && !processes.every((n) => Number.isInteger(n) && n >= 1))
+  usage(`--processes must be integers >= 1, separated by commas, got ${values.processes}`);
 const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((name) => name.trim());
 for (const name of only)
   if (!(SECTIONS as readonly string[]).includes(name)) usage(`unknown section ${JSON.stringify(name)}`);
@@ -156,7 +161,11 @@ const started = performance.now();
 const registry = new ProcessRegistry();
 const dirs = new TempDirs(values.keep);
 const ctx: BenchContext = {
-  sizes: { ...(values.quick ? QUICK : FULL), ...(runs === undefined ? {} : { runs }) },
+  sizes: {
+    ...(values.quick ? QUICK : FULL),
+    ...(runs === undefined ? {} : { runs }),
+    ...(processes === undefined ? {} : { processes }),
+  },
   quick: values.quick,
   claimBatch,
   processes: registry,

@@ -16,8 +16,7 @@ export const MAX_RETRIES = 100;
 
 /**
  * The generated config: short leases so that damage shows quickly, retries plenty (MAX_RETRIES).
- * max_runtime_seconds outlasts the longest job (1.2 s) and a wait for a write turn held by a child
- * SIGSTOPped inside a transaction: the supervisor kills that child within a second or so.
+ * max_runtime_seconds outlasts the longest job (1.2 s) with room for the writes it waits on.
  * The sweeper runs every 0.2 s: a stopped child's lease must be taken back (and the child resumed,
  * a zombie) before its supervisor kills it, 3 unanswered pings (3 s) after the stop; with a 0.5 s
  * sweep, loaded CI runs on PostgreSQL made 0 to 5 zombies, where the run wants 5 refused writes.

@@ -8,10 +8,7 @@
  * before it calls the handler: the kernel keeps the page when the child
  * dies, so no start is hidden by a handler that blocks or kills its child at
  * once. After the slots, one more record says where the child's run loop
- * is (LoopRecord): how the supervisor tells a stalled loop; and a last one
- * when the child began the SQLite write it is in, if it took the lock without
- * a turn from the supervisor (src/store/write-turns.ts): how the supervisor
- * tells a child stopped holding the lock. The file lives
+ * is (LoopRecord): how the supervisor tells a stalled loop. The file lives
  * where a reboot clears it (/dev/shm, or the system's temp), named after its
  * supervisor's pid so that a supervisor can remove what a dead one left.
  */
@@ -42,10 +39,8 @@ const SEQ_END = 60;
 const PHASE = 4;
 const PHASE_SINCE = 8;
 const LAST_CLAIM_AT = 16;
-/** The write record's field: the monotonic ms its write began (0: none). */
-const WRITING_SINCE = 8;
-/** Records after the slots: the loop's, then the write's. */
-const TRAILING_RECORDS = 2;
+/** Records after the slots: the loop's. */
+const TRAILING_RECORDS = 1;
 /** Reads of one slot before a write in progress is taken to have stopped (the writer died mid-write): the slot counts as empty. */
 const TORN_READS = 3;
 export const FLIGHT_FILE_PREFIX = 'leasehold-flight-';
@@ -137,17 +132,6 @@ export class FlightRecordFile {
     return undefined;
   }
 
-  /** The monotonic ms at which the child began the write it is in without a turn; 0: none (or unreadable). */
-  readWriting(): number {
-    const { fd, buffer } = this;
-    if (fd === undefined) return 0;
-    for (let read = 0; read < TORN_READS; read++) {
-      if (readSync(fd, buffer, 0, RECORD_BYTES, (this.slots + 1) * RECORD_BYTES) < RECORD_BYTES) return 0;
-      if (buffer.readUInt32LE(SEQ_START) === buffer.readUInt32LE(SEQ_END)) return buffer.readDoubleLE(WRITING_SINCE);
-    }
-    return 0;
-  }
-
   /** The jobs the records say run now, by slot; none once removed. */
   read(): FlightRecord[] {
     const { fd, buffer } = this;
@@ -185,20 +169,13 @@ export class FlightRecordFile {
 export class FlightRecorder {
   private readonly record = Buffer.alloc(RECORD_BYTES);
   private readonly fd: number;
-  /** The loop record's place, after the slots; the write record's, last. */
+  /** The loop record's place, after the slots. */
   private readonly loopAt: number;
-  private readonly writingAt: number;
   private seq = 0;
 
   constructor(file: string) {
     this.fd = openSync(file, 'r+');
-    this.writingAt = fstatSync(this.fd).size - RECORD_BYTES;
-    this.loopAt = this.writingAt - RECORD_BYTES;
-  }
-
-  /** A write without a turn began at `since` (monotonic ms), or (0) is over. */
-  writing(since: number): void {
-    this.write(this.writingAt, (record) => record.writeDoubleLE(since, WRITING_SINCE));
+    this.loopAt = fstatSync(this.fd).size - RECORD_BYTES;
   }
 
   /** Where the run loop is now (LoopRecord). */

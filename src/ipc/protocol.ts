@@ -26,6 +26,8 @@ export interface ChildStart {
   flightRecord: string;
   /** Whether the supervisor logs each success (at debug): then the child's success tallies carry each job. */
   successLines: boolean;
+  /** SQLite: the Unix socket of the supervisor's writer, which makes the child's writes (writer-protocol.ts); null: it writes itself. */
+  writer: string | null;
 }
 
 export type SupervisorToChild =
@@ -43,11 +45,7 @@ export type SupervisorToChild =
   /** Are you there? Answered with a pong at once: liveness, without the database. */
   | { type: 'ping' }
   /** A reload changed the log level: whether to send each success in full from now on (ChildStart's successLines). */
-  | { type: 'success-lines'; on: boolean }
-  | TurnMessage;
-
-/** The supervisor's line of writers (src/store/write-turns.ts): the turn the child asked for is its own; the line opened or closed. */
-export type TurnMessage = { type: 'turn' } | { type: 'turn-line'; open: boolean };
+  | { type: 'success-lines'; on: boolean };
 
 /** How a job left a child's hands. */
 export type JobOutcome = 'SUCCEEDED' | 'QUEUED' | 'FAILED' | 'CANCELLED' | 'RELEASED' | 'LEASE_LOST';
@@ -95,9 +93,6 @@ export type ChildToSupervisor =
   /** The successes it wrote since it last said: at most once a second, at once when one clears a crash count, and before it exits. */
   | { type: 'jobs-succeeded'; tally: SuccessTally }
   | { type: 'pong' }
-  /** A write turn, please; and: done with it (src/store/write-turns.ts). */
-  | { type: 'turn-take'; afterBusy: boolean }
-  | { type: 'turn-give' }
   /** An operation failed because the database is away (for leasehold_db_errors_total). */
   | { type: 'db-error'; kind: DbFaultKind }
   /** The child's database outage began (with what it saw first) or ended (null). */
@@ -134,8 +129,6 @@ export function isSupervisorToChild(value: unknown): value is SupervisorToChild 
     type === 'stop' ||
     type === 'wake' ||
     type === 'ping' ||
-    type === 'success-lines' ||
-    type === 'turn' ||
-    type === 'turn-line'
+    type === 'success-lines'
   );
 }

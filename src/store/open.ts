@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import type { Store } from './types.js';
-import type { WriteTurns } from './write-turns.js';
 import { isPostgresUrl } from './database-url.js';
 
 /**
@@ -10,12 +9,11 @@ import { isPostgresUrl } from './database-url.js';
  * in its own schema, created if missing, `?clock_skew_ms=` sets an
  * extra margin the sweeper waits past a lease's end, and `?listen=off` makes workers poll
  * without LISTEN; see src/store/postgres/connection.ts).
- * Its time (`store.clock`) is the driver's own unless `clock` is given. `writeTurns`: the
- * queue's write turns on SQLite (write-turns.ts); PostgreSQL needs none.
+ * Its time (`store.clock`) is the driver's own unless `clock` is given.
  */
 export async function openStore(
   database: string,
-  options: { clock?: Clock; writeTurns?: WriteTurns; statementTimeoutMs?: number } = {},
+  options: { clock?: Clock; statementTimeoutMs?: number } = {},
 ): Promise<Store> {
   const { clock } = options;
   if (database.trim() === '')
@@ -27,9 +25,5 @@ export async function openStore(
       clock,
       statementTimeoutMs: options.statementTimeoutMs,
     });
-  return (await import('./sqlite/store.js')).SqliteStore.open({
-    path: database,
-    clock,
-    writeTurns: options.writeTurns,
-  });
+  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock });
 }

@@ -37,7 +37,7 @@ const newDir = tempDir('leasehold-faults-lock-');
 const LEASE_SECONDS = 2;
 const HEARTBEAT_SECONDS = 1;
 /** Over 3 busy timeouts (whatever the build's is) and over lease + 3 heartbeats (5 s). */
-const HOLD_MS = Math.max(9_000, 3 * BUSY_TIMEOUT_MS + 2_000);
+const HOLD_MS = Math.max(10_000, 3 * BUSY_TIMEOUT_MS + 2_000);
 
 describe('SQLite write-locked by another process', () => {
   it(

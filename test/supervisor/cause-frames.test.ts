@@ -28,7 +28,7 @@ describe("a cause's frames", () => {
     expect(lines[0]).toBe('Error: HTTP 402 from the bank');
     expect(lines[1], stack).toMatch(/^\s+at chargeCardNested \(.*explained\.mjs:\d+:\d+\)$/);
     expect(cause, stack).not.toMatch(/(run-loop|job-run)\.js/);
-    // Node's own frame is there when the run loop resumed from a message (a write turn), not a timer.
+    // Node's own frame is there when the run loop resumed from a message (the writer's answer), not a timer.
     expect(lines.at(-1), stack).toMatch(
       /^ {4}\.\.\. \d+ leasehold frames?( and \d+ of node's)?( and \d+ of OpenTelemetry's)?$/,
     );

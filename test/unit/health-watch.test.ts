@@ -5,20 +5,13 @@
  * is forgiven while the watch's own turn comes late or while an outage
  * stalls writers; a child over max_memory_mb is killed; a child still
  * running a job whose lease is gone is killed once the lease and three
- * heartbeats have passed; a child that holds its write turn past
- * TURN_HELD_LIMIT_MS is killed at once.
+ * heartbeats have passed.
  */
 import { systemClock } from '../../src/clock.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DbOutage } from '../../src/store/faults.js';
 import type { JobRow } from '../../src/store/types.js';
-import {
-  HealthWatch,
-  LOCK_CHECK_MS,
-  STALE_HEARTBEATS,
-  TURN_HELD_LIMIT_MS,
-  type WatchStore,
-} from '../../supervisor/health-watch.js';
+import { HealthWatch, STALE_HEARTBEATS, type WatchStore } from '../../supervisor/health-watch.js';
 import { JobUsage } from '../../supervisor/job-usage.js';
 import type { ChildKill, ChildState, KillReason, RunningJob, WatchedChild } from '../../supervisor/supervised-child.js';
 import { classConfig } from './support/class-config.js';
@@ -42,8 +35,6 @@ class FakeWatchedChild implements WatchedChild {
   answers = true;
   rssBytes = 10 * 1024 * 1024;
   private unansweredSince: number | undefined;
-  /** When it took the write turn it holds. */
-  turnSince: number | undefined;
 
   get job(): RunningJob | undefined {
     return [...this.started.values()].at(-1);
@@ -67,14 +58,6 @@ class FakeWatchedChild implements WatchedChild {
 
   forgiveSilence(): void {
     if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
-  }
-
-  forgiveLockHold(): void {
-    if (this.turnSince !== undefined) this.turnSince = Date.now();
-  }
-
-  turnHeldForMs(): number {
-    return this.turnSince === undefined ? 0 : Date.now() - this.turnSince;
   }
 
   unansweredForMs(): number {
@@ -177,28 +160,6 @@ describe('HealthWatch', () => {
     away.watch.start();
     await until('the child killed', () => away.child.killed !== undefined, 2 * STALE_MS);
     await away.watch.stop();
-  });
-
-  it('kills a child that holds the write lock past TURN_HELD_LIMIT_MS, though it answers pings, with no grace, a lock check later', async () => {
-    const { child, watch } = setup();
-    watch.start();
-    // Turns of a few milliseconds, one after another, for a while: nothing happens.
-    for (let turn = 0; turn < 100; turn++) {
-      child.turnSince = Date.now();
-      await vi.advanceTimersByTimeAsync(5);
-      child.turnSince = undefined;
-      await vi.advanceTimersByTimeAsync(20);
-    }
-    expect(child.killed).toBeUndefined();
-
-    child.turnSince = Date.now();
-    const heldFrom = Date.now();
-    await until('the child killed', () => child.killed !== undefined, TURN_HELD_LIMIT_MS + 2 * LOCK_CHECK_MS);
-    expect(Date.now() - heldFrom).toBeGreaterThan(TURN_HELD_LIMIT_MS);
-    expect(child.killed).toMatchObject({ reason: 'unresponsive', code: 'WORKER:UNRESPONSIVE' });
-    expect(child.killed?.detail).toContain('held the write lock');
-    expect(child.killGraceMs).toBe(0);
-    await watch.stop();
   });
 
   it('kills a child over max_memory_mb', async () => {

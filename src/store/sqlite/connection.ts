@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../../backoff.js';
-import type { WriteTurns } from '../write-turns.js';
 
 export type SqliteDb = Database.Database;
 
@@ -24,13 +23,6 @@ const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as typeof
 export const BUSY_TIMEOUT_MS = 200;
 /** Tries after the first: with the waits between them, a lock held about 4 s in all before the caller hears of it. */
 const BUSY_RETRIES = 8;
-/**
- * With turns, a try takes no busy timeout: the same 4 s, as a deadline, with
- * tries at most TURN_RETRY_MAX_MS apart, so a write goes on soon after a
- * stopped holder was killed (within a second or two: write-turns.ts).
- */
-const TURNS_BUDGET_MS = 4_000;
-const TURN_RETRY_MAX_MS = 50;
 
 /**
  * Checkpoint once the WAL holds this many pages (8 MiB), not SQLite's 1,000:
@@ -50,9 +42,9 @@ export const WAL_AUTOCHECKPOINT_PAGES = 2_000;
  * temp_store=FILE each statement would set up and drop a temp file's pager:
  * freshly faulted pages on every claim, even one that takes nothing.
  */
-export function openSqlite(path: string, busyTimeoutMs = BUSY_TIMEOUT_MS): SqliteDb {
+export function openSqlite(path: string): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new BetterSqlite3(path, { timeout: busyTimeoutMs });
+  const db = new BetterSqlite3(path, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('foreign_keys = ON');
   withBusyRetrySync(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = NORMAL');
@@ -72,26 +64,16 @@ const backoffMs = (attempt: number) => retryDelayMs(TRY_AGAIN, attempt + 1);
 
 /**
  * The busy timeout covers almost every wait; this covers what it gives up
- * on, without blocking the event loop. With `turns`, a try that found the
- * lock taken waits in the queue's line for its next (write-turns.ts), and
- * waits out a pause only when it found the lock taken in its own turn: held
- * outside the queue, by the CLI or an application.
+ * on, without blocking the event loop.
  */
-export async function withBusyRetry<T>(work: () => T, turns?: WriteTurns): Promise<T> {
-  const deadline = performance.now() + TURNS_BUDGET_MS;
+export async function withBusyRetry<T>(work: () => T): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const turn = turns?.take(attempt > 0);
-    if (turn !== undefined) await turn;
-    let pause = true;
     try {
       return work();
     } catch (error) {
-      const givenUp = turns === undefined ? attempt >= BUSY_RETRIES : performance.now() > deadline;
-      if (!isBusyError(error) || givenUp) throw error;
-    } finally {
-      if (turns !== undefined) pause = turns.give();
+      if (!isBusyError(error) || attempt >= BUSY_RETRIES) throw error;
     }
-    if (pause) await sleep(turns === undefined ? backoffMs(attempt) : Math.min(backoffMs(attempt), TURN_RETRY_MAX_MS));
+    await sleep(backoffMs(attempt));
   }
 }
 

@@ -45,14 +45,11 @@ import { runSqliteMigrations } from './migrations.js';
 import { MultiRowInserter } from './multi-row.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { SqliteWrites } from './writes.js';
-import type { WriteTurns } from '../write-turns.js';
 
 export interface SqliteStoreOptions {
   path: string;
   /** Default: the file's timeline (./file-clock.ts); a test may give its own. */
   clock?: Clock;
-  /** The queue's write turns, in the supervisor and its children (../write-turns.ts). */
-  writeTurns?: WriteTurns;
 }
 
 /**
@@ -65,20 +62,20 @@ export class SqliteStore extends SqliteWrites implements Store {
   private readonly attemptRows: MultiRowInserter;
   private readonly logRows: MultiRowInserter;
 
-  private constructor(db: SqliteDb, clock: Clock, writeTurns: WriteTurns | undefined) {
-    super(db, clock, writeTurns);
+  private constructor(db: SqliteDb, clock: Clock) {
+    super(db, clock);
     this.attemptRows = new MultiRowInserter(db, HISTORY_INSERTS.attempts);
     this.logRows = new MultiRowInserter(db, HISTORY_INSERTS.logs);
   }
 
   /** Open (creating the file and folder if needed) and migrate; each statement is prepared on its first use (prepareAll). */
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
-    const db = openSqlite(options.path, options.writeTurns?.busyTimeoutMs);
+    const db = openSqlite(options.path);
     try {
       // When a migration ran is this host's wall time: the file's timeline is in a table the migrations make.
-      await withBusyRetry(() => runSqliteMigrations(db, options.clock?.now() ?? Date.now()), options.writeTurns);
-      const clock = options.clock ?? (await withBusyRetry(() => FileClock.open(db), options.writeTurns));
-      return new SqliteStore(db, clock, options.writeTurns);
+      await withBusyRetry(() => runSqliteMigrations(db, options.clock?.now() ?? Date.now()));
+      const clock = options.clock ?? (await withBusyRetry(() => FileClock.open(db)));
+      return new SqliteStore(db, clock);
     } catch (error) {
       db.close();
       throw error;
@@ -86,7 +83,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   }
 
   async migrate(): Promise<void> {
-    await withBusyRetry(() => runSqliteMigrations(this.db, this.clock.now()), this.turns);
+    await withBusyRetry(() => runSqliteMigrations(this.db, this.clock.now()));
   }
 
   /** Moves the file's timeline one bounded step towards this host's wall clock (the supervisor's clock watch, every minute). */
@@ -144,6 +141,11 @@ export class SqliteStore extends SqliteWrites implements Store {
       this.classes.startsPrune.run({ class: jobClass, ...prunePlan(now, rateLimit, rows.length) });
     }
     return claimedJobs(rows, params.ownerId, now);
+  }
+
+  /** A read: whether a claim of these classes would take a job now (a hint: a child of the writer looks before it asks it to claim). */
+  async jobsDue(params: { classes: string[] }): Promise<boolean> {
+    return this.anyDue(params.classes);
   }
 
   /** Whether a claim of these classes would take a job now; when the read fails, the claim is made to find out (and report the fault). */

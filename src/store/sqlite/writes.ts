@@ -17,8 +17,7 @@ import type {
   WorkerRegistration,
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import { withBusyRetry, type SqliteDb } from './connection.js';
-import type { WriteTurns } from '../write-turns.js';
+import { isBusyError, withBusyRetry, type SqliteDb } from './connection.js';
 import { MultiRowInserter } from './multi-row.js';
 import { SqliteReads } from './reads.js';
 import { HISTORY_INSERTS } from './sql/history.js';
@@ -28,54 +27,99 @@ import { applicationProducer } from './application-database.js';
 import { insertJobs } from './inserts.js';
 import { settleDependents, type EndedJob } from './flows.js';
 
+/** A write waiting for its batch: its body, run inside the transaction, and its caller's promise. */
+interface QueuedWrite {
+  work: (now: number) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * The SQLite driver's way of writing, and its writes that are not about a
  * held job: producers', operators', the worker registry's, retention's and
  * the stats rollup's (the lease protocol: store.ts). better-sqlite3 is
- * synchronous; every write is one IMMEDIATE transaction (the write lock is
- * taken up front, so two writers never deadlock upgrading a read lock),
- * retried on SQLITE_BUSY, and writes take turns (`write`).
+ * synchronous; writes are batched into IMMEDIATE transactions (the write
+ * lock is taken up front, so two writers never deadlock upgrading a read
+ * lock), retried on SQLITE_BUSY (`write`).
  */
 export abstract class SqliteWrites extends SqliteReads {
-  /** One IMMEDIATE transaction wrapper, built once: `write` runs each operation's body inside it. */
-  private readonly transaction: (work: (now: number) => unknown, now: number) => unknown;
+  /** One IMMEDIATE transaction for a batch of writes, built once (see `write`). */
+  private readonly transaction: (batch: readonly QueuedWrite[], now: number) => WriteOutcome[];
   private readonly eventRows: MultiRowInserter;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
-  /** The last write in line (see `write`). */
-  private writes: Promise<unknown> = Promise.resolve();
+  /** Writes asked for and not yet begun (see `write`). */
+  private queued: QueuedWrite[] = [];
+  /** The batches being written, until none is queued. */
+  private flushing: Promise<void> | undefined;
 
-  protected constructor(
-    db: SqliteDb,
-    clock: Clock,
-    /** The turns this process's writes take with the others' (write-turns.ts); none: the busy timeout alone. */
-    protected readonly turns?: WriteTurns,
-  ) {
+  protected constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
-    const wrapped = db.transaction((work: (now: number) => unknown, now: number) => {
-      const result = work(now);
+    // Inside the batch's transaction, a SAVEPOINT: one write that throws takes back its own changes, no other's.
+    const alone = db.transaction((work: (now: number) => unknown, now: number) => work(now));
+    const wrapped = db.transaction((batch: readonly QueuedWrite[], now: number): WriteOutcome[] => {
+      const outcomes =
+        batch.length === 1
+          ? [{ ok: true as const, value: batch[0]!.work(now) }]
+          : batch.map(({ work }): WriteOutcome => {
+              const planned = this.pendingEvents.length;
+              try {
+                return { ok: true, value: alone(work, now) };
+              } catch (error) {
+                this.pendingEvents.length = planned;
+                return { ok: false, error };
+              }
+            });
       this.eventRows.run(this.pendingEvents.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
-      return result;
+      return outcomes;
     });
-    this.transaction = (work, now) => {
+    this.transaction = (batch, now) => {
       this.pendingEvents = [];
-      return wrapped.immediate(work, now);
+      return wrapped.immediate(batch, now);
     };
   }
 
   /**
-   * Writes take turns, within the process and, with `turns`, with the
-   * other processes of the queue. Each try may wait up to the busy timeout
-   * inside SQLite, blocking the event loop; with several writes waiting out
-   * a lock at once those waits added up to seconds without a turn for IPC
-   * (a child that cannot answer a ping is killed as blocked). In turn, one
-   * waits and the rest wait with the loop free.
+   * Group commit: every write asked for in one turn of the event loop (and
+   * those asked while a batch commits) goes in one IMMEDIATE transaction,
+   * each in its own savepoint, in the order asked; each caller hears its own
+   * result or error. Batches go one at a time. A try may wait up to the busy
+   * timeout inside SQLite, blocking the event loop: one batch waits, and
+   * the writes behind it wait with the loop free.
    */
   protected write<T>(work: (now: number) => T): Promise<T> {
-    const turn = this.writes.then(() => withBusyRetry(() => this.transaction(work, this.clock.now()) as T, this.turns));
-    this.writes = turn.catch(() => undefined);
-    return turn;
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.flushing ??= this.flushQueued();
+    });
+  }
+
+  private async flushQueued(): Promise<void> {
+    // After this turn's I/O: what else arrived with it joins the batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0);
+      try {
+        await this.commit(batch);
+      } catch (error) {
+        if (isBusyError(error)) {
+          // The lock stayed taken through every try: what queued meanwhile would wait as long. Each hears it now.
+          for (const write of [...batch, ...this.queued.splice(0)]) write.reject(error);
+        } else if (batch.length === 1) batch[0]!.reject(error);
+        // The batch failed whole (its commit, on a full disk, say): each write alone meets its own fate.
+        else for (const write of batch) await this.commit([write]).catch((alone: unknown) => write.reject(alone));
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** One batch in one transaction, tried again on a busy lock; each write hears its own outcome, or this throws. */
+  private async commit(batch: readonly QueuedWrite[]): Promise<void> {
+    const outcomes = await withBusyRetry(() => this.transaction(batch, this.clock.now()));
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
   }
 
   /** Inside a transaction: append to the timeline when the transaction's work is done. */
