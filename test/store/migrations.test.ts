@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { migrationSql, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
@@ -9,6 +9,7 @@ import { holdExclusiveLock } from '../helpers/faults.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 import { migrateAtOnce } from '../helpers/migrate-race.js';
 import { useProcessGuard } from '../helpers/processes.js';
+import { sqliteMigratedThrough } from '../helpers/sqlite-at-version.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 useProcessGuard();
@@ -17,15 +18,7 @@ const newDir = tempDir();
 /** A new file migrated through `version` (a database an older build left), open for the test to add rows. */
 function migratedThrough(version: number) {
   const path = dbPathIn(newDir());
-  const before = new Database(path);
-  before.exec(
-    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
-  );
-  for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= version)) {
-    before.exec(migrationSql(migration, before));
-    before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
-  }
-  return { path, before };
+  return { path, before: sqliteMigratedThrough(path, version) };
 }
 
 describe('SQLite schema and migrations', () => {

@@ -6,17 +6,17 @@
  * an operator makes and a drain work on it: the dead holder's lease is taken
  * back, and every job ends SUCCEEDED.
  */
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue/queue.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
-import { migrationSql, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';
 import { claimJobs, completeIfHeld } from '../helpers/fenced-writes.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { sqliteMigratedThrough } from '../helpers/sqlite-at-version.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 import { SWEEP } from './conformance.js';
 
@@ -71,16 +71,7 @@ describe('upgrading a SQLite file from every earlier version', () => {
 
   it.each(earlier)('from version %i', async (version) => {
     const path = dbPathIn(newDir());
-    const before = new Database(path);
-    before.exec(
-      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
-    );
-    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= version)) {
-      before.pragma('foreign_keys = OFF');
-      before.exec(migrationSql(migration, before));
-      before.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(migration.version, migration.name);
-    }
-    before.pragma('foreign_keys = ON');
+    const before = sqliteMigratedThrough(path, version);
     before.exec(JOBS_IN_FLIGHT_AND_FINISHED);
     before.close();
 
