@@ -13,7 +13,7 @@ import { systemClock } from '../../src/clock.js';
 import { Queue } from '../../src/queue/queue.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import type { JobRow } from '../../src/store/types.js';
-import { pgUrl, schemaPool } from '../helpers/postgres.js';
+import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 import { onCleanup, useProcessGuard, waitForExit } from '../helpers/processes.js';
 import { startSupervisor, type ClassSpec } from '../helpers/supervisor.js';
 import { tempDir } from '../helpers/temp.js';
@@ -179,7 +179,8 @@ describe('two hosts sharing one PostgreSQL queue', () => {
     { timeout: 60_000 },
     async () => {
       const dir = newDir();
-      const database = pgUrl(schemas.next());
+      const schema = schemas.next();
+      const database = pgUrl(schema);
       const store = await PostgresStore.open({ database, clock: systemClock });
       onCleanup(() => store.close());
       const deadPid = impossiblePid();
@@ -213,7 +214,8 @@ describe('two hosts sharing one PostgreSQL queue', () => {
         (await queue.enqueue({ class: 'work', payload, maxRetries: 3 })).id,
         (await queue.enqueue({ class: 'work', payload, maxRetries: 3 })).id,
       ];
-      const leaseMs = 8_000;
+      // Longer than any start-up under load: the other host's job must still be held when the start-up is checked.
+      const leaseMs = 60_000;
       const held = new Map<string, { id: number; leaseExpiresAt: number }>();
       for (const [index, host] of ['host-a', 'host-b'].entries()) {
         const ownerId = `${host}:${deadPid}:000000/work.0.1`;
@@ -236,7 +238,6 @@ describe('two hosts sharing one PostgreSQL queue', () => {
       const recovered = await b.waitForEvent('JOB_RECOVERED', { job_id: hereJob.id });
       expect(recovered).toMatchObject({ code: 'WORKER:CRASHED', owner_id: `host-b:${deadPid}:000000/work.0.1` });
       // The other host's: untouched by the start-up, still held, its workers still recorded alive.
-      expect(Date.now()).toBeLessThan(elsewhereJob.leaseExpiresAt);
       expect(await store.jobGet({ id: elsewhereJob.id })).toMatchObject({
         status: 'RUNNING',
         owner_id: `host-a:${deadPid}:000000/work.0.1`,
@@ -247,7 +248,15 @@ describe('two hosts sharing one PostgreSQL queue', () => {
       ]);
       expect((await store.workerListLiveOnHost({ host: 'host-b' })).some((w) => w.pid === deadPid)).toBe(false);
 
-      // It comes back through lease expiry and the sweeper, not before the lease ran out.
+      // Its lease runs out now (moved forward rather than waited for), and it comes back through the sweeper.
+      const admin = await adminClient(schema);
+      onCleanup(() => admin.end());
+      const { rows } = await admin.query<{ lease_expires_at: string }>(
+        'UPDATE jobs SET lease_expires_at = $2 WHERE id = $1 AND status = $3 RETURNING lease_expires_at',
+        [elsewhereJob.id, Date.now(), 'RUNNING'],
+      );
+      expect(rows).toHaveLength(1);
+      elsewhereJob.leaseExpiresAt = Number(rows[0]!.lease_expires_at);
       const done = await b.waitForJob(elsewhereJob.id, 'SUCCEEDED', 30_000);
       expect(done.attempts.map((attempt) => [attempt.attempt, attempt.status, attempt.error_code])).toEqual([
         [1, 'FAILED', 'LEASE:EXPIRED'],
