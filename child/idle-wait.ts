@@ -35,7 +35,7 @@ export class IdleWait {
     if (!this.closed) this.controller = new AbortController();
   }
 
-  /** Called on every commit the WAL watch sees: abort only once (each abort builds an AbortError). */
+  /** Called on a wake-up (a commit the WAL watch saw, a NOTIFY): abort only once (each abort builds an AbortError). */
   wake(): void {
     if (!this.controller.signal.aborted) this.controller.abort();
   }

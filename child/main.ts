@@ -230,7 +230,10 @@ async function main(): Promise<void> {
     log('warn', 'wake-ups interrupted (reconnecting); polling meanwhile', { err: coerceError(error) }),
   );
   // Woken on enqueue instead of waiting out a poll; the poll stays as the fallback (also while LISTEN waits for the database).
-  await retryWhileAway(async () => store.subscribe?.([start.config.name], () => running.wake(), onListenError));
+  const wakes = await retryWhileAway(async () =>
+    store.subscribe?.([start.config.name], () => running.wake(), onListenError),
+  );
+  if (wakes !== undefined) running.watchWakes(wakes);
   send({ type: 'ready' });
 }
 

@@ -4,6 +4,7 @@ import type { FlightRecorder } from '../src/ipc/flight-record.js';
 import type { ChildToSupervisor } from '../src/ipc/protocol.js';
 import { START_MARGIN_MS } from '../src/store/rate-limit.js';
 import type { ClaimedJob, RateLimit, SettleResult } from '../src/store/types.js';
+import type { WakeWatch } from '../src/store/wake-watch.js';
 import { CostMeter } from './attempt-meter.js';
 import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome, type SettleStore } from './group-commit.js';
 import { IdleWait } from './idle-wait.js';
@@ -68,6 +69,7 @@ export class RunLoop {
   /** Claimed, not started, in claim order; `askedAt`: when its claim was asked for; `since`: when it began to wait. */
   private readonly waiting = new Map<number, { job: ClaimedJob; askedAt: number; since: number }>();
   private readonly writer: GroupCommit;
+  private wakes: Pick<WakeWatch, 'rearm'> | undefined;
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly state: LoopState;
@@ -125,6 +127,11 @@ export class RunLoop {
   /** Stop idling and claim now. */
   wake(): void {
     this.idle.wake();
+  }
+
+  /** The store's wake-ups (subscribe), armed again before each claim: a wake-up ends the watch until then. */
+  watchWakes(watch: Pick<WakeWatch, 'rearm'>): void {
+    this.wakes = watch;
   }
 
   /** Whether each success goes to the supervisor in full from now on. */
@@ -253,6 +260,8 @@ export class RunLoop {
     const { config, ownerId } = this.deps;
     const limit = free + this.prefetch.next();
     const askedAt = Date.now();
+    // Before the claim reads: a commit after it wakes an idle wait, one before is in what the claim finds.
+    this.wakes?.rearm();
     const request = { classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 };
     const claimed = await this.writer.flushAndClaim(
       { ...request, classMaxRetries: config.max_retries, rateLimit: this.rateLimit },

@@ -19,6 +19,9 @@ import type {
   SettleResult,
   WorkerStore,
 } from '../src/store/types.js';
+import type { WakeWatch } from '../src/store/wake-watch.js';
+
+const NO_WAKE_WATCH: WakeWatch = { rearm: () => undefined, stop: async () => undefined };
 
 /** What a call waiting for the writer is told when its connection closed (the supervisor is gone, or its writer restarted). */
 const GONE: Answer = { ok: false, error: { name: 'Error', message: 'the connection to the writer closed' } };
@@ -96,7 +99,7 @@ export class WriterBackedStore implements WorkerStore {
     settlements: Settlement[];
     claim?: ClaimRequest;
   }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
-    // An idle child is woken by every commit: it looks on its own connection before it asks the writer (a round trip).
+    // An idle child is woken by any commit: it looks on its own connection before it asks the writer (a round trip).
     const { settlements, claim } = params;
     if (settlements.length === 0 && claim !== undefined && (await this.local.jobsDue?.(claim)) === false)
       return { settled: [], claimed: [] };
@@ -119,8 +122,8 @@ export class WriterBackedStore implements WorkerStore {
     return this.local.jobParents(params);
   }
 
-  subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>> {
-    return this.local.subscribe?.(classes, onJob, onError) ?? Promise.resolve(async () => undefined);
+  subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<WakeWatch> {
+    return this.local.subscribe?.(classes, onJob, onError) ?? Promise.resolve(NO_WAKE_WATCH);
   }
 
   close(): Promise<void> {

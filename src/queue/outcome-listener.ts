@@ -11,7 +11,7 @@
  */
 import { retryDelayMs } from '../backoff.js';
 import { InvalidInputError, NotFoundError, QueueClosedError } from '../errors.js';
-import type { OutcomeWatch } from '../store/outcome-rows.js';
+import type { WakeWatch } from '../store/wake-watch.js';
 import { TERMINAL_STATUSES, type JobRow, type ProducerStore, type TerminalStatus } from '../store/types.js';
 import { CoalescedCheck, type CheckPace } from './coalesced-check.js';
 import { checkJobId } from './controls.js';
@@ -50,7 +50,7 @@ export class OutcomeListener {
   );
   private poll: NodeJS.Timeout | undefined;
   private listening: Promise<void> | undefined;
-  private watch: OutcomeWatch | undefined;
+  private watch: WakeWatch | undefined;
   private listenAgain: NodeJS.Timeout | undefined;
   private listenFailures = 0;
   /** A problem was reported and no check has succeeded since: one warning per outage. */

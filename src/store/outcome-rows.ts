@@ -39,19 +39,6 @@ export interface OutcomeEventRow {
   ts: number;
 }
 
-/** The wake-ups of a reader of outcomes (ProducerStore.outcomesSubscribe). */
-export interface OutcomeWatch {
-  /**
-   * Watch again, if a wake-up ended the watch (SQLite: a watch wakes once, then
-   * waits for this; PostgreSQL: it listens all along). Call it just before
-   * reading: what commits before is in the read, what commits after wakes
-   * again.
-   */
-  rearm(): void;
-  /** Stops listening; safe twice. */
-  stop(): Promise<void>;
-}
-
 /** What a terminal event says about its job. */
 export interface OutcomeFacts {
   status: TerminalStatus;

@@ -10,7 +10,8 @@ import type {
   NewJob,
   RelatedJob,
 } from './data.js';
-import type { OutcomeEventRow, OutcomePosition, OutcomeWatch } from './outcome-rows.js';
+import type { OutcomeEventRow, OutcomePosition } from './outcome-rows.js';
+import type { WakeWatch } from './wake-watch.js';
 import type { ApplicationClient, ApplicationDatabase, SyncProducer } from './within.js';
 
 /** Producers (the library's Queue): enqueue, and read a job back. */
@@ -58,5 +59,5 @@ export interface ProducerStore extends Connection {
    * once it does). Resolves once listening (PostgreSQL with `listen=off`:
    * never listens).
    */
-  outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch>;
+  outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<WakeWatch>;
 }

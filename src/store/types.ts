@@ -19,6 +19,7 @@ export type {
 export type { ChildCrash, DisabledClass, FinishedMinute } from './read-rows.js';
 export type { ClassCost, AttemptCostRow, CostRanking } from './read-rows.js';
 import type { ProducerStore } from './producer-store.js';
+import type { WakeWatch } from './wake-watch.js';
 import type {
   ClaimedJob,
   ClaimRequest,
@@ -73,9 +74,10 @@ export interface WorkerStore extends Connection {
    * down are lost. When that connection breaks, `onError` hears why and
    * `onJob` runs once more; PostgreSQL then listens again with backoff (each
    * failed attempt goes to `onError`) and runs `onJob` once it does. Resolves
-   * once listening; the function it resolves to stops listening (safe twice).
+   * once listening. On SQLite a wake-up ends the watch until `rearm()`: a
+   * busy worker is not woken by every commit of its siblings.
    */
-  subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>;
+  subscribe?(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<WakeWatch>;
 }
 
 /** A supervisor: its children's leases, the worker registry, its health checks. */

@@ -281,13 +281,13 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     const otherSchema = new Queue(await openStore(pgUrl(other)));
     try {
       let heard = 0;
-      const stop = await store.subscribe!(['email', 'sms'], () => (heard += 1));
+      const stop = (await store.subscribe!(['email', 'sms'], () => (heard += 1))).stop;
       // Witnesses: subscribers that must hear what the subscriber under test must not (each on a connection of its own).
       const witnessed = { report: 0, otherEmail: 0, email: 0 };
       const stopWitnesses = [
-        await producer.store.subscribe!(['report'], () => (witnessed.report += 1)),
-        await otherSchema.store.subscribe!(['email'], () => (witnessed.otherEmail += 1)),
-        await producer.store.subscribe!(['email'], () => (witnessed.email += 1)),
+        (await producer.store.subscribe!(['report'], () => (witnessed.report += 1))).stop,
+        (await otherSchema.store.subscribe!(['email'], () => (witnessed.otherEmail += 1))).stop,
+        (await producer.store.subscribe!(['email'], () => (witnessed.email += 1))).stop,
       ];
       await producer.enqueue({ class: 'report' });
       await otherSchema.enqueue({ class: 'email' });
@@ -318,10 +318,10 @@ describe('LISTEN/NOTIFY wake-ups', () => {
   it('with listen=off opens no LISTEN connection and never wakes the subscriber: workers poll', async () => {
     await withListenRig({ listen: 'off' }, async ({ store, producer, storeListeners }) => {
       let woken = 0;
-      const stop = await store.subscribe!(['email'], () => (woken += 1));
+      const stop = (await store.subscribe!(['email'], () => (woken += 1))).stop;
       // A witness on the same schema with LISTEN on must hear the enqueue; by then a wake-up of ours would have come too.
       let witnessed = 0;
-      const stopWitness = await producer.store.subscribe!(['email'], () => (witnessed += 1));
+      const stopWitness = (await producer.store.subscribe!(['email'], () => (witnessed += 1))).stop;
       await producer.enqueue({ class: 'email' });
       await waitFor('the witness hears the enqueue', () => witnessed >= 1);
       expect({ woken, opened: await storeListeners() }).toEqual({ woken: 0, opened: [] });
@@ -334,7 +334,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     await withListenRig({}, async ({ store, producer, admin, storeListeners }) => {
       let woken = 0;
       const errors: Error[] = [];
-      const stop = await store.subscribe!(
+      const { stop } = await store.subscribe!(
         ['email'],
         () => (woken += 1),
         (error) => errors.push(error),
@@ -366,7 +366,7 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     });
   });
 
-  it('SQLite wakes its subscribers on a commit from another process (a watch on its WAL file)', async () => {
+  it('SQLite wakes its subscribers on a commit from another process (a watch on its WAL file), once until rearmed', async () => {
     const { SqliteStore } = await import('../../src/store/sqlite/store.js');
     const { systemClock } = await import('../../src/clock.js');
     const { mkdtempSync, rmSync } = await import('node:fs');
@@ -377,20 +377,34 @@ describe('LISTEN/NOTIFY wake-ups', () => {
     const store = await SqliteStore.open({ path: join(dir, 'queue.db'), clock: systemClock });
     try {
       let woken = 0;
-      const stop = await store.subscribe(['email'], () => (woken += 1));
-      const enqueue = `const { openQueue } = await import(process.cwd() + '/dist/src/index.js');
-        const queue = await openQueue({ database: process.argv[1] }); await queue.enqueue({ class: 'email' }); await queue.close();`;
-      await execa(process.execPath, ['--input-type=module', '-e', enqueue, join(dir, 'queue.db')]);
+      const watch = await store.subscribe(['email'], () => (woken += 1));
+      const enqueue = async () => {
+        const script = `const { openQueue } = await import(process.cwd() + '/dist/src/index.js');
+          const queue = await openQueue({ database: process.argv[1] }); await queue.enqueue({ class: 'email' }); await queue.close();`;
+        await execa(process.execPath, ['--input-type=module', '-e', script, join(dir, 'queue.db')]);
+      };
+      await enqueue();
       await waitFor('the enqueue in another process wakes the subscriber', () => woken > 0);
-      await stop();
-      const settled = woken;
-      // A subscriber still watching must wake on the next commit; by then the stopped one would have woken too.
+      expect(woken).toBe(1);
+      // A subscriber armed anew wakes on each next commit; by then one not rearmed (or stopped) would have woken too.
       let witnessed = 0;
-      const stopWitness = await store.subscribe(['email'], () => (witnessed += 1));
-      await execa(process.execPath, ['--input-type=module', '-e', enqueue, join(dir, 'queue.db')]);
+      const witness = await store.subscribe(['email'], () => (witnessed += 1));
+      await enqueue();
+      await waitFor('the commit wakes the subscriber armed anew', () => witnessed > 0);
+      expect(woken).toBe(1);
+      watch.rearm();
+      witness.rearm();
+      await enqueue();
+      await waitFor('the commit wakes the rearmed subscriber', () => woken > 1);
+      await watch.stop();
+      watch.rearm();
+      const settled = woken;
+      witness.rearm();
+      witnessed = 0;
+      await enqueue();
       await waitFor('the commit wakes the subscriber still watching', () => witnessed > 0);
       expect(woken).toBe(settled);
-      await stopWitness();
+      await witness.stop();
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue/queue.js';
-import type { OutcomeWatch } from '../../src/store/outcome-rows.js';
+import type { WakeWatch } from '../../src/store/wake-watch.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
@@ -17,7 +17,7 @@ const newDir = tempDir('leasehold-sqlite-outcomes-');
 describe('SQLite outcomes watch', () => {
   let store: SqliteStore;
   let queue: Queue;
-  let watch: OutcomeWatch | undefined;
+  let watch: WakeWatch | undefined;
 
   beforeEach(async () => {
     const clock = new TestClock();

@@ -122,6 +122,24 @@ describe('RunLoop', () => {
   beforeEach(() => void vi.useFakeTimers());
   afterEach(() => void vi.useRealTimers());
 
+  it('arms the wake-up watch again before each claim, and only then: a busy child is not woken by every commit', async () => {
+    const { store, loop } = setup();
+    const ids = store.enqueue(...Array.from({ length: 12 }, () => ({})));
+    // What the loop did, in order: each claim as it reached the store, each rearm of the watch.
+    const steps: string[] = [];
+    const jobsSettle = store.jobsSettle.bind(store);
+    store.jobsSettle = (params) => {
+      if (params.claim !== undefined) steps.push('claim');
+      return jobsSettle(params);
+    };
+    loop.watchWakes({ rearm: () => void steps.push('rearm') });
+    loop.start();
+    await until('every job settled', () => store.settled.length === ids.length);
+    expect(steps.length).toBeGreaterThan(2);
+    expect(steps.join(' ')).toBe(Array.from({ length: steps.length / 2 }, () => 'rearm claim').join(' '));
+    await stopped(loop);
+  });
+
   it('grows the prefetch (0, 1, 3, 7) while claims bring jobs, up to claim_batch, and keeps it past a job of 10 ms', async () => {
     const { store, loop } = setup();
     const fast: Task = {};

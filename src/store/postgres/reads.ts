@@ -52,7 +52,8 @@ import { COST_TOP_KEPT, partValues, windowParts } from '../stats-window.js';
 import { WORKER_SQL } from './sql/workers.js';
 import { jobsChannel, listenOn, OUTCOMES, type ListenChannel } from './subscription.js';
 import { OUTCOME_SQL } from './sql/outcome-events.js';
-import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition, type OutcomeWatch } from '../outcome-rows.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
+import type { WakeWatch } from '../wake-watch.js';
 
 /** Each list statement's values, in its parameters' order. */
 const LIST_VALUES: Record<JobListStatement, (filter: JobListFilter, beforeId: number) => unknown[]> = {
@@ -269,16 +270,15 @@ export abstract class PostgresReads {
    * again with backoff; `onJob` runs when it breaks and once it listens again.
    * With `listen=off` in the URL nothing listens: workers only poll.
    */
-  async subscribe(
-    classes: string[],
-    onJob: () => void,
-    onError?: (error: Error) => void,
-  ): Promise<() => Promise<void>> {
-    return this.listen(jobsChannel(classes), clientConfig(this.target), onJob, onError);
+  async subscribe(classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<WakeWatch> {
+    return {
+      rearm: () => undefined,
+      stop: await this.listen(jobsChannel(classes), clientConfig(this.target), onJob, onError),
+    };
   }
 
   /** On a connection of its own, named `<application_name> outcomes` in pg_stat_activity; it listens all along. */
-  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch> {
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<WakeWatch> {
     const config = clientConfig(this.target);
     const named = { ...config, application_name: `${config.application_name} outcomes` };
     return { rearm: () => undefined, stop: await this.listen(OUTCOMES, named, onOutcome, onError) };

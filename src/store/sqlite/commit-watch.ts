@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { OutcomeWatch } from '../outcome-rows.js';
+import type { WakeWatch } from '../wake-watch.js';
 
 const inMemory = (dbPath: string) => dbPath === ':memory:' || dbPath === '';
 
@@ -16,28 +16,15 @@ function watchWrites(dbPath: string, onWrite: () => void, onError?: (error: Erro
 
 /**
  * SQLite has no NOTIFY; its commits do show as writes to the WAL file. This
- * calls `onCommit` on each write to it: a wake-up hint for idle workers,
- * costing nothing while the database is quiet.
+ * watch is for a reader that reads the data after each wake-up (a worker
+ * about to claim, a reader of outcomes): at the first write it sees, it
+ * stops watching and calls `onCommit`, until `rearm()`, which the reader
+ * calls just before it reads. A commit before that is in what the reader
+ * reads; one after wakes it again. A busy database writes thousands of
+ * times a second, and watched all along each write is an event to handle,
+ * in every process watching (its cost: docs/performance.md, section 19).
  */
-export function watchCommits(
-  dbPath: string,
-  onCommit: () => void,
-  onError?: (error: Error) => void,
-): () => Promise<void> {
-  if (inMemory(dbPath)) return async () => undefined;
-  const watcher = watchWrites(dbPath, onCommit, onError);
-  return async () => watcher.close();
-}
-
-/**
- * The same watch, for a reader that reads the data after each wake-up: at
- * the first write it sees, it stops watching and calls `onCommit`, until
- * `rearm()`, which the reader calls just before it reads. A commit before
- * that is in what the reader reads; one after wakes it again. A busy
- * database writes thousands of times a second, and watched all along each
- * write is an event to handle (its cost: docs/performance.md, section 19).
- */
-export function watchNextCommit(dbPath: string, onCommit: () => void, onError?: (error: Error) => void): OutcomeWatch {
+export function watchNextCommit(dbPath: string, onCommit: () => void, onError?: (error: Error) => void): WakeWatch {
   if (inMemory(dbPath)) return { rearm: () => undefined, stop: async () => undefined };
   let watcher: FSWatcher | undefined;
   let stopped = false;

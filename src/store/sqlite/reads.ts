@@ -33,7 +33,7 @@ import type {
 } from '../types.js';
 import { failedStatement, FIRST_PAGE, jobListStatement } from '../job-filters.js';
 import type { ScheduleRow } from '../schedules.js';
-import { watchCommits, watchNextCommit } from './commit-watch.js';
+import { watchNextCommit } from './commit-watch.js';
 import type { SqliteDb } from './connection.js';
 import { prepareClassStatements, type ClassStatements } from './sql/classes.js';
 import { prepareHistoryStatements, type HistoryStatements } from './sql/history.js';
@@ -48,7 +48,8 @@ import { rolledMinutes } from './stats-rollup.js';
 import { COST_TOP_KEPT, windowParts, type WindowParts } from '../stats-window.js';
 import { prepareWorkerStatements, type WorkerStatements } from './sql/workers.js';
 import { prepareOutcomeStatements, type OutcomeStatements } from './sql/outcome-events.js';
-import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition, type OutcomeWatch } from '../outcome-rows.js';
+import { OUTCOMES_START, type OutcomeEventRow, type OutcomePosition } from '../outcome-rows.js';
+import type { WakeWatch } from '../wake-watch.js';
 
 /**
  * The SQLite driver's half that changes nothing: every read of every role,
@@ -273,12 +274,8 @@ export abstract class SqliteReads {
     return (this.stats.schemaVersion.get() as { version: number }).version;
   }
 
-  async subscribe(
-    _classes: string[],
-    onJob: () => void,
-    onError?: (error: Error) => void,
-  ): Promise<() => Promise<void>> {
-    return watchCommits(this.db.name, onJob, onError);
+  async subscribe(_classes: string[], onJob: () => void, onError?: (error: Error) => void): Promise<WakeWatch> {
+    return watchNextCommit(this.db.name, onJob, onError);
   }
 
   async jobsEnded(params: { ids: number[] }): Promise<JobRow[]> {
@@ -294,7 +291,7 @@ export abstract class SqliteReads {
   }
 
   /** Any commit wakes, once until rearmed: the watch cannot tell an outcome from a heartbeat. */
-  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<OutcomeWatch> {
+  async outcomesSubscribe(onOutcome: () => void, onError: (error: Error) => void): Promise<WakeWatch> {
     return watchNextCommit(this.db.name, onOutcome, onError);
   }
 

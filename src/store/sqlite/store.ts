@@ -205,7 +205,7 @@ export class SqliteStore extends SqliteWrites implements Store {
     settlements: Settlement[];
     claim?: ClaimRequest;
   }): Promise<{ settled: SettleResult[]; claimed: ClaimedJob[] }> {
-    // An idle worker is woken by every commit: it looks before it takes the write lock from those who have work to write.
+    // An idle worker is woken by any commit: it looks before it takes the write lock from those who have work to write.
     if (params.settlements.length === 0 && params.claim !== undefined && !this.anyDue(params.claim.classes))
       return { settled: [], claimed: [] };
     return this.write((now) => ({
