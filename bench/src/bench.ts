@@ -27,7 +27,7 @@ import { runOverhead } from './overhead.js';
 import { ProcessRegistry } from './processes.js';
 import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
-import { runTurns } from './turns.js';
+import { runWriter } from './writer.js';
 import { runTracing } from './tracing.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
@@ -101,7 +101,7 @@ const RUNNERS: SectionRunner[] = [
   single('store-cost', runStoreCost),
   single('waiters', runWaiters),
   single('burst-reads', runBurstReads),
-  single('turns', runTurns),
+  single('writer', runWriter),
   single('tracing', runTracing),
 ];
 

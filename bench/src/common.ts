@@ -134,7 +134,8 @@ export async function pollDrain(
     intervalMs: number;
     timeoutMs: number;
     alive?: () => string | undefined;
-    mark?: { atDone: number; reached: (done: number) => void };
+    /** Once `atDone` jobs are done and `also()` holds (if given), `reached` is called, once. */
+    mark?: { atDone: number; also?: () => boolean; reached: (done: number) => void };
   },
 ): Promise<DrainTiming> {
   const deadline = performance.now() + options.timeoutMs;
@@ -149,7 +150,7 @@ export async function pollDrain(
       firstSeenMs = now;
       doneAtFirstSeen = done;
     }
-    if (options.mark !== undefined && done >= options.mark.atDone) {
+    if (options.mark !== undefined && done >= options.mark.atDone && (options.mark.also?.() ?? true)) {
       options.mark.reached(done);
       options.mark = undefined;
     }

@@ -29,7 +29,13 @@ export interface ClassOptions {
   pollSeconds?: number;
   /** Extra YAML lines for the class (already indented by four spaces). */
   extra?: string[];
+  /** How many classes alike, each with `processes` children (default 1: BENCH_CLASS alone; more: classNames). */
+  classes?: number;
 }
+
+/** The bench's classes in a config of `count` alike: BENCH_CLASS alone, or bench-0 to bench-(count - 1). */
+export const classNames = (count = 1): string[] =>
+  count === 1 ? [BENCH_CLASS] : Array.from({ length: count }, (_, i) => `${BENCH_CLASS}-${i}`);
 
 /** A queue.yaml in `dir` with one class on `database`; every field not given keeps its default. */
 export function writeConfig(dir: string, options: ClassOptions): string {
@@ -37,14 +43,14 @@ export function writeConfig(dir: string, options: ClassOptions): string {
     `database: ${JSON.stringify(options.database)}`,
     `log: { level: info, file: ${join(dir, 'supervisor.log')} }`,
     'classes:',
-    `  - name: ${BENCH_CLASS}`,
-    `    handler: ${options.handler}`,
-    `    processes: ${options.processes}`,
   ];
-  if (options.claimBatch !== undefined) lines.push(`    claim_batch: ${options.claimBatch}`);
-  if (options.concurrency !== undefined) lines.push(`    concurrency: ${options.concurrency}`);
-  if (options.pollSeconds !== undefined) lines.push(`    poll_seconds: ${options.pollSeconds}`);
-  lines.push(...(options.extra ?? []));
+  for (const name of classNames(options.classes)) {
+    lines.push(`  - name: ${name}`, `    handler: ${options.handler}`, `    processes: ${options.processes}`);
+    if (options.claimBatch !== undefined) lines.push(`    claim_batch: ${options.claimBatch}`);
+    if (options.concurrency !== undefined) lines.push(`    concurrency: ${options.concurrency}`);
+    if (options.pollSeconds !== undefined) lines.push(`    poll_seconds: ${options.pollSeconds}`);
+    lines.push(...(options.extra ?? []));
+  }
   const file = join(dir, 'queue.yaml');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
@@ -118,17 +124,22 @@ export async function inChunks(count: number, add: (ns: number[]) => unknown, ch
     await add(Array.from({ length: Math.min(chunk, count - done) }, (_, i) => done + i));
 }
 
-/** Enqueue `count` jobs (payload `{ n }` unless `payloadOf` says) with enqueueMany, FILL_CHUNK per call, in id order; returns the seconds it took. */
+/**
+ * Enqueue `count` jobs (payload `{ n }` unless `payloadOf` says) with
+ * enqueueMany, FILL_CHUNK per call, in id order, dealt in turn to `classes`;
+ * returns the seconds it took.
+ */
 export async function fillQueue(
   queue: Queue,
   count: number,
   chunk = FILL_CHUNK,
   payloadOf: PayloadOf = (n) => ({ n }),
+  classes = [BENCH_CLASS],
 ): Promise<number> {
   const started = performance.now();
   await inChunks(
     count,
-    (ns) => queue.enqueueMany(ns.map((n) => ({ class: BENCH_CLASS, payload: payloadOf(n) }))),
+    (ns) => queue.enqueueMany(ns.map((n) => ({ class: classes[n % classes.length]!, payload: payloadOf(n) }))),
     chunk,
   );
   return (performance.now() - started) / 1000;

@@ -304,13 +304,14 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ],
     ),
   ],
-  turns: (t) => [
-    `21. write turns on SQLite (issue 43): ${t.jobs} no-op jobs, claim_batch 64, supervise + children (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
+  writer: (t) => [
+    `21. children on one SQLite file, one writer (issues 43, 52): ${t.jobs} no-op jobs, claim_batch 64, supervise + children (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
     table(
-      ['build', 'children', 'jobs/s (steady)', 'CPU ms/1k jobs', 'timer late p50', 'p99', 'max'],
+      ['build', 'children', 'classes', 'jobs/s (steady)', 'CPU ms/1k jobs', 'timer late p50', 'p99', 'max'],
       t.results.map((r) => [
         r.arm,
         String(r.children),
+        String(r.classes),
         stat(r.jobs_per_sec),
         stat(r.cpu_ms_per_1k_jobs),
         stat(r.timer_late_ms.p50),
@@ -318,11 +319,16 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
         stat(r.timer_late_ms.max),
       ]),
     ),
+    `  plainjob, 1 process: ${stat(t.plainjob.jobs_per_sec)} jobs/s, ${stat(t.plainjob.cpu_ms_per_1k_jobs)} CPU ms/1k jobs`,
     ...t.scaling.map(
-      (s) => `  ${s.arm}, within a round: 4 children / 2 ${stat(s.four_over_two)}, 2 / 1 ${stat(s.two_over_one)}`,
+      (s) =>
+        `  ${s.arm}, within a round: jobs/s 2 children / 1 ${stat(s.two_over_one)}, 4 / 2 ${stat(s.four_over_two)}, ` +
+        `8 / 4 ${stat(s.eight_over_four)}, 8 classes / 1 class ${stat(s.classes_over_one_class)}; ` +
+        `CPU per job 8 children / 1 ${stat(s.cpu_eight_over_one)}, 1 child / plainjob ${stat(s.cpu_one_over_plainjob)}`,
     ),
     ...(t.cpu_over_baseline ?? []).map(
-      (c) => `  CPU per job, this build / the baseline, ${c.children} child(ren), within a round: ${stat(c.ratio)}`,
+      (c) =>
+        `  CPU per job, this build / the baseline, ${c.children} child(ren), ${c.classes} class(es), within a round: ${stat(c.ratio)}`,
     ),
   ],
   tracing: (t) => [

@@ -10,7 +10,7 @@ import type { LatencySection, PgLatencySection } from './latency.js';
 import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
-import type { TurnsSection } from './turns.js';
+import type { WriterSection } from './writer.js';
 import type { TracingSection } from './tracing.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
@@ -44,7 +44,7 @@ export const SECTIONS = [
   'store-cost',
   'waiters',
   'burst-reads',
-  'turns',
+  'writer',
   'tracing',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
@@ -87,7 +87,7 @@ export interface BenchReport {
       'store-cost'?: StoreCostSection;
       waiters?: WaitersSection;
       'burst-reads'?: BurstReadsSection;
-      turns?: TurnsSection;
+      writer?: WriterSection;
       tracing?: TracingSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */

@@ -7,7 +7,7 @@ import { TX_TARGET_RATIO } from './enqueue-tx.js';
 import type { GraphileMode } from './graphile.js';
 import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
-import { turnsTargets } from './turns.js';
+import { writerTargets } from './writer.js';
 import { tracingTargets } from './tracing.js';
 import { STORE_COST_TARGET } from './store-cost.js';
 import { WAITERS_TARGET_RATIO } from './waiters.js';
@@ -216,7 +216,7 @@ export function checkTargets(report: BenchReport): Target[] {
     (v) => v <= SCHEDULE_LATE_TARGET_MS,
   );
   for (const target of realWorkTargets(s['real-work'])) add(...target);
-  for (const target of turnsTargets(s.turns)) add(...target);
+  for (const target of writerTargets(s.writer)) add(...target);
   for (const target of tracingTargets(s.tracing)) add(...target);
   add(
     '32-store',

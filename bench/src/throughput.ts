@@ -6,6 +6,7 @@ import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, type DrainRun } from 
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import {
   fillQueue,
+  classNames,
   openBenchQueue,
   PEAK_RUNNING,
   SUCCEEDED_COUNT,
@@ -22,8 +23,8 @@ export interface LeaseholdDrainRun extends DrainRun {
   eventsPerJob: number;
   /**
    * CPU (user + system) per 1,000 jobs from the moment a tenth of the jobs
-   * were done (every child has started by then: start-up left out) to the
-   * last, of the supervisor and of its children together.
+   * were done and every child had said it was ready (start-up left out) to
+   * the last, of the supervisor and of its children together.
    */
   supervisorCpuMsPer1k: number;
   childrenCpuMsPer1k: number;
@@ -58,6 +59,8 @@ export interface Workload {
   supervise?: string;
   /** Section 22: the supervisor's environment (its children inherit it). */
   env?: NodeJS.ProcessEnv;
+  /** Section 21: this many classes alike, each with the drain's `processes` children, the jobs dealt among them. */
+  classes?: number;
 }
 
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
@@ -78,7 +81,9 @@ export async function leaseholdDrain(
 ): Promise<LeaseholdDrainRun> {
   const jobs = workload.jobs ?? ctx.sizes.jobs;
   const jobMs = workload.jobMs ?? 0;
-  const label = workload.concurrency === undefined ? '' : `-c${workload.concurrency}-${jobMs}ms`;
+  const label =
+    (workload.concurrency === undefined ? '' : `-c${workload.concurrency}-${jobMs}ms`) +
+    (workload.classes === undefined ? '' : `-k${workload.classes}`);
   const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}${label}`);
   const database = benchDatabase(ctx, dir, driver);
   try {
@@ -89,11 +94,13 @@ export async function leaseholdDrain(
       processes,
       claimBatch,
       concurrency: workload.concurrency,
+      classes: workload.classes,
     });
     const queue = await openBenchQueue(database.url);
-    await fillQueue(queue, jobs, undefined, payloadOf);
+    await fillQueue(queue, jobs, undefined, payloadOf, classNames(workload.classes));
     await queue.close();
-    return await drain(ctx, dir, config, jobs, await database.counter(), driver, workload);
+    const children = processes * (workload.classes ?? 1);
+    return await drain(ctx, dir, config, { jobs, children }, await database.counter(), driver, workload);
   } finally {
     await database.dispose();
   }
@@ -103,7 +110,7 @@ async function drain(
   ctx: BenchContext,
   dir: string,
   config: string,
-  jobs: number,
+  { jobs, children }: { jobs: number; children: number },
   counter: RowCounter,
   driver: Driver,
   workload: Workload,
@@ -132,6 +139,8 @@ async function drain(
       alive: () => supervisor.deadReason(),
       mark: {
         atDone: Math.ceil(jobs / 10),
+        // With more children than cores, the last ones are still starting when a tenth is done: start-up is not per job.
+        also: () => supervisor.log('CHILD_READY').length >= children,
         reached: (done) => {
           if (done >= jobs) return;
           atMark = ticksNow();
