@@ -11,8 +11,7 @@ import { inChunks } from './leasehold.js';
 const WORKER = fileURLToPath(new URL('./plainjob-worker.js', import.meta.url));
 const silent: Logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
 
-export async function plainjobDrain(ctx: BenchContext, processes: number): Promise<DrainRun> {
-  const jobs = ctx.sizes.jobs;
+export async function plainjobDrain(ctx: BenchContext, processes: number, jobs = ctx.sizes.jobs): Promise<DrainRun> {
   const dir = ctx.dirs.make(`plainjob-p${processes}`);
   const database = join(dir, 'plainjob.db');
   const queue = defineQueue({ connection: better(new Database(database)), logger: silent });

@@ -30,6 +30,13 @@ const SHAPES: readonly Shape[] = [
   { children: 8, classes: 8 },
 ];
 const PLAINJOB = 'plainjob:1';
+/**
+ * Section 1's jobs, times this: each of 8 children must run long enough for
+ * its warm-up (its JIT, its heap) to be amortized as in a long-lived child.
+ * Over 20,000 jobs with 8 children on 2 cores, warm-up alone doubled the
+ * CPU per job of 1 child (each child ran 2,500 jobs).
+ */
+const JOBS_TIMES = 5;
 const CLAIM_BATCH = 64;
 /** The children's interval timer: how often it fires, and how recently a job must have run for a firing to count. */
 const TIMER_MS = 5;
@@ -137,6 +144,7 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
         const handler = (drainDir: string) => writeLatenessHandler((dir = drainDir));
         const perClass = shape.children / shape.classes;
         const run = await leaseholdDrain(ctx, perClass, CLAIM_BATCH, 'sqlite', {
+          jobs: ctx.sizes.jobs * JOBS_TIMES,
           handler,
           supervise: arm.supervise,
           ...(shape.classes === 1 ? {} : { classes: shape.classes }),
@@ -145,19 +153,23 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
       },
     })),
   );
-  contenders.push({ key: PLAINJOB, label: 'plainjob, 1 process', drain: () => plainjobDrain(ctx, 1) });
+  contenders.push({
+    key: PLAINJOB,
+    label: 'plainjob, 1 process',
+    drain: () => plainjobDrain(ctx, 1, ctx.sizes.jobs * JOBS_TIMES),
+  });
   const rounds = await runRounds(ctx, 'writer', contenders);
   const [mine, baseline] = all;
   const [one, two, four, eight, eightClasses] = SHAPES as [Shape, Shape, Shape, Shape, Shape];
   const plainjobRuns = runsOf(rounds, PLAINJOB);
   return {
     method:
-      `section 1's drain on SQLite, ${ctx.sizes.jobs} no-op jobs, claim_batch ${CLAIM_BATCH}, 1, 2, 4 and 8 children of one class and 8 classes of one child ` +
+      `section 1's drain on SQLite, ${ctx.sizes.jobs * JOBS_TIMES} no-op jobs, claim_batch ${CLAIM_BATCH}, 1, 2, 4 and 8 children of one class and 8 classes of one child ` +
       `(the jobs dealt among them), and plainjob with 1 process, in rounds; ` +
       `each child runs a ${TIMER_MS} ms interval timer in its handler's module and keeps how late each firing was, counting only firings ` +
       `within ${BUSY_WINDOW_MS} ms of a job; CPU per 1,000 jobs is the supervisor's and the children's from the 10% mark, once every child is ready` +
       (baseline === undefined ? '' : `; the baseline is another build's supervise, run in the same rounds`),
-    jobs: ctx.sizes.jobs,
+    jobs: ctx.sizes.jobs * JOBS_TIMES,
     results: all.flatMap((arm) =>
       SHAPES.map((shape) => {
         const runs = runsOf<WriterDrainRun>(rounds, keyOf(arm, shape));
