@@ -1,6 +1,6 @@
 import { coerceError } from '../src/errors.js';
 import { dbFaultOf } from '../src/store/faults.js';
-import type { LogLevel } from '../src/config/schema.js';
+import type { LogLevel } from '../src/limits.js';
 import type { ClaimedJob, ClaimRequest, SettleResult, WorkerStore } from '../src/store/types.js';
 import type { RunVerdict } from './job-run.js';
 

@@ -1,4 +1,4 @@
-import type { LogLevel } from '../src/config/schema.js';
+import type { LogLevel } from '../src/limits.js';
 import { coerceError, LeaseholdError } from '../src/errors.js';
 import { handlerLog, type HandlerSetup, type HandlerTeardown } from '../src/handler.js';
 

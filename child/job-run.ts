@@ -1,6 +1,6 @@
 import type { ClassConfig } from '../src/config/schema.js';
 import { coerceError, errorStack, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
-import type { LogLevel } from '../src/config/schema.js';
+import type { LogLevel } from '../src/limits.js';
 import { backoffPolicy, retryDelayMs } from '../src/backoff.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';

@@ -1,5 +1,5 @@
 import { coerceError } from '../src/errors.js';
-import type { LogLevel } from '../src/config/schema.js';
+import type { LogLevel } from '../src/limits.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import type { LeaseRef, WorkerStore } from '../src/store/types.js';
 

@@ -13,7 +13,7 @@ import {
   type ChildToSupervisor,
   type SupervisorToChild,
 } from '../src/ipc/protocol.js';
-import type { LogLevel } from '../src/config/schema.js';
+import type { LogLevel } from '../src/limits.js';
 import { DbAvailability, outageLog, retryWhileAway, unlessDbFault, watchAvailability } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
 import type { WorkerStore } from '../src/store/types.js';

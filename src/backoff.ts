@@ -1,6 +1,14 @@
-import type { ClassConfig } from './config/schema.js';
-import { DEFAULT_BACKOFF } from './queue/limits.js';
-import type { RetryDelay } from './store/types.js';
+import { DEFAULT_BACKOFF } from './limits.js';
+
+/** A class's `backoff` config (queue.yaml). */
+export interface BackoffConfig {
+  base_seconds: number;
+  max_seconds: number;
+  jitter: boolean;
+}
+
+/** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
+export type RetryDelay = (jobClass: string, attempt: number) => number;
 
 export interface BackoffPolicy {
   baseSeconds: number;
@@ -22,7 +30,7 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: () 
 }
 
 /** A class's `backoff` config as the policy retryDelayMs reads. */
-export function backoffPolicy(backoff: ClassConfig['backoff']): BackoffPolicy {
+export function backoffPolicy(backoff: BackoffConfig): BackoffPolicy {
   return { baseSeconds: backoff.base_seconds, maxSeconds: backoff.max_seconds, jitter: backoff.jitter };
 }
 
@@ -30,7 +38,7 @@ export function backoffPolicy(backoff: ClassConfig['backoff']): BackoffPolicy {
  * The retry delay of each class as its config says, for whoever takes a job
  * back; a class the config does not know gets the schema's default backoff.
  */
-export function retryDelayFor(classes: readonly ClassConfig[]): RetryDelay {
+export function retryDelayFor(classes: readonly { name: string; backoff: BackoffConfig }[]): RetryDelay {
   const byClass = new Map(classes.map((c) => [c.name, backoffPolicy(c.backoff)]));
   const fallback = backoffPolicy(DEFAULT_BACKOFF);
   return (jobClass, attempt) => retryDelayMs(byClass.get(jobClass) ?? fallback, attempt);

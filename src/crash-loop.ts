@@ -13,7 +13,11 @@
  * first millisecond, as its SQL's `exited_at >= since` does; crashesWithin
  * does not).
  */
-import type { RestartConfig } from './config/schema.js';
+/** A class's `restart` config (queue.yaml). */
+export interface RestartLimits {
+  max_restarts: number;
+  within_seconds: number;
+}
 
 /** The exit code of a child that ended as it should (drained, stopped, or done); CHILD_EXIT.OK is this. */
 export const CLEAN_EXIT_CODE = 0;
@@ -28,7 +32,7 @@ export function isAbnormalExit(code: number | null): boolean {
 }
 
 /** The window, in ms, over which a class's crashes (and the dashboard's abnormal exits) are counted. */
-export function crashWindowMs(restart: Pick<RestartConfig, 'within_seconds'>): number {
+export function crashWindowMs(restart: Pick<RestartLimits, 'within_seconds'>): number {
   return restart.within_seconds * 1000;
 }
 
@@ -36,14 +40,14 @@ export function crashWindowMs(restart: Pick<RestartConfig, 'within_seconds'>): n
 export function crashesWithin(
   crashes: readonly number[],
   now: number,
-  restart: Pick<RestartConfig, 'within_seconds'>,
+  restart: Pick<RestartLimits, 'within_seconds'>,
 ): number[] {
   const windowStart = now - crashWindowMs(restart);
   return crashes.filter((at) => at > windowStart);
 }
 
 /** The supervisor's rule: more than max_restarts crashes within the window, and it restarts the class no more. */
-export function isCrashLoop(recentCrashes: number, restart: Pick<RestartConfig, 'max_restarts'>): boolean {
+export function isCrashLoop(recentCrashes: number, restart: Pick<RestartLimits, 'max_restarts'>): boolean {
   return recentCrashes > restart.max_restarts;
 }
 

@@ -4,7 +4,7 @@
  * Jobs registry (queue/typed-jobs.ts).
  */
 import { LeaseholdError } from './errors.js';
-import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
+import type { JobClass, PayloadOf, ResultOf } from './job-types.js';
 
 /** The job a handler runs: over a union of classes, a union discriminated by `class`. */
 export type HandlerJob<C extends JobClass = JobClass> = C extends unknown

@@ -13,7 +13,8 @@ export type { Outcome, EventsOptions } from './queue/outcome-streams.js';
 export { FROM_THE_BEGINNING } from './queue/outcome-cursor.js';
 export type { ApplicationClient, ApplicationDatabase } from './store/within.js';
 export type { EnqueueRequest, EnqueueLimits } from './queue/enqueue.js';
-export type { Jobs, JobClass, PayloadOf, ResultOf, EnqueueRequestOf } from './queue/typed-jobs.js';
+export type { Jobs, JobClass, PayloadOf, ResultOf } from './job-types.js';
+export type { EnqueueRequestOf } from './queue/typed-jobs.js';
 export {
   defineHandler,
   type Handler,

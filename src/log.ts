@@ -7,7 +7,7 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSy
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
-import type { LogLevel } from './config/schema.js';
+import type { LogLevel } from './limits.js';
 import { LeaseholdError } from './errors.js';
 
 export type Logger = winston.Logger;

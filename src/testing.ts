@@ -18,9 +18,9 @@ import {
   type JobParent,
   type PayloadParser,
 } from './handler.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES } from './queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from './limits.js';
 import { serialisePayload } from './queue/enqueue.js';
-import type { JobClass, PayloadOf, ResultOf } from './queue/typed-jobs.js';
+import type { JobClass, PayloadOf, ResultOf } from './job-types.js';
 import { AttemptLogBuffer } from './store/job-logs.js';
 import type { JobLogLine } from './store/data.js';
 

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { defaultClaimBatch } from '../../dist/src/queue/limits.js';
+import { defaultClaimBatch } from '../../dist/src/limits.js';
 import { isPostgresUrl, redactDatabase } from '../../dist/src/store/database-url.js';
 import { round, TempDirs } from './common.js';
 import { runComparison, runPgComparison } from './compare.js';

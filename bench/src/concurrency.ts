@@ -1,5 +1,5 @@
 /** Section 12: section 1's drain with 1 child at several classes[].concurrency, beside a BullMQ figure measured elsewhere (it needs Redis). */
-import { defaultClaimBatch } from '../../dist/src/queue/limits.js';
+import { defaultClaimBatch } from '../../dist/src/limits.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
 import { runRounds, runsOf } from './rounds.js';

@@ -2,7 +2,7 @@
 import { COST_WINDOW_MS } from '../../dist/src/reports/cost.js';
 import { collectStats, DEFAULT_STATS_LIMIT } from '../../dist/src/reports/stats.js';
 import { systemClock } from '../../dist/src/clock.js';
-import { DEFAULT_RETENTION } from '../../dist/src/queue/limits.js';
+import { DEFAULT_RETENTION } from '../../dist/src/limits.js';
 import type { Store } from '../../dist/src/store/types.js';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';

@@ -3,7 +3,7 @@
  * await 5 ms (the default config, then `concurrency: 20`), or burn 0.5 ms of
  * CPU (1 child, then 2), through section 1's drain on SQLite.
  */
-import { defaultClaimBatch } from '../../dist/src/queue/limits.js';
+import { defaultClaimBatch } from '../../dist/src/limits.js';
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';

@@ -1,5 +1,5 @@
 /** The worker's two store writes, one job at a time, as the store-level benchmarks time them. */
-import { DEFAULT_MAX_RETRIES } from '../../dist/src/queue/limits.js';
+import { DEFAULT_MAX_RETRIES } from '../../dist/src/limits.js';
 import type { ClaimedJob, ClaimRequest, WorkerStore } from '../../dist/src/store/types.js';
 
 /** A claim for a class of the schema's default max_retries. */

@@ -1,6 +1,6 @@
 /**
  * The queue.yaml schema. Every default it fills in comes from
- * queue/limits.ts (but null: absent). Objects are strict (an
+ * src/limits.ts (but null: absent). Objects are strict (an
  * unknown key is a typo, not something to ignore). Each field carries its
  * expectation as its error message, so a bad value reads
  * `classes[1].lease_seconds: expected a number > 0, got "abc"`.
@@ -25,10 +25,10 @@ import {
   DEFAULT_SHUTDOWN_GRACE_SECONDS,
   DEFAULT_STATEMENT_TIMEOUT_SECONDS,
   DEFAULT_SWEEPER,
+  LOG_LEVELS,
   MAX_PRIORITY,
-} from '../queue/limits.js';
+} from '../limits.js';
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 /** What a schedule does with occurrences missed while no supervisor ran: enqueue the latest one, all of them, or none. */
 export const CATCH_UP_MODES = ['latest', 'all', 'none'] as const;
 
@@ -305,4 +305,3 @@ export type ClassConfig = Readonly<ParsedConfig['classes'][number]>;
 export type RestartConfig = ClassConfig['restart'];
 export type ScheduleConfig = ClassConfig['schedules'][number];
 export type CatchUpMode = (typeof CATCH_UP_MODES)[number];
-export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -7,7 +7,7 @@ import { getRequestListener } from '@hono/node-server';
 import { ListeningServer, type RequestListener } from '../listening-server.js';
 import type { Logger } from '../log.js';
 import type { ClassConfig } from '../config/schema.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../limits.js';
 import { schedulesOf } from '../queue/schedules.js';
 import { redactDatabase } from '../store/database-url.js';
 import { dashboardApp } from './app.js';

@@ -9,7 +9,7 @@
  */
 import type { ClassConfig } from '../config/schema.js';
 import { crashWindowMs, CRASHING_EXITS } from '../crash-loop.js';
-import { DEFAULT_RESTART } from '../queue/limits.js';
+import { DEFAULT_RESTART } from '../limits.js';
 import { STALE_SUPERVISOR_MS } from '../queue/registry.js';
 import { byName } from '../reports/format.js';
 import type { ChildCrash, OperatorStore } from '../store/types.js';

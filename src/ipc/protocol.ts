@@ -3,7 +3,8 @@
  * per direction. Errors cross as ErrorSummary and are rebuilt with
  * reviveError, so `retryable` survives the trip.
  */
-import type { ClassConfig, LogLevel } from '../config/schema.js';
+import type { ClassConfig } from '../config/schema.js';
+import type { LogLevel } from '../limits.js';
 import { CLEAN_EXIT_CODE } from '../crash-loop.js';
 import type { ErrorSummary } from '../errors.js';
 import type { DbFaultKind, DbOutage } from '../store/faults.js';

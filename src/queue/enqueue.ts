@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { InvalidInputError } from '../errors.js';
 import { KEY_SCOPES, ON_PARENT_FAILURE, type KeyScope, type NewJob, type OnParentFailure } from '../store/types.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_PRIORITY, MAX_PRIORITY } from './limits.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_PRIORITY, MAX_PRIORITY } from '../limits.js';
 
 /** What a producer asks for; everything but the class is optional. */
 export interface EnqueueRequest {

@@ -1,5 +1,5 @@
 import type { JobRow } from '../store/types.js';
-import type { JobClass, PayloadOf, ResultOf } from './typed-jobs.js';
+import type { JobClass, PayloadOf, ResultOf } from '../job-types.js';
 
 /**
  * A job's row with its JSON columns parsed: payload, and result and progress (null when none), typed from the

@@ -7,7 +7,7 @@
 import { outcomeOf, type OutcomePosition } from '../store/outcome-rows.js';
 import type { ProducerStore, TerminalStatus } from '../store/types.js';
 import { cursorOf, isAfter } from './outcome-cursor.js';
-import type { JobClass } from './typed-jobs.js';
+import type { JobClass } from '../job-types.js';
 
 /** Terminal events one read takes at most; an iterator holding this many outcomes not yet taken is not read for. */
 export const OUTCOME_PAGE = 1_000;

@@ -30,7 +30,8 @@ import {
 } from './controls.js';
 import { DEFAULT_ENQUEUE_LIMITS, prepareJobs, type EnqueueLimits, type EnqueueRequest } from './enqueue.js';
 import type { ApplicationClient, ApplicationDatabase } from '../store/within.js';
-import type { EnqueueRequestOf, JobClass } from './typed-jobs.js';
+import type { JobClass } from '../job-types.js';
+import type { EnqueueRequestOf } from './typed-jobs.js';
 import { jobView, type JobView } from './job-view.js';
 import { OutcomeListener } from './outcome-listener.js';
 import type { EventsOptions, Outcome } from './outcome-streams.js';

@@ -9,7 +9,7 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseholdConfig } from '../config/schema.js';
 import { TERMINAL_STATUSES, type MaintenanceStore, type TerminalStatus } from '../store/types.js';
-import { DEFAULT_RETENTION } from './limits.js';
+import { DEFAULT_RETENTION } from '../limits.js';
 
 export type RetentionPolicy = LeaseholdConfig['retention'];
 

@@ -1,4 +1,6 @@
-/** The data the store reads and writes: rows, new jobs, claims, outcomes and their parameters. A leaf: it imports nothing. */
+/** The data the store reads and writes: rows, new jobs, claims, outcomes and their parameters. A leaf: it imports one type from a leaf below. */
+import type { RetryDelay } from '../backoff.js';
+
 export const JOB_STATUSES = ['WAITING', 'QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -290,8 +292,7 @@ export interface ClaimRequest {
 export type LeaseStatus =
   { id: number; held: true; leaseExpiresAt: number; cancelRequested: boolean } | { id: number; held: false };
 
-/** Delay before retry number `attempt + 1`, for a job of `jobClass` whose attempt `attempt` just failed. */
-export type RetryDelay = (jobClass: string, attempt: number) => number;
+export type { RetryDelay };
 
 /** One job taken back from a worker that lost it: what happened to it and why; its claim and trace, for its span. */
 export interface RecoveredJob extends Required<Pick<NewJob, 'traceparent'>>, Pick<ClaimRecord, 'claimedAt'> {

@@ -4,7 +4,7 @@
  * LeaseLostError (as a worker's own writes do) instead of being reported.
  */
 import { LeaseLostError } from '../../src/errors.js';
-import { DEFAULT_MAX_RETRIES } from '../../src/queue/limits.js';
+import { DEFAULT_MAX_RETRIES } from '../../src/limits.js';
 import type {
   AttemptCost,
   ClaimedJob,

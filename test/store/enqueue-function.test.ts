@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../src/queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../src/limits.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
 import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
 import { claimJobs } from '../helpers/fenced-writes.js';

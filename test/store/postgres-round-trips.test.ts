@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_RETRIES } from '../../src/queue/limits.js';
+import { DEFAULT_MAX_RETRIES } from '../../src/limits.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import type { ClaimedJob, ClaimRequest, Settlement } from '../../src/store/types.js';
 import { TestClock } from '../helpers/clock.js';

@@ -1,6 +1,7 @@
 /**
  * Imports point down. The library floor (src/ but for src/cli, src/dashboard and the IPC
- * protocol) imports no process and no command; the two processes never
+ * protocol) imports no process and no command, and within it the leaves and the store
+ * import nothing above them; the two processes never
  * import each other, and share only src/ipc/ (the messages, and the flight recorder's file); the commands import
  * no process. Read from the sources' own import lists, as TypeScript parses them.
  * No module imports itself round a circle: a circle is a leaf module missing.
@@ -50,6 +51,32 @@ function upwardImports(file: string, text?: string): string[] {
       const to = layerOf(target);
       return to !== undefined && !ALLOWED[from].includes(to);
     })
+    .map((target) => `${file} -> ${target}`);
+}
+
+/** The library's entry points: above every floor. */
+const ENTRY_POINTS = new Set(['src/index.ts', 'src/testing.ts']);
+
+/**
+ * The library's floors, low to high: the leaves (src/*.ts: errors, clock,
+ * limits, the backoff policy, the job-type registry...), then the store
+ * and tracing, then the rest (config, queue, reports, the entry points).
+ * A module imports its own floor and those below.
+ */
+function floorOf(file: string): number | undefined {
+  if (layerOf(file) !== 'library') return undefined;
+  if (ENTRY_POINTS.has(file)) return 2;
+  const inSrc = file.slice('src/'.length);
+  if (!inSrc.includes('/')) return 0;
+  return ['store', 'tracing'].includes(inSrc.split('/')[0]!) ? 1 : 2;
+}
+
+/** The imports of a library module that point to a higher floor, as `from -> to`. */
+function higherFloorImports(file: string, text?: string): string[] {
+  const from = floorOf(file);
+  if (from === undefined) return [];
+  return importsOf(file, text)
+    .filter((target) => (floorOf(target) ?? -1) > from)
     .map((target) => `${file} -> ${target}`);
 }
 
@@ -106,6 +133,22 @@ describe('layers', () => {
     expect(upwardImports('child/main.ts', "import { CHILD_EXIT } from '../src/ipc/protocol.js';")).toEqual([]);
     expect(upwardImports('src/dashboard/data.ts', "import { x } from '../cli/context.js';")).toHaveLength(1);
     expect(upwardImports('src/store/open.ts', "import { x } from '../dashboard/data.js';")).toHaveLength(1);
+  });
+
+  it("has no library module that imports a higher floor: the leaves, the store's", () => {
+    expect(files.flatMap((file) => higherFloorImports(file))).toEqual([]);
+  });
+
+  it('catches one that does', () => {
+    expect(higherFloorImports('src/backoff.ts', "import type { ClassConfig } from './config/schema.js';")).toEqual([
+      'src/backoff.ts -> src/config/schema.ts',
+    ]);
+    expect(
+      higherFloorImports('src/store/postgres/connection.ts', "import { x } from '../../queue/enqueue.js';"),
+    ).toEqual(['src/store/postgres/connection.ts -> src/queue/enqueue.ts']);
+    expect(higherFloorImports('src/handler.ts', "import type { J } from './index.js';")).toHaveLength(1);
+    expect(higherFloorImports('src/store/open.ts', "import { x } from '../limits.js';")).toEqual([]);
+    expect(higherFloorImports('src/queue/queue.ts', "import { x } from '../store/open.js';")).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import { TOKEN_ENV } from '../../config/exposure.js';
 import { checkListenAddress, checkToken } from '../../dashboard/security.js';
 import { InvalidInputError } from '../../errors.js';
 import { closeLogger, createLogger } from '../../log.js';
-import { DEFAULT_HTTP, DEFAULT_LOG } from '../../queue/limits.js';
+import { DEFAULT_HTTP, DEFAULT_LOG } from '../../limits.js';
 import { defineCommand, openContext, output, resolveTarget, type GlobalArgs } from '../context.js';
 import { numberOption } from '../numeric-options.js';
 

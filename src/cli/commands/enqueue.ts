@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { LeaseholdConfig } from '../../config/schema.js';
 import { InvalidInputError } from '../../errors.js';
 import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from '../../queue/enqueue.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../queue/limits.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../limits.js';
 import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { adoptEnvironmentTrace, loadTracing, sendTraced } from '../../tracing/gate.js';

@@ -1,6 +1,6 @@
 /** `leasehold sweep`: take back expired leases now, as the supervisor's sweeper does. */
 import { retryDelayFor } from '../../backoff.js';
-import { DEFAULT_SWEEPER } from '../../queue/limits.js';
+import { DEFAULT_SWEEPER } from '../../limits.js';
 import { recoverExpiredLeases } from '../../queue/sweep.js';
 import { defineCommand, output, resolveTarget, withStore, type GlobalArgs } from '../context.js';
 import { formatTime, table } from '../format.js';

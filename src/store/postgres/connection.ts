@@ -2,7 +2,7 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from '../../errors.js';
 import { retryDelayMs } from '../../backoff.js';
-import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../../queue/limits.js';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../../limits.js';
 import { dbFaultOf, isConnectionLost } from '../faults.js';
 
 /** Where a store lives: the server, the schema (search_path), the sweeper's clock-skew margin, and whether workers LISTEN. */

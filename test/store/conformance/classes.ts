@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimRequest, RateLimit, Store } from '../../../src/store/types.js';
-import { DEFAULT_MAX_RETRIES } from '../../../src/queue/limits.js';
+import { DEFAULT_MAX_RETRIES } from '../../../src/limits.js';
 import { START_KEPT_EXTRA_MS, START_MARGIN_MS } from '../../../src/store/rate-limit.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
 import { LEASE_MS, OWNER_A, OWNER_B, type Conformance } from './context.js';

@@ -5,7 +5,7 @@ import { JOBS_CHANNEL, OUTCOMES_CHANNEL } from './notify.js';
  * `leasehold_after_outcomes(ids, statuses, now, actor)`: what every
  * transaction that ends jobs calls, with the jobs it ended and how (the
  * outcome plans' terminal statuses). It is the PostgreSQL side of
- * outcomes.ts's `dependentFate`, and runs in the ending transaction:
+ * flow-rules.ts's `dependentFate`, and runs in the ending transaction:
  *
  * - one notification to whoever waits for outcomes (at most one per
  *   transaction: the server folds repeats);

@@ -1,9 +1,4 @@
-import {
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_PAYLOAD_LIMIT_BYTES,
-  DEFAULT_PRIORITY,
-  MAX_PRIORITY,
-} from '../../../queue/limits.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_PAYLOAD_LIMIT_BYTES, DEFAULT_PRIORITY, MAX_PRIORITY } from '../../../limits.js';
 import { INSERT_JOBS_FUNCTIONS, INSERT_JOBS_TYPES } from './insert-function.js';
 
 /**

@@ -6,6 +6,8 @@
  * them. A field whose default is null (absent: no HTTP server, no log file)
  * says so in the schema itself.
  */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEFAULT_LOG = Object.freeze({ level: 'info', max_size_mb: 10, max_files: 5 });
 export const DEFAULT_SWEEPER = Object.freeze({ interval_seconds: 10, batch_size: 100 });
 
