@@ -28,6 +28,7 @@ import { ProcessRegistry } from './processes.js';
 import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
 import { runWriter } from './writer.js';
+import { runPgStatements } from './pg-statements.js';
 import { runTracing } from './tracing.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
@@ -103,6 +104,7 @@ const RUNNERS: SectionRunner[] = [
   single('burst-reads', runBurstReads),
   single('writer', runWriter),
   single('tracing', runTracing),
+  single('pg-statements', runPgStatements),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]\n`;
@@ -203,9 +205,9 @@ const report: BenchReport = {
     jobs: ctx.sizes.jobs,
     claim_batch: claimBatch,
     processes: ctx.sizes.processes,
-    postgres: (['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters'] as const).some((name) =>
-      wanted.has(name),
-    )
+    postgres: (
+      ['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters', 'pg-statements'] as const
+    ).some((name) => wanted.has(name))
       ? redactDatabase(pgUrl)
       : null,
   },

@@ -331,6 +331,24 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
         `  CPU per job, this build / the baseline, ${c.children} child(ren), ${c.classes} class(es), within a round: ${stat(c.ratio)}`,
     ),
   ],
+  'pg-statements': (p) => [
+    `23. where the PostgreSQL server's time goes (issue 53): ${p.method}; pg_stat_statements.track = ${p.track}`,
+    `  top-level statements: ${fmt(p.toplevel_exec_us_per_job)} µs of execution and ${fmt(p.toplevel_wal_bytes_per_job)} WAL bytes a job; ` +
+      `the server's CPU over the drain: ${p.server_cpu_ms_per_1k === undefined ? 'n/a' : fmt(p.server_cpu_ms_per_1k)} ms per 1k jobs`,
+    table(
+      ['µs/job', 'share', 'calls/job', 'rows/job', 'mean ms', 'WAL B/job', 'level', 'statement'],
+      p.statements.map((s) => [
+        fmt(s.exec_us_per_job),
+        `${(s.share_of_toplevel * 100).toFixed(1)}%`,
+        fmt(s.calls_per_job),
+        fmt(s.rows_per_job),
+        fmt(s.mean_exec_ms),
+        fmt(s.wal_bytes_per_job),
+        s.toplevel ? 'top' : 'nested',
+        s.query,
+      ]),
+    ),
+  ],
   tracing: (t) => [
     `22. what tracing costs (issue 44): ${t.jobs} no-op jobs, 1 child, claim_batch 64, tracing off, on (no-op exporter), context (no SDK)`,
     table(

@@ -11,6 +11,7 @@ import type { MachineInfo } from './machine.js';
 import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
 import type { WriterSection } from './writer.js';
+import type { PgStatementsSection } from './pg-statements.js';
 import type { TracingSection } from './tracing.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
@@ -46,6 +47,7 @@ export const SECTIONS = [
   'burst-reads',
   'writer',
   'tracing',
+  'pg-statements',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -89,6 +91,7 @@ export interface BenchReport {
       'burst-reads'?: BurstReadsSection;
       writer?: WriterSection;
       tracing?: TracingSection;
+      'pg-statements'?: PgStatementsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
