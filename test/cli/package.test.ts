@@ -21,6 +21,7 @@ useProcessGuard();
 const newDir = tempDir('leasehold-package-');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+let tarball = ''; // what `npm pack` made
 let app = ''; // the user's fresh folder, leasehold installed in it
 let installed = ''; // app/node_modules/leasehold
 
@@ -65,6 +66,7 @@ beforeAll(async () => {
   const dir = newDir();
   const packed = await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  tarball = path.join(dir, filename);
 
   app = path.join(dir, 'app');
   mkdirSync(app);
@@ -131,6 +133,20 @@ describe('the installed package', () => {
         .map((target) => `${page} -> ${target}`),
     );
     expect(broken).toEqual([]);
+  });
+
+  it('passes publint, warnings and suggestions included', async () => {
+    const linted = await execa('npx', ['publint', 'run', tarball, '--strict'], { cwd: ROOT, reject: false });
+    expect(linted.exitCode, linted.stdout + linted.stderr).toBe(0);
+  });
+
+  it('has types that resolve for ESM consumers (node16 and bundlers), as Are The Types Wrong checks', async () => {
+    // ESM only: a CommonJS consumer on Node 20 loads it with import(), which the esm-only profile allows.
+    const checked = await execa('npx', ['attw', tarball, '--profile', 'esm-only', '--format', 'ascii'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    expect(checked.exitCode, checked.stdout + checked.stderr).toBe(0);
   });
 
   it('is found by what it is: its keywords', () => {
