@@ -28,8 +28,34 @@ export {
   type SetupContext,
 } from './handler.js';
 export { openStore } from './store/open.js';
-export type * from './store/types.js';
-export { JOB_STATUSES, TERMINAL_STATUSES } from './store/types.js';
+// The store's roles a tool opens it for, and the rows and names its reads return: not the workers' and supervisors' own calls.
+export type {
+  Store,
+  ProducerStore,
+  OperatorStore,
+  AttemptRow,
+  AttemptStatus,
+  CancelOutcome,
+  EventRow,
+  InsertedJob,
+  JobEventName,
+  JobListFilter,
+  JobLogLine,
+  JobLogRow,
+  JobRow,
+  JobStatus,
+  KeyScope,
+  OnParentFailure,
+  PauseOutcome,
+  RelatedJob,
+  ResumeOutcome,
+  RetryOutcome,
+  TerminalStatus,
+  WorkerKind,
+  WorkerRow,
+  WorkerState,
+} from './store/types.js';
+export { JOB_STATUSES, KEY_SCOPES, ON_PARENT_FAILURE, TERMINAL_STATUSES } from './store/types.js';
 export {
   LeaseholdError,
   ConfigError,
