@@ -21,6 +21,7 @@ export type JobEventName =
   | 'CANCELLED'
   | 'RELEASED'
   | 'DEPENDENCIES_MET'
+  | 'REVIVED'
   | 'ZOMBIE_WRITE_REJECTED';
 
 export interface JobRow {

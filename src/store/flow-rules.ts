@@ -9,6 +9,8 @@ import type { JobStatus, OnParentFailure, TerminalStatus } from './data.js';
 
 export const DEPENDENCY_FAILED = 'DEPENDENCY:FAILED';
 export const DEPENDENCY_CANCELLED = 'DEPENDENCY:CANCELLED';
+/** The codes of a dependent a parent's end cancelled: a retry of that parent can bring it back (revivedState). */
+export const CANCELLED_BY_FLOW = `('${DEPENDENCY_FAILED}', '${DEPENDENCY_CANCELLED}')`;
 
 /** A parent as a dependent's enqueue reads it. */
 export interface ParentState {
@@ -54,6 +56,17 @@ export function bornState(parents: readonly ParentState[], onParentFailure: OnPa
   }
   const pendingParents = parents.filter((p) => !isEnded(p.status)).length;
   return pendingParents === 0 ? { status: 'QUEUED' } : { status: 'WAITING', pendingParents };
+}
+
+/**
+ * A dependent a parent's end cancelled, once one of its parents is retried
+ * (or revived): WAITING again for the parents that have not ended, unless
+ * one of them still stands failed or cancelled (it would cancel the job
+ * again). The retried parent is queued, so at least one is pending.
+ */
+export function revivedState(parents: readonly ParentState[], onParentFailure: OnParentFailure): number | undefined {
+  const state = bornState(parents, onParentFailure);
+  return state.status === 'WAITING' ? state.pendingParents : undefined;
 }
 
 /** What a parent's end does to a WAITING dependent: count it down (queued at zero), or cancel it. */

@@ -54,6 +54,8 @@ export const EVENTS = {
   /** A WAITING job whose last parent ended: queued. */
   dependenciesMet: (id: number, now: number, parent: number) =>
     event(id, now, 'DEPENDENCIES_MET', FLOW_ACTOR, { parent }),
+  /** A dependent a parent's failure cancelled, WAITING again: that parent was retried (or, down the chain, revived). */
+  revived: (id: number, now: number, parent: number) => event(id, now, 'REVIVED', FLOW_ACTOR, { parent }),
   manualRetry: (id: number, now: number, actor: string) =>
     event(id, now, 'RETRY_SCHEDULED', actor, { manual: true, run_at: now }),
   /** The other half of every fenced write: a stale holder was turned away. */

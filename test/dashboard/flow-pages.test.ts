@@ -3,10 +3,12 @@
  * SQLite file): a job's parents and children as links with their statuses,
  * the first 50 children and how many more, a WAITING job's wait and its
  * key's life; WAITING among the jobs filter's statuses and the overview's
- * counts; a WAITING job cancelled from its page.
+ * counts; a WAITING job cancelled from its page; a dependent a failed
+ * parent cancelled, and brought back by that parent's retry.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { claimJobs, failIfHeld } from '../helpers/fenced-writes.js';
 import { tempDir } from '../helpers/temp.js';
 import { serve, Session, textOf } from './helpers.js';
 
@@ -83,5 +85,36 @@ describe('flows on the dashboard', () => {
     });
     expect((await queue.get(join))?.job).toMatchObject({ status: 'CANCELLED', error_code: null });
     expect(textOf((await session.get(`/jobs/${join}?done=cancelled`)).body)).toContain('Cancelled.');
+  });
+
+  it("a dependent its parent's failure cancelled says why it never ran; retried from the parent's page, it waits again", async () => {
+    const dir = newDir();
+    const { base, queue } = await serve(path.join(dir, 'queue.db'), dir);
+    const session = new Session(base);
+    const [parent, dependent] = (
+      await queue.enqueueMany([
+        { class: 'fetch', ref: 'parent' },
+        { class: 'part', dependsOn: ['parent'] },
+      ])
+    ).map((job) => job.id) as [number, number];
+    const [held] = await claimJobs(queue.store, {
+      classes: ['fetch'],
+      ownerId: 'host/child-1',
+      limit: 1,
+      leaseMs: 60_000,
+    });
+    const error = { code: 'HANDLER:Error', detail: 'boom', retryable: false };
+    await failIfHeld(queue.store, { id: parent, leaseToken: held!.leaseToken, error, retryDelayMs: 0 });
+
+    const attempts = (body: string) =>
+      textOf(/<section><h2>Attempts<\/h2>[\s\S]*?<\/section>/.exec(body)?.[0] ?? '').trim();
+    expect(attempts((await session.get(`/jobs/${dependent}`)).body)).toBe(
+      `Attempts Never ran: cancelled, parent job ${parent} ended FAILED.`,
+    );
+    expect((await session.get(`/jobs/${parent}`)).body).toContain(`action="/jobs/${parent}/retry"`);
+    expect(await session.act(`/jobs/${parent}/retry`)).toMatchObject({ status: 303 });
+    const page = (await session.get(`/jobs/${dependent}`)).body;
+    expect(attempts(page)).toBe('Attempts Not run yet: it waits for its parents.');
+    expect(textOf(page)).toMatch(new RegExp(`REVIVED flow \\{"parent":${parent}\\}`));
   });
 });

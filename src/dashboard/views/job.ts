@@ -46,12 +46,19 @@ ${actions(frame, job)}
 <section>${json('Payload', job.payload)}${json('Result', job.result)}${json('Progress', job.progress)}</section>
 </div>
 ${flow(detail)}
-<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, 'Not run yet.')}</section>
+<section><h2>Attempts</h2>${table([{ numeric: '#' }, 'status', 'owner', 'started', 'took', { numeric: 'CPU' }, { numeric: 'peak RSS' }, 'error'], attempts, noAttempts(job))}</section>
 ${stacks(detail)}
 <section id="logs"><h2>Logs</h2>${logTable(detail)}</section>
 <section><h2>Timeline</h2>${table(['when', 'ago', 'event', 'actor', 'detail'], timeline, 'No events.')}</section>`,
     )}`,
   );
+}
+
+/** What the attempts table says of a job that never ran: whether it still may, and why not when it cannot. */
+function noAttempts(job: JobRow): string {
+  if (job.status === 'CANCELLED') return `Never ran: cancelled${job.error_detail === null ? '' : `, ${job.error_detail}`}.`;
+  if (job.status === 'WAITING') return 'Not run yet: it waits for its parents.';
+  return 'Not run yet.';
 }
 
 /** Its parents and children, each a link with its status, when it has any. */

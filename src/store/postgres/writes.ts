@@ -20,6 +20,7 @@ import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
 import { changes, first, inTransaction, rows, type Db } from './connection.js';
 import { insertAnnounced } from './inserts.js';
 import { PostgresReads } from './reads.js';
+import { reviveDependents } from './revive.js';
 import { record } from './settlement.js';
 import { CLASS_SQL } from './sql/classes.js';
 import { insertAnnouncedIn, JOB_SQL } from './sql/jobs.js';
@@ -132,6 +133,7 @@ export abstract class PostgresWrites extends PostgresReads {
       if (retried.length === 0)
         return (await first(db, JOB_SQL.exists, [params.id])) === undefined ? 'not_found' : 'not_failed';
       await this.requeuedByOperator(db, retried, now, params.actor);
+      await reviveDependents(db, [params.id], now);
       return 'queued';
     });
   }
@@ -147,6 +149,11 @@ export abstract class PostgresWrites extends PostgresReads {
           limit,
         ]);
         await this.requeuedByOperator(db, retried, now, params.actor);
+        await reviveDependents(
+          db,
+          retried.map(({ id }) => id),
+          now,
+        );
         return retried.length;
       }),
     );

@@ -5,7 +5,7 @@
  * edge committed before it, and a dependent's enqueue sees every end.
  */
 import { InvalidInputError } from '../../errors.js';
-import { bornState, dependentFate, type BornState, type ParentState } from '../flow-rules.js';
+import { bornState, dependentFate, revivedState, type BornState, type ParentState } from '../flow-rules.js';
 import { EVENTS, type PlannedEvent } from '../timeline.js';
 import type { InsertedJob, NewJob, OnParentFailure, TerminalStatus } from '../types.js';
 import type { FlowStatements } from './sql/flows.js';
@@ -43,6 +43,33 @@ export function settleDependents(
           (flows.countDown.get({ id: dependent.id, now }) as { status: string } | undefined)?.status === 'QUEUED'
         )
           record(EVENTS.dependenciesMet(dependent.id, now, parent.id));
+      }
+    }
+    frontier = next;
+  }
+}
+
+/**
+ * Inside the transaction that retried `retried`: each dependent their
+ * failure cancelled is WAITING again when no other parent stands failed or
+ * cancelled, and its own cancelled dependents in turn, down the chain.
+ */
+export function reviveDependents(
+  flows: FlowStatements,
+  retried: readonly number[],
+  now: number,
+  record: (event: PlannedEvent) => void,
+): void {
+  let frontier = retried;
+  while (frontier.length > 0) {
+    const next: number[] = [];
+    for (const parent of frontier) {
+      const dependents = flows.cancelledDependents.all(parent) as { id: number; on_parent_failure: OnParentFailure }[];
+      for (const dependent of dependents) {
+        const pending = revivedState(flows.parentsOf.all(dependent.id) as ParentState[], dependent.on_parent_failure);
+        if (pending === undefined || flows.reviveDependent.run({ id: dependent.id, pending }).changes === 0) continue;
+        record(EVENTS.revived(dependent.id, now, parent));
+        next.push(dependent.id);
       }
     }
     frontier = next;

@@ -25,7 +25,7 @@ import { rollUp } from './stats-rollup.js';
 import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../within.js';
 import { applicationProducer } from './application-database.js';
 import { insertJobs } from './inserts.js';
-import { settleDependents, type EndedJob } from './flows.js';
+import { reviveDependents, settleDependents, type EndedJob } from './flows.js';
 
 /** A write waiting for its batch: its body, run inside the transaction, and its caller's promise. */
 interface QueuedWrite {
@@ -143,6 +143,11 @@ export abstract class SqliteWrites extends SqliteReads {
     settleDependents(this.flows, jobs, now, (event) => this.record(event));
   }
 
+  /** Inside the transaction that retried these FAILED jobs: the dependents their failure cancelled come back (./flows.ts). */
+  private retried(ids: readonly number[], now: number): void {
+    reviveDependents(this.flows, ids, now, (event) => this.record(event));
+  }
+
   async jobInsertWithin(): Promise<never> {
     throw wrongDriver('sqlite');
   }
@@ -197,6 +202,7 @@ export abstract class SqliteWrites extends SqliteReads {
     return this.write((now): RetryOutcome => {
       if (this.jobs.retryFailed.run({ id: params.id, now }).changes === 1) {
         this.record(EVENTS.manualRetry(params.id, now, params.actor));
+        this.retried([params.id], now);
         return 'queued';
       }
       return this.jobs.exists.get(params.id) === undefined ? 'not_found' : 'not_failed';
@@ -211,6 +217,10 @@ export abstract class SqliteWrites extends SqliteReads {
           id: number;
         }[];
         for (const { id } of rows) this.record(EVENTS.manualRetry(id, now, params.actor));
+        this.retried(
+          rows.map(({ id }) => id),
+          now,
+        );
         return rows.length;
       }),
     );

@@ -87,6 +87,50 @@ export function flowSuites(c: Conformance): void {
       expect((await statusOf(waiting)).status).toBe('CANCELLED');
     });
 
+    it('retrying a failed parent brings back the dependents its failure cancelled, down the chain, each with an event', async () => {
+      const failedToo = await c.enqueue();
+      await fail(failedToo);
+      const parent = await c.enqueue();
+      const other = await c.enqueue();
+      const child = await c.enqueue({ dependsOn: [parent, other] });
+      const grandchild = await c.enqueue({ dependsOn: [child] });
+      // Cancelled by another parent's failure, which no retry undoes; and by an operator.
+      const stillFailed = await c.enqueue({ dependsOn: [parent, failedToo] });
+      const byOperator = await c.enqueue({ dependsOn: [parent] });
+      await c.queue.cancel(byOperator);
+      await fail(parent);
+      expect(await statusOf(child)).toMatchObject({ status: 'CANCELLED', error_code: 'DEPENDENCY:FAILED' });
+      expect(await statusOf(grandchild)).toMatchObject({ status: 'CANCELLED', error_code: 'DEPENDENCY:CANCELLED' });
+
+      expect(await c.queue.retry(parent)).toMatchObject({ outcome: 'queued' });
+      const revived = { error_code: null, error_detail: null, finished_at: null };
+      expect(await statusOf(child)).toMatchObject({ status: 'WAITING', pending_parents: 2, ...revived });
+      expect(await statusOf(grandchild)).toMatchObject({ status: 'WAITING', pending_parents: 1, ...revived });
+      expect(await statusOf(stillFailed)).toMatchObject({ status: 'CANCELLED', error_code: 'DEPENDENCY:FAILED' });
+      expect((await statusOf(byOperator)).status).toBe('CANCELLED');
+      const revivals = async (id: number) =>
+        (await c.store.eventList({ jobId: id }))
+          .filter((e) => e.event === 'REVIVED')
+          .map((e) => [e.actor, JSON.parse(e.detail!) as unknown]);
+      expect(await revivals(child)).toEqual([['flow', { parent }]]);
+      expect(await revivals(grandchild)).toEqual([['flow', { parent: child }]]);
+
+      await succeed(parent);
+      expect((await statusOf(child)).status).toBe('WAITING');
+      await succeed(other);
+      expect((await statusOf(child)).status).toBe('QUEUED');
+      await succeed(child);
+      expect((await statusOf(grandchild)).status).toBe('QUEUED');
+    });
+
+    it("a bulk retry of failed jobs brings back each one's cancelled dependents", async () => {
+      const parents = [await c.enqueue(), await c.enqueue()];
+      const children = [await c.enqueue({ dependsOn: [parents[0]!] }), await c.enqueue({ dependsOn: [parents[1]!] })];
+      for (const id of parents) await fail(id);
+      expect(await c.queue.retry({ status: 'FAILED', class: 'email' })).toEqual({ count: 2 });
+      for (const id of children) expect(await statusOf(id)).toMatchObject({ status: 'WAITING', pending_parents: 1 });
+    });
+
     it('retention keeps a finished parent while a job still waits on it', async () => {
       const parent = await c.enqueue();
       const other = await c.enqueue();

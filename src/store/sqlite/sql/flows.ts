@@ -1,3 +1,4 @@
+import { CANCELLED_BY_FLOW } from '../../flow-rules.js';
 import { prepareAll, type SqliteDb } from '../connection.js';
 
 const ENDED = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
@@ -22,6 +23,12 @@ export const FLOW_SQL = {
   /** (id, now, code, detail) a WAITING dependent cancelled. */
   cancelDependent: `UPDATE jobs SET status = 'CANCELLED', finished_at = @now, pending_parents = 0, error_code = @code,
     error_detail = @detail WHERE id = @id AND status = 'WAITING'`,
+  /** (parentId) -> its dependents a parent's end cancelled, through job_dependencies_parent. */
+  cancelledDependents: `SELECT c.id, c.on_parent_failure FROM job_dependencies AS d JOIN jobs AS c ON c.id = d.job_id
+    WHERE d.parent_id = ? AND c.status = 'CANCELLED' AND c.error_code IN ${CANCELLED_BY_FLOW} ORDER BY d.job_id`,
+  /** (id, pending) a dependent a parent's end cancelled, WAITING again for `pending` parents. */
+  reviveDependent: `UPDATE jobs SET status = 'WAITING', pending_parents = @pending, finished_at = NULL, error_code = NULL,
+    error_detail = NULL WHERE id = @id AND status = 'CANCELLED'`,
   /** (id, now) -> the dependent's status after one of its parents ended: QUEUED once none is left. */
   countDown: `UPDATE jobs SET pending_parents = pending_parents - 1,
       status = CASE WHEN pending_parents <= 1 THEN 'QUEUED' ELSE 'WAITING' END,
