@@ -27,26 +27,23 @@ export function settleDependents(
   now: number,
   record: (event: PlannedEvent) => void,
 ): void {
-  let frontier = ended;
-  while (frontier.length > 0) {
+  downTheChain(ended, (parent) => {
     const next: EndedJob[] = [];
-    for (const parent of frontier) {
-      const dependents = flows.waitingDependents.all(parent.id) as { id: number; on_parent_failure: OnParentFailure }[];
-      for (const dependent of dependents) {
-        const fate = dependentFate(parent.id, parent.status, dependent.on_parent_failure);
-        if (fate.type === 'cancel') {
-          if (flows.cancelDependent.run({ id: dependent.id, now, code: fate.code, detail: fate.detail }).changes === 0)
-            continue;
-          record(EVENTS.dependencyCancelled(dependent.id, now, fate.code, parent.id));
-          next.push({ id: dependent.id, status: 'CANCELLED' });
-        } else if (
-          (flows.countDown.get({ id: dependent.id, now }) as { status: string } | undefined)?.status === 'QUEUED'
-        )
-          record(EVENTS.dependenciesMet(dependent.id, now, parent.id));
-      }
+    const dependents = flows.waitingDependents.all(parent.id) as { id: number; on_parent_failure: OnParentFailure }[];
+    for (const dependent of dependents) {
+      const fate = dependentFate(parent.id, parent.status, dependent.on_parent_failure);
+      if (fate.type === 'cancel') {
+        if (flows.cancelDependent.run({ id: dependent.id, now, code: fate.code, detail: fate.detail }).changes === 0)
+          continue;
+        record(EVENTS.dependencyCancelled(dependent.id, now, fate.code, parent.id));
+        next.push({ id: dependent.id, status: 'CANCELLED' });
+      } else if (
+        (flows.countDown.get({ id: dependent.id, now }) as { status: string } | undefined)?.status === 'QUEUED'
+      )
+        record(EVENTS.dependenciesMet(dependent.id, now, parent.id));
     }
-    frontier = next;
-  }
+    return next;
+  });
 }
 
 /**
@@ -60,20 +57,22 @@ export function reviveDependents(
   now: number,
   record: (event: PlannedEvent) => void,
 ): void {
-  let frontier = retried;
-  while (frontier.length > 0) {
+  downTheChain(retried, (parent) => {
     const next: number[] = [];
-    for (const parent of frontier) {
-      const dependents = flows.cancelledDependents.all(parent) as { id: number; on_parent_failure: OnParentFailure }[];
-      for (const dependent of dependents) {
-        const pending = revivedState(flows.parentsOf.all(dependent.id) as ParentState[], dependent.on_parent_failure);
-        if (pending === undefined || flows.reviveDependent.run({ id: dependent.id, pending }).changes === 0) continue;
-        record(EVENTS.revived(dependent.id, now, parent));
-        next.push(dependent.id);
-      }
+    const dependents = flows.cancelledDependents.all(parent) as { id: number; on_parent_failure: OnParentFailure }[];
+    for (const dependent of dependents) {
+      const pending = revivedState(flows.parentsOf.all(dependent.id) as ParentState[], dependent.on_parent_failure);
+      if (pending === undefined || flows.reviveDependent.run({ id: dependent.id, pending }).changes === 0) continue;
+      record(EVENTS.revived(dependent.id, now, parent));
+      next.push(dependent.id);
     }
-    frontier = next;
-  }
+    return next;
+  });
+}
+
+/** Visit `start`, then what each visit returned, level by level, until a level returns nothing. */
+function downTheChain<T>(start: readonly T[], visit: (job: T) => T[]): void {
+  for (let level = start; level.length > 0;) level = level.flatMap(visit);
 }
 
 /** The parents of a job about to be inserted: those named by id, and earlier jobs of its batch (already inserted). */
