@@ -56,7 +56,8 @@ ${stacks(detail)}
 
 /** What the attempts table says of a job that never ran: whether it still may, and why not when it cannot. */
 function noAttempts(job: JobRow): string {
-  if (job.status === 'CANCELLED') return `Never ran: cancelled${job.error_detail === null ? '' : `, ${job.error_detail}`}.`;
+  if (job.status === 'CANCELLED')
+    return `Never ran: cancelled${job.error_detail === null ? '' : `, ${job.error_detail}`}.`;
   if (job.status === 'WAITING') return 'Not run yet: it waits for its parents.';
   return 'Not run yet.';
 }
