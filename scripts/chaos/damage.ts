@@ -12,6 +12,8 @@ import { ZOMBIE_BAIT_PRIORITY } from './workload.js';
 const ZOMBIE_WAIT_MS = 20_000;
 /** How long the program follows a killed child's job until another child claims it. */
 const RECLAIM_WAIT_MS = 30_000;
+/** How long a short-class kill looks for a child holding jobs of the burst before it takes any child of the class. */
+const SHORT_HOLDER_WAIT_MS = 200;
 
 /** A child that was SIGSTOPped mid-job, kept stopped until its lease was taken back, then resumed. */
 export interface Zombie {
@@ -65,12 +67,31 @@ export class Damage {
     this.track(this.followReclaim(target, killedAt));
   }
 
-  /** SIGKILL a child of the short class: right after a burst it is in the middle of a batch. */
+  /**
+   * SIGKILL a child of the short class right after a burst: one seen holding
+   * jobs of it (in the middle of a batch), else any. With 8 slots a child
+   * can run a burst out before a kill aimed by time alone lands.
+   */
   async killShortChild(): Promise<void> {
-    const target = this.random.pick(
+    const deadline = Date.now() + SHORT_HOLDER_WAIT_MS;
+    let target: WorkerRow | undefined;
+    while (target === undefined && Date.now() < deadline) {
+      target = this.random.pick(await this.shortHolders());
+      if (target === undefined) await sleep(5);
+    }
+    target ??= this.random.pick(
       (await this.supervisors.children()).filter((child) => child.class === SHORT_CLASS && child.state !== 'starting'),
     );
     if (target !== undefined && this.sigkill(target.pid)) this.counts.short_child_kills += 1;
+  }
+
+  /** The children of the short class that hold a job now (claimed: a short job's start is written with its outcome). */
+  private async shortHolders(): Promise<WorkerRow[]> {
+    const byId = new Map((await this.supervisors.children()).map((c) => [c.id, c]));
+    const held = await this.store.jobList({ status: 'CLAIMED', class: SHORT_CLASS, limit: 100 });
+    return [...new Set(held.flatMap((job) => (job.owner_id === null ? [] : [byId.get(job.owner_id)])))].filter(
+      (child): child is WorkerRow => child !== undefined && !this.stopped.has(child.pid),
+    );
   }
 
   /** SIGKILL a child, noted in the ledger as a death (it may cut a record short); false when it was already gone. */
