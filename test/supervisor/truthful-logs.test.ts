@@ -28,8 +28,11 @@ describe('a job the supervisor kills for its runtime on every run', () => {
     expect(attempts.map((a) => a.error_code)).toEqual(Array(4).fill('TIMEOUT:MAX_RUNTIME'));
     expect(attempts[0]?.error_detail).toMatch(/^child killed by the supervisor \(max_runtime: /);
 
-    const exits = sup.events('CHILD_EXITED', { class: 'slow' });
-    expect(exits.length).toBeGreaterThanOrEqual(4);
+    // The last kill's exit line may come after its take-back is written: waited for, not assumed.
+    const exits = await waitFor('an exit line for each of the 4 kills', () => {
+      const lines = sup.events('CHILD_EXITED', { class: 'slow' });
+      return lines.length >= 4 ? lines : undefined;
+    });
     for (const exit of exits.slice(0, 4)) {
       expect(exit.reason).toBe('max_runtime');
       expect(exit.msg).toMatch(/^child exited: killed by the supervisor \(max_runtime: /);
