@@ -2,7 +2,7 @@
  * An hour of a queue's life, written as its workers would have written it
  * (a clock moved through the hour): jobs that succeeded and failed minute by
  * minute with what each cost, a class whose children keep crashing, a paused class. What the
- * overview's chart and alerts show, and the README's screenshot.
+ * overview's chart and alerts show, and the docs' screenshot.
  */
 import { openQueue } from '../../src/queue/queue.js';
 import { TestClock } from '../helpers/clock.js';
