@@ -1,7 +1,7 @@
 /**
  * What a handler is, as the child runs it: the job it is given, its
  * context, and `defineHandler`, which types both from the application's
- * Jobs registry (queue/typed-jobs.ts).
+ * Jobs registry (job-types.ts).
  */
 import { LeaseholdError } from './errors.js';
 import type { JobClass, PayloadOf, ResultOf } from './job-types.js';
