@@ -166,6 +166,12 @@ describe('reload: a handler path with a typo', () => {
 describe('reload: a replacement that cannot start', () => {
   it('stops the rolling replacement at once: the old children serve on untouched, the class stays enabled, leasehold reload exits 1', async () => {
     const { sup, original, drained } = await serving(2);
+    // A failed replacement's row is marked exited by a write that takes its turn: it may land just after the verdict.
+    const onlyOriginalChildrenListed = () =>
+      waitFor('only the original children listed', async () => {
+        const pids = (await sup.children('work')).map((c) => c.pid).sort();
+        return pids.length === original.length && pids.every((pid, i) => pid === original[i]);
+      });
 
     // It loads in the config check's probe, and only fails in a worker.
     editWork(sup, (work) => void (work.handler = fixture('worker-only-failure')));
@@ -179,18 +185,14 @@ describe('reload: a replacement that cannot start', () => {
       /cannot load handler .*worker-only-failure\.mjs: this handler refuses to load in a worker/,
     );
     expect(sup.events('CHILD_REPLACED'), 'one replacement tried, then the roll stopped').toHaveLength(1);
-    // The failed replacement's row is marked exited by a write that takes its turn: it may land just after the log line.
-    await waitFor('only the original children listed', async () => {
-      const pids = (await sup.children('work')).map((c) => c.pid).sort();
-      return pids.length === original.length && pids.every((pid, i) => pid === original[i]);
-    });
+    await onlyOriginalChildrenListed();
     expect(sup.events('CLASS_DISABLED')).toEqual([]);
     expect(await sup.queue.store.classDisabledList({ liveSince: 0 })).toEqual([]);
 
     const again = await leasehold(sup, 'reload');
     expect(again.exitCode).toBe(1);
     expect(again.stderr.trim().split('\n')).toEqual([`leasehold: ${failed.msg as string}`]);
-    expect((await sup.children('work')).map((c) => c.pid).sort()).toEqual(original);
+    await onlyOriginalChildrenListed();
 
     editWork(sup, (work) => void (work.handler = fixture('succeed')));
     const back = await leasehold(sup, '--json', 'reload');
