@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 /** `supervise --config queue.yaml`: the supervisor in the foreground. */
 import { randomBytes } from 'node:crypto';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import { superviseArgs } from './args.js';
 import { Supervisor } from './supervisor.js';
 import { resolveHost } from '../src/config/host.js';
 import { checkConfig } from '../src/config/deployment.js';
@@ -11,26 +10,11 @@ import { openStore } from '../src/store/open.js';
 import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.js';
 import { Writer } from './writer.js';
 import { die, EXIT } from '../src/exit.js';
-import { packageVersion } from '../src/package-version.js';
 import { flushTracing, loadTracing } from '../src/tracing/gate.js';
 
 const PROGRAM = 'supervise';
 
-const argv = await yargs(hideBin(process.argv))
-  .scriptName(PROGRAM)
-  .usage(
-    '$0 --config queue.yaml\n\nRuns the supervisor and its child workers in the foreground. SIGTERM or SIGINT drains; a second signal forces. SIGHUP reloads queue.yaml.',
-  )
-  .option('config', { type: 'string', demandOption: true, describe: 'path of queue.yaml' })
-  .option('check-config', { type: 'boolean', default: false, describe: 'validate the config and exit' })
-  .strict()
-  .fail((message, error) => {
-    process.stderr.write(`${PROGRAM}: ${message ?? error?.message}\n`);
-    process.exit(EXIT.USAGE);
-  })
-  .help()
-  .version(packageVersion())
-  .parseAsync();
+const argv = await superviseArgs(process.argv.slice(2));
 
 try {
   // The one check `--check-config`, start-up and a reload share: what it passes starts.
@@ -63,7 +47,8 @@ try {
   // SQLite: one writer for the supervisor and its children, off this event loop.
   const writer = store.driver === 'sqlite' ? new Writer(config.database, logger) : undefined;
   await writer?.ready;
-  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writer });
+  const { httpSide } = config.http === null ? {} : await import('./http-side.js');
+  const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writer, httpSide });
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

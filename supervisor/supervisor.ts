@@ -12,9 +12,6 @@ import {
 } from '../src/store/faults.js';
 import type { SchedulerStore } from '../src/store/schedules.js';
 import type { MaintenanceStore, OperatorStore, RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
-import { dashboardListener } from '../src/dashboard/server.js';
-import { TOKEN_ENV } from '../src/config/exposure.js';
-import { checkListenAddress } from '../src/dashboard/security.js';
 import { Chores } from './chores.js';
 import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
@@ -25,8 +22,8 @@ import { StallWatch } from './stall-watch.js';
 import type { Writer } from './writer.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
-import { HttpServer, type Unhealthy } from './http-server.js';
-import { SupervisorMetrics } from './metrics.js';
+import type { HttpServer, Unhealthy } from './http-server.js';
+import type { httpSide } from './http-side.js';
 import { retireChildren } from './retire.js';
 import { takeBackFromPreviousRuns } from './start-up.js';
 import { planReload, ReloadVerdicts, type ClassFailure } from './reload.js';
@@ -40,6 +37,8 @@ export interface SupervisorOptions {
   host: string;
   /** SQLite: the writer that makes its own writes and its children's (writer.ts). */
   writer?: Writer;
+  /** When the config has `http`: http-side.ts, which main.ts loads only then. */
+  httpSide?: typeof httpSide;
 }
 
 /**
@@ -85,22 +84,20 @@ export class Supervisor {
     });
     const store = watchAvailability(options.writer?.route(options.store) ?? options.store, this.availability);
     this.store = store;
-    const metrics =
-      config.http === null
+    const side =
+      config.http === null || options.httpSide === undefined
         ? undefined
-        : new SupervisorMetrics({ store, supervisorId, classes: () => this.config.classes });
-    sink = metrics ?? NO_METRICS;
-    this.metrics = sink;
-    this.http =
-      config.http === null || metrics === undefined
-        ? undefined
-        : new HttpServer({
-            ...config.http,
-            registry: metrics.registry,
+        : options.httpSide({
+            config: { ...config, http: config.http },
+            store,
+            supervisorId,
             logger,
+            classes: () => this.config.classes,
             unhealthy: () => this.unhealthy(),
-            dashboard: this.dashboard(config),
           });
+    sink = side?.metrics ?? NO_METRICS;
+    this.metrics = sink;
+    this.http = side?.http;
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
     const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
     const tickMs = clamp(fastestHeartbeat * 500, 100, 1_000);
@@ -120,22 +117,6 @@ export class Supervisor {
       supervisorId,
       configFile: config.file,
       database: config.database,
-    });
-  }
-
-  /** The dashboard's pages on the HTTP port, when `http.dashboard` is on (a token from the environment; none: loopback only). */
-  private dashboard(config: LeaseholdConfig) {
-    if (config.http?.dashboard !== true) return undefined;
-    const token = process.env[TOKEN_ENV] || undefined;
-    checkListenAddress(config.http.host, token);
-    return dashboardListener({
-      store: this.store,
-      database: config.database,
-      classes: config.classes,
-      payloadLimitBytes: config.payload_limit_bytes,
-      readOnly: false,
-      token,
-      logger: this.options.logger,
     });
   }
 
