@@ -40,27 +40,41 @@ const COMMANDS: Command[] = [
   workersCommand,
 ];
 
+/** One yargs parser a command, which hands what its handler gets to `captured`: built once, it parses each line afresh. */
+const parsers = new Map<Command, { parse: (argv: string[]) => Promise<unknown>; captured?: Record<string, unknown> }>();
+
+function parserFor(command: Command) {
+  let parser = parsers.get(command);
+  if (parser !== undefined) return parser;
+  const instance = yargs()
+    .scriptName('leasehold')
+    .options(GLOBAL_OPTIONS)
+    .command({ ...command, handler: (args: Record<string, unknown>) => void (built.captured = args) } as never)
+    .strict()
+    .strictCommands()
+    .fail((message: string | undefined, error: Error | undefined) => {
+      throw error ?? new Error(message);
+    })
+    .help(false)
+    .version(false);
+  const built: { parse: (argv: string[]) => Promise<unknown>; captured?: Record<string, unknown> } = {
+    parse: (argv) => instance.parseAsync(argv),
+  };
+  parser = built;
+  parsers.set(command, parser);
+  return parser;
+}
+
 /** What yargs hands the command's handler, or 'refused' when it fails the words. Values left undefined are dropped. */
 async function viaYargs(argv: string[], command: Command): Promise<Record<string, unknown> | 'refused'> {
-  let captured: Record<string, unknown> | undefined;
-  const capture = { ...command, handler: (args: Record<string, unknown>) => void (captured = args) };
+  const parser = parserFor(command);
+  parser.captured = undefined;
   try {
-    await yargs(argv)
-      .scriptName('leasehold')
-      .options(GLOBAL_OPTIONS)
-      .command(capture as never)
-      .strict()
-      .strictCommands()
-      .fail((message: string | undefined, error: Error | undefined) => {
-        throw error ?? new Error(message);
-      })
-      .help(false)
-      .version(false)
-      .parseAsync();
+    await parser.parse(argv);
   } catch {
     return 'refused';
   }
-  return captured === undefined ? 'refused' : defined(captured);
+  return parser.captured === undefined ? 'refused' : defined(parser.captured);
 }
 
 function defined(args: object): Record<string, unknown> {
