@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { readJsonLog } from '../helpers/json-log.js';
+import { jsonLogReader } from '../helpers/json-log.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -102,12 +102,14 @@ export class SupervisorRun {
   private exit: { code: number | undefined; signal: string | undefined } | undefined;
   private readonly ended: Promise<unknown>;
   private readonly printed: string[] = [];
+  private readonly log: () => LogRecord[];
 
   private constructor(
     private readonly process: ResultPromise,
     readonly logFile: string,
   ) {
     started.add(this);
+    this.log = jsonLogReader<LogRecord>(logFile);
     process.stdout?.on('data', (chunk: Buffer) => this.printed.push(chunk.toString()));
     process.stderr?.on('data', (chunk: Buffer) => this.printed.push(chunk.toString()));
     this.ended = process.then((result) => {
@@ -136,7 +138,7 @@ export class SupervisorRun {
   }
 
   events(event: string): LogRecord[] {
-    return readJsonLog<LogRecord>(this.logFile).filter((record) => record.event === event);
+    return this.log().filter((record) => record.event === event);
   }
 
   async waitForEvent(

@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { openQueue, type JobDetails, type Queue } from '../../src/queue/queue.js';
 import type { JobStatus, WorkerRow } from '../../src/store/types.js';
 import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase } from './processes.js';
-import { readJsonLog } from './json-log.js';
+import { jsonLogReader } from './json-log.js';
 import { waitFor } from './wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -204,7 +204,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   });
 
   const output = () => printed.join('');
-  const logEvents = () => readJsonLog<LogRecord>(logFile);
+  const logEvents = jsonLogReader<LogRecord>(logFile);
   const matches = (record: LogRecord, match: Partial<LogRecord>) =>
     Object.entries(match).every(([key, value]) => record[key] === value);
   const events = (event: string, match: Partial<LogRecord> = {}) =>
