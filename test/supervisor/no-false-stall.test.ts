@@ -41,7 +41,9 @@ describe('children that claim nothing for good reasons are not stalled', () => {
       const limited = await sup.queue.enqueueMany(Array.from({ length: 3 }, () => ({ class: 'limited', payload: {} })));
       await sup.waitForJob(busy[0]!.id, 'RUNNING');
       await sup.waitForJob(busy[1]!.id, 'RUNNING');
-      await sup.waitForJob(limited[0]!.id, 'SUCCEEDED');
+      // The window's one start is spent once the first limited job is claimed: by its run, or by a claim its child
+      // could not start within the margin (a loaded machine) and handed back, which spends the start all the same.
+      await sup.waitForJob(limited[0]!.id, (details) => details.attempts.length > 0);
 
       await holdsFor('no child found stalled', () => sup.events('CHILD_STALLED').length === 0, { forMs: watchMs });
       // Jobs were due in each class all that time: a net that judged by claims alone would have fired.
