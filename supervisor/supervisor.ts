@@ -84,6 +84,8 @@ export class Supervisor {
     });
     const store = watchAvailability(options.writer?.route(options.store) ?? options.store, this.availability);
     this.store = store;
+    if (config.http !== null && options.httpSide === undefined)
+      throw new Error('the config has http: the supervisor needs http-side.ts (httpSide) to serve it');
     const side =
       config.http === null || options.httpSide === undefined
         ? undefined

@@ -102,7 +102,7 @@ export class SupervisorRun {
   private exit: { code: number | undefined; signal: string | undefined } | undefined;
   private readonly ended: Promise<unknown>;
   private readonly printed: string[] = [];
-  private readonly log: () => LogRecord[];
+  private readonly log: { read: () => LogRecord[]; close: () => void };
 
   private constructor(
     private readonly process: ResultPromise,
@@ -137,8 +137,12 @@ export class SupervisorRun {
     return this.exit !== undefined;
   }
 
+  closeLog(): void {
+    this.log.close();
+  }
+
   events(event: string): LogRecord[] {
-    return this.log().filter((record) => record.event === event);
+    return this.log.read().filter((record) => record.event === event);
   }
 
   async waitForEvent(
@@ -211,6 +215,7 @@ export async function killLeftovers(): Promise<string[]> {
   const runs = [...started];
   started.clear();
   for (const run of runs) {
+    run.closeLog();
     const children = run.childPids();
     if (!run.exited) {
       killed.push(`supervisor ${run.pid}`);

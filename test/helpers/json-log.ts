@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { LogFollower } from '../../src/reports/log-follow.js';
 
 /**
  * The records of a supervisor's JSON-lines log so far; none before the file
@@ -12,28 +13,27 @@ export function readJsonLog<T>(file: string): T[] {
 
 /**
  * The same records, for a log read again and again (a test waiting on it):
- * each read parses only the whole lines written since the last one, where
- * parsing the file afresh every 25 ms cost a waiting test a good part of a
- * core once its log grew. A file that shrank was rotated: it is read anew.
+ * each read parses only the whole lines written since the last one (the
+ * CLI's LogFollower, which follows a rotation too), where parsing the file
+ * afresh every 25 ms cost a waiting test a good part of a core once its log
+ * grew. `close` lets the file go; a read after it reads the file anew.
  */
-export function jsonLogReader<T>(file: string): () => T[] {
+export function jsonLogReader<T>(file: string): { read: () => T[]; close: () => void } {
   let records: T[] = [];
-  let offset = 0;
-  return () => {
-    if (!existsSync(file)) return [];
-    const fd = openSync(file, 'r');
-    try {
-      const size = fstatSync(fd).size;
-      if (size < offset) [records, offset] = [[], 0];
-      const fresh = Buffer.alloc(size - offset);
-      const read = readSync(fd, fresh, 0, fresh.length, offset);
-      const whole = fresh.subarray(0, fresh.subarray(0, read).lastIndexOf(0x0a) + 1);
-      offset += whole.length;
-      records = records.concat(parseLines<T>(whole.toString('utf8').split('\n')));
-    } finally {
-      closeSync(fd);
-    }
-    return records.slice();
+  let follower: LogFollower | undefined;
+  return {
+    read: () => {
+      if (follower === undefined) {
+        if (!existsSync(file)) return [];
+        follower = new LogFollower(file);
+      }
+      records = records.concat(parseLines<T>(follower.read()));
+      return records.slice();
+    },
+    close: () => {
+      follower?.close();
+      [follower, records] = [undefined, []]; // a later read starts over
+    },
   };
 }
 

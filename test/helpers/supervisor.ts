@@ -204,7 +204,9 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   });
 
   const output = () => printed.join('');
-  const logEvents = jsonLogReader<LogRecord>(logFile);
+  const log = jsonLogReader<LogRecord>(logFile);
+  onCleanup(log.close);
+  const logEvents = log.read;
   const matches = (record: LogRecord, match: Partial<LogRecord>) =>
     Object.entries(match).every(([key, value]) => record[key] === value);
   const events = (event: string, match: Partial<LogRecord> = {}) =>
