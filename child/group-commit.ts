@@ -1,4 +1,5 @@
 import { coerceError } from '../src/errors.js';
+import { claimRecord } from '../src/store/facts.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import type { LogLevel } from '../src/limits.js';
 import type { ClaimedJob, ClaimRequest, SettleResult, WorkerStore } from '../src/store/types.js';
@@ -129,7 +130,7 @@ export class GroupCommit {
       startedAt: run.startedAt,
       verdict: run.verdict,
       cost: run.cost,
-      claim: job,
+      claim: claimRecord(job),
       logs: run.logs,
     }));
     try {

@@ -2,6 +2,7 @@ import type { ClassConfig } from '../src/config/schema.js';
 import { coerceError, errorStack, LeaseholdError, LeaseLostError, truncate, type ErrorSummary } from '../src/errors.js';
 import type { LogLevel } from '../src/limits.js';
 import { backoffPolicy, retryDelayMs } from '../src/backoff.js';
+import { claimRecord } from '../src/store/facts.js';
 import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
@@ -235,7 +236,7 @@ export class JobRun {
         ...this.ref,
         leaseMs: this.deps.config.lease_seconds * 1000,
         startedAt: this.startedAt,
-        claim: this.job,
+        claim: claimRecord(this.job),
       });
       this.startWritten = true;
     } catch (error) {

@@ -75,6 +75,14 @@ export function claimedJobs(rows: ClaimedRow[], ownerId: string, claimedAt: numb
     }));
 }
 
+/**
+ * The record a holder passes with its writes: the claim's three facts, not
+ * the job it holds (its payload would cross to the writer and back for nothing).
+ */
+export function claimRecord(job: ClaimRecord): ClaimRecord {
+  return { attempt: job.attempt, ownerId: job.ownerId, claimedAt: job.claimedAt };
+}
+
 /** The claim facts a holder's own record of its claim gives: those its lease token names in the row. */
 export function claimFacts(ref: LeaseRef, claim: ClaimRecord): ClaimFacts {
   return { id: ref.id, attempts: claim.attempt, owner_id: claim.ownerId, claimed_at: claim.claimedAt };

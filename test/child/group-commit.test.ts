@@ -157,4 +157,22 @@ describe('GroupCommit', () => {
     expect((await sqlite.jobGet({ id: a!.id }))?.status).toBe('CLAIMED');
     writer.close();
   });
+  it('sends each settlement its claim record, not the claimed job (the payload stays in the child)', async () => {
+    const { store, sqlite } = await gatedStore();
+    const [job] = await claimed(sqlite, 1);
+    const sent: Parameters<WorkerStore['jobsSettle']>[0][] = [];
+    const settle = store.jobsSettle;
+    store.jobsSettle = async (params) => {
+      sent.push(params);
+      return settle(params);
+    };
+    const writer = writerOn(store, []);
+    writer.add(done(job!));
+    await writer.drain();
+    expect(sent[0]!.settlements[0]!.claim).toEqual({
+      attempt: job!.attempt,
+      ownerId: job!.ownerId,
+      claimedAt: job!.claimedAt,
+    });
+  });
 });
