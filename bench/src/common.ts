@@ -111,6 +111,9 @@ export async function waitFor<T>(
   }
 }
 
+/** The longest wait between two polls of a drain (pollDrain). */
+const POLL_MAX_MS = 500;
+
 /** When a drain was first seen doing work, and when it ended, by polling a counter. */
 export interface DrainTiming {
   /** Wall time (performance.now) of the last poll that saw nothing finished yet. */
@@ -123,9 +126,15 @@ export interface DrainTiming {
 }
 
 /**
- * Poll `countDone` every `intervalMs` until it reaches `total`. The steady
- * rate is (total - doneAtFirstSeen) / (endMs - firstSeenMs): start-up (node,
- * forks, migrations) is left out; the caller also has its own start time.
+ * Poll `countDone` until it reaches `total`. The steady rate is (total -
+ * doneAtFirstSeen) / (endMs - firstSeenMs): start-up (node, forks,
+ * migrations) is left out; the caller also has its own start time.
+ *
+ * Every `intervalMs` until the first job is done; then the wait is a quarter
+ * of the time the rate so far says the next goal (the mark, then the end)
+ * is away, between `intervalMs` and POLL_MAX_MS: a count of 100,000 rows is
+ * 5 ms of SQLite, and one every 10 ms took half a core of 2 from the queue
+ * being measured. The end is still seen within `intervalMs` of the last job.
  */
 export async function pollDrain(
   countDone: () => Promise<number>,
@@ -158,7 +167,10 @@ export async function pollDrain(
     if (now > deadline) throw new DeadlineError(`${total} jobs to finish (${done} done)`, options.timeoutMs);
     const dead = options.alive?.();
     if (dead !== undefined) throw new Error(`${dead} (${done} of ${total} jobs done)`);
-    await sleep(options.intervalMs);
+    const goal = options.mark?.atDone ?? total;
+    const perMs = firstSeenMs === undefined || now <= firstSeenMs ? 0 : (done - doneAtFirstSeen) / (now - firstSeenMs);
+    const untilGoalMs = perMs > 0 && goal > done ? (goal - done) / perMs : 0;
+    await sleep(Math.min(POLL_MAX_MS, Math.max(options.intervalMs, untilGoalMs / 4)));
   }
 }
 
