@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { LeaseholdError } from '../errors.js';
 import type { HandlerSetup, HandlerTeardown, PayloadParser } from '../handler.js';
 import { syntaxErrorLocation } from './syntax-location.js';
+import { isTypeScript, loadTypeScriptSupport } from './typescript-loader.js';
 
 type AnyFunction = (...args: never[]) => unknown;
 
@@ -42,14 +43,27 @@ export async function importMiddleware(file: string): Promise<MiddlewareExports>
 }
 
 async function importModule(file: string, kind: ModuleKind): Promise<ModuleNamespace> {
+  if (isTypeScript(file)) await loadTypeScriptSupport(file);
   try {
-    return (await import(pathToFileURL(file).href)) as ModuleNamespace;
+    return esModuleOf((await import(pathToFileURL(file).href)) as ModuleNamespace);
   } catch (error) {
     throw new LeaseholdError('HANDLER:LOAD_FAILED', `cannot load ${kind} ${file}: ${await whyNotLoaded(file, error)}`, {
       retryable: false,
       cause: error,
     });
   }
+}
+
+/**
+ * A CommonJS module compiled from ES module syntax (by tsc, or by tsx for a
+ * `.ts` file outside a `"type": "module"` package) marks its exports
+ * `__esModule`, and its `export default` is `exports.default`: its exports
+ * are the module's, as a bundler or TypeScript's esModuleInterop reads them.
+ */
+function esModuleOf(namespace: ModuleNamespace): ModuleNamespace {
+  const exported = (namespace as { default?: unknown }).default;
+  const compiled = typeof exported === 'object' && exported !== null && '__esModule' in exported;
+  return compiled && exported.__esModule === true ? exported : namespace;
 }
 
 /** A module's default export must be a function, and each optional export it has, too. */
@@ -84,6 +98,8 @@ function defaultFunction(module: ModuleNamespace, name: string): AnyFunction {
 
 /** The error's first line; for a syntax error, its name and where it is (`(at /srv/h.mjs:2:17)`). */
 async function whyNotLoaded(file: string, error: unknown): Promise<string> {
+  // tsx's compiler (esbuild) says where under its first line: `Transform failed with 1 error:`.
+  if (error instanceof Error && error.name === 'TransformError') return error.message.split('\n').slice(1).join('; ');
   if (!(error instanceof SyntaxError)) return firstLine(error);
   const where = await syntaxErrorLocation(file, error);
   return `${error.name}: ${firstLine(error)}${where === undefined ? '' : ` (at ${where})`}`;

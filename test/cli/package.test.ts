@@ -300,4 +300,33 @@ describe('the installed package', () => {
     const result = await supervisor;
     expect(result.exitCode).toBe(0);
   });
+  // Last: it installs tsx into the app.
+  it('takes a .ts handler: without tsx, --check-config says what to install; with tsx in the app, it passes', async () => {
+    writeFileSync(
+      path.join(app, 'receipt.ts'),
+      'export default async (job: { payload: { n: number } }) => job.payload.n;\n',
+    );
+    writeFileSync(
+      path.join(app, 'ts-queue.yaml'),
+      'database: ./ts.db\nclasses:\n  - { name: receipts, handler: ./receipt.ts }\n',
+    );
+    const check = () => inApp('npx', ['supervise', '--config', 'ts-queue.yaml', '--check-config']);
+    const without = await check();
+    expect(without.exitCode).toBe(2);
+    expect(String(without.stderr)).toContain(
+      `${path.join(app, 'receipt.ts')} is TypeScript, and Node ${process.version} cannot strip types: install tsx`,
+    );
+
+    const tsx = await inApp(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', 'tsx@4'],
+      {
+        timeout: 120_000,
+      },
+    );
+    expect(tsx.exitCode, String(tsx.stderr)).toBe(0);
+    const withTsx = await check();
+    expect(withTsx.exitCode, String(withTsx.stderr)).toBe(0);
+    expect(withTsx.stdout).toMatch(/ts-queue\.yaml: OK \(1 classes: receipts\)/);
+  }, 180_000);
 });
