@@ -33,9 +33,36 @@ export async function dropSchemas(names: string[]): Promise<void> {
   if (names.length === 0) return;
   const client = await adminClient();
   try {
-    for (const name of names) await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(name)} CASCADE`);
+    await client.query(`SET lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
+    for (const name of names) await dropSchema(client, name);
   } finally {
     await client.end();
+  }
+}
+
+const DROP_LOCK_TIMEOUT = '10s';
+
+/**
+ * A schema is unique to its file: a session still holding a lock in it when
+ * the file ends was left by its tests (a fault test's frozen connection, an
+ * open transaction). Its holders are named and ended, then the drop is made
+ * again, where the drop used to wait for them past the hook's timeout.
+ */
+async function dropSchema(client: pg.Client, name: string): Promise<void> {
+  const drop = `DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(name)} CASCADE`;
+  try {
+    await client.query(drop);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '55P03') throw error; // lock_not_available
+    const { rows } = await client.query<{ pid: number; state: string; query: string }>(
+      `SELECT DISTINCT a.pid, a.state, a.query, pg_terminate_backend(a.pid)
+         FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+         JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE n.nspname = $1 AND a.pid <> pg_backend_pid()`,
+      [name],
+    );
+    console.warn(`schema ${name} was held after its tests by ${JSON.stringify(rows)}: ended them to drop it`);
+    await client.query(drop);
   }
 }
 
