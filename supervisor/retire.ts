@@ -47,8 +47,14 @@ export async function retireChildren(children: readonly PoolChild[], options: Re
 /** Wait until the children exit, the time is up, or `force` says stop waiting. */
 async function waitForExit(children: readonly PoolChild[], timeoutMs: number, force: AbortSignal): Promise<void> {
   if (children.length === 0 || force.aborted) return;
-  await Promise.race([
-    Promise.all(children.map((child) => child.exited)),
-    sleep(timeoutMs, undefined, { signal: force }).catch(() => undefined),
-  ]);
+  // The timer ends with the wait: a supervisor started from code must leave its process free to exit.
+  const waited = new AbortController();
+  try {
+    await Promise.race([
+      Promise.all(children.map((child) => child.exited)),
+      sleep(timeoutMs, undefined, { signal: AbortSignal.any([force, waited.signal]) }).catch(() => undefined),
+    ]);
+  } finally {
+    waited.abort();
+  }
 }

@@ -159,6 +159,21 @@ export class Supervisor {
     }
   }
 
+  /** Its id in the `workers` table and its log lines. */
+  get id(): string {
+    return this.options.supervisorId;
+  }
+
+  /** The config file it runs (a reload reads it again). */
+  get configFile(): string {
+    return this.config.file;
+  }
+
+  /** Resolves once each class's children of now are ready, or have ended before they were. */
+  async childrenReady(): Promise<void> {
+    await Promise.all(this.pools.flatMap((pool) => pool.children.map((child) => child.ready)));
+  }
+
   async start(): Promise<void> {
     const { logger, supervisorId, host, config } = this.options;
     const store = this.store;

@@ -301,7 +301,7 @@ describe('the installed package', () => {
     expect(result.exitCode).toBe(0);
   });
   // Last: it installs tsx into the app.
-  it('takes a .ts handler: without tsx, --check-config says what to install; with tsx in the app, it passes', async () => {
+  it('takes a .ts handler: without tsx, --check-config says what to install; with tsx, it passes and the app starts the supervisor', async () => {
     writeFileSync(
       path.join(app, 'receipt.ts'),
       'export default async (job: { payload: { n: number } }) => job.payload.n;\n',
@@ -328,5 +328,26 @@ describe('the installed package', () => {
     const withTsx = await check();
     expect(withTsx.exitCode, String(withTsx.stderr)).toBe(0);
     expect(withTsx.stdout).toMatch(/ts-queue\.yaml: OK \(1 classes: receipts\)/);
+
+    // The app starts the supervisor from its own code, by the package's names.
+    writeFileSync(
+      path.join(app, 'workers.mjs'),
+      [
+        "import { openQueue } from 'leasehold';",
+        "import { startSupervisor } from 'leasehold/supervisor';",
+        "const workers = await startSupervisor({ config: 'ts-queue.yaml', console: false });",
+        'await workers.ready;',
+        "const queue = await openQueue({ database: './ts.db' });",
+        "const { id } = await queue.enqueue({ class: 'receipts', payload: { n: 41 } });",
+        'const job = await queue.waitFor(id, { timeoutMs: 30_000 });',
+        'await queue.close();',
+        'await workers.stop();',
+        'console.log(JSON.stringify({ status: job.status, result: job.result }));',
+      ].join('\n'),
+    );
+    trackWorkersDatabase(path.join(app, 'ts.db'));
+    const workers = await inApp('node', ['workers.mjs']);
+    expect(workers.exitCode, String(workers.stderr)).toBe(0);
+    expect(JSON.parse(String(workers.stdout))).toEqual({ status: 'SUCCEEDED', result: 41 });
   }, 180_000);
 });
