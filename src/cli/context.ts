@@ -83,9 +83,10 @@ function absoluteDatabase(database: string): string {
 }
 
 /**
- * Open the store. Read commands (`create: false`) never create a database:
- * a missing file is bad input. A file that cannot be opened is bad input too
- * (exit 2), with the reason.
+ * Open the store. Every command but `migrate` (`create: false`) never
+ * creates a database or leasehold's tables: a missing file, a file or a
+ * PostgreSQL schema without them, is bad input. A file that cannot be
+ * opened is bad input too (exit 2), with the reason.
  */
 export async function openContext(target: Target, args: GlobalArgs, { create }: { create: boolean }): Promise<Context> {
   const { database } = target;
@@ -94,7 +95,7 @@ export async function openContext(target: Target, args: GlobalArgs, { create }: 
   if (isFile && !existed && !create) throw new InvalidInputError('DATABASE', `no database at ${database}`);
   let store: Store;
   try {
-    store = await openStore(database);
+    store = await openStore(database, { create });
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;
     if (isOpenError(error))

@@ -13,9 +13,18 @@ import { isPostgresUrl } from './database-url.js';
  */
 export async function openStore(
   database: string,
-  options: { clock?: Clock; statementTimeoutMs?: number } = {},
+  options: {
+    clock?: Clock;
+    statementTimeoutMs?: number;
+    /**
+     * false: a database or schema without leasehold's tables is refused
+     * (INVALID_INPUT:DATABASE, naming where it looked and the command that
+     * creates them), never given them: what a read command opens with.
+     */
+    create?: boolean;
+  } = {},
 ): Promise<Store> {
-  const { clock } = options;
+  const { clock, create = true } = options;
   if (database.trim() === '')
     throw new InvalidInputError('DATABASE', 'database must be a file path or a postgres:// URL');
   // Each driver is loaded only when asked for: a SQLite command never pays for the PostgreSQL client.
@@ -24,6 +33,7 @@ export async function openStore(
       database,
       clock,
       statementTimeoutMs: options.statementTimeoutMs,
+      create,
     });
-  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock });
+  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock, create });
 }

@@ -205,9 +205,17 @@ const MIGRATION_SQL = nameAll('migrations', {
     name       TEXT    NOT NULL,
     applied_at BIGINT  NOT NULL
   )`,
+  /** (schema, or null for the session's own) -> whether it holds the ledger: a queue at some version. */
+  ledgerPresent: `SELECT to_regclass(quote_ident(coalesce($1, current_schema())) || '.schema_migrations') IS NOT NULL AS present`,
   /** (version, name, now) -> the version when this process takes it; no row: another process applied it already. */
   record: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING RETURNING version`,
 });
+
+/** Whether `schema` (null: the session's own) holds leasehold's tables; read without creating anything. */
+export async function hasLedger(pool: pg.Pool, schema: string | null): Promise<boolean> {
+  const [found] = await rows<{ present: boolean }>(pool, MIGRATION_SQL.ledgerPresent, [schema]);
+  return found?.present === true;
+}
 
 const UNBOUNDED = 'SET LOCAL statement_timeout = 0';
 /** A migration's statement with no answer for this long is on a dead connection (node-postgres's query_timeout). */

@@ -26,7 +26,8 @@ import type {
 } from '../types.js';
 import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
-import { runPostgresMigrations } from './migrations.js';
+import { hasLedger, runPostgresMigrations } from './migrations.js';
+import { noQueueError } from '../no-queue.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { ServerClock } from './server-clock.js';
 import { PostgresWrites } from './writes.js';
@@ -38,6 +39,8 @@ export interface PostgresStoreOptions {
   clock?: Clock;
   /** The server's statement_timeout on every connection (default: DEFAULT_STATEMENT_TIMEOUT_SECONDS). */
   statementTimeoutMs?: number;
+  /** false: a schema without leasehold's tables is refused, not given them (openStore's `create`). */
+  create?: boolean;
 }
 
 /**
@@ -72,6 +75,8 @@ export class PostgresStore extends PostgresWrites implements Store {
     const pool = openPool(target);
     let clock = options.clock;
     try {
+      if (options.create === false && !(await hasLedger(pool, target.schema)))
+        throw noQueueError(options.database, `schema "${target.schema ?? 'public'}"`);
       clock ??= await ServerClock.open(pool);
       await runPostgresMigrations(pool, target.schema, clock.now());
       return new PostgresStore(pool, target, clock);

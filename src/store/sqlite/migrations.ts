@@ -282,10 +282,16 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
   return applied;
 }
 
+/** Whether the file holds leasehold's migration ledger: a queue at some version. */
+export function hasLedger(db: SqliteDb): boolean {
+  return (
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get() !== undefined
+  );
+}
+
 /** Every version this build knows is recorded (counted by number: versions need not be consecutive). */
 function isCurrent(db: SqliteDb): boolean {
-  const ledger = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
-  if (ledger === undefined) return false;
+  if (!hasLedger(db)) return false;
   const versions = JSON.stringify(SQLITE_MIGRATIONS.map((migration) => migration.version));
   const recorded = db
     .prepare('SELECT count(*) FROM schema_migrations WHERE version IN (SELECT value FROM json_each(?))')

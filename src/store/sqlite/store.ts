@@ -41,13 +41,16 @@ import type {
 } from '../types.js';
 import { jobLogRows } from '../job-logs.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
-import { runSqliteMigrations } from './migrations.js';
+import { hasLedger, runSqliteMigrations } from './migrations.js';
+import { noQueueError } from '../no-queue.js';
 import { MultiRowInserter } from './multi-row.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { SqliteWrites } from './writes.js';
 
 export interface SqliteStoreOptions {
   path: string;
+  /** false: a file without leasehold's tables is refused, not given them (openStore's `create`). */
+  create?: boolean;
   /** Default: the file's timeline (./file-clock.ts); a test may give its own. */
   clock?: Clock;
 }
@@ -72,6 +75,7 @@ export class SqliteStore extends SqliteWrites implements Store {
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     const db = openSqlite(options.path);
     try {
+      if (options.create === false && !hasLedger(db)) throw noQueueError(options.path, options.path);
       // When a migration ran is this host's wall time: the file's timeline is in a table the migrations make.
       await withBusyRetry(() => runSqliteMigrations(db, options.clock?.now() ?? Date.now()));
       const clock = options.clock ?? (await withBusyRetry(() => FileClock.open(db)));
