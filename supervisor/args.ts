@@ -1,5 +1,5 @@
 /**
- * supervise's command line: `--config <file> [--check-config]`. A plain one
+ * supervise's command line: `--config <file> [--check-config] [--watch]`. A plain one
  * is read by Node's parseArgs; anything else (`--help`, `--version`, a
  * mistake, a spelling yargs also takes) goes to yargs, loaded only then,
  * which words the errors: loading yargs was a sixth of a supervisor's start.
@@ -11,6 +11,7 @@ import { packageVersion } from '../src/package-version.js';
 export interface SuperviseArgs {
   config: string;
   'check-config': boolean;
+  watch: boolean;
 }
 
 const PROGRAM = 'supervise';
@@ -24,14 +25,14 @@ export function plainArgs(argv: readonly string[]): SuperviseArgs | undefined {
   try {
     const { values, tokens } = parseArgs({
       args: [...argv],
-      options: { config: { type: 'string' }, 'check-config': { type: 'boolean' } },
+      options: { config: { type: 'string' }, 'check-config': { type: 'boolean' }, watch: { type: 'boolean' } },
       strict: true,
       allowPositionals: false,
       tokens: true,
     });
     const names = tokens.filter((token) => token.kind === 'option').map((token) => token.name);
     if (new Set(names).size !== names.length || values.config === undefined || values.config === '') return undefined;
-    return { config: values.config, 'check-config': values['check-config'] ?? false };
+    return { config: values.config, 'check-config': values['check-config'] ?? false, watch: values.watch ?? false };
   } catch {
     return undefined;
   }
@@ -46,6 +47,11 @@ export async function yargsArgs(argv: readonly string[]): Promise<SuperviseArgs>
     )
     .option('config', { type: 'string', demandOption: true, describe: 'path of queue.yaml' })
     .option('check-config', { type: 'boolean', default: false, describe: 'validate the config and exit' })
+    .option('watch', {
+      type: 'boolean',
+      default: false,
+      describe: "replace a class's children when its handler or middleware files change (development)",
+    })
     .strict()
     .fail((message, error) => {
       process.stderr.write(`${PROGRAM}: ${message ?? error?.message}\n`);

@@ -10,6 +10,7 @@ import { sameChildStart } from './child-start.js';
 import { recordDisabled, type DisabledStore } from './disabled-record.js';
 import type { ChildExit, PoolChild, StartChild } from './supervised-child.js';
 import { JobTakeBack, type TakeBackStore } from './take-back.js';
+import { WakeTimers } from './wake-timers.js';
 
 /** A reload's replacement must be ready within this, or the reload fails (say it waits for a database that is away). */
 const READY_TIMEOUT_MS = 30_000;
@@ -48,7 +49,7 @@ export class ClassPool<C extends PoolChild> {
   private crashes: readonly number[] = NO_RESTARTS_YET.crashes;
   /** Per slot: the restart waiting out its delay. */
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
-  private readonly wakeTimers = new Set<NodeJS.Timeout>();
+  private readonly wakeTimers = new WakeTimers();
   private readonly exitHandling = new Set<Promise<void>>();
   /** Children leaving after a reload, and the rolling replacement of stale ones. */
   private readonly reloading = new Set<Promise<void>>();
@@ -178,20 +179,23 @@ export class ClassPool<C extends PoolChild> {
   }
 
   /**
-   * One at a time, each child started with another config than the one in
-   * force gets a replacement started beside it, and leaves only once that
-   * one is ready (Gunicorn's and PM2's order): a replacement that cannot
-   * start leaves the old children serving. Resolves with why one could not.
+   * One at a time, each stale child (by default: started with another config than the one in force) gets a
+   * replacement beside it, and leaves only once that one is ready (Gunicorn's and PM2's order): a replacement
+   * that cannot start leaves the old children serving. Resolves with why one could not.
    */
-  private async replaceStale(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
+  private async replaceStale(
+    retire: Omit<RetireOptions, 'logger' | 'reason'>,
+    stale = (child: C) => this.isStale(child),
+    why = 'its class config changed',
+  ): Promise<string | undefined> {
     for (;;) {
       const slot = this.slots.findIndex(
         (child, index) =>
-          index < this.config.processes && child?.alive === true && child.retiring === undefined && this.isStale(child),
+          index < this.config.processes && child?.alive === true && child.retiring === undefined && stale(child),
       );
       const old = this.slots[slot];
       if (!this.accepting || old === undefined) return undefined;
-      this.logger.info(`replacing child ${old.workerId}: its class config changed`, {
+      this.logger.info(`replacing child ${old.workerId}: ${why}`, {
         event: 'CHILD_REPLACED',
         pid: old.pid,
         worker_id: old.workerId,
@@ -205,6 +209,15 @@ export class ClassPool<C extends PoolChild> {
       this.slots[slot] = replacement;
       await retireChildren([old], { ...retire, logger: this.logger, reason: 'reload' });
     }
+  }
+
+  /** Replace every child of now, one at a time, as a reload does: its modules changed on disk (`--watch`). */
+  replaceChildren(retire: Omit<RetireOptions, 'logger' | 'reason'>): Promise<string | undefined> {
+    const before = new Set(this.children);
+    const stale = (child: C) => before.has(child) || this.isStale(child);
+    const replaced = this.replaceStale(retire, stale, 'its modules changed');
+    this.track(replaced.then(() => undefined));
+    return replaced;
   }
 
   private isStale(child: C): boolean {
@@ -226,27 +239,16 @@ export class ClassPool<C extends PoolChild> {
   /** No more spawns or restarts (shutdown). */
   stopRestarting(): void {
     this.accepting = false;
-    for (const timer of [...this.restartTimers.values(), ...this.wakeTimers]) clearTimeout(timer);
+    for (const timer of this.restartTimers.values()) clearTimeout(timer);
     this.restartTimers.clear();
     this.wakeTimers.clear();
   }
 
-  /**
-   * Jobs of this class came back to the queue: wake the idle children when
-   * each is due, instead of leaving it to their next poll.
-   */
+  /** Jobs of this class came back to the queue: its idle children are woken when each is due (WakeTimers). */
   wakeFor(jobs: readonly RecoveredJob[]): void {
-    const now = this.deps.store.clock.now();
-    for (const runAt of new Set(jobs.filter((job) => job.status === 'QUEUED').map((job) => job.runAt ?? now))) {
-      const timer = setTimeout(
-        () => {
-          this.wakeTimers.delete(timer);
-          for (const child of this.children) child.send({ type: 'wake' });
-        },
-        Math.max(0, runAt - now),
-      );
-      this.wakeTimers.add(timer);
-    }
+    this.wakeTimers.wakeFor(jobs, this.deps.store.clock.now(), () => {
+      for (const child of this.children) child.send({ type: 'wake' });
+    });
   }
 
   /** The log level changed: the children send each success in full only while it is logged (debug). */

@@ -21,6 +21,8 @@ export interface StartSupervisorOptions {
   config: string;
   /** Log lines on stdout too, beside the config's `log.file` (default true, as `supervise` does). */
   console?: boolean;
+  /** Replace a class's children when its handler or middleware files change, as `supervise --watch` does (development). */
+  watch?: boolean;
 }
 
 /** What `supervise` needs besides the public handle: the supervisor itself and its logger. */
@@ -72,7 +74,16 @@ export async function launchSupervisor(
     if (writer !== undefined) opened.push(() => writer.close());
     await writer?.ready;
     const { httpSide } = config.http === null ? {} : await import('./http-side.js');
-    const supervisor = new Supervisor({ config, store, logger, supervisorId, host, writer, httpSide });
+    const supervisor = new Supervisor({
+      config,
+      store,
+      logger,
+      supervisorId,
+      host,
+      writer,
+      httpSide,
+      watch: options.watch,
+    });
     await loadTracing();
     // Spans exported before the log closes (closed last: it was opened first).
     opened.splice(1, 0, flushTracing);

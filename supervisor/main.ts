@@ -20,7 +20,7 @@ try {
     );
     process.exit(EXIT.OK);
   }
-  await launchSupervisor({ config: argv.config }, ({ supervisor, logger, stop }) => {
+  await launchSupervisor({ config: argv.config, watch: argv.watch }, ({ supervisor, logger, stop }) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;

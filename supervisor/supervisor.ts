@@ -17,6 +17,8 @@ import { NO_METRICS, type MetricsSink } from './metrics-sink.js';
 import { SUPERVISOR_HEARTBEAT_MS as REGISTRY_HEARTBEAT_MS } from '../src/queue/registry.js';
 import { ChildHandle } from './child-process.js';
 import { ClassPool } from './class-pool.js';
+import { replaceEditedClasses } from './module-reload.js';
+import { ModuleWatch } from './module-watch.js';
 import { HealthWatch } from './health-watch.js';
 import { StallWatch } from './stall-watch.js';
 import type { Writer } from './writer.js';
@@ -39,6 +41,8 @@ export interface SupervisorOptions {
   writer?: Writer;
   /** When the config has `http`: http-side.ts, which main.ts loads only then. */
   httpSide?: typeof httpSide;
+  /** `--watch`: a class's children are replaced when its modules change on disk (module-watch.ts). */
+  watch?: boolean;
 }
 
 /**
@@ -66,6 +70,7 @@ export class Supervisor {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
   private reloads: Promise<void> = Promise.resolve();
+  private readonly modules: ModuleWatch | undefined;
   private readonly force = new AbortController();
   /** The store every part uses: each database fault is counted, and logged once per outage. */
   private readonly store: SupervisorStore & MaintenanceStore & SchedulerStore & OperatorStore;
@@ -77,6 +82,11 @@ export class Supervisor {
     this.config = config;
     this.backoff = retryDelayFor(config.classes);
     options.writer?.useClasses(config.classes);
+    // Edits are applied in turn with reloads, each against the config in force then.
+    this.modules =
+      options.watch === true
+        ? new ModuleWatch((names) => this.queueReload(() => this.replaceEdited(names)))
+        : undefined;
     let sink: MetricsSink = NO_METRICS;
     this.availability = new DbAvailability({
       ...outageLog((level, msg, fields) => logger.log(level, msg, fields)),
@@ -215,6 +225,7 @@ export class Supervisor {
     this.health.start();
     this.stalls.start();
     this.chores.start();
+    this.modules?.watch(config.classes);
     this.heartbeatTimer = setInterval(() => {
       void store
         .workerHeartbeat({ id: supervisorId })
@@ -265,6 +276,7 @@ export class Supervisor {
     for (const pool of this.pools) pool.stopRestarting();
     await this.stalls.stop();
     await this.chores.stop();
+    this.modules?.close();
     await retireChildren(children, {
       graceMs: this.config.shutdown_grace_seconds * 1000,
       force: this.force.signal,
@@ -292,11 +304,22 @@ export class Supervisor {
    * settings, the scheduler with the new schedules.
    */
   reload(): Promise<void> {
-    // One reload at a time, in the order asked: each diffs against the one before.
+    return this.queueReload(() => this.applyReload());
+  }
+
+  /** One reload at a time, in the order asked: each diffs against the one before. */
+  private queueReload(apply: () => Promise<void>): Promise<void> {
     this.reloads = this.reloads
-      .then(() => this.applyReload())
+      .then(apply)
       .catch((error: unknown) => void this.options.logger.error('config reload failed', { err: error }));
     return this.reloads;
+  }
+
+  private async replaceEdited(names: ReadonlySet<string>): Promise<void> {
+    if (!this.running || this.stopping !== undefined) return;
+    const pools = this.pools.filter((pool) => !this.leaving.has(pool));
+    const retire = { graceMs: this.config.shutdown_grace_seconds * 1000, force: this.force.signal };
+    await replaceEditedClasses(pools, names, { logger: this.options.logger, retire });
   }
 
   private async applyReload(): Promise<void> {
@@ -311,6 +334,7 @@ export class Supervisor {
     const { next, changes } = plan;
     const before = this.config;
     this.useConfig(next);
+    this.modules?.watch(next.classes);
     logger.level = next.log.level;
     for (const pool of this.pools) pool.logLevelChanged();
     const retire = { graceMs: next.shutdown_grace_seconds * 1000, force: this.force.signal };

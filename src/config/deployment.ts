@@ -15,7 +15,7 @@ import { isPostgresUrl } from '../store/database-url.js';
 import { exposureProblem, TOKEN_ENV, tokenProblem } from './exposure.js';
 import type { ModuleKind } from './handler-module.js';
 import { loadConfig } from './load.js';
-import type { LeaseholdConfig } from './schema.js';
+import type { ClassConfig, LeaseholdConfig } from './schema.js';
 
 const PROBE = fileURLToPath(new URL('./handler-probe.js', import.meta.url));
 /** A handler module whose top-level code takes longer than this to load is refused: a child would hang at start the same way. */
@@ -45,32 +45,49 @@ export async function deploymentProblems(
     if (exposed !== undefined) problems.push({ field: 'http.host', message: exposed });
   }
   // A top-level middleware is in every class's chain: each module is probed once.
+  const probe = moduleProbe(env);
+  const handlerProblems = await Promise.all(
+    config.classes.map(async (cls, index): Promise<DeploymentProblem | undefined> => {
+      const found = await classModuleProblem(cls, probe);
+      return (
+        found && {
+          field: `classes[${index}].${found.field}`,
+          message: `class ${cls.name}: ${found.problem}`,
+          handler: { class: cls.name, file: found.file, problem: found.problem },
+        }
+      );
+    }),
+  );
+  return [...problems, ...handlerProblems.filter((problem) => problem !== undefined)];
+}
+
+type ModuleProbe = (file: string, kind: ModuleKind) => Promise<string | undefined>;
+
+/** Why a module cannot be used, each file probed once (in a process of its own: probeModule). */
+function moduleProbe(env: NodeJS.ProcessEnv): ModuleProbe {
   const probes = new Map<string, Promise<string | undefined>>();
-  const probe = (file: string, kind: ModuleKind) => {
+  return (file, kind) => {
     let probed = probes.get(file);
     if (probed === undefined)
       probes.set(file, (probed = existsSync(file) ? probeModule(file, kind, env) : noSuchFile(file)));
     return probed;
   };
-  const handlerProblems = await Promise.all(
-    config.classes.map(async (cls, index): Promise<DeploymentProblem | undefined> => {
-      const modules = [
-        { field: 'handler', kind: 'handler' as const, file: cls.handler },
-        ...cls.middleware.map((file) => ({ field: 'middleware', kind: 'middleware' as const, file })),
-      ];
-      for (const { field, kind, file } of modules) {
-        const problem = await probe(file, kind);
-        if (problem !== undefined)
-          return {
-            field: `classes[${index}].${field}`,
-            message: `class ${cls.name}: ${problem}`,
-            handler: { class: cls.name, file, problem },
-          };
-      }
-      return undefined;
-    }),
-  );
-  return [...problems, ...handlerProblems.filter((problem) => problem !== undefined)];
+}
+
+/** The first of a class's modules (its handler, then its middleware) that cannot be used, and why; none: all can. */
+export async function classModuleProblem(
+  cls: ClassConfig,
+  probe: ModuleProbe = moduleProbe(process.env),
+): Promise<{ field: ModuleKind; file: string; problem: string } | undefined> {
+  const modules = [
+    { kind: 'handler' as const, file: cls.handler },
+    ...cls.middleware.map((file) => ({ kind: 'middleware' as const, file })),
+  ];
+  for (const { kind, file } of modules) {
+    const problem = await probe(file, kind);
+    if (problem !== undefined) return { field: kind, file, problem };
+  }
+  return undefined;
 }
 
 /** The problems as the one error start-up and the CLI report: one line each, `<file>: <field>: <what>`. */

@@ -77,6 +77,8 @@ export interface StartOptions {
   http?: { port: number; host?: string; dashboard?: boolean };
   /** The config's top-level `statement_timeout_seconds`; the schema's default when absent. */
   statementTimeoutSeconds?: number;
+  /** `supervise --watch`. */
+  watch?: boolean;
 }
 
 export interface LogRecord {
@@ -179,7 +181,7 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
 
   const subprocess: ResultPromise<{ reject: false; buffer: false; stdin: 'ignore' }> = execa(
     'node',
-    [SUPERVISE_BIN, '--config', configFile],
+    [SUPERVISE_BIN, '--config', configFile, ...(options.watch === true ? ['--watch'] : [])],
     {
       reject: false,
       buffer: false,

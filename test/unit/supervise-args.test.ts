@@ -7,6 +7,7 @@ const PLAIN = [
   ['--config=queue.yaml'],
   ['--config', 'q.yaml', '--check-config'],
   ['--check-config', '--config', './a b/q.yaml'],
+  ['--config', 'q.yaml', '--watch'],
 ];
 
 const NOT_PLAIN = [
@@ -19,6 +20,7 @@ const NOT_PLAIN = [
   ['--config', 'a.yaml', 'extra'],
   ['--config', 'a.yaml', '--check-config=true'],
   ['--config', 'a.yaml', '--no-check-config'],
+  ['--config', 'a.yaml', '--watch=false'],
   ['--configg', 'a.yaml'],
   ['--checkConfig', '--config', 'a.yaml'],
   ['-c', 'a.yaml'],
@@ -29,8 +31,8 @@ describe("supervise's command line", () => {
   it.each(PLAIN.map((argv) => [argv]))('reads a plain line as yargs does: %j', async (argv) => {
     const plain = plainArgs(argv);
     expect(plain).toBeDefined();
-    const { config, 'check-config': checkConfig } = await yargsArgs(argv);
-    expect(plain).toEqual({ config, 'check-config': checkConfig });
+    const { config, 'check-config': checkConfig, watch } = await yargsArgs(argv);
+    expect(plain).toEqual({ config, 'check-config': checkConfig, watch });
   });
 
   it.each(NOT_PLAIN.map((argv) => [argv]))('leaves the rest to yargs: %j', (argv) => {
