@@ -49,12 +49,15 @@ async function waitForExit(children: readonly PoolChild[], timeoutMs: number, fo
   if (children.length === 0 || force.aborted) return;
   // The timer ends with the wait: a supervisor started from code must leave its process free to exit.
   const waited = new AbortController();
+  const forced = () => waited.abort();
+  force.addEventListener('abort', forced, { once: true });
   try {
     await Promise.race([
       Promise.all(children.map((child) => child.exited)),
-      sleep(timeoutMs, undefined, { signal: AbortSignal.any([force, waited.signal]) }).catch(() => undefined),
+      sleep(timeoutMs, undefined, { signal: waited.signal }).catch(() => undefined),
     ]);
   } finally {
+    force.removeEventListener('abort', forced);
     waited.abort();
   }
 }
