@@ -35,5 +35,23 @@ export async function openStore(
       statementTimeoutMs: options.statementTimeoutMs,
       create,
     });
-  return (await import('./sqlite/store.js')).SqliteStore.open({ path: database, clock, create });
+  return (await sqliteDriver()).SqliteStore.open({ path: database, clock, create });
+}
+
+/**
+ * better-sqlite3 is an optional dependency: a PostgreSQL-only application
+ * installs without it (`npm install --omit=optional`), and builds nothing.
+ * A SQLite database then says which package to install.
+ */
+async function sqliteDriver(): Promise<typeof import('./sqlite/store.js')> {
+  try {
+    return await import('./sqlite/store.js');
+  } catch (error) {
+    const missing = (error as { code?: unknown }).code === 'MODULE_NOT_FOUND' && /better-sqlite3/.test(String(error));
+    if (!missing) throw error;
+    throw new InvalidInputError(
+      'DATABASE',
+      'a SQLite database needs the better-sqlite3 package, which is not installed (it is an optional dependency of leasehold): npm install better-sqlite3',
+    );
+  }
 }

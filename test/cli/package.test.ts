@@ -13,12 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openQueue } from '../../src/queue/queue.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase, useProcessGuard } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-package-');
+const schemas = schemaPool('lh_package');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let tarball = ''; // what `npm pack` made
@@ -349,5 +351,51 @@ describe('the installed package', () => {
     const workers = await inApp('node', ['workers.mjs']);
     expect(workers.exitCode, String(workers.stderr)).toBe(0);
     expect(JSON.parse(String(workers.stdout))).toEqual({ status: 'SUCCEEDED', result: 41 });
+  }, 180_000);
+  it('installs for a PostgreSQL-only app with --omit=optional: nothing built, its supervisor runs a job', async () => {
+    const pgApp = path.join(path.dirname(app), 'pg-app');
+    mkdirSync(pgApp);
+    writeFileSync(path.join(pgApp, 'package.json'), JSON.stringify({ name: 'pg-only', private: true, type: 'module' }));
+    // Install scripts run (no --ignore-scripts): only an absent native package proves none was built.
+    const install = await execa(
+      'npm',
+      ['install', '--omit=optional', '--prefer-offline', '--no-audit', '--no-fund', tarball],
+      { cwd: pgApp, reject: false, timeout: 120_000 },
+    );
+    expect(install.exitCode, String(install.stderr)).toBe(0);
+    const modules = path.join(pgApp, 'node_modules');
+    expect(existsSync(path.join(modules, 'better-sqlite3'))).toBe(false);
+    expect(readdirSync(modules, { recursive: true }).filter((entry) => String(entry).endsWith('.node'))).toEqual([]);
+
+    const database = pgUrl(schemas.next());
+    writeFileSync(path.join(pgApp, 'twice.mjs'), 'export default async (job) => job.payload.n * 2;\n');
+    writeFileSync(
+      path.join(pgApp, 'queue.yaml'),
+      `database: ${JSON.stringify(database)}\nclasses:\n  - { name: twice, handler: ./twice.mjs, poll_seconds: 0.1 }\n`,
+    );
+    writeFileSync(
+      path.join(pgApp, 'app.mjs'),
+      [
+        "import { openQueue } from 'leasehold';",
+        "import { startSupervisor } from 'leasehold/supervisor';",
+        "const workers = await startSupervisor({ config: 'queue.yaml', console: false });",
+        'await workers.ready;',
+        'const queue = await openQueue({ database: process.argv[2] });',
+        "const { id } = await queue.enqueue({ class: 'twice', payload: { n: 21 } });",
+        'const job = await queue.waitFor(id, { timeoutMs: 30_000 });',
+        "const sqlite = await openQueue({ database: './queue.db' }).then(() => 'opened', (error) => error.message);",
+        'await queue.close();',
+        'await workers.stop();',
+        'console.log(JSON.stringify({ status: job.status, result: job.result, sqlite }));',
+      ].join('\n'),
+    );
+    const run = await execa('node', ['app.mjs', database], { cwd: pgApp, reject: false, timeout: 60_000 });
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    expect(JSON.parse(String(run.stdout))).toEqual({
+      status: 'SUCCEEDED',
+      result: 42,
+      sqlite:
+        'a SQLite database needs the better-sqlite3 package, which is not installed (it is an optional dependency of leasehold): npm install better-sqlite3',
+    });
   }, 180_000);
 });
