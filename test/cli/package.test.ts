@@ -62,6 +62,22 @@ async function provideSqliteAddon(): Promise<void> {
   }
 }
 
+/** An app that starts the supervisor from its own code, by the package's names, runs one job, stops, and prints what it saw. */
+function workersApp(config: string, database: string, job: string, extra = '{}'): string {
+  return `import { openQueue } from 'leasehold';
+import { startSupervisor } from 'leasehold/supervisor';
+const workers = await startSupervisor({ config: '${config}', console: false });
+await workers.ready;
+const queue = await openQueue({ database: ${database} });
+const { id } = await queue.enqueue(${job});
+const job = await queue.waitFor(id, { timeoutMs: 30_000 });
+const seen = { status: job.status, result: job.result, ...${extra} };
+await queue.close();
+await workers.stop();
+console.log(JSON.stringify(seen));
+`;
+}
+
 beforeAll(async () => {
   if (!existsSync(path.join(ROOT, 'dist/src/index.js')))
     throw new Error('no dist/src/index.js: run `npm run build` first');
@@ -331,27 +347,16 @@ describe('the installed package', () => {
     expect(withTsx.exitCode, String(withTsx.stderr)).toBe(0);
     expect(withTsx.stdout).toMatch(/ts-queue\.yaml: OK \(1 classes: receipts\)/);
 
-    // The app starts the supervisor from its own code, by the package's names.
     writeFileSync(
       path.join(app, 'workers.mjs'),
-      [
-        "import { openQueue } from 'leasehold';",
-        "import { startSupervisor } from 'leasehold/supervisor';",
-        "const workers = await startSupervisor({ config: 'ts-queue.yaml', console: false });",
-        'await workers.ready;',
-        "const queue = await openQueue({ database: './ts.db' });",
-        "const { id } = await queue.enqueue({ class: 'receipts', payload: { n: 41 } });",
-        'const job = await queue.waitFor(id, { timeoutMs: 30_000 });',
-        'await queue.close();',
-        'await workers.stop();',
-        'console.log(JSON.stringify({ status: job.status, result: job.result }));',
-      ].join('\n'),
+      workersApp('ts-queue.yaml', "'./ts.db'", "{ class: 'receipts', payload: { n: 41 } }"),
     );
     trackWorkersDatabase(path.join(app, 'ts.db'));
     const workers = await inApp('node', ['workers.mjs']);
     expect(workers.exitCode, String(workers.stderr)).toBe(0);
     expect(JSON.parse(String(workers.stdout))).toEqual({ status: 'SUCCEEDED', result: 41 });
   }, 180_000);
+
   it('installs for a PostgreSQL-only app with --omit=optional: nothing built, its supervisor runs a job', async () => {
     const pgApp = path.join(path.dirname(app), 'pg-app');
     mkdirSync(pgApp);
@@ -373,22 +378,14 @@ describe('the installed package', () => {
       path.join(pgApp, 'queue.yaml'),
       `database: ${JSON.stringify(database)}\nclasses:\n  - { name: twice, handler: ./twice.mjs, poll_seconds: 0.1 }\n`,
     );
-    writeFileSync(
-      path.join(pgApp, 'app.mjs'),
-      [
-        "import { openQueue } from 'leasehold';",
-        "import { startSupervisor } from 'leasehold/supervisor';",
-        "const workers = await startSupervisor({ config: 'queue.yaml', console: false });",
-        'await workers.ready;',
-        'const queue = await openQueue({ database: process.argv[2] });',
-        "const { id } = await queue.enqueue({ class: 'twice', payload: { n: 21 } });",
-        'const job = await queue.waitFor(id, { timeoutMs: 30_000 });',
-        "const sqlite = await openQueue({ database: './queue.db' }).then(() => 'opened', (error) => error.message);",
-        'await queue.close();',
-        'await workers.stop();',
-        'console.log(JSON.stringify({ status: job.status, result: job.result, sqlite }));',
-      ].join('\n'),
+    const sqlite = "await openQueue({ database: './queue.db' }).then(() => 'opened', (error) => error.message)";
+    const script = workersApp(
+      'queue.yaml',
+      'process.argv[2]',
+      "{ class: 'twice', payload: { n: 21 } }",
+      `{ sqlite: ${sqlite} }`,
     );
+    writeFileSync(path.join(pgApp, 'app.mjs'), script);
     const run = await execa('node', ['app.mjs', database], { cwd: pgApp, reject: false, timeout: 60_000 });
     expect(run.exitCode, String(run.stderr)).toBe(0);
     expect(JSON.parse(String(run.stdout))).toEqual({
