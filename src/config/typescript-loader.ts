@@ -3,8 +3,8 @@
  * step. A Node that strips types itself (`process.features.typescript`,
  * Node 22.18 and later, or 22.6 with --experimental-strip-types) imports a
  * `.ts` file as it is. Any other Node needs a loader: tsx, an optional peer
- * of leasehold, found where the application installed it. Its entry
- * registers its hooks with `module.register` and turns source maps on, so
+ * of leasehold, found where the application installed it. Its `register()`
+ * APIs hook module loading (`module.register`) and turn source maps on, so
  * a stack names the `.ts` file and line.
  */
 import { readFileSync } from 'node:fs';
