@@ -6,9 +6,11 @@
  * command once created 15 tables in an application's `public` schema.
  */
 import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
+import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { leasehold } from './helpers.js';
 
@@ -58,7 +60,14 @@ describe('a command pointed at a database without a queue', () => {
     }
     const after = new Database(file, { readonly: true });
     const tables = after.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all();
+    const journal = after.pragma('journal_mode', { simple: true });
     after.close();
     expect(tables).toEqual(['orders']);
+    expect(journal, 'nothing written: not even WAL mode').toBe('delete');
+  });
+  it('openStore with create: false on a missing SQLite path: refused, and no file made', async () => {
+    const file = join(newDir(), 'missing.db');
+    await expect(openStore(file, { create: false })).rejects.toThrow(`no leasehold queue in ${file}`);
+    expect(existsSync(file)).toBe(false);
   });
 });

@@ -53,6 +53,11 @@ export function openSqlite(path: string): SqliteDb {
   return db;
 }
 
+/** The file as it is, read only: nothing written to it (not even WAL mode), and none made where there is none (SQLITE_CANTOPEN). */
+export function openSqliteReadOnly(path: string): SqliteDb {
+  return new BetterSqlite3(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+}
+
 export function isBusyError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';

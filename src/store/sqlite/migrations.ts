@@ -1,4 +1,4 @@
-import type { SqliteDb } from './connection.js';
+import { openSqliteReadOnly, type SqliteDb } from './connection.js';
 import {
   attemptCostMigration,
   classControlsMigration,
@@ -280,6 +280,21 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
     }
   }
   return applied;
+}
+
+/** Whether the file at `path` exists and holds a queue, looked at without writing to it or making it. */
+export function fileHoldsQueue(path: string): boolean {
+  let db: SqliteDb;
+  try {
+    db = openSqliteReadOnly(path);
+  } catch {
+    return false; // no such file, or not a database: no queue either way
+  }
+  try {
+    return hasLedger(db);
+  } finally {
+    db.close();
+  }
 }
 
 /** Whether the file holds leasehold's migration ledger: a queue at some version. */

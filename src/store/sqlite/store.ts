@@ -41,7 +41,7 @@ import type {
 } from '../types.js';
 import { jobLogRows } from '../job-logs.js';
 import { openSqlite, withBusyRetry, type SqliteDb } from './connection.js';
-import { hasLedger, runSqliteMigrations } from './migrations.js';
+import { fileHoldsQueue, runSqliteMigrations } from './migrations.js';
 import { noQueueError } from '../no-queue.js';
 import { MultiRowInserter } from './multi-row.js';
 import { HISTORY_INSERTS } from './sql/history.js';
@@ -73,9 +73,10 @@ export class SqliteStore extends SqliteWrites implements Store {
 
   /** Open (creating the file and folder if needed) and migrate; each statement is prepared on its first use (prepareAll). */
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
+    // Looked at read-only first: opening for writes would make a missing file and switch a file to WAL mode.
+    if (options.create === false && !fileHoldsQueue(options.path)) throw noQueueError(options.path);
     const db = openSqlite(options.path);
     try {
-      if (options.create === false && !hasLedger(db)) throw noQueueError(options.path, options.path);
       // When a migration ran is this host's wall time: the file's timeline is in a table the migrations make.
       await withBusyRetry(() => runSqliteMigrations(db, options.clock?.now() ?? Date.now()));
       const clock = options.clock ?? (await withBusyRetry(() => FileClock.open(db)));
