@@ -119,14 +119,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 /** This run's jobs not finished yet (a reused database may hold an earlier run's too). */
-async function unfinished(): Promise<number> {
-  const ours = new Set(workload.jobIds);
-  let count = 0;
-  for (const status of ['QUEUED', 'CLAIMED', 'RUNNING'] as const)
-    count += (await store.jobList({ status, limit: 1_000_000 })).filter((job) => ours.has(job.id)).length;
-  return count;
-}
-
 /** Damage (and faults) for SECONDS while the jobs arrive over the first 70% of it. */
 async function doDamage(started: number): Promise<void> {
   const runMs = SECONDS * 1_000;
@@ -170,12 +162,12 @@ async function doDamage(started: number): Promise<void> {
 
 /** No more damage: wait until every job has ended, or until none has for DRAIN_STALL_MS. */
 async function drain(): Promise<void> {
-  let left = await unfinished();
+  let left = await workload.unfinished(store);
   let lastProgress = Date.now();
   while (left > 0 && Date.now() - lastProgress < DRAIN_STALL_MS) {
     await sleep(250);
     await supervisors.replaceIfExited();
-    const now = await unfinished();
+    const now = await workload.unfinished(store);
     if (now < left) lastProgress = Date.now();
     left = now;
   }

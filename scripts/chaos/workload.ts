@@ -1,7 +1,10 @@
 import type { Queue } from '../../src/queue/queue.js';
+import { TERMINAL_STATUSES, type ProducerStore } from '../../src/store/types.js';
 import type { ChaosPayload } from '../chaos-handler.js';
 import { LONG_CLASS, MAX_RETRIES, SHORT_CLASS } from './config.js';
 import type { SeededRandom } from '../random.js';
+
+const ENDED = new Set<string>(TERMINAL_STATUSES);
 
 /** Long jobs that run ahead of the rest: they make good zombies, whose jobs are given to another child at once. */
 export const ZOMBIE_BAIT_PRIORITY = 5;
@@ -29,6 +32,16 @@ export class Workload {
 
   get longJobs(): number {
     return this.jobIds.length - this.shortJobIds.size;
+  }
+
+  /**
+   * How many of the run's jobs have not ended, from one read: one read per
+   * status missed a job that a retry moved back to QUEUED between two of them.
+   */
+  async unfinished(store: ProducerStore): Promise<number> {
+    const ours = new Set(this.jobIds);
+    const jobs = await store.jobList({ limit: 1_000_000 });
+    return jobs.filter((job) => ours.has(job.id) && !ENDED.has(job.status)).length;
   }
 
   async enqueueLong(count: number): Promise<void> {

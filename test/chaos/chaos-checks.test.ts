@@ -9,9 +9,12 @@ import { readEffects } from '../../scripts/chaos/effects-reader.js';
 import { EffectsRecorder, effectsFileName, type Effect } from '../../scripts/chaos/effects.js';
 import { ProcessLedger } from '../../scripts/chaos/process-ledger.js';
 import { judgeChildren } from '../../scripts/chaos/supervisor-log.js';
+import { Workload } from '../../scripts/chaos/workload.js';
 import { gatherZombieEvidence } from '../../scripts/chaos/zombie-evidence.js';
+import { SeededRandom } from '../../scripts/random.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { readStat } from '../../scripts/proc.js';
-import type { EventRow, ProducerStore } from '../../src/store/types.js';
+import type { EventRow, JobRow, ProducerStore } from '../../src/store/types.js';
 import { trackProcess, useProcessGuard } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -79,6 +82,21 @@ describe("the chaos program's zombie evidence", () => {
     });
     expect(violations).toHaveLength(1);
     expect(violations[0]).toMatch(/^job 2: pid 102/);
+  });
+});
+
+describe("the chaos program's drain", () => {
+  it('counts a job that went back to QUEUED while it counted (a retry): one read, not one per status', async () => {
+    // The job is RUNNING for the first read and QUEUED (a retry) for every later one.
+    let reads = 0;
+    const jobList = async ({ status }: { status?: string }) => {
+      const job = { id: 1, status: reads++ === 0 ? 'RUNNING' : 'QUEUED' } as JobRow;
+      return status === undefined || status === job.status ? [job] : [];
+    };
+    const queue = { enqueueMany: async () => [{ id: 1 }] } as unknown as Queue;
+    const workload = new Workload(queue, new SeededRandom(1), newDir());
+    await workload.enqueueLong(1);
+    expect(await workload.unfinished({ jobList } as unknown as ProducerStore)).toBe(1);
   });
 });
 
