@@ -84,6 +84,13 @@ export class NotFoundError extends LeaseholdError {
   }
 }
 
+/** A database or schema without leasehold's tables, opened by something that must not create them. */
+export class SchemaMissingError extends LeaseholdError {
+  constructor(message: string) {
+    super('SCHEMA:MISSING', message, { retryable: false });
+  }
+}
+
 /** `Queue.waitFor` gave up: the job had not ended within `timeoutMs` (it may still end later). */
 export class WaitTimeoutError extends LeaseholdError {
   readonly jobId: number;

@@ -65,6 +65,7 @@ export {
   NonRetryableError,
   NotFoundError,
   QueueClosedError,
+  SchemaMissingError,
   WaitTimeoutError,
 } from './errors.js';
 export { systemClock, type Clock } from './clock.js';

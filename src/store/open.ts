@@ -18,7 +18,7 @@ export async function openStore(
     statementTimeoutMs?: number;
     /**
      * false: a database or schema without leasehold's tables is refused
-     * (INVALID_INPUT:DATABASE, naming where it looked and the command that
+     * (SCHEMA:MISSING, naming where it looked and the command that
      * creates them), never given them: what a read command opens with.
      */
     create?: boolean;

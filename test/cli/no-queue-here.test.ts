@@ -67,7 +67,10 @@ describe('a command pointed at a database without a queue', () => {
   });
   it('openStore with create: false on a missing SQLite path: refused, and no file made', async () => {
     const file = join(newDir(), 'missing.db');
-    await expect(openStore(file, { create: false })).rejects.toThrow(`no leasehold queue in ${file}`);
+    await expect(openStore(file, { create: false })).rejects.toMatchObject({
+      code: 'SCHEMA:MISSING',
+      message: expect.stringContaining(`no leasehold queue in ${file}`),
+    });
     expect(existsSync(file)).toBe(false);
   });
 });

@@ -174,6 +174,7 @@ describe('opening a PostgreSQL store', () => {
     expect(target).toEqual({
       connectionString: 'postgres://u@db:5433/q?sslmode=disable',
       schema: 'lh_a',
+      schemaNamed: true,
       options:
         '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=4000 -c work_mem=8MB -c search_path=lh_a',
       clockSkewMs: 500,
@@ -181,8 +182,9 @@ describe('opening a PostgreSQL store', () => {
       stalledAfterMs: 6_000,
     });
     expect(parsePostgresUrl('postgresql://u@db/q')).toMatchObject({
-      schema: null,
-      options: '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=30000',
+      schema: 'leasehold',
+      schemaNamed: false,
+      options: '-c plan_cache_mode=force_generic_plan -c jit=off -c statement_timeout=30000 -c search_path=leasehold',
       clockSkewMs: DEFAULT_CLOCK_SKEW_MS,
       listen: true,
       stalledAfterMs: 45_000,

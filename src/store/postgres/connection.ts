@@ -9,8 +9,10 @@ import { dbFaultOf, isConnectionLost } from '../faults.js';
 export interface PostgresTarget {
   /** The URL as node-postgres gets it: leasehold's own query parameters removed. */
   connectionString: string;
-  /** null: the server's default search_path. */
-  schema: string | null;
+  /** The URL's `?schema=`, else DEFAULT_SCHEMA. */
+  schema: string;
+  /** false: the URL named no schema (an earlier version's queue may be in `public`: see refuseQueueLeftInPublic). */
+  schemaNamed: boolean;
   /** Server settings for every session (libpq `options`): leasehold's plan cache mode, the URL's own, then the schema's search_path. */
   options: string;
   clockSkewMs: number;
@@ -30,6 +32,8 @@ export interface PostgresTarget {
  * more than half that slack (CLOCK_OFFSET).
  */
 export const DEFAULT_CLOCK_SKEW_MS = 0;
+/** A URL without `?schema=` keeps the queue in a schema of its own, as graphile-worker and pg-boss do: never the application's `public`. */
+export const DEFAULT_SCHEMA = 'leasehold';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Every statement leasehold runs is named (prepared once per connection)
@@ -45,7 +49,7 @@ const NO_JIT = '-c jit=off';
 
 /**
  * Read leasehold's own query parameters off a postgres:// URL: `schema`
- * (created if missing; lower-case letters, digits and _), `clock_skew_ms` and
+ * (created if missing; lower-case letters, digits and _; DEFAULT_SCHEMA when absent), `clock_skew_ms` and
  * `listen` (`on`, the default, or `off`).
  * Everything else goes to node-postgres as it is, but `options`, which is
  * merged with the schema's search_path.
@@ -60,8 +64,9 @@ export function parsePostgresUrl(
   } catch {
     throw new InvalidInputError('DATABASE', `database is not a valid postgres:// URL: ${database}`);
   }
-  const schema = url.searchParams.get('schema');
-  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+  const named = url.searchParams.get('schema');
+  const schema = named ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) {
     throw new InvalidInputError(
       'DATABASE',
       `schema must be 1 to 63 lower-case letters, digits or _ (not starting with a digit), got "${schema}"`,
@@ -81,13 +86,21 @@ export function parsePostgresUrl(
     NO_JIT,
     `-c statement_timeout=${Math.ceil(statementTimeoutMs)}`,
     url.searchParams.get('options'),
-    schema === null ? null : `-c search_path=${schema}`,
+    `-c search_path=${schema}`,
   ]
     .filter((o) => o !== null)
     .join(' ');
   for (const own of ['schema', 'clock_skew_ms', 'listen', 'options']) url.searchParams.delete(own);
   const stalledAfterMs = Math.ceil(statementTimeoutMs + Math.max(STALL_MARGIN_MS, statementTimeoutMs / 2));
-  return { connectionString: url.toString(), schema, options, clockSkewMs, listen: listen === 'on', stalledAfterMs };
+  return {
+    connectionString: url.toString(),
+    schema,
+    schemaNamed: named !== null,
+    options,
+    clockSkewMs,
+    listen: listen === 'on',
+    stalledAfterMs,
+  };
 }
 
 /** BIGINT (ids, epoch-ms times, counts) as a JavaScript number: every value leasehold stores is far below 2^53. */

@@ -1,5 +1,7 @@
 import pg from 'pg';
-import { inTransaction, nameAll, rows } from './connection.js';
+import { SchemaMissingError } from '../../errors.js';
+import { redactDatabase } from '../database-url.js';
+import { DEFAULT_SCHEMA, inTransaction, nameAll, rows } from './connection.js';
 import {
   attemptCostMigration,
   classControlsMigration,
@@ -205,16 +207,28 @@ const MIGRATION_SQL = nameAll('migrations', {
     name       TEXT    NOT NULL,
     applied_at BIGINT  NOT NULL
   )`,
-  /** (schema, or null for the session's own) -> whether it holds the ledger: a queue at some version. */
-  ledgerPresent: `SELECT to_regclass(quote_ident(coalesce($1, current_schema())) || '.schema_migrations') IS NOT NULL AS present`,
+  /** (schema) -> whether it holds the ledger: a queue at some version. */
+  ledgerPresent: `SELECT to_regclass(quote_ident($1) || '.schema_migrations') IS NOT NULL AS present`,
   /** (version, name, now) -> the version when this process takes it; no row: another process applied it already. */
   record: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING RETURNING version`,
 });
 
-/** Whether `schema` (null: the session's own) holds leasehold's tables; read without creating anything. */
-export async function hasLedger(pool: pg.Pool, schema: string | null): Promise<boolean> {
+/** Whether `schema` holds leasehold's tables; read without creating anything. */
+export async function hasLedger(pool: pg.Pool, schema: string): Promise<boolean> {
   const [found] = await rows<{ present: boolean }>(pool, MIGRATION_SQL.ledgerPresent, [schema]);
   return found?.present === true;
+}
+
+/**
+ * A URL without `?schema=` once kept the queue in `public`; now it means
+ * DEFAULT_SCHEMA. A queue found in `public` and none in the default is
+ * named, never abandoned for a new empty one.
+ */
+export async function refuseQueueLeftInPublic(pool: pg.Pool, database: string): Promise<void> {
+  if ((await hasLedger(pool, DEFAULT_SCHEMA)) || !(await hasLedger(pool, 'public'))) return;
+  throw new SchemaMissingError(
+    `no leasehold queue in schema "${DEFAULT_SCHEMA}", where a URL without ?schema= keeps it, but one in "public", where earlier versions kept it: add ?schema=public to ${redactDatabase(database)} to go on using it`,
+  );
 }
 
 const UNBOUNDED = 'SET LOCAL statement_timeout = 0';
@@ -228,8 +242,8 @@ const waitingLong = (query: pg.QueryConfig): pg.QueryConfig => Object.assign(que
  * then finds the version taken and skips it. The schema's name is the only
  * identifier spliced into SQL; it was checked (and is quoted) first.
  */
-export async function runPostgresMigrations(pool: pg.Pool, schema: string | null, now: number): Promise<number[]> {
-  const lockKey = [MIGRATION_LOCK_CLASS, schema ?? ''];
+export async function runPostgresMigrations(pool: pg.Pool, schema: string, now: number): Promise<number[]> {
+  const lockKey = [MIGRATION_LOCK_CLASS, schema];
   // A step may rebuild a big table, and another process's step holds the lock as long: no statement timeout here.
   const lock = async (db: pg.PoolClient) => {
     await db.query(UNBOUNDED);
@@ -237,7 +251,7 @@ export async function runPostgresMigrations(pool: pg.Pool, schema: string | null
   };
   await inTransaction(pool, async (db) => {
     await lock(db);
-    if (schema !== null) await db.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
+    await db.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`);
     await db.query(MIGRATION_SQL.createLedger.text);
   });
   const applied: number[] = [];

@@ -336,8 +336,8 @@ export abstract class PostgresReads {
     return row?.count ?? 0;
   }
 
-  /** The schema this store lives in (null: the server's default search_path). */
-  get schema(): string | null {
+  /** The schema this store lives in. */
+  get schema(): string {
     return this.target.schema;
   }
 

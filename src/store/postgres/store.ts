@@ -26,7 +26,7 @@ import type {
 } from '../types.js';
 import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
-import { hasLedger, runPostgresMigrations } from './migrations.js';
+import { hasLedger, refuseQueueLeftInPublic, runPostgresMigrations } from './migrations.js';
 import { noQueueError } from '../no-queue.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { ServerClock } from './server-clock.js';
@@ -75,8 +75,9 @@ export class PostgresStore extends PostgresWrites implements Store {
     const pool = openPool(target);
     let clock = options.clock;
     try {
+      if (!target.schemaNamed) await refuseQueueLeftInPublic(pool, options.database);
       if (options.create === false && !(await hasLedger(pool, target.schema)))
-        throw noQueueError(options.database, `schema "${target.schema ?? 'public'}"`);
+        throw noQueueError(options.database, `schema "${target.schema}"`);
       clock ??= await ServerClock.open(pool);
       await runPostgresMigrations(pool, target.schema, clock.now());
       return new PostgresStore(pool, target, clock);

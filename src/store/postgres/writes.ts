@@ -64,7 +64,7 @@ export abstract class PostgresWrites extends PostgresReads {
    */
   async jobInsertWithin(params: { tx: ApplicationClient; jobs: NewJob[]; actor: string }): Promise<InsertedJob[]> {
     checkApplicationClient(params.tx);
-    const statement = insertAnnouncedIn(await this.queueSchema());
+    const statement = insertAnnouncedIn(this.schema);
     // The shape ApplicationClient names is a pg.ClientBase's.
     const client = params.tx as unknown as pg.ClientBase;
     return insertAnnounced(client, statement, params.jobs, params.actor, this.clock.now());
@@ -72,16 +72,6 @@ export abstract class PostgresWrites extends PostgresReads {
 
   onApplicationDatabase(): never {
     throw wrongDriver('postgres');
-  }
-
-  private resolvedSchema: Promise<string> | undefined;
-
-  /** The schema the queue's tables live in: the URL's, else the one its sessions resolve to by default. */
-  private queueSchema(): Promise<string> {
-    if (this.schema !== null) return Promise.resolve(this.schema);
-    this.resolvedSchema ??= first<{ schema: string }>(this.pool, NOTIFY_SQL.queueSchema).then((row) => row!.schema);
-    this.resolvedSchema.catch(() => (this.resolvedSchema = undefined));
-    return this.resolvedSchema;
   }
 
   async scheduleAdvance(params: ScheduleAdvance): Promise<ScheduleAdvanceResult> {
