@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/load.js';
 import { openQueue } from '../src/queue/queue.js';
+import { migrate } from '../src/store/open.js';
 
 const CONFIG = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
 const SUPERVISE = fileURLToPath(new URL('../supervisor/main.js', import.meta.url));
@@ -39,6 +40,8 @@ async function announceDashboard(): Promise<void> {
 }
 
 void announceDashboard();
+// Migrated here too: the supervisor, started alongside, may not have created the tables yet.
+await migrate({ database: config.database });
 // The demo's classes are the config's: never taken for typos, even before the supervisor's children register.
 const queue = await openQueue({
   database: config.database,

@@ -19,6 +19,7 @@ import pg from 'pg';
 import { stringify } from 'yaml';
 import { fileURLToPath } from 'node:url';
 import { openQueue } from '../src/queue/queue.js';
+import { migrate } from '../src/store/open.js';
 
 const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const SUPERVISE = fileURLToPath(new URL('../supervisor/main.js', import.meta.url));
@@ -44,6 +45,7 @@ async function run(skewed: boolean, round: number): Promise<{ drainMs: number; r
   const database = url.toString();
   const handler = join(dir, 'sleep.mjs');
   writeFileSync(handler, 'export default (job) => new Promise((done) => setTimeout(done, job.payload.ms));\n');
+  await migrate({ database });
   const queue = await openQueue({ database, actor: 'skew-drain', unknownClass: 'ignore' });
   const supervisors = ['host-a', 'host-b'].map((host) => {
     const config = join(dir, `${host}.yaml`);

@@ -27,7 +27,7 @@ export {
   type PayloadParser,
   type SetupContext,
 } from './handler.js';
-export { openStore } from './store/open.js';
+export { migrate, openStore } from './store/open.js';
 // The store's roles a tool opens it for, and the rows and names its reads return: not the workers' and supervisors' own calls.
 export type {
   Store,

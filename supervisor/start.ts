@@ -1,11 +1,11 @@
 /**
  * The supervisor started from code: what `supervise` runs, for an
  * application's own entry point, its dev server or its test setup
- * (`import { startSupervisor } from 'leasehold/supervisor'`). It forks the
+ * (`import { startSupervisor } from 'leasehold'`). It forks the
  * same isolated children, one pool per class, and leaves the process's
  * signals to its caller.
  */
-import { launchSupervisor, type StartSupervisorOptions } from './launch.js';
+import type { StartSupervisorOptions } from './launch.js';
 
 export type { StartSupervisorOptions } from './launch.js';
 
@@ -34,6 +34,8 @@ export interface RunningSupervisor {
  * away), SQLite's writer, the children, the sweeper and the other chores.
  */
 export async function startSupervisor(options: StartSupervisorOptions): Promise<RunningSupervisor> {
+  // Loaded here, not with the package: an application that only enqueues never loads the supervisor.
+  const { launchSupervisor } = await import('./launch.js');
   const { supervisor, stop } = await launchSupervisor(options);
   return {
     id: supervisor.id,

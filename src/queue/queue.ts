@@ -270,7 +270,16 @@ export class Queue<S extends ProducerStore = Store> {
   }
 }
 
+/**
+ * Open the queue in `options.database` for enqueues, reads and controls. It
+ * creates nothing: a database without leasehold's tables throws
+ * SchemaMissingError (`leasehold migrate`, `migrate()` or a supervisor's
+ * start creates them).
+ */
 export async function openQueue(options: QueueOptions): Promise<Queue> {
-  const [store] = await Promise.all([openStore(options.database, { clock: options.clock }), loadTracing()]);
+  const [store] = await Promise.all([
+    openStore(options.database, { clock: options.clock, create: false }),
+    loadTracing(),
+  ]);
   return new Queue(store, options);
 }

@@ -39,6 +39,15 @@ export async function openStore(
 }
 
 /**
+ * Create leasehold's tables in `database`, or bring them up to this
+ * version: `leasehold migrate` from code, for an application's own setup or
+ * tests. `openQueue` creates nothing; `supervise` migrates at start.
+ */
+export async function migrate(options: { database: string }): Promise<void> {
+  await (await openStore(options.database)).close();
+}
+
+/**
  * better-sqlite3 is an optional dependency: a PostgreSQL-only application
  * installs without it (`npm install --omit=optional`), and builds nothing.
  * A SQLite database then says which package to install.

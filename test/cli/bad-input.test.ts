@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -34,6 +35,7 @@ beforeAll(async () => {
     logFile,
     classes: [{ name: 'ok', handler: fixture('ok') }],
   }));
+  await migrate({ database: golden });
   for (let i = 0; i < 3; i++)
     jobIds.push(
       (await leaseholdJson<{ id: number }>(['--config', configFile, 'enqueue', 'ok', '--payload', `{"i":${i}}`])).id,

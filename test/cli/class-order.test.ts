@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { leaseholdJson } from './helpers.js';
 
@@ -19,6 +20,7 @@ interface Stats {
 describe('stats on SQLite with --db', () => {
   it('orders classes by code unit: capitals, then "-", digits and "_" as their codes fall', async () => {
     const database = join(newDir(), 'queue.db');
+    await migrate({ database });
     const jobs = ['b', 'a_1', 'B', 'a1', 'a-1'].map((name) => JSON.stringify({ class: name, payload: {} })).join('\n');
     await leaseholdJson(['--db', database, 'enqueue', '--allow-unknown-class', '--file', '-'], { input: `${jobs}\n` });
     const stats = await leaseholdJson<Stats>(['--db', database, 'stats']);

@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { leasehold, leaseholdJson } from './helpers.js';
@@ -31,7 +32,8 @@ describe.each([
   ['SQLite', () => join(newDir(), 'queue.db')],
   ['PostgreSQL', () => pgUrl(schemas.next())],
 ])('flows and keys from the command line on %s', (_driver, database) => {
-  const cli = (db: string) => {
+  const cli = async (db: string) => {
+    await migrate({ database: db });
     const args = (...rest: string[]) => ['--db', db, ...rest];
     const run = (...rest: string[]) => leasehold(args(...rest));
     const json = <T>(...rest: string[]) => leaseholdJson<T>(args(...rest));
@@ -47,7 +49,7 @@ describe.each([
   };
 
   it('a fan-out and a fan-in: WAITING in show, list and stats; a cancelled parent sends each dependent its way', async () => {
-    const { run, json, enqueue, show, file } = cli(database());
+    const { run, json, enqueue, show, file } = await cli(database());
     const root = await enqueue('fetch');
     expect(root).toEqual({ id: root.id, created: true });
     const bulk = await json<{ count: number; ids: number[]; created: boolean[] }>(
@@ -169,7 +171,7 @@ describe.each([
   });
 
   it('a bulk file past one transaction: refs across its chunks, and the first 50 children of a job and how many more', async () => {
-    const { run, json, show, file } = cli(database());
+    const { run, json, show, file } = await cli(database());
     const CHILDREN = 53;
     const CHAIN = 1_000;
     const lines = [

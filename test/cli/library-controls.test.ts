@@ -12,6 +12,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { loadConfig } from '../../src/config/load.js';
 import { JobStateError, NotFoundError } from '../../src/errors.js';
 import { prepareJob } from '../../src/queue/enqueue.js';
@@ -33,6 +34,7 @@ interface Seeded {
 
 /** The same jobs in any database: one of each state the controls meet, and a schedule that has run. */
 async function seed(database: string): Promise<Seeded> {
+  await migrate({ database });
   const queue = await openQueue({ database, actor: 'seed' });
   const { store } = queue;
   try {
@@ -282,6 +284,7 @@ describe.each([['SQLite', (dir: string, side: string) => join(dir, `${side}.db`)
       seeded = await seed(cliDb);
       expect(await seed(libDb)).toEqual(seeded);
       // The application's config names its classes, as the CLI's --config does: pause and resume take them.
+      await migrate({ database: libDb });
       queue = await openQueue({ database: libDb, classes: ['mail', 'held', 'report', 'other'] });
     });
 

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { openQueue } from '../../src/queue/queue.js';
 import { claimJobs, releaseIfHeld } from '../helpers/fenced-writes.js';
 import { tempDir } from '../helpers/temp.js';
@@ -16,6 +17,7 @@ const LEASE_MS = 600_000;
 describe('leasehold list', () => {
   it("shows a RUNNING job's time since its start, and counts runs, not handbacks", async () => {
     const database = path.join(newDir(), 'queue.db');
+    await migrate({ database });
     const queue = await openQueue({ database, unknownClass: 'ignore' });
     const { id } = await queue.enqueue({ class: 'email', payload: {}, maxRetries: 2 });
     const claim = () => claimJobs(queue.store, { classes: ['email'], ownerId: 'w1', limit: 1, leaseMs: LEASE_MS });

@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { fixture, LEASEHOLD_BIN, leaseholdJson, writeConfig } from './helpers.js';
 
@@ -44,6 +45,7 @@ beforeAll(async () => {
     logFile: join(dir, 'supervisor.log'),
     classes: [{ name: 'ok', handler: fixture('ok') }],
   });
+  await migrate({ database });
   expect(await leaseholdJson(['--config', configFile, 'enqueue', 'ok', '--payload', '{}'])).toEqual({
     id: 1,
     created: true,

@@ -6,17 +6,18 @@
  * `npm run build` first (`npm run test:all` does it).
  */
 import { execa, type Options } from 'execa';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openQueue } from '../../src/queue/queue.js';
-import { pgUrl, schemaPool } from '../helpers/postgres.js';
+import { PG_URL, pgUrl, schemaPool } from '../helpers/postgres.js';
 import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase, useProcessGuard } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { filesUnder, provideSqliteAddon, workersApp } from './package-apps.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-package-');
@@ -32,55 +33,8 @@ function inApp(file: string, args: string[], options: Options = {}) {
   return execa(file, args, { cwd: app, reject: false, stdin: 'ignore', timeout: 60_000, ...options });
 }
 
-/** Every file under dir, relative to it, skipping nested node_modules. */
-function filesUnder(dir: string, prefix = ''): string[] {
-  return readdirSync(path.join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
-    const relative = path.posix.join(prefix, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : filesUnder(dir, relative);
-    return [relative];
-  });
-}
-
-/**
- * better-sqlite3's install script downloads a prebuilt addon from GitHub or,
- * offline, compiles SQLite from source (about 80 s on two cores). So the
- * install skips scripts (leasehold has none of its own) and the addon the
- * project's `npm ci` built, for this same Node, is copied in when the versions
- * match; otherwise it is built for real.
- */
-async function provideSqliteAddon(): Promise<void> {
-  const ours = path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
-  const theirs = path.join(app, 'node_modules/better-sqlite3');
-  const version = (dir: string) =>
-    (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
-  const addon = 'build/Release/better_sqlite3.node';
-  if (version(ours) === version(theirs) && existsSync(path.join(ours, addon))) {
-    mkdirSync(path.join(theirs, 'build/Release'), { recursive: true });
-    copyFileSync(path.join(ours, addon), path.join(theirs, addon));
-  } else {
-    await execa('npm', ['rebuild', 'better-sqlite3'], { cwd: app, timeout: 240_000 });
-  }
-}
-
-/** An app that starts the supervisor from its own code, by the package's names, runs one job, stops, and prints what it saw. */
-function workersApp(config: string, database: string, job: string, extra = '{}'): string {
-  return `import { openQueue } from 'leasehold';
-import { startSupervisor } from 'leasehold/supervisor';
-const workers = await startSupervisor({ config: '${config}', console: false });
-await workers.ready;
-const queue = await openQueue({ database: ${database} });
-const { id } = await queue.enqueue(${job});
-const job = await queue.waitFor(id, { timeoutMs: 30_000 });
-const seen = { status: job.status, result: job.result, ...${extra} };
-await queue.close();
-await workers.stop();
-console.log(JSON.stringify(seen));
-`;
-}
-
 beforeAll(async () => {
-  if (!existsSync(path.join(ROOT, 'dist/src/index.js')))
-    throw new Error('no dist/src/index.js: run `npm run build` first');
+  if (!existsSync(path.join(ROOT, 'dist/index.js'))) throw new Error('no dist/index.js: run `npm run build` first');
   const dir = newDir();
   const packed = await execa('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
@@ -103,7 +57,7 @@ beforeAll(async () => {
       timeout: 120_000,
     },
   );
-  await provideSqliteAddon();
+  await provideSqliteAddon(app);
   console.log(`installed ${filename} in ${Date.now() - started} ms`);
   installed = path.join(app, 'node_modules/leasehold');
 }, 300_000);
@@ -119,8 +73,8 @@ describe('the installed package', () => {
     };
     const needed = [
       'README.md',
-      'dist/src/index.js',
-      'dist/src/index.d.ts',
+      'dist/index.js',
+      'dist/index.d.ts',
       // spawned by path at run time: nothing before a job runs would miss it
       'dist/child/main.js',
       ...Object.values(manifest.bin),
@@ -200,9 +154,10 @@ describe('the installed package', () => {
     expect(result.stdout).toMatch(/leasehold enqueue/);
   });
 
-  it('imports openQueue, enqueues into a SQLite file and reads the job back', async () => {
+  it('imports migrate and openQueue, enqueues into a SQLite file and reads the job back', async () => {
     const script = `
-      import { openQueue } from 'leasehold';
+      import { migrate, openQueue } from 'leasehold';
+      await migrate({ database: 'library.db' });
       const queue = await openQueue({ database: 'library.db' });
       const { id } = await queue.enqueue({ class: 'email', payload: { to: 'a@b' } });
       const { job } = await queue.get(id);
@@ -281,6 +236,7 @@ describe('the installed package', () => {
       path.join(app, 'queue.yaml'),
       `database: ./queue.db\nlog: { file: ./supervisor.log }\nclasses:\n  - { name: echo, handler: ./echo.js, poll_seconds: 0.1 }\n`,
     );
+    expect((await inApp('npx', ['leasehold', '--config', 'queue.yaml', 'migrate'])).exitCode).toBe(0);
     const enqueued = await inApp('npx', [
       'leasehold',
       '--config',
@@ -319,15 +275,20 @@ describe('the installed package', () => {
     expect(result.exitCode).toBe(0);
   });
   // Last: it installs tsx into the app.
-  it('takes a .ts handler: without tsx, --check-config says what to install; with tsx, it passes and the app starts the supervisor', async () => {
+  it('takes a .ts handler: without tsx, --check-config says what to install; with tsx, an app runs it on SQLite and on PostgreSQL', async () => {
     writeFileSync(
       path.join(app, 'receipt.ts'),
       'export default async (job: { payload: { n: number } }) => job.payload.n;\n',
     );
-    writeFileSync(
-      path.join(app, 'ts-queue.yaml'),
-      'database: ./ts.db\nclasses:\n  - { name: receipts, handler: ./receipt.ts }\n',
-    );
+    const database = pgUrl(schemas.next());
+    for (const [file, db] of [
+      ['ts-queue.yaml', './ts.db'],
+      ['ts-pg.yaml', database],
+    ])
+      writeFileSync(
+        path.join(app, file!),
+        `database: '${db}'\nclasses:\n  - { name: receipts, handler: ./receipt.ts }\n`,
+      );
     const check = () => inApp('npx', ['supervise', '--config', 'ts-queue.yaml', '--check-config']);
     const without = await check();
     expect(without.exitCode).toBe(2);
@@ -347,14 +308,18 @@ describe('the installed package', () => {
     expect(withTsx.exitCode, String(withTsx.stderr)).toBe(0);
     expect(withTsx.stdout).toMatch(/ts-queue\.yaml: OK \(1 classes: receipts\)/);
 
-    writeFileSync(
-      path.join(app, 'workers.mjs'),
-      workersApp('ts-queue.yaml', "'./ts.db'", "{ class: 'receipts', payload: { n: 41 } }"),
-    );
+    const request = "{ class: 'receipts', payload: { n: 41 } }";
+    writeFileSync(path.join(app, 'workers.mjs'), workersApp('sqlite', { config: 'ts-queue.yaml', request }));
+    writeFileSync(path.join(app, 'workers-pg.mjs'), workersApp('postgres', { config: 'ts-pg.yaml', request }));
     trackWorkersDatabase(path.join(app, 'ts.db'));
-    const workers = await inApp('node', ['workers.mjs']);
-    expect(workers.exitCode, String(workers.stderr)).toBe(0);
-    expect(JSON.parse(String(workers.stdout))).toEqual({ status: 'SUCCEEDED', result: 41 });
+    for (const run of [
+      ['workers.mjs', './ts.db'],
+      ['workers-pg.mjs', database, PG_URL],
+    ]) {
+      const workers = await inApp('node', run);
+      expect(workers.exitCode, String(workers.stderr)).toBe(0);
+      expect(JSON.parse(String(workers.stdout))).toEqual({ status: 'SUCCEEDED', result: 41, jobs: 1 });
+    }
   }, 180_000);
 
   it('installs for a PostgreSQL-only app with --omit=optional: nothing built, its supervisor runs a job', async () => {
@@ -379,18 +344,17 @@ describe('the installed package', () => {
       `database: ${JSON.stringify(database)}\nclasses:\n  - { name: twice, handler: ./twice.mjs, poll_seconds: 0.1 }\n`,
     );
     const sqlite = "await openQueue({ database: './queue.db' }).then(() => 'opened', (error) => error.message)";
-    const script = workersApp(
-      'queue.yaml',
-      'process.argv[2]',
-      "{ class: 'twice', payload: { n: 21 } }",
-      `{ sqlite: ${sqlite} }`,
+    const request = "{ class: 'twice', payload: { n: 21 } }";
+    writeFileSync(
+      path.join(pgApp, 'app.mjs'),
+      workersApp('postgres', { config: 'queue.yaml', request, extra: `{ sqlite: ${sqlite} }` }),
     );
-    writeFileSync(path.join(pgApp, 'app.mjs'), script);
-    const run = await execa('node', ['app.mjs', database], { cwd: pgApp, reject: false, timeout: 60_000 });
+    const run = await execa('node', ['app.mjs', database, PG_URL], { cwd: pgApp, reject: false, timeout: 60_000 });
     expect(run.exitCode, String(run.stderr)).toBe(0);
     expect(JSON.parse(String(run.stdout))).toEqual({
       status: 'SUCCEEDED',
       result: 42,
+      jobs: 1,
       sqlite:
         'a SQLite database needs the better-sqlite3 package, which is not installed (it is an optional dependency of leasehold): npm install better-sqlite3',
     });

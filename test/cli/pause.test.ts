@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/open.js';
+import { migrate, openStore } from '../../src/store/open.js';
 import { tempDir } from '../helpers/temp.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
 import { fingerprint, fixture, leasehold, leaseholdJson, SUPERVISE_BIN, writeConfig } from './helpers.js';
@@ -28,6 +28,7 @@ beforeAll(async () => {
       { name: 'limited', handler: fixture('ok'), rate_limit: { max: 1, per_seconds: 3600 } },
     ],
   });
+  await migrate({ database });
   for (const cls of ['ok', 'limited', 'limited']) await leaseholdJson([...C(), 'enqueue', cls, '--payload', '{}']);
 });
 

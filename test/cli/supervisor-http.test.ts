@@ -6,6 +6,7 @@
 import { Registry } from 'prom-client';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { HttpServer, type Unhealthy } from '../../supervisor/http-server.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { closeLogger, createLogger } from '../../src/log.js';
@@ -36,16 +37,17 @@ async function get(url: string): Promise<{ status: number; body: string; type: s
 }
 
 /** A temp folder with a queue.yaml (these settings, a database and a log file in it), and the CLI's arguments for it. */
-function setUp(spec: { classes: ClassSpec[]; [key: string]: unknown }): {
+async function setUp(spec: { classes: ClassSpec[]; [key: string]: unknown }): Promise<{
   database: string;
   logFile: string;
   config: string;
   C: string[];
-} {
+}> {
   const dir = newDir();
   const database = join(dir, 'queue.db');
   const logFile = join(dir, 'supervisor.log');
   const config = writeConfig(join(dir, 'queue.yaml'), { database, logFile, ...spec });
+  await migrate({ database });
   return { database, logFile, config, C: ['--config', config] };
 }
 
@@ -56,7 +58,7 @@ async function enqueue(C: string[], ...args: string[]): Promise<number> {
 
 describe('the supervisor over HTTP', () => {
   it('serves /metrics (jobs, counters, durations, restarts, children, recoveries, zombie writes) and /healthz', async () => {
-    const { database, logFile, config, C } = setUp({
+    const { database, logFile, config, C } = await setUp({
       http: { port: 0 },
       shutdown_grace_seconds: 3,
       classes: [
@@ -206,7 +208,7 @@ describe('the supervisor over HTTP', () => {
   });
 
   it('/metrics shows paused classes and a rate-limited class that waits', async () => {
-    const { logFile, config, C } = setUp({
+    const { logFile, config, C } = await setUp({
       http: { port: 0 },
       classes: [
         { name: 'ok', handler: fixture('ok') },
@@ -239,7 +241,7 @@ describe('the supervisor over HTTP', () => {
   });
 
   it('runs retention on its interval and logs what it deleted; no HTTP without `http` in the config', async () => {
-    const { logFile, config, C } = setUp({
+    const { logFile, config, C } = await setUp({
       // SUCCEEDED jobs go ~1.7 s after they finish; failed ones are kept.
       retention: { succeeded_days: 0.00002, failed_days: 90, cancelled_days: 90, batch_size: 2, interval_seconds: 0.3 },
       classes: [

@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { openQueue } from '../../src/queue/queue.js';
 import { LEASEHOLD_BIN, SUPERVISE_BIN } from '../cli/helpers.js';
 import { trackProcess, useProcessGuard } from '../helpers/processes.js';
@@ -21,6 +22,7 @@ const newDir = tempDir('leasehold-dashboard-cli-');
 /** A database with one job in it; its path. */
 async function database(): Promise<string> {
   const file = path.join(newDir(), 'queue.db');
+  await migrate({ database: file });
   const queue = await openQueue({ database: file });
   await queue.enqueue({ class: 'email', payload: { to: 'a@b' } });
   await queue.close();

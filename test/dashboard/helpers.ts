@@ -11,6 +11,7 @@ import type { ClassConfig } from '../../src/config/schema.js';
 import { DashboardServer } from '../../src/dashboard/server.js';
 import { closeLogger, createLogger, type Logger } from '../../src/log.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
+import { migrate } from '../../src/store/open.js';
 import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 import { readJsonLog } from '../helpers/json-log.js';
 
@@ -85,6 +86,7 @@ export async function serve(
   dir: string,
   options: { readOnly?: boolean; token?: string; classes?: readonly ClassConfig[] } = {},
 ): Promise<Served> {
+  await migrate({ database });
   const queue = await openQueue({ database, actor: 'test' });
   const logFile = path.join(dir, `dashboard-${Date.now()}.log`);
   const logger: Logger = createLogger({

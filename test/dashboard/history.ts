@@ -5,6 +5,7 @@
  * overview's chart and alerts show, and the docs' screenshot.
  */
 import { openQueue } from '../../src/queue/queue.js';
+import { migrate } from '../../src/store/open.js';
 import { TestClock } from '../helpers/clock.js';
 import { claimJobs, completeIfHeld, failIfHeld } from '../helpers/fenced-writes.js';
 
@@ -20,6 +21,7 @@ const OWNER = 'web-1:4100:a1b2c3/email.0.1';
 /** Writes the hour into the database; returns how many jobs succeeded and failed in it. */
 export async function seedHistory(database: string, now: number): Promise<{ succeeded: number; failed: number }> {
   const clock = new TestClock(now - (MINUTES + 1) * MINUTE);
+  await migrate({ database });
   const queue = await openQueue({ database, clock, actor: 'api' });
   const { store } = queue;
   let succeeded = 0;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { openQueue, type JobDetails, type Queue } from '../../src/queue/queue.js';
+import { migrate } from '../../src/store/open.js';
 import type { JobStatus, WorkerRow } from '../../src/store/types.js';
 import { onCleanup, trackLogFile, trackProcess, trackWorkersDatabase } from './processes.js';
 import { jsonLogReader } from './json-log.js';
@@ -173,7 +174,8 @@ export async function startSupervisor(options: StartOptions): Promise<Supervisor
   };
   writeFileSync(configFile, stringify(config));
 
-  // The queue migrates the database first, so the test can enqueue before the supervisor is up.
+  // Migrated first, as an application's setup does, so the test can enqueue before the supervisor is up.
+  await migrate({ database: options.queueDatabase ?? database });
   const queue = await openQueue({ database: options.queueDatabase ?? database, actor: 'test' });
   onCleanup(() => queue.close());
   trackWorkersDatabase(database);

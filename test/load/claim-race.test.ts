@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { openQueue } from '../../src/queue/queue.js';
 import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
@@ -28,6 +29,7 @@ describe.each(DRIVERS)('claim race between OS processes on %s', (_name, freshDat
     `${RACERS} processes, ${JOBS} jobs, batch %i: every job claimed and committed exactly once`,
     async (batch) => {
       const database = freshDatabase();
+      await migrate({ database });
       const queue = await openQueue({ database });
       await queue.enqueueMany(Array.from({ length: JOBS }, (_, n) => ({ class: 'race', payload: { n } })));
 

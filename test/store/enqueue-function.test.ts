@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { systemClock } from '../../src/clock.js';
 import { prepareJob, type EnqueueRequest } from '../../src/queue/enqueue.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES } from '../../src/limits.js';
@@ -59,6 +60,7 @@ describe('leasehold_enqueue()', () => {
 
   beforeAll(async () => {
     schema = schemas.next();
+    await migrate({ database: pgUrl(schema) });
     queue = await openQueue({ database: pgUrl(schema), unknownClass: 'ignore' });
     sql = new pg.Client({ connectionString: PG_URL }); // the server's default search_path: not the queue's schema
     await sql.connect();

@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
 import { JOBS_CHANNEL } from '../../src/store/postgres/sql/notify.js';
@@ -24,6 +25,7 @@ describe('enqueue({ tx }) on PostgreSQL', () => {
   beforeAll(async () => {
     queueSchema = schemas.next();
     appSchema = schemas.next();
+    await migrate({ database: pgUrl(queueSchema) });
     queue = await openQueue({ database: pgUrl(queueSchema), unknownClass: 'ignore' });
     // The application's client sees only its own schema: leasehold must find its tables itself.
     app = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${appSchema}` });

@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/open.js';
 import { openQueue, type Queue } from '../../src/queue/queue.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
@@ -18,6 +19,7 @@ describe('enqueueSync({ tx }) on SQLite', () => {
 
   beforeEach(async () => {
     path = dbPathIn(newDir());
+    await migrate({ database: path });
     queue = await openQueue({ database: path, unknownClass: 'ignore' });
     app = new Database(path);
     app.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)');

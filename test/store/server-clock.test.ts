@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAKETIME_LIBRARY } from '../helpers/faketime.js';
-import { openStore } from '../../src/store/open.js';
+import { migrate, openStore } from '../../src/store/open.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 
 const schemas = schemaPool('lh_server_clock');
@@ -51,6 +51,7 @@ describe("a PostgreSQL store's clock", () => {
 
   it("stamps what the CLI enqueues from that process on the server's clock: the job is due now, not in 20 s", async () => {
     const database = pgUrl(schemas.next());
+    await migrate({ database });
     const before = await serverNow();
     const { stdout } = await execa(
       'node',

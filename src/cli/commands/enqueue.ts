@@ -126,14 +126,13 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   },
   run: async (args) => {
     const target = await resolveTarget(args);
-    // Everything is checked before the database is opened: bad input writes (and creates) nothing. A job that
-    // depends on jobs by id needs the database that holds them: without one it would fail after creating it.
-    // Checked on this host's clock; the times written (a delay, a key's life) are then taken from the store's.
+    // Everything is checked before the database is opened: bad input writes nothing. Checked on this host's
+    // clock; the times written (a delay, a key's life) are then taken from the store's.
     const prepare = args.file !== undefined ? bulkJobs(args, target.config) : oneJob(args, target.config);
-    const create = !prepare(systemClock).some((job) => (job.parentIds?.length ?? 0) > 0);
+    prepare(systemClock);
     await loadTracing();
     adoptEnvironmentTrace();
-    await withStore(target, args, { create }, async ({ store }) => {
+    await withStore(target, args, { create: false }, async ({ store }) => {
       const jobs = prepare(store.clock);
       if (args.file === undefined) {
         const [inserted] = (await sendTraced(jobs, () => store.jobInsert({ jobs, actor: CLI_ACTOR }))) as [InsertedJob];
