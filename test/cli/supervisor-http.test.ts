@@ -220,16 +220,23 @@ describe('the supervisor over HTTP', () => {
     const sup = await SupervisorRun.start(config, logFile);
     const base = `http://127.0.0.1:${(await sup.waitForEvent('HTTP_LISTENING')).port as number}`;
     const samples = async () => parseMetrics((await get(`${base}/metrics`)).body);
-    const scrape = await waitFor('the first limited job done and the class waiting', async () => {
+    const scrape = await waitFor('the class waiting', async () => {
       const now = await samples();
       return metricValue(now, 'leasehold_class_rate_limited', { class: 'limited' }) === 1 ? now : undefined;
     });
+    // One claim spent the window: its job runs, or, on a loaded machine, its child could not start it within the
+    // start margin and handed it back unstarted, the start still spent (docs/concepts/pause-and-rate-limits.md).
     const statuses = (
       await leaseholdJson<{ jobs: { id: number; status: string }[] }>([...C, 'list', '--class', 'limited'])
     ).jobs
       .map((job) => job.status)
       .sort();
-    expect(statuses).toEqual(['QUEUED', 'SUCCEEDED']);
+    expect([
+      ['QUEUED', 'SUCCEEDED'],
+      ['QUEUED', 'QUEUED'],
+      ['CLAIMED', 'QUEUED'],
+      ['QUEUED', 'RUNNING'],
+    ]).toContainEqual(statuses);
     expect(metricValue(scrape, 'leasehold_class_paused', { class: 'ok' })).toBe(1);
     expect(metricValue(scrape, 'leasehold_class_paused', { class: 'limited' })).toBe(0);
     expect(metricValue(scrape, 'leasehold_class_rate_window_starts', { class: 'limited' })).toBe(1);
