@@ -49,6 +49,7 @@ export function runCli(ctx: BenchContext): CliSection {
   const rounds = ctx.sizes.cliRuns;
   const times = commands.map((): number[] => []);
   ctx.progress(`cli: ${commands.length} commands, ${rounds} rounds`);
+  wallMs(leasehold('migrate'));
   wallMs(enqueue);
   for (let round = -1; round < rounds; round++) {
     commands.forEach(([, args], i) => {

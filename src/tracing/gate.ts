@@ -4,7 +4,8 @@
  * may fail; only when it is there is ./spans.js (which imports it) loaded.
  * Without it, nothing of OpenTelemetry is loaded and every call here is a
  * check of one variable. Only what enqueues or runs jobs looks (a Queue, a
- * child, the supervisor, the CLI's enqueue): the other commands load nothing.
+ * child, the supervisor, the CLI's enqueue when tracingWanted): the other
+ * commands load nothing.
  */
 import type { NewJob } from '../store/types.js';
 import type { Tracing } from './spans.js';
@@ -18,6 +19,17 @@ export function loadTracing(): Promise<Tracing | undefined> {
     async () => (loaded = (await import('./spans.js')).openTracing()),
     () => undefined,
   ));
+}
+
+/**
+ * Whether a one-shot command has a trace to join or spans to send: a
+ * TRACEPARENT in its environment, or an SDK registered in the process (the
+ * API keeps it under this global symbol, set before the command runs by an
+ * `--import` of the SDK). Without either its spans would go nowhere, and
+ * loading the API is a fifth of a short command's modules.
+ */
+export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.TRACEPARENT) || Symbol.for('opentelemetry.js.api.1') in globalThis;
 }
 
 /** The tracing loaded so far: undefined before loadTracing resolves, or without the API. */

@@ -18,13 +18,13 @@ let database = '';
 let configFile = '';
 
 /** Runs `leasehold ...args`; returns the modules it loaded (file URLs and paths) after checking it exited 0. */
-async function modulesLoadedBy(args: string[]): Promise<string[]> {
+async function modulesLoadedBy(args: string[], env: Record<string, string> = {}): Promise<string[]> {
   const logFile = join(dir, `modules-${args.join('-').replace(/[^a-z0-9-]/gi, '')}.txt`);
   const result = await execa('node', ['--import', fixture('module-log'), LEASEHOLD_BIN, ...args], {
     reject: false,
     input: '',
     timeout: 30_000,
-    env: { LEASEHOLD_MODULE_LOG: logFile },
+    env: { LEASEHOLD_MODULE_LOG: logFile, ...env },
   });
   expect(result.stderr).toBe('');
   expect(result.exitCode).toBe(0);
@@ -71,10 +71,17 @@ describe('on SQLite with --db', () => {
       for (const unneeded of ['pg', 'prom-client', 'winston', 'yaml', 'zod', 'yargs'])
         expect(packages.has(unneeded), unneeded).toBe(false);
       expect(modules.filter((module) => /\/dist\/src\/(store\/postgres\/|log\.js)/.test(module))).toEqual([]);
-      // Only an enqueue looks for OpenTelemetry (installed here, with no SDK registered): a read loads none of it.
-      expect(packages.has('@opentelemetry/api'), '@opentelemetry/api').toBe(command === 'enqueue');
+      // OpenTelemetry is installed here, with no SDK registered and no TRACEPARENT: nothing to join or send to.
+      expect(packages.has('@opentelemetry/api'), '@opentelemetry/api').toBe(false);
     },
   );
+
+  it('enqueue loads OpenTelemetry when its environment names a trace to join', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const args = ['--db', database, 'enqueue', 'ok', '--allow-unknown-class', '--payload', '{}'];
+    const modules = await modulesLoadedBy(args, { TRACEPARENT: traceparent });
+    expect(packagesIn(modules).has('@opentelemetry/api')).toBe(true);
+  });
 });
 
 describe('with --config', () => {

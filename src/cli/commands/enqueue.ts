@@ -6,7 +6,7 @@ import { prepareJob, prepareJobs, type EnqueueLimits, type EnqueueRequest } from
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PRIORITY } from '../../limits.js';
 import type { InsertedJob, KeyScope, NewJob, OnParentFailure } from '../../store/types.js';
 import { systemClock, type Clock } from '../../clock.js';
-import { adoptEnvironmentTrace, loadTracing, sendTraced } from '../../tracing/gate.js';
+import { adoptEnvironmentTrace, loadTracing, sendTraced, tracingWanted } from '../../tracing/gate.js';
 import {
   classConfig,
   defineCommand,
@@ -130,7 +130,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     // clock; the times written (a delay, a key's life) are then taken from the store's.
     const prepare = args.file !== undefined ? bulkJobs(args, target.config) : oneJob(args, target.config);
     prepare(systemClock);
-    await loadTracing();
+    if (tracingWanted()) await loadTracing();
     adoptEnvironmentTrace();
     await withStore(target, args, { create: false }, async ({ store }) => {
       const jobs = prepare(store.clock);
