@@ -63,6 +63,16 @@ export function runCli(ctx: BenchContext): CliSection {
   };
 }
 
+/** Issue 54: the slowest target command's median over `node -e 0`'s, measured side by side in the same rounds. */
+export const CLI_FLOOR_RATIO_TARGET = 1.9;
+
+/** The slowest target command's median over the floor's (the first row). */
+export function slowestOverFloor(section: CliSection | undefined): number | undefined {
+  const slowest = slowestCommand(section);
+  const floor = section?.commands[0]?.wall_ms.median;
+  return slowest === undefined || floor === undefined ? undefined : slowest / floor;
+}
+
 /** The slowest median of the target's commands. */
 export function slowestCommand(section: CliSection | undefined): number | undefined {
   const medians =

@@ -1,6 +1,6 @@
 /** The targets of issues 1, 5-7, 11-15, 30, 32, 41, 42, 43 and 44, checked against the JSON document: each a value and whether it is met. */
 import { slowestMedian } from './big-store.js';
-import { CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand } from './cli.js';
+import { CLI_FLOOR_RATIO_TARGET, CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, slowestOverFloor } from './cli.js';
 import type { Stat } from './common.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import { TX_TARGET_RATIO } from './enqueue-tx.js';
@@ -189,6 +189,12 @@ export function checkTargets(report: BenchReport): Target[] {
     `\`leasehold ${CLI_TARGET_COMMANDS.join('`, `')}\` on SQLite: the slowest median wall time <= ${CLI_TARGET_MS} ms`,
     slowestCommand(s.cli),
     (v) => v <= CLI_TARGET_MS,
+  );
+  add(
+    '54-cli',
+    `the same, over \`node -e 0\` in the same rounds <= ${CLI_FLOOR_RATIO_TARGET}x`,
+    slowestOverFloor(s.cli),
+    (v) => v <= CLI_FLOOR_RATIO_TARGET,
   );
   const timely = s.timeliness;
   add(
