@@ -72,5 +72,5 @@ export { systemClock, type Clock } from './clock.js';
 export type { CancelResult, RetryResult, RetryFailedFilter, PauseResult, ResumeResult } from './queue/controls.js';
 export type { StatsReport, StatsRequest } from './reports/stats.js';
 export type { SchedulesReport, ScheduleView } from './queue/schedules.js';
-export { loadConfig } from './config/load.js';
-export type { LeaseholdConfig } from './config/schema.js';
+export { loadConfig, type ConfigSource } from './config/load.js';
+export type { ConfigObject, LeaseholdConfig } from './config/schema.js';

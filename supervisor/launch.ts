@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkConfig } from '../src/config/deployment.js';
 import { resolveHost } from '../src/config/host.js';
+import type { ConfigSource } from '../src/config/load.js';
 import { closeLogger, createLogger, type Logger } from '../src/log.js';
 import { DbAvailability, outageLog, retryWhileAway } from '../src/store/faults.js';
 import { openStore } from '../src/store/open.js';
@@ -17,8 +18,12 @@ import { Writer } from './writer.js';
 
 /** What startSupervisor starts, and how it logs. */
 export interface StartSupervisorOptions {
-  /** The path of queue.yaml; its relative paths are its folder's, as for `supervise --config`. */
-  config: string;
+  /**
+   * The path of queue.yaml, whose relative paths are its folder's, as for
+   * `supervise --config`; or its content as an object, whose relative paths
+   * are the working directory's.
+   */
+  config: ConfigSource;
   /** Log lines on stdout too, beside the config's `log.file` (default true, as `supervise` does). */
   console?: boolean;
   /** Replace a class's children when its handler or middleware files change, as `supervise --watch` does (development). */

@@ -6,7 +6,7 @@
  */
 import { configChanges } from '../src/config/changes.js';
 import { deploymentProblems } from '../src/config/deployment.js';
-import { loadConfig } from '../src/config/load.js';
+import { readConfig } from '../src/config/load.js';
 import type { LeaseholdConfig } from '../src/config/schema.js';
 import {
   removeLocalSupervisor,
@@ -26,11 +26,11 @@ export interface ClassFailure {
 export type ReloadPlan =
   { next: LeaseholdConfig; changes: string[] } | { rejected: string[] } | { failed: ClassFailure[] };
 
-/** The config file read again and checked against the running config: what to apply, or why not. */
+/** The config file read again (an object config: checked again) and checked against the running one: what to apply, or why not. */
 export async function planReload(running: LeaseholdConfig): Promise<ReloadPlan> {
   let next: LeaseholdConfig;
   try {
-    next = loadConfig(running.file);
+    next = readConfig(running.source ?? running.file);
   } catch (error) {
     return { rejected: [(error as Error).message] };
   }

@@ -13,7 +13,7 @@ export type { StartSupervisorOptions } from './launch.js';
 export interface RunningSupervisor {
   /** Its id in the `workers` table and in its log lines (`host:pid:random`). */
   readonly id: string;
-  /** The config file it runs. */
+  /** The config file it runs; for a config given as an object, `<working directory>/(config object)`. */
   readonly configFile: string;
   /** Resolves once every class's first children are ready (or have ended before they were). */
   readonly ready: Promise<void>;

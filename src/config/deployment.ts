@@ -14,7 +14,7 @@ import { ConfigError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
 import { exposureProblem, TOKEN_ENV, tokenProblem } from './exposure.js';
 import type { ModuleKind } from './handler-module.js';
-import { loadConfig } from './load.js';
+import { readConfig, type ConfigSource } from './load.js';
 import type { ClassConfig, LeaseholdConfig } from './schema.js';
 
 const PROBE = fileURLToPath(new URL('./handler-probe.js', import.meta.url));
@@ -95,9 +95,12 @@ export function deploymentError(config: LeaseholdConfig, problems: readonly Depl
   return new ConfigError(problems.map((problem) => `${config.file}: ${problem.field}: ${problem.message}`));
 }
 
-/** loadConfig, then deploymentProblems: the config start-up would run, or a ConfigError (exit 2). */
-export async function checkConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LeaseholdConfig> {
-  const config = loadConfig(file);
+/** readConfig, then deploymentProblems: the config start-up would run, or a ConfigError (exit 2). */
+export async function checkConfig(
+  source: ConfigSource,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LeaseholdConfig> {
+  const config = readConfig(source);
   const problems = await deploymentProblems(config, env);
   if (problems.length > 0) throw deploymentError(config, problems);
   return config;

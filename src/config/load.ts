@@ -9,7 +9,28 @@ import type { z } from 'zod';
 import { closest } from '../closest.js';
 import { ConfigError } from '../errors.js';
 import { isPostgresUrl } from '../store/database-url.js';
-import { configSchema, type LeaseholdConfig, type ParsedConfig } from './schema.js';
+import { configSchema, type ConfigObject, type LeaseholdConfig, type ParsedConfig } from './schema.js';
+
+/** A config as a path to its file, or as an object (see configFromObject). */
+export type ConfigSource = string | ConfigObject;
+
+/** The name a config given as an object goes by in messages, in the working directory its paths are resolved from. */
+export const OBJECT_CONFIG_NAME = '(config object)';
+
+/** A config from its source: the file read, or the object checked as a file's content would be. */
+export function readConfig(source: ConfigSource): LeaseholdConfig {
+  return typeof source === 'string' ? loadConfig(source) : configFromObject(source);
+}
+
+/**
+ * A config given as an object: checked as queue.yaml's content is, its
+ * relative paths resolved against the working directory. Its `file` names
+ * it in messages (`<cwd>/(config object)`), and `source` keeps it for a
+ * reload, which checks it again.
+ */
+export function configFromObject(raw: ConfigObject, folder = process.cwd()): LeaseholdConfig {
+  return validated(raw, path.join(folder, OBJECT_CONFIG_NAME), raw);
+}
 
 export function loadConfig(file: string): LeaseholdConfig {
   let text: string;
@@ -26,10 +47,15 @@ export function parseConfig(text: string, file: string): LeaseholdConfig {
   const raw = parseYaml(text, file);
   if (raw === null || raw === undefined)
     throw new ConfigError([`${file}: the file is empty, expected a mapping with database and classes`]);
+  return validated(raw, file);
+}
+
+function validated(raw: unknown, file: string, source?: ConfigObject): LeaseholdConfig {
   // jitless: zod's eval-compiled fast path costs more to build than it saves on the one parse a process makes.
   const result = configSchema.safeParse(raw, { reportInput: true, jitless: true });
   if (!result.success) throw new ConfigError(result.error.issues.map((issue) => `${file}: ${describeIssue(issue)}`));
-  return deepFreeze(resolvePaths(result.data, path.resolve(file)));
+  const config = resolvePaths(result.data, path.resolve(file));
+  return deepFreeze(source === undefined ? config : { ...config, source });
 }
 
 function parseYaml(text: string, file: string): unknown {

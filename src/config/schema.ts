@@ -292,6 +292,9 @@ export const configSchema = mapping({
 
 export type ParsedConfig = z.output<typeof configSchema>;
 
+/** queue.yaml's content as an object: what startSupervisor takes instead of a path. */
+export type ConfigObject = z.input<typeof configSchema>;
+
 /**
  * The validated configuration: what `loadConfig` returns, frozen. Durations
  * are seconds (fractional allowed), as in queue.yaml; `file` is the config
@@ -299,7 +302,12 @@ export type ParsedConfig = z.output<typeof configSchema>;
  * folder).
  */
 export type LeaseholdConfig = Readonly<
-  Omit<ParsedConfig, 'classes'> & { file: string; classes: readonly ClassConfig[] }
+  Omit<ParsedConfig, 'classes'> & {
+    file: string;
+    classes: readonly ClassConfig[];
+    /** A config given as an object (startSupervisor): that object, which a reload checks again. */
+    source?: ConfigObject;
+  }
 >;
 export type ClassConfig = Readonly<ParsedConfig['classes'][number]>;
 export type RestartConfig = ClassConfig['restart'];

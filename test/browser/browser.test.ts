@@ -227,7 +227,8 @@ describe('the dashboard in a browser', () => {
           clipped: element.scrollWidth > element.clientWidth,
         };
       });
-      for (const line of text.split('\n')) expect(seen.lines, where).toContain(line);
+      for (const line of text.split('\n'))
+        expect(seen.lines, `${where}: ${JSON.stringify(seen.lines)}`).toContain(line);
       expect(seen, where).toMatchObject({ inWindow: true, clipped: false });
     }
     await screenshot(page, 'job-errors');

@@ -22,13 +22,15 @@ const built = (file: string) => pathToFileURL(path.join(ROOT, 'dist', file)).hre
 
 /** The application: prints one JSON line of what it saw, then returns from its main without exiting. */
 const APP = `
-import { startSupervisor } from '${built('supervisor/start.js')}';
-import { openQueue } from '${built('src/index.js')}';
+import { readFileSync } from 'node:fs';
+import { openQueue, startSupervisor } from '${built('index.js')}';
 
 const [config, database] = process.argv.slice(2);
 let sup;
 try {
-  sup = await startSupervisor({ config, console: false });
+  // A .json file stands for a config the app builds as an object.
+  const source = config.endsWith('.json') ? JSON.parse(readFileSync(config, 'utf8')) : config;
+  sup = await startSupervisor({ config: source, console: false });
 } catch (error) {
   console.log(JSON.stringify({ refused: error.message }));
   process.exit(0);
@@ -50,48 +52,50 @@ const RECEIPT = `export default async function handler(job: { payload: { orderId
 }
 `;
 
-function appIn(dir: string, handler: string): { config: string; database: string } {
+function appIn(dir: string, handler: string, as: 'yaml' | 'object' = 'yaml'): { config: string; database: string } {
   const database = path.join(dir, 'queue.db');
-  const config = path.join(dir, 'queue.yaml');
   writeFileSync(path.join(dir, 'app.mjs'), APP);
   writeFileSync(path.join(dir, 'receipt.ts'), RECEIPT);
-  writeFileSync(
-    config,
-    stringify({
-      database,
-      log: { file: path.join(dir, 'supervisor.log') },
-      classes: [{ name: 'receipts', handler, poll_seconds: 0.1 }],
-    }),
-  );
+  const content = {
+    database,
+    log: { file: path.join(dir, 'supervisor.log') },
+    classes: [{ name: 'receipts', handler, poll_seconds: 0.1 }],
+  };
+  const config = path.join(dir, as === 'yaml' ? 'queue.yaml' : 'queue.json');
+  writeFileSync(config, as === 'yaml' ? stringify(content) : JSON.stringify(content));
   trackWorkersDatabase(database);
   trackLogFile(path.join(dir, 'supervisor.log'));
   return { config, database };
 }
 
 describe('startSupervisor', () => {
-  it("runs an app's job through its children and stops: the app's process exits by itself", async () => {
-    const dir = newDir();
-    const { config, database } = appIn(dir, './receipt.ts');
-    const app = await execa('node', ['app.mjs', config, database], { cwd: dir, reject: false, timeout: 60_000 });
-    expect(app.exitCode, app.stderr).toBe(0);
-    const seen = JSON.parse(app.stdout.trim().split('\n').at(-1)!) as {
-      status: string;
-      result: unknown;
-      id: string;
-      left: string[];
-    };
-    expect(seen.left, 'nothing left to keep the process alive').toEqual([]);
-    expect(seen.status).toBe('SUCCEEDED');
-    expect(seen.result).toBe('receipt for 7');
-    expect(seen.id).toMatch(/:\d+:[0-9a-f]{6}$/);
-    const log = (await import('node:fs')).readFileSync(path.join(dir, 'supervisor.log'), 'utf8');
-    expect(log).toContain('"event":"CONFIG_RELOADED"');
-    expect(log).toContain('"event":"SHUTDOWN_COMPLETE"');
-    // Its children ended with it: none of the pids it logged is alive.
-    const pids = [...log.matchAll(/"pid":(\d+),"event":"CHILD_SPAWNED"/g)].map((m) => Number(m[1]));
-    expect(pids.length).toBeGreaterThan(0);
-    expect(pids.filter(isPidAlive)).toEqual([]);
-  });
+  it.each(['yaml', 'object'] as const)(
+    "runs an app's job through its children and stops: the app's process exits by itself (a config as %s)",
+    async (as) => {
+      const dir = newDir();
+      // An object's relative paths are the working directory's: the app runs in dir.
+      const { config, database } = appIn(dir, './receipt.ts', as);
+      const app = await execa('node', ['app.mjs', config, database], { cwd: dir, reject: false, timeout: 60_000 });
+      expect(app.exitCode, app.stderr).toBe(0);
+      const seen = JSON.parse(app.stdout.trim().split('\n').at(-1)!) as {
+        status: string;
+        result: unknown;
+        id: string;
+        left: string[];
+      };
+      expect(seen.left, 'nothing left to keep the process alive').toEqual([]);
+      expect(seen.status).toBe('SUCCEEDED');
+      expect(seen.result).toBe('receipt for 7');
+      expect(seen.id).toMatch(/:\d+:[0-9a-f]{6}$/);
+      const log = (await import('node:fs')).readFileSync(path.join(dir, 'supervisor.log'), 'utf8');
+      expect(log).toContain('"event":"CONFIG_RELOADED"');
+      expect(log).toContain('"event":"SHUTDOWN_COMPLETE"');
+      // Its children ended with it: none of the pids it logged is alive.
+      const pids = [...log.matchAll(/"pid":(\d+),"event":"CHILD_SPAWNED"/g)].map((m) => Number(m[1]));
+      expect(pids.length).toBeGreaterThan(0);
+      expect(pids.filter(isPidAlive)).toEqual([]);
+    },
+  );
 
   it('refuses a config with a problem, saying it as --check-config does', async () => {
     const dir = newDir();
