@@ -255,6 +255,31 @@ describe('the dashboard in a browser', () => {
     await screenshot(page, 'read-only');
   });
 
+  it('a live update that arrives while a link is pressed waits: the release still follows the link', async () => {
+    const dir = newDir();
+    const { base, queue } = await serve(path.join(dir, 'queue.db'), dir);
+    await seed(queue);
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    const tile = page.locator('#live a.tile', { hasText: 'ALL JOBS' });
+    const box = (await tile.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    // An update lands between the press and the release, as one may every 2 s.
+    await page.evaluate(
+      () =>
+        new Promise<void>((answered) => {
+          document.addEventListener('htmx:afterRequest', () => answered(), { once: true });
+          (window as unknown as { htmx: { trigger(to: string, event: string): void } }).htmx.trigger(
+            '#live',
+            'refresh',
+          );
+        }),
+    );
+    await page.mouse.up();
+    await page.waitForURL(`${base}/jobs`, { timeout: 5_000 });
+  });
+
   it('live updates poll about every 2 s while the tab is visible, none while hidden', async () => {
     const dir = newDir();
     const { base, queue } = await serve(path.join(dir, 'queue.db'), dir);

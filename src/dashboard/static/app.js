@@ -11,6 +11,16 @@ document.addEventListener('visibilitychange', () => {
     window.htmx.trigger(region, 'refresh');
 });
 
+// A live update never lands between a press and its release: the two would meet different elements, and the
+// click (following a link, say) would be lost. The update is skipped; the next one comes 2 s later.
+let pressed = false;
+document.addEventListener('pointerdown', () => (pressed = true), true);
+document.addEventListener('pointerup', () => setTimeout(() => (pressed = false)), true);
+document.addEventListener('pointercancel', () => (pressed = false), true);
+document.addEventListener('htmx:beforeSwap', (event) => {
+  if (pressed && event.detail.target.hasAttribute('data-live')) event.detail.shouldSwap = false;
+});
+
 // Say so when the server stops answering, and stop saying it when it answers again.
 document.addEventListener('htmx:sendError', () => document.body.classList.add('offline'));
 document.addEventListener('htmx:afterRequest', (event) => {
