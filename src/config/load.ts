@@ -15,7 +15,7 @@ import { configSchema, type ConfigObject, type LeaseholdConfig, type ParsedConfi
 export type ConfigSource = string | ConfigObject;
 
 /** The name a config given as an object goes by in messages, in the working directory its paths are resolved from. */
-export const OBJECT_CONFIG_NAME = '(config object)';
+const OBJECT_CONFIG_NAME = '(config object)';
 
 /** A config from its source: the file read, or the object checked as a file's content would be. */
 export function readConfig(source: ConfigSource): LeaseholdConfig {
@@ -29,7 +29,8 @@ export function readConfig(source: ConfigSource): LeaseholdConfig {
  * reload, which checks it again.
  */
 export function configFromObject(raw: ConfigObject, folder = process.cwd()): LeaseholdConfig {
-  return validated(raw, path.join(folder, OBJECT_CONFIG_NAME), raw);
+  // A copy is kept (and frozen with the config): the application's own object stays its own.
+  return validated(raw, path.join(folder, OBJECT_CONFIG_NAME), structuredClone(raw));
 }
 
 export function loadConfig(file: string): LeaseholdConfig {
