@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { SchemaMissingError } from '../../errors.js';
 import { redactDatabase } from '../database-url.js';
-import { DEFAULT_SCHEMA, inTransaction, nameAll, rows } from './connection.js';
+import { DEFAULT_SCHEMA, inTransaction, nameAll, rows, type PostgresTarget } from './connection.js';
+import { noQueueError } from '../no-queue.js';
 import {
   attemptCostMigration,
   classControlsMigration,
@@ -214,21 +215,29 @@ const MIGRATION_SQL = nameAll('migrations', {
 });
 
 /** Whether `schema` holds leasehold's tables; read without creating anything. */
-export async function hasLedger(pool: pg.Pool, schema: string): Promise<boolean> {
+async function hasLedger(pool: pg.Pool, schema: string): Promise<boolean> {
   const [found] = await rows<{ present: boolean }>(pool, MIGRATION_SQL.ledgerPresent, [schema]);
   return found?.present === true;
 }
 
 /**
- * A URL without `?schema=` once kept the queue in `public`; now it means
- * DEFAULT_SCHEMA. A queue found in `public` and none in the default is
- * named, never abandoned for a new empty one.
+ * Before an open migrates, one look at the ledger: a schema without a queue
+ * is refused when nothing may create one (`create` false), and so is one
+ * that a URL without `?schema=` would give a new empty queue while an
+ * earlier version's queue waits in `public` (where such a URL once kept it).
  */
-export async function refuseQueueLeftInPublic(pool: pg.Pool, database: string): Promise<void> {
-  if ((await hasLedger(pool, DEFAULT_SCHEMA)) || !(await hasLedger(pool, 'public'))) return;
-  throw new SchemaMissingError(
-    `no leasehold queue in schema "${DEFAULT_SCHEMA}", where a URL without ?schema= keeps it, but one in "public", where earlier versions kept it: add ?schema=public to ${redactDatabase(database)} to go on using it`,
-  );
+export async function refuseMissingQueue(
+  pool: pg.Pool,
+  target: Pick<PostgresTarget, 'schema' | 'schemaNamed'>,
+  database: string,
+  create: boolean,
+): Promise<void> {
+  if ((target.schemaNamed && create) || (await hasLedger(pool, target.schema))) return;
+  if (!target.schemaNamed && (await hasLedger(pool, 'public')))
+    throw new SchemaMissingError(
+      `no leasehold queue in schema "${DEFAULT_SCHEMA}", where a URL without ?schema= keeps it, but one in "public", where earlier versions kept it: add ?schema=public to ${redactDatabase(database)} to go on using it`,
+    );
+  if (!create) throw noQueueError(database, `schema "${target.schema}"`);
 }
 
 const UNBOUNDED = 'SET LOCAL statement_timeout = 0';

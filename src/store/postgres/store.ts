@@ -26,8 +26,7 @@ import type {
 } from '../types.js';
 import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
-import { hasLedger, refuseQueueLeftInPublic, runPostgresMigrations } from './migrations.js';
-import { noQueueError } from '../no-queue.js';
+import { refuseMissingQueue, runPostgresMigrations } from './migrations.js';
 import { LEASE_SQL } from './sql/leases.js';
 import { ServerClock } from './server-clock.js';
 import { PostgresWrites } from './writes.js';
@@ -75,9 +74,7 @@ export class PostgresStore extends PostgresWrites implements Store {
     const pool = openPool(target);
     let clock = options.clock;
     try {
-      if (!target.schemaNamed) await refuseQueueLeftInPublic(pool, options.database);
-      if (options.create === false && !(await hasLedger(pool, target.schema)))
-        throw noQueueError(options.database, `schema "${target.schema}"`);
+      await refuseMissingQueue(pool, target, options.database, options.create !== false);
       clock ??= await ServerClock.open(pool);
       await runPostgresMigrations(pool, target.schema, clock.now());
       return new PostgresStore(pool, target, clock);
