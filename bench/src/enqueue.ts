@@ -97,7 +97,7 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
         1,
       ),
       command:
-        'node dist/src/cli/leasehold.js --config F enqueue bench --payload JSON --json (one process per job, run one after another)',
+        'node dist/cli/leasehold.js --config F enqueue bench --payload JSON --json (one process per job, run one after another)',
     },
     library_single: {
       jobs: sizes.enqueueLibrarySingle,
@@ -113,8 +113,7 @@ export async function runEnqueue(ctx: BenchContext): Promise<EnqueueSection> {
     cli_bulk: {
       jobs: sizes.enqueueBulk,
       jobs_per_sec: summarize(cliBulk),
-      command:
-        'node dist/src/cli/leasehold.js --config F enqueue --file jobs.jsonl --json (one process, spawn to exit)',
+      command: 'node dist/cli/leasehold.js --config F enqueue --file jobs.jsonl --json (one process, spawn to exit)',
     },
   };
 }

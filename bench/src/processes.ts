@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { descendantsOf, isAlive, sleep } from './common.js';
 
 export const SUPERVISE = fileURLToPath(new URL('../../dist/supervisor/main.js', import.meta.url));
-export const LEASEHOLD_CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta.url));
+export const LEASEHOLD_CLI = fileURLToPath(new URL('../../dist/cli/leasehold.js', import.meta.url));
 
 export interface ExitInfo {
   exitCode?: number;

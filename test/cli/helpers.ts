@@ -16,7 +16,7 @@ import { jsonLogReader } from '../helpers/json-log.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const LEASEHOLD_BIN = path.join(ROOT, 'dist/src/cli/leasehold.js');
+export const LEASEHOLD_BIN = path.join(ROOT, 'dist/cli/leasehold.js');
 export const SUPERVISE_BIN = path.join(ROOT, 'dist/supervisor/main.js');
 
 export function fixture(name: string): string {
@@ -29,7 +29,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `node dist/src/cli/leasehold.js ...args`, never rejecting: the test looks at the exit code. */
+/** `node dist/cli/leasehold.js ...args`, never rejecting: the test looks at the exit code. */
 export async function leasehold(args: string[], options: { input?: string; cwd?: string } = {}): Promise<CliResult> {
   const result = await execa('node', [LEASEHOLD_BIN, ...args], {
     reject: false,

@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/temp.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-reload-other-');
-const CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/leasehold.js', import.meta.url));
 
 describe('leasehold reload with a file the supervisor does not run', () => {
   it('exits 2 naming the file the supervisor reads, and sends no SIGHUP', async () => {

@@ -51,7 +51,7 @@ async function runDashboard(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('leasehold dashboard', () => {
-  it('prints its URL, serves the pages, and exits 0 on SIGTERM', async () => {
+  it('prints its URL, serves the pages and their assets, and exits 0 on SIGTERM', async () => {
     const db = await database();
     const run = await runDashboard(['--db', db]);
     expect(run.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
@@ -59,6 +59,9 @@ describe('leasehold dashboard', () => {
     const page = await fetch(run.url);
     expect(page.status).toBe(200);
     expect(textOf(await page.text())).toMatch(/1 QUEUED/);
+    // Its own scripts and styles too, which the command's bundle keeps beside it (scripts/bundle-cli.ts).
+    for (const asset of ['app.js', 'app.css', 'htmx.min.js', 'pico.min.css'])
+      expect((await fetch(new URL(`assets/${asset}`, run.url))).status, asset).toBe(200);
     run.child.kill('SIGTERM');
     expect((await run.child).exitCode).toBe(0);
   });

@@ -12,7 +12,7 @@ import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
 
 const schemas = schemaPool('lh_server_clock');
 const OPEN_STORE = pathToDist('src/store/open.js');
-const LEASEHOLD_BIN = pathToDist('src/cli/leasehold.js');
+const LEASEHOLD_BIN = pathToDist('cli/leasehold.js');
 
 function pathToDist(module: string): string {
   return path.join(fileURLToPath(new URL('../../dist/', import.meta.url)), module);

@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-handler-life-');
-const CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/leasehold.js', import.meta.url));
 
 const lines = (file: string): string[] => readFileSync(file, 'utf8').trim().split('\n');
 

@@ -19,7 +19,7 @@ import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-reload-fail-');
-const CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/leasehold.js', import.meta.url));
 const VERDICTS = ['CONFIG_RELOADED', 'CONFIG_RELOAD_REJECTED', 'CONFIG_RELOAD_FAILED'];
 
 /** Edit the supervisor's queue.yaml in place, as an operator would: one class, `work`. */

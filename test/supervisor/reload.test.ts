@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait.js';
 
 useProcessGuard();
 const newDir = tempDir('leasehold-reload-');
-const CLI = fileURLToPath(new URL('../../dist/src/cli/leasehold.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/leasehold.js', import.meta.url));
 
 interface YamlClass {
   name: string;
