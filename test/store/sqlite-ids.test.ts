@@ -39,5 +39,7 @@ describe('SQLite ids after a prune of the newest rows', () => {
     const next = await queue.enqueue({ class: 'email' });
     expect(next.id).toBe(4);
     expect(lastEventId()).toBeGreaterThan(eventsBefore);
+    // A bulk batch's ids are given before its rows are written: past every deleted one too.
+    expect((await queue.enqueueMany([{ class: 'email' }, { class: 'email' }])).map((job) => job.id)).toEqual([5, 6]);
   });
 });

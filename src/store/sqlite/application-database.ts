@@ -4,11 +4,11 @@ import { InvalidInputError } from '../../errors.js';
 import type { PlannedEvent } from '../timeline.js';
 import type { ApplicationDatabase, SyncProducer } from '../within.js';
 import type { SqliteDb } from './connection.js';
-import { insertJobs } from './inserts.js';
+import { insertJobs, type JobInserts } from './inserts.js';
 import { MultiRowInserter } from './multi-row.js';
 import { HISTORY_INSERTS } from './sql/history.js';
 import { prepareFlowStatements } from './sql/flows.js';
-import { prepareJobStatements } from './sql/jobs.js';
+import { PLAIN_JOB_INSERT, prepareJobStatements } from './sql/jobs.js';
 import { prepareWorkerStatements } from './sql/workers.js';
 
 /** Statements are prepared once per application Database, not once per enqueue. */
@@ -35,14 +35,17 @@ export function applicationProducer(queueDb: SqliteDb, tx: ApplicationDatabase, 
 }
 
 function syncProducer(db: SqliteDb, clock: Clock): SyncProducer {
-  const jobs = prepareJobStatements(db);
-  const flows = prepareFlowStatements(db);
+  const inserts: JobInserts = {
+    jobs: prepareJobStatements(db),
+    flows: prepareFlowStatements(db),
+    plainRows: new MultiRowInserter(db, PLAIN_JOB_INSERT),
+  };
   const workers = prepareWorkerStatements(db);
   const eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
   // Inside the application's transaction better-sqlite3 makes this a savepoint: a failure undoes only ours.
   const insert = db.transaction((batch: Parameters<SyncProducer['jobInsert']>[0]) => {
     const events: PlannedEvent[] = [];
-    const inserted = insertJobs(jobs, flows, batch.jobs, batch.actor, clock.now(), (event) => events.push(event));
+    const inserted = insertJobs(inserts, batch.jobs, batch.actor, clock.now(), (event) => events.push(event));
     eventRows.run(events.map((e) => [e.jobId, e.ts, e.event, e.actor, e.detail]));
     return inserted;
   });

@@ -24,7 +24,8 @@ import { HISTORY_INSERTS } from './sql/history.js';
 import { rollUp } from './stats-rollup.js';
 import { wrongDriver, type ApplicationDatabase, type SyncProducer } from '../within.js';
 import { applicationProducer } from './application-database.js';
-import { insertJobs } from './inserts.js';
+import { insertJobs, type JobInserts } from './inserts.js';
+import { PLAIN_JOB_INSERT } from './sql/jobs.js';
 import { reviveDependents, settleDependents, type EndedJob } from './flows.js';
 
 /** A write waiting for its batch: its body, run inside the transaction, and its caller's promise. */
@@ -48,6 +49,7 @@ export abstract class SqliteWrites extends SqliteReads {
   /** One IMMEDIATE transaction for a batch of writes, built once (see `write`). */
   private readonly transaction: (batch: readonly QueuedWrite[], now: number) => WriteOutcome[];
   private readonly eventRows: MultiRowInserter;
+  private readonly inserts: JobInserts;
   /** The timeline rows the transaction in progress planned, inserted together before it commits. */
   private pendingEvents: PlannedEvent[] = [];
   /** Writes asked for and not yet begun (see `write`). */
@@ -58,6 +60,7 @@ export abstract class SqliteWrites extends SqliteReads {
   protected constructor(db: SqliteDb, clock: Clock) {
     super(db, clock);
     this.eventRows = new MultiRowInserter(db, HISTORY_INSERTS.events);
+    this.inserts = { jobs: this.jobs, flows: this.flows, plainRows: new MultiRowInserter(db, PLAIN_JOB_INSERT) };
     // Inside the batch's transaction, a SAVEPOINT: one write that throws takes back its own changes, no other's.
     const alone = db.transaction((work: (now: number) => unknown, now: number) => work(now));
     const wrapped = db.transaction((batch: readonly QueuedWrite[], now: number): WriteOutcome[] => {
@@ -135,7 +138,7 @@ export abstract class SqliteWrites extends SqliteReads {
 
   /** Inside a transaction: insert each job, or find the one that holds its idempotency key. */
   private insertJobs(jobs: NewJob[], actor: string, now: number): InsertedJob[] {
-    return insertJobs(this.jobs, this.flows, jobs, actor, now, (event) => this.record(event));
+    return insertJobs(this.inserts, jobs, actor, now, (event) => this.record(event));
   }
 
   /** Inside the transaction that ended these jobs: their WAITING dependents move (./flows.ts). */

@@ -63,6 +63,25 @@ export function jobSuites(c: Conformance): void {
       expect(await c.store.jobList({ limit: 100 })).toHaveLength(3);
     });
 
+    it('gives each job of a bulk batch its own id, in the batch order, plain, keyed and dependent jobs mixed', async () => {
+      const plain = (n: number): EnqueueRequest => ({ class: 'email', payload: { n } });
+      // Past 64 rows (a statement's worth on SQLite), then a keyed job, a dependent of an earlier one, and plain again.
+      const requests: EnqueueRequest[] = [
+        ...Array.from({ length: 150 }, (_, n) => ({ ...plain(n), ...(n === 3 ? { ref: 'fourth' } : {}) })),
+        { class: 'email', key: 'k-150', payload: { n: 150 } },
+        { class: 'email', payload: { n: 151 }, dependsOn: ['fourth'] },
+        ...Array.from({ length: 70 }, (_, i) => plain(152 + i)),
+      ];
+      const inserted = await c.queue.enqueueMany(requests);
+      const ids = inserted.map((job) => job.id);
+      expect(inserted.every((job) => job.created)).toBe(true);
+      expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true);
+      for (const [n, id] of ids.entries())
+        expect(JSON.parse((await c.store.jobGet({ id }))!.payload), `job ${id}`).toEqual({ n });
+      expect((await c.store.jobParents({ id: ids[151]! })).map((parent) => parent.id)).toEqual([ids[3]]);
+      expect(await eventsOf(ids[200]!)).toEqual(['ENQUEUED']);
+    });
+
     it.each<[string, EnqueueRequest, RegExp]>([
       ['a payload that is not JSON-serialisable', { class: 'email', payload: { f: () => 1 } }, /not JSON-serialisable/],
       ['a payload with a BigInt', { class: 'email', payload: { n: 1n } }, /not JSON-serialisable/],

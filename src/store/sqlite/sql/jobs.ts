@@ -1,4 +1,5 @@
 import { prepareAll, type SqliteDb } from '../connection.js';
+import type { MultiRowInsert } from '../multi-row.js';
 import { IN_FLIGHT } from '../../migration.js';
 import { JOB_STATUSES } from '../../types.js';
 
@@ -138,10 +139,20 @@ export const JOB_SQL = {
   cancelAllQueued: bulkBatchOfEachClass(CANCEL, queued),
   /** (class, now, throughId, limit) a batch of a class's, through jobs_class_status. */
   cancelClassQueued: bulkBatch(CANCEL, ofClass(queued)),
-  /** (id) attempts and events go with it (ON DELETE CASCADE). */
   /** (id) -> 1 when the job exists. */
   exists: `SELECT 1 AS found FROM jobs WHERE id = ?`,
 };
+
+/**
+ * (id, class, priority, payload, now, runAt, maxRetries, maxRetriesFromClass 0|1, keyScope, onParentFailure,
+ * traceparent) per row: jobs with no key and no parents, QUEUED, many a statement, each with its id given
+ * (inserts.ts).
+ */
+export const PLAIN_JOB_INSERT = {
+  head: `INSERT INTO jobs (id, class, status, priority, payload, created_at, run_at, max_retries, max_retries_from_class,
+      key_scope, on_parent_failure, traceparent) VALUES`,
+  row: `(?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+} satisfies MultiRowInsert;
 
 export const prepareJobStatements = (db: SqliteDb) => prepareAll(db, JOB_SQL);
 
