@@ -11,6 +11,7 @@ import { IdleWait } from './idle-wait.js';
 import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
 import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
 import { LoopState } from './loop-state.js';
+import { ClaimWatch } from './claim-watch.js';
 import { Prefetch } from './prefetch.js';
 import { SupervisorReport } from './supervisor-report.js';
 
@@ -69,7 +70,7 @@ export class RunLoop {
   /** Claimed, not started, in claim order; `askedAt`: when its claim was asked for; `since`: when it began to wait. */
   private readonly waiting = new Map<number, { job: ClaimedJob; askedAt: number; since: number }>();
   private readonly writer: GroupCommit;
-  private wakes: Pick<WakeWatch, 'rearm'> | undefined;
+  private readonly claimWatch = new ClaimWatch();
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly state: LoopState;
@@ -129,9 +130,9 @@ export class RunLoop {
     this.idle.wake();
   }
 
-  /** The store's wake-ups (subscribe), armed again before each claim: a wake-up ends the watch until then. */
+  /** The store's wake-ups (subscribe), armed again by the claims (ClaimWatch): a wake-up ends the watch until then. */
   watchWakes(watch: Pick<WakeWatch, 'rearm'>): void {
-    this.wakes = watch;
+    this.claimWatch.use(watch);
   }
 
   /** Whether each success goes to the supervisor in full from now on. */
@@ -260,12 +261,11 @@ export class RunLoop {
     const { config, ownerId } = this.deps;
     const limit = free + this.prefetch.next();
     const askedAt = Date.now();
-    // Before the claim reads: a commit after it wakes an idle wait, one before is in what the claim finds.
-    this.wakes?.rearm();
     const request = { classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 };
-    const claimed = await this.writer.flushAndClaim(
-      { ...request, classMaxRetries: config.max_retries, rateLimit: this.rateLimit },
-      () => this.state.enter('claiming'),
+    const claimed = await this.claimWatch.claim(() =>
+      this.writer.flushAndClaim({ ...request, classMaxRetries: config.max_retries, rateLimit: this.rateLimit }, () =>
+        this.state.enter('claiming'),
+      ),
     );
     const now = Date.now();
     for (const job of claimed) {

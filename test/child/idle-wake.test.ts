@@ -1,9 +1,9 @@
 /**
  * An idle child on SQLite is woken by a commit to the file (a watch on its
  * WAL), not by its poll. The watch ends at the first commit it sees and is
- * armed again before each claim, so that a busy child is not woken by
- * every commit of its siblings: after each busy spell, the next enqueue
- * must still wake it. With poll_seconds 30, a child that missed the wake-up
+ * armed again only while claims find nothing (child/claim-watch.ts), so
+ * that a busy child watches no commit: after each busy spell, the next
+ * enqueue must still wake it. With poll_seconds 30, a child that missed the wake-up
  * would start the job 15 to 45 s late.
  */
 import { describe, it } from 'vitest';
