@@ -42,4 +42,13 @@ describe('SQLite ids after a prune of the newest rows', () => {
     // A bulk batch's ids are given before its rows are written: past every deleted one too.
     expect((await queue.enqueueMany([{ class: 'email' }, { class: 'email' }])).map((job) => job.id)).toEqual([5, 6]);
   });
+
+  it('gives a batch of 150,000 plain jobs 150,000 ids in order, each naming its own job', async () => {
+    const count = 150_000;
+    const inserted = await queue.enqueueMany(Array.from({ length: count }, (_, n) => ({ class: 'bulk', payload: n })));
+    expect(inserted).toHaveLength(count);
+    expect(inserted.every((job, n) => job.created && job.id === inserted[0]!.id + n)).toBe(true);
+    const last = store.connection.prepare('SELECT payload FROM jobs WHERE id = ?').pluck().get(inserted.at(-1)!.id);
+    expect(last).toBe(String(count - 1));
+  });
 });

@@ -40,7 +40,7 @@ export function insertJobs(
   const inserted: InsertedJob[] = [];
   let plain: NewJob[] = [];
   const writePlain = () => {
-    if (plain.length > 0) inserted.push(...insertPlain(statements, plain, actor, now, record));
+    if (plain.length > 0) insertPlain(statements, plain, actor, now, record, inserted);
     plain = [];
   };
   for (const job of batch) {
@@ -99,8 +99,9 @@ function insertOne(jobs: JobInserts['jobs'], job: NewJob, born: BornState, now: 
 }
 
 /**
- * Inside a transaction: plain jobs, QUEUED, the first by the one-row insert,
- * the rest with the ids that follow its own. Ids are given, not read back,
+ * Inside a transaction: plain jobs, QUEUED, each added to `inserted`, the
+ * first by the one-row insert, the rest with the ids that follow its own.
+ * Ids are given, not read back,
  * since SQLite promises no order for a multi-row RETURNING; and the first
  * statement is a write, so that an application's deferred transaction takes
  * the write lock at once rather than read first and find its snapshot stale.
@@ -111,7 +112,8 @@ function insertPlain(
   actor: string,
   now: number,
   record: (event: PlannedEvent) => void,
-): InsertedJob[] {
+  inserted: InsertedJob[],
+): void {
   const first = insertOne(jobs, batch[0]!, { status: 'QUEUED' }, now);
   plainRows.run(
     batch
@@ -130,8 +132,9 @@ function insertPlain(
         job.traceparent ?? null,
       ]),
   );
-  return batch.map((job, index) => {
+  // One by one: a spread of a batch of 100,000 into push() would pass more arguments than a call takes.
+  batch.forEach((job, index) => {
     record(EVENTS.enqueued(first + index, job, now, actor));
-    return { id: first + index, created: true };
+    inserted.push({ id: first + index, created: true });
   });
 }
