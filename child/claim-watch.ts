@@ -18,18 +18,24 @@ export class ClaimWatch {
     this.watch = watch;
   }
 
-  /** `take`'s jobs; a commit after the last claim that found nothing wakes the wait that follows. */
-  async claim(take: () => Promise<ClaimedJob[]>): Promise<ClaimedJob[]> {
+  /**
+   * `take`'s jobs, and when the claim that brought them was asked for (a
+   * rate limit's start margin runs from it); a commit after the last claim
+   * that found nothing wakes the wait that follows.
+   */
+  async claim(take: () => Promise<ClaimedJob[]>): Promise<{ claimed: ClaimedJob[]; askedAt: number }> {
     const watch = this.watch;
     const armed = watch !== undefined && this.foundNothing;
     // Before the claim reads: a commit after it wakes an idle wait, one before is in what the claim finds.
     if (armed) watch.rearm();
+    let askedAt = Date.now();
     let claimed = await take();
     if (claimed.length === 0 && watch !== undefined && !armed) {
       watch.rearm();
+      askedAt = Date.now();
       claimed = await take();
     }
     this.foundNothing = claimed.length === 0;
-    return claimed;
+    return { claimed, askedAt };
   }
 }

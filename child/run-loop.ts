@@ -260,9 +260,8 @@ export class RunLoop {
     if (free <= 0 || this.waiting.size > 0) return;
     const { config, ownerId } = this.deps;
     const limit = free + this.prefetch.next();
-    const askedAt = Date.now();
     const request = { classes: [config.name], ownerId, limit, leaseMs: config.lease_seconds * 1000 };
-    const claimed = await this.claimWatch.claim(() =>
+    const { claimed, askedAt } = await this.claimWatch.claim(() =>
       this.writer.flushAndClaim({ ...request, classMaxRetries: config.max_retries, rateLimit: this.rateLimit }, () =>
         this.state.enter('claiming'),
       ),
