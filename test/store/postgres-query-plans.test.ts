@@ -4,6 +4,7 @@ import { HISTORY_SQL } from '../../src/store/postgres/sql/history.js';
 import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
 import { CLASS_SQL } from '../../src/store/postgres/sql/classes.js';
 import { SETTLE_SQL } from '../../src/store/postgres/sql/settle.js';
+import { FLOW_SQL } from '../../src/store/postgres/sql/flows.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
 import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
@@ -27,29 +28,53 @@ const PLANNED_WITH_VALUES = new Set<{ text: string }>([
   STATS_SQL.costRanking,
 ]);
 
+/** A row of EXPLAIN's answer as text (pg parses FORMAT JSON's). */
+const planText = (row: Record<string, unknown>) =>
+  typeof row['QUERY PLAN'] === 'string' ? row['QUERY PLAN'] : JSON.stringify(row['QUERY PLAN']);
+
 /**
  * The plan of a statement as it runs: generic (what a named statement ends
  * up using after a few executions) and custom (planned for these values).
  */
-async function plans(client: pg.Client, sql: { text: string }, values: unknown[]): Promise<string[]> {
-  const custom = await client.query(`EXPLAIN ${sql.text}`, values);
-  if (PLANNED_WITH_VALUES.has(sql))
-    return [custom.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')];
+async function plans(
+  client: pg.Client,
+  sql: { text: string },
+  values: unknown[],
+  format: 'text' | 'json' = 'text',
+): Promise<string[]> {
+  const explain = format === 'json' ? 'EXPLAIN (FORMAT JSON)' : 'EXPLAIN';
+  const custom = await client.query(`${explain} ${sql.text}`, values);
+  if (PLANNED_WITH_VALUES.has(sql)) return [custom.rows.map(planText).join('\n')];
   await client.query(`PREPARE q AS ${sql.text}`);
   try {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
     // EXECUTE takes no bind parameters: the test's own values, as quoted literals
     const literal = (value: unknown) => pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
     const generic = await client.query(
-      `EXPLAIN EXECUTE q${values.length === 0 ? '' : `(${values.map(literal).join(', ')})`}`,
+      `${explain} EXECUTE q${values.length === 0 ? '' : `(${values.map(literal).join(', ')})`}`,
     );
-    return [custom, generic].map((result) =>
-      result.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n'),
-    );
+    return [custom, generic].map((result) => result.rows.map(planText).join('\n'));
   } finally {
     await client.query('RESET plan_cache_mode');
     await client.query('DEALLOCATE q');
   }
+}
+
+interface PlanNode {
+  'Node Type': string;
+  Alias?: string;
+  Plans?: PlanNode[];
+}
+
+/** The functions scanned on the inner side of a nested loop (each scan runs once per outer row). */
+function rescannedFunctions(node: PlanNode, inner = false): string[] {
+  const here = inner && node['Node Type'] === 'Function Scan' ? [node.Alias ?? '?'] : [];
+  // A hash or a materialized copy is built once, whatever the loop.
+  const below = node['Node Type'] === 'Hash' || node['Node Type'] === 'Materialize' ? false : inner;
+  const children = (node.Plans ?? []).flatMap((child, i) =>
+    rescannedFunctions(child, below || (node['Node Type'] === 'Nested Loop' && i === 1)),
+  );
+  return [...here, ...children];
 }
 
 describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
@@ -223,6 +248,55 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
       if (!sortAllowed) expect(plan).not.toMatch(/\bSort\b/);
     }
   });
+
+  // A nested loop runs its inner side once per outer row: a batch's arrays unnested there are read n² times.
+  it.each([
+    ['settle: the successes of a batch', SETTLE_SQL.successes, SUCCESSES],
+    [
+      'settle: successes and the next claim',
+      SETTLE_SQL.successesThenClaimOneClass,
+      [...SUCCESSES, 'email', 'w9', now + 30_000, 10, 5],
+    ],
+    ['settle: the other outcomes of a batch', LEASE_SQL.outcomes, OUTCOMES],
+    [
+      'heartbeat of several leases',
+      LEASE_SQL.extendMany,
+      [[1, 2, 3], ['a', 'b', 'c'], now, now + 30_000, ['x', 'y', 'z']],
+    ],
+    [
+      'attempts by token',
+      HISTORY_SQL.attemptsByToken,
+      [
+        [1, 2, 3],
+        ['a', 'b', 'c'],
+      ],
+    ],
+    [
+      "zombies' timeline rows",
+      HISTORY_SQL.eventInsertIfJob,
+      [
+        [1, 2],
+        [now, now],
+        ['A', 'B'],
+        ['worker', 'worker'],
+        ['x', 'y'],
+      ],
+    ],
+    [
+      'revival of cancelled dependents',
+      FLOW_SQL.revive,
+      [
+        [1, 2, 3],
+        [1, 1, 1],
+      ],
+    ],
+  ] as [string, { text: string }, unknown[]][])(
+    '%s reads its arrays once, never again for each row',
+    async (_name, sql, values) => {
+      for (const plan of await plans(client, sql, values, 'json'))
+        expect(rescannedFunctions(JSON.parse(plan)[0].Plan)).toEqual([]);
+    },
+  );
 
   it('stats: the cost ranking finds the window through jobs_finished and job_attempts_error, each success by its key, never a whole table', async () => {
     for (const plan of await plans(client, STATS_SQL.costRanking, [...partValues(windowOf(LAST_HOUR_SINCE)), 10])) {

@@ -68,12 +68,19 @@ const CLAIM_PARAMS: ClaimParams = {
 const claimSql = (manyClasses: boolean) => `WITH ${claimCtes(CLAIM_PARAMS, manyClasses)}
     SELECT * FROM claimed`;
 
-/** `run_at`, `finished_at`, the error and `releases` of a job an outcome of `kind` (requeue, finishBadly, release) writes; `b` names its row of parameters. */
-const OUTCOME_SET = `run_at = CASE b.kind WHEN 'requeue' THEN b.run_at WHEN 'release' THEN LEAST(j.run_at, $4) ELSE j.run_at END,
-        finished_at = CASE b.kind WHEN 'finishBadly' THEN $4 ELSE j.finished_at END,
-        error_code = CASE b.kind WHEN 'release' THEN j.error_code ELSE b.code END,
-        error_detail = CASE b.kind WHEN 'release' THEN j.error_detail ELSE b.detail END,
-        releases = j.releases + CASE b.kind WHEN 'release' THEN 1 ELSE 0 END`;
+/**
+ * Row `j`'s element of an array parameter of `outcomes`: found by its place in $1, not by a join with the
+ * arrays unnested, which a generic plan (guessing few rows) unnested again for every row.
+ */
+const ofRow = (param: string, type: string) => `(${param}::${type}[])[array_position($1::bigint[], j.id)]`;
+
+/** `run_at`, `finished_at`, the error and `releases` of a job an outcome of its kind (requeue, finishBadly, release) writes. */
+const KIND = ofRow('$12', 'text');
+const OUTCOME_SET = `run_at = CASE ${KIND} WHEN 'requeue' THEN ${ofRow('$14', 'bigint')} WHEN 'release' THEN LEAST(j.run_at, $4) ELSE j.run_at END,
+        finished_at = CASE ${KIND} WHEN 'finishBadly' THEN $4 ELSE j.finished_at END,
+        error_code = CASE ${KIND} WHEN 'release' THEN j.error_code ELSE ${ofRow('$7', 'text')} END,
+        error_detail = CASE ${KIND} WHEN 'release' THEN j.error_detail ELSE ${ofRow('$8', 'text')} END,
+        releases = j.releases + CASE ${KIND} WHEN 'release' THEN 1 ELSE 0 END`;
 
 /** Statements a worker, the sweeper and the supervisor run about held jobs; each write is fenced on (id, lease_token, status). */
 /**
@@ -142,20 +149,17 @@ export const LEASE_SQL = nameAll('leases', {
    * heldByOwner) in the same transaction, so the fence is only a guard. A release goes back to the queue without
    * spending a retry, in the place it had (it was due).
    */
-  outcomes: `WITH batch AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::bigint[],
-          $11::text[], $12::text[], $13::text[], $14::bigint[])
-        AS b(id, lease_token, started_at, attempt, attempt_status, code, detail, cpu_ms, peak_rss_bytes, stack, kind, job_status, run_at)),
-    job AS (
-      UPDATE jobs AS j SET status = b.job_status, lease_expires_at = NULL, started_at = coalesce(j.started_at, b.started_at), ${OUTCOME_SET}
-      FROM batch AS b
-      WHERE j.id = ANY($1::bigint[]) AND j.id = b.id AND j.lease_token = b.lease_token AND j.${IN_FLIGHT}
-      RETURNING b.*),
+  outcomes: `WITH job AS (
+      UPDATE jobs AS j SET status = ${ofRow('$13', 'text')}, lease_expires_at = NULL,
+        started_at = coalesce(j.started_at, ${ofRow('$3', 'bigint')}), ${OUTCOME_SET}
+      WHERE j.id = ANY($1::bigint[]) AND j.lease_token = ${ofRow('$2', 'text')} AND j.${IN_FLIGHT}
+      RETURNING j.id, j.lease_token, array_position($1::bigint[], j.id) AS n, ${KIND} AS kind, ${ofRow('$13', 'text')} AS job_status),
     attempt_ended AS (
-      UPDATE job_attempts AS a SET status = d.attempt_status, finished_at = $4, error_code = d.code, error_detail = d.detail,
-        cpu_ms = d.cpu_ms, peak_rss_bytes = d.peak_rss_bytes, error_stack = d.stack
+      UPDATE job_attempts AS a SET status = ($6::text[])[d.n], finished_at = $4, error_code = ($7::text[])[d.n],
+        error_detail = ($8::text[])[d.n], cpu_ms = ($9::float8[])[d.n], peak_rss_bytes = ($10::bigint[])[d.n],
+        error_stack = ($11::text[])[d.n]
       FROM job AS d
-      WHERE a.job_id = d.id AND a.attempt = d.attempt AND a.lease_token = d.lease_token AND a.status = 'RUNNING'),
+      WHERE a.job_id = d.id AND a.attempt = ($5::int[])[d.n] AND a.lease_token = d.lease_token AND a.status = 'RUNNING'),
     ${afterOutcomes(`SELECT array_agg(id) AS ids, array_agg(job_status) AS statuses FROM job WHERE kind = 'finishBadly'`, '$4')}
     INSERT INTO job_events (job_id, ts, event, actor, detail)
     SELECT e.job_id, e.ts, e.event, e.actor, e.detail
