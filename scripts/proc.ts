@@ -13,6 +13,8 @@ export interface ProcStat {
   startTicks: number;
   /** utime + stime, in clock ticks. */
   cpuTicks: number;
+  /** cutime + cstime: the CPU of its children that it has waited for, in clock ticks. */
+  reapedTicks: number;
   comm: string;
 }
 
@@ -37,6 +39,7 @@ export function readStat(pid: number): ProcStat | undefined {
     // field 22 of stat; fields[] starts at field 3
     startTicks: Number(fields[19]),
     cpuTicks: Number(fields[11]) + Number(fields[12]),
+    reapedTicks: Number(fields[13]) + Number(fields[14]),
   };
 }
 

@@ -203,6 +203,17 @@ export function processesNamed(name: string): number[] {
     .map((stat) => stat.pid);
 }
 
+/**
+ * The CPU ticks of the PostgreSQL server on this machine: each postmaster's
+ * own, its backends' that it reaped, and its live children's. Two readings
+ * cover every backend that ran between them, also one that came and went.
+ */
+export function serverCpuTicks(): number {
+  const postgres = listProcesses().filter((stat) => stat.comm === 'postgres');
+  const pids = new Set(postgres.map((stat) => stat.pid));
+  return postgres.reduce((sum, stat) => sum + stat.cpuTicks + (pids.has(stat.ppid) ? 0 : stat.reapedTicks), 0);
+}
+
 let ticksPerSecond: number | undefined;
 
 /** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`, 100 on Linux). */

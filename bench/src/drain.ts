@@ -1,6 +1,6 @@
 /** What every drain shares (sections 1-3, 9, 12 and 17): its poll, its figures, and a drain by plain worker processes. */
 import { join } from 'node:path';
-import { clockTicksPerSecond, cpuTicks, pollDrain, steadyRate, type DrainTiming } from './common.js';
+import { clockTicksPerSecond, cpuTicks, pollDrain, serverCpuTicks, steadyRate, type DrainTiming } from './common.js';
 import type { BenchContext } from './context.js';
 import type { Driver, RowCounter } from './database.js';
 import type { Managed } from './processes.js';
@@ -23,6 +23,12 @@ export interface DrainRun {
    * last; unmeasured for workers that exit when the queue is empty.
    */
   cpuMsPer1k?: number;
+  /**
+   * On PostgreSQL: the server's CPU per 1,000 jobs over the whole run, the
+   * enqueue included: from before the enqueue to after the workers stopped
+   * (serverCpuTicks, the postmaster and its backends).
+   */
+  serverCpuWholeMsPer1k?: number;
 }
 
 /** A drain's two rates; `startedMs`: when its processes were spawned (performance.now). */
@@ -66,6 +72,13 @@ export function msPer1k(ticks: number, jobs: number): number {
 export function sinceMark(mark: number | Map<number, number>, end: number | Map<number, number>): number {
   if (typeof mark === 'number' || typeof end === 'number') return Number(end) - Number(mark);
   return [...end].reduce((sum, [pid, count]) => sum + count - (mark.get(pid) ?? 0), 0);
+}
+
+/** `run`'s figures with the server's CPU of the whole of it (serverCpuWholeMsPer1k), `jobs` enqueued and drained. */
+export async function withServerCpu<R extends DrainRun>(jobs: number, run: () => Promise<R>): Promise<R> {
+  const before = serverCpuTicks();
+  const result = await run();
+  return { ...result, serverCpuWholeMsPer1k: msPer1k(serverCpuTicks() - before, jobs) };
 }
 
 /** `processes` copies of a worker script drain a filled queue; the counter is closed and every worker stopped after. */

@@ -11,12 +11,14 @@ import {
   GRAPHILE_MODES,
   GRAPHILE_PROCESSES,
   graphileDrain,
+  graphileProcesses,
   LOCAL_QUEUE_SIZE,
   type GraphileMode,
 } from './graphile.js';
-import { POLL_MS } from './drain.js';
+import { POLL_MS, type DrainRun } from './drain.js';
 import { packageVersion } from './machine.js';
-import { cpuOf, lhKey, ratesOf, ratioOf, type Contender, type Rounds } from './rounds.js';
+import { cpuOf, lhKey, ratesOf, ratioOf, runsOf, type Contender, type Figure, type Rounds } from './rounds.js';
+import { summarize } from './common.js';
 
 const BULLMQ_KEY = 'bullmq';
 const graphileKey = (mode: GraphileMode) => `graphile:${mode}`;
@@ -50,17 +52,25 @@ export interface GraphileSection {
   jobs: number;
   processes: number;
   concurrency: number;
-  results: (PeerRow & { mode: GraphileMode })[];
+  results: (PeerRow & { mode: GraphileMode; processes: number; server_cpu_ms_per_1k_jobs: Stat })[];
   /** Leasehold's jobs/s on PostgreSQL (section 9's rows) over each mode's. */
   ratios: (PeerRatio & { mode: GraphileMode })[];
+  /** Leasehold's server CPU per job, the enqueue included, over each local-queue mode's (issue 53). */
+  server_cpu_ratios: (PeerRatio & { mode: GraphileMode })[];
 }
 
 /** The leasehold children the issue's targets name against each peer. */
 const HELD_AGAINST = { bullmq: [1, 2], graphile: [2] };
 
-function peerRatios(ctx: BenchContext, rounds: Rounds, children: number[], peerKey: string): PeerRatio[] {
+function peerRatios(
+  ctx: BenchContext,
+  rounds: Rounds,
+  children: number[],
+  peerKey: string,
+  figure?: Figure,
+): PeerRatio[] {
   return children.flatMap((p) => {
-    const ratio = ratioOf(rounds, lhKey(p, ctx.claimBatch), peerKey);
+    const ratio = ratioOf(rounds, lhKey(p, ctx.claimBatch), peerKey, figure);
     return ratio === undefined ? [] : [{ leasehold: { processes: p, claim_batch: ctx.claimBatch }, ratio }];
   });
 }
@@ -98,9 +108,11 @@ export function bullmqSection(ctx: BenchContext, rounds: Rounds): BullmqSection 
 export const graphileContenders = (ctx: BenchContext): Contender[] =>
   GRAPHILE_MODES.map((mode) => ({
     key: graphileKey(mode),
-    label: `graphile-worker ${GRAPHILE_PROCESSES} × ${GRAPHILE_CONCURRENCY}, ${mode}`,
+    label: `graphile-worker ${graphileProcesses(mode)} × ${GRAPHILE_CONCURRENCY}, ${mode}`,
     drain: () => graphileDrain(ctx, mode),
   }));
+
+const SERVER_CPU_PER_JOB = (run: DrainRun) => run.serverCpuWholeMsPer1k ?? Number.NaN;
 
 export function graphileSection(ctx: BenchContext, rounds: Rounds): GraphileSection {
   return {
@@ -108,13 +120,25 @@ export function graphileSection(ctx: BenchContext, rounds: Rounds): GraphileSect
     method:
       `${timed('a second connection counts the rows left: it deletes a job once done', POLL_MS.postgres)}; ` +
       `${GRAPHILE_PROCESSES} processes of graphile-worker's run() at concurrency ${GRAPHILE_CONCURRENCY}, no-op task, in a schema of its own; ` +
-      `plain: its defaults (a fetch per job); local-queue: localQueue.size ${LOCAL_QUEUE_SIZE} a process, completeJobBatchDelay and failJobBatchDelay 0; CPU: its worker processes, not the server`,
+      `plain: its defaults (a fetch per job); local-queue: localQueue.size ${LOCAL_QUEUE_SIZE} a process, completeJobBatchDelay and failJobBatchDelay 0; ` +
+      "local-queue-1: the same in 1 process; CPU: its worker processes; server CPU: the postmaster and its backends from before the enqueue to after the workers stopped, as section 9's `server, enqueue incl.`",
     jobs: ctx.sizes.jobs,
     processes: GRAPHILE_PROCESSES,
     concurrency: GRAPHILE_CONCURRENCY,
-    results: GRAPHILE_MODES.map((mode) => ({ mode, ...peerRow(rounds, graphileKey(mode)) })),
+    results: GRAPHILE_MODES.map((mode) => ({
+      mode,
+      processes: graphileProcesses(mode),
+      ...peerRow(rounds, graphileKey(mode)),
+      server_cpu_ms_per_1k_jobs: summarize(runsOf(rounds, graphileKey(mode)).map(SERVER_CPU_PER_JOB)),
+    })),
     ratios: GRAPHILE_MODES.flatMap((mode) =>
       peerRatios(ctx, rounds, HELD_AGAINST.graphile, graphileKey(mode)).map((r) => ({ mode, ...r })),
+    ),
+    server_cpu_ratios: GRAPHILE_MODES.filter((mode) => mode !== 'plain').flatMap((mode) =>
+      peerRatios(ctx, rounds, HELD_AGAINST.graphile, graphileKey(mode), SERVER_CPU_PER_JOB).map((r) => ({
+        mode,
+        ...r,
+      })),
     ),
   };
 }

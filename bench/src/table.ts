@@ -71,11 +71,12 @@ export function peerRatios<R extends PeerRatio>(
   peer: string,
   ratios: R[],
   what: (r: R) => string = () => peer,
+  figure = 'jobs/s',
 ): string[] {
   if (ratios.length === 0) return [];
   return [
     figures(
-      [`leasehold / ${peer}, within a round`, 'jobs/s'],
+      [`leasehold / ${peer}, within a round`, figure],
       ratios.map((r) => [`${r.leasehold.processes} children (batch ${r.leasehold.claim_batch}) / ${what(r)}`, r.ratio]),
     ),
   ];
@@ -164,6 +165,9 @@ export function throughputTable<R extends ThroughputRow | ConcurrencyRow>(
   const server: Lead<R> = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined)
     ? [['database server', (r) => stat(r.cpu_ms_per_1k_jobs.server)]]
     : [];
+  const serverWhole: Lead<R> = results.some((r) => 'server_whole' in r.cpu_ms_per_1k_jobs)
+    ? [['server, enqueue incl.', (r) => stat((r as ThroughputRow).cpu_ms_per_1k_jobs.server_whole)]]
+    : [];
   const ceiling: Lead<R> =
     cores === undefined
       ? []
@@ -178,6 +182,7 @@ export function throughputTable<R extends ThroughputRow | ConcurrencyRow>(
     ['CPU ms per 1k jobs: supervisor', (r) => stat(r.cpu_ms_per_1k_jobs.supervisor)],
     ['children', (r) => stat(r.cpu_ms_per_1k_jobs.children)],
     ...server,
+    ...serverWhole,
     ...ceiling,
   ]);
 }

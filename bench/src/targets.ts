@@ -71,9 +71,9 @@ export function checkTargets(report: BenchReport): Target[] {
     findRatio(s.bullmq?.ratios, 2, batch)?.median,
     (v) => v >= 1.2,
   );
-  const graphile = (mode: GraphileMode) =>
+  const graphile = (mode: GraphileMode, ratios = s['graphile-worker']?.ratios) =>
     findRatio(
-      s['graphile-worker']?.ratios.filter((r) => r.mode === mode),
+      ratios?.filter((r) => r.mode === mode),
       2,
       batch,
     )?.median;
@@ -89,6 +89,18 @@ export function checkTargets(report: BenchReport): Target[] {
     `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= 0.45x ${pool} in local-queue mode`,
     graphile('local-queue'),
     (v) => v >= 0.45,
+  );
+  add(
+    '53-pg-server-cpu',
+    `PostgreSQL: the server's CPU per job, enqueue included: leasehold 2 children (claim_batch ${batch}) <= 1.5x graphile-worker local queue, 1 process`,
+    graphile('local-queue-1', s['graphile-worker']?.server_cpu_ratios),
+    (v) => v <= 1.5,
+  );
+  add(
+    '53-pg-graphile-local-1',
+    `PostgreSQL: leasehold 2 children (claim_batch ${batch}) >= graphile-worker local queue, 1 process (jobs/s)`,
+    graphile('local-queue-1'),
+    (v) => v >= 1,
   );
   add(
     '1-vs-raw',

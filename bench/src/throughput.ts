@@ -2,7 +2,7 @@
 import { pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, type DrainRun } from './drain.js';
+import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, withServerCpu, type DrainRun } from './drain.js';
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import {
   fillQueue,
@@ -96,11 +96,14 @@ export async function leaseholdDrain(
       concurrency: workload.concurrency,
       classes: workload.classes,
     });
-    const queue = await openBenchQueue(database.url);
-    await fillQueue(queue, jobs, undefined, payloadOf, classNames(workload.classes));
-    await queue.close();
     const children = processes * (workload.classes ?? 1);
-    return await drain(ctx, dir, config, { jobs, children }, await database.counter(), driver, workload);
+    const enqueueAndDrain = async () => {
+      const queue = await openBenchQueue(database.url);
+      await fillQueue(queue, jobs, undefined, payloadOf, classNames(workload.classes));
+      await queue.close();
+      return await drain(ctx, dir, config, { jobs, children }, await database.counter(), driver, workload);
+    };
+    return driver === 'postgres' ? await withServerCpu(jobs, enqueueAndDrain) : await enqueueAndDrain();
   } finally {
     await database.dispose();
   }
@@ -191,7 +194,8 @@ export interface ThroughputRow {
   written_kib_per_job: Stat;
   pages_written_per_job: Stat;
   /** CPU ms per 1,000 jobs (user + system, spawn to last job): where the work happens. */
-  cpu_ms_per_1k_jobs: { supervisor: Stat; children: Stat; server?: Stat };
+  /** server: PostgreSQL's from a tenth of the jobs done; server_whole: the enqueue included (serverCpuWholeMsPer1k). */
+  cpu_ms_per_1k_jobs: { supervisor: Stat; children: Stat; server?: Stat; server_whole?: Stat };
 }
 
 export interface ThroughputSection {
@@ -237,6 +241,7 @@ export function throughputRow(
 ): ThroughputRow {
   const of = (pick: (run: LeaseholdDrainRun) => number, digits = 0) => summarize(runs.map(pick), digits);
   const server = runs.map((run) => run.serverCpuMsPer1k).filter((ms) => ms !== undefined);
+  const serverWhole = runs.map((run) => run.serverCpuWholeMsPer1k).filter((ms) => ms !== undefined);
   return {
     processes,
     claim_batch: claimBatch,
@@ -250,6 +255,7 @@ export function throughputRow(
       supervisor: of((run) => run.supervisorCpuMsPer1k),
       children: of((run) => run.childrenCpuMsPer1k),
       ...(server.length > 0 ? { server: summarize(server) } : {}),
+      ...(serverWhole.length > 0 ? { server_whole: summarize(serverWhole) } : {}),
     },
   };
 }
