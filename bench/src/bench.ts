@@ -29,6 +29,7 @@ import { runReads } from './reads.js';
 import { runRealWork } from './real-work.js';
 import { runWriter } from './writer.js';
 import { runPgStatements } from './pg-statements.js';
+import { runHosts } from './hosts.js';
 import { runTracing } from './tracing.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
@@ -105,6 +106,7 @@ const RUNNERS: SectionRunner[] = [
   single('writer', runWriter),
   single('tracing', runTracing),
   single('pg-statements', runPgStatements),
+  single('pg-hosts', runHosts),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]\n`;
@@ -206,7 +208,7 @@ const report: BenchReport = {
     claim_batch: claimBatch,
     processes: ctx.sizes.processes,
     postgres: (
-      ['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters', 'pg-statements'] as const
+      ['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters', 'pg-statements', 'pg-hosts'] as const
     ).some((name) => wanted.has(name))
       ? redactDatabase(pgUrl)
       : null,

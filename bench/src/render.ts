@@ -337,6 +337,22 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
         `  CPU per job, this build / the baseline, ${c.children} child(ren), ${c.classes} class(es), within a round: ${stat(c.ratio)}`,
     ),
   ],
+  'pg-hosts': (h) => [
+    `24. hosts on one PostgreSQL queue (issue 53): ${h.method} (jobs/s; CPU ms per 1k jobs)`,
+    columnsTable(h.results, [
+      ['hosts', (r) => String(r.hosts)],
+      ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
+      ['supervisors + children', (r) => stat(r.cpu_ms_per_1k_jobs)],
+      ['server, enqueue incl.', (r) => stat(r.server_cpu_ms_per_1k_jobs)],
+    ]),
+    figures(
+      ['within a round', 'ratio'],
+      [
+        ['jobs/s: 2 hosts / 1', h.two_over_one],
+        ["the server's CPU per job: 4 hosts / 1", h.server_cpu_four_over_one],
+      ],
+    ),
+  ],
   'pg-statements': (p) => [
     `23. where the PostgreSQL server's time goes (issue 53): ${p.method}; pg_stat_statements.track = ${p.track}`,
     `  top-level statements: ${fmt(p.toplevel_exec_us_per_job)} µs of execution and ${fmt(p.toplevel_wal_bytes_per_job)} WAL bytes a job; ` +
@@ -381,7 +397,7 @@ export function renderTable(report: BenchReport): string {
       out.push(...(RENDER[name] as (section: unknown, report: BenchReport) => string[])(section, report), '');
   }
   if (report.targets.length > 0) {
-    out.push('targets (issues 1, 5-7, 11-15, 30, 32, 41, 42 and 43)');
+    out.push('targets (issues 1, 5-7, 11-15, 30, 32, 41-44 and 52-54)');
     out.push(
       table(
         ['target', 'value', 'met'],

@@ -12,6 +12,7 @@ import type { OverheadSection } from './overhead.js';
 import type { RealWorkSection } from './real-work.js';
 import type { WriterSection } from './writer.js';
 import type { PgStatementsSection } from './pg-statements.js';
+import type { HostsSection } from './hosts.js';
 import type { TracingSection } from './tracing.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
@@ -48,6 +49,7 @@ export const SECTIONS = [
   'writer',
   'tracing',
   'pg-statements',
+  'pg-hosts',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -92,6 +94,7 @@ export interface BenchReport {
       writer?: WriterSection;
       tracing?: TracingSection;
       'pg-statements'?: PgStatementsSection;
+      'pg-hosts'?: HostsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;

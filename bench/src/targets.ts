@@ -1,4 +1,4 @@
-/** The targets of issues 1, 5-7, 11-15, 30, 32, 41, 42, 43 and 44, checked against the JSON document: each a value and whether it is met. */
+/** The targets of issues 1, 5-7, 11-15, 30, 32, 41-44 and 52-54, checked against the JSON document: each a value and whether it is met. */
 import { slowestMedian } from './big-store.js';
 import { CLI_FLOOR_RATIO_TARGET, CLI_TARGET_COMMANDS, CLI_TARGET_MS, slowestCommand, slowestOverFloor } from './cli.js';
 import type { Stat } from './common.js';
@@ -9,6 +9,7 @@ import { METRICS_READ, METRICS_TARGET_MS, READ_TARGET_MS } from './reads.js';
 import { realWorkTargets } from './real-work.js';
 import { writerTargets } from './writer.js';
 import { tracingTargets } from './tracing.js';
+import { hostsTargets } from './hosts.js';
 import { STORE_COST_TARGET } from './store-cost.js';
 import { WAITERS_TARGET_RATIO } from './waiters.js';
 import { BURST_OVERVIEW_TARGET_MS, BURST_STATS_TARGET_RATIO } from './burst-reads.js';
@@ -236,6 +237,7 @@ export function checkTargets(report: BenchReport): Target[] {
   for (const target of realWorkTargets(s['real-work'])) add(...target);
   for (const target of writerTargets(s.writer)) add(...target);
   for (const target of tracingTargets(s.tracing)) add(...target);
+  for (const target of hostsTargets(s['pg-hosts'])) add(...target);
   add(
     '32-store',
     `the store's own CPU per job (section 18) <= ${STORE_COST_TARGET}x the raw loop with the same rows on section 3b's schema`,

@@ -61,6 +61,8 @@ export interface Workload {
   env?: NodeJS.ProcessEnv;
   /** Section 21: this many classes alike, each with the drain's `processes` children, the jobs dealt among them. */
   classes?: number;
+  /** Section 24: this many supervisors on the queue, each a host of its own (LEASEHOLD_HOST), each with `processes` children. */
+  hosts?: number;
 }
 
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
@@ -83,25 +85,32 @@ export async function leaseholdDrain(
   const jobMs = workload.jobMs ?? 0;
   const label =
     (workload.concurrency === undefined ? '' : `-c${workload.concurrency}-${jobMs}ms`) +
-    (workload.classes === undefined ? '' : `-k${workload.classes}`);
+    (workload.classes === undefined ? '' : `-k${workload.classes}`) +
+    (workload.hosts === undefined ? '' : `-h${workload.hosts}`);
   const dir = ctx.dirs.make(`tp-${driver}-p${processes}-b${claimBatch}${label}`);
   const database = benchDatabase(ctx, dir, driver);
   try {
     const { write, payloadOf } = handlerOf(workload);
-    const config = writeConfig(dir, {
-      database: database.url,
-      handler: write(dir),
-      processes,
-      claimBatch,
-      concurrency: workload.concurrency,
-      classes: workload.classes,
+    const handler = write(dir);
+    // A folder (config, log, output) a host.
+    const hosts = Array.from({ length: workload.hosts ?? 1 }, (_, i) => {
+      const hostDir = workload.hosts === undefined ? dir : ctx.dirs.make(`tp-${driver}-host${i + 1}`);
+      const config = writeConfig(hostDir, {
+        database: database.url,
+        handler,
+        processes,
+        claimBatch,
+        concurrency: workload.concurrency,
+        classes: workload.classes,
+      });
+      return { config, dir: hostDir, name: workload.hosts === undefined ? undefined : `bench-host-${i + 1}` };
     });
-    const children = processes * (workload.classes ?? 1);
+    const children = processes * (workload.classes ?? 1) * hosts.length;
     const enqueueAndDrain = async () => {
       const queue = await openBenchQueue(database.url);
       await fillQueue(queue, jobs, undefined, payloadOf, classNames(workload.classes));
       await queue.close();
-      return await drain(ctx, dir, config, { jobs, children }, await database.counter(), driver, workload);
+      return await drain(ctx, hosts, { jobs, children }, await database.counter(), driver, workload);
     };
     return driver === 'postgres' ? await withServerCpu(jobs, enqueueAndDrain) : await enqueueAndDrain();
   } finally {
@@ -109,10 +118,16 @@ export async function leaseholdDrain(
   }
 }
 
+/** A supervisor of a drain: its config, its folder, and its host name (unset: the machine's). */
+interface Host {
+  config: string;
+  dir: string;
+  name: string | undefined;
+}
+
 async function drain(
   ctx: BenchContext,
-  dir: string,
-  config: string,
+  hosts: Host[],
   { jobs, children }: { jobs: number; children: number },
   counter: RowCounter,
   driver: Driver,
@@ -120,8 +135,17 @@ async function drain(
 ): Promise<LeaseholdDrainRun> {
   const countPeak = workload.work !== undefined;
   const started = performance.now();
-  const supervisor = SupervisorRun.start(ctx.processes, config, dir, workload.supervise, workload.env);
-  const pids = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
+  const supervisors = hosts.map((host) =>
+    SupervisorRun.start(
+      ctx.processes,
+      host.config,
+      host.dir,
+      workload.supervise,
+      host.name === undefined ? workload.env : { ...workload.env, LEASEHOLD_HOST: host.name },
+    ),
+  );
+  const supervisorPids = new Set(supervisors.map((s) => s.pid));
+  const pids = () => supervisors.flatMap((s) => [s.pid, ...s.process.noteDescendants()]);
   const ticksNow = () => ticksOf(pids());
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
@@ -139,11 +163,11 @@ async function drain(
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
       intervalMs: POLL_MS[driver],
       timeoutMs: ctx.sizes.drainTimeoutMs,
-      alive: () => supervisor.deadReason(),
+      alive: () => supervisors.map((s) => s.deadReason()).find((reason) => reason !== undefined),
       mark: {
         atDone: Math.ceil(jobs / 10),
         // With more children than cores, the last ones are still starting when a tenth is done: start-up is not per job.
-        also: () => supervisor.log('CHILD_READY').length >= children,
+        also: () => supervisors.reduce((sum, s) => sum + s.log('CHILD_READY').length, 0) >= children,
         reached: (done) => {
           if (done >= jobs) return;
           atMark = ticksNow();
@@ -158,9 +182,9 @@ async function drain(
     const serverAtEnd = serverTicks();
     const written = sinceMark(await writtenAtMark, await writtenNow());
     const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0), jobs - doneAtMark);
-    const supervisorCpu = used(supervisor.pid);
+    const supervisorCpu = [...supervisorPids].reduce((sum, pid) => sum + used(pid), 0);
     const childrenCpu = [...atEnd.keys()]
-      .filter((pid) => pid !== supervisor.pid)
+      .filter((pid) => !supervisorPids.has(pid))
       .reduce((sum, pid) => sum + used(pid), 0);
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
     const events = await counter.count('SELECT count(*) FROM job_events')();
@@ -179,7 +203,7 @@ async function drain(
     };
   } finally {
     await counter.close();
-    await supervisor.stop();
+    await Promise.all(supervisors.map((s) => s.stop()));
   }
 }
 

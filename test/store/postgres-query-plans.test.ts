@@ -5,6 +5,7 @@ import { JOB_SQL } from '../../src/store/postgres/sql/jobs.js';
 import { CLASS_SQL } from '../../src/store/postgres/sql/classes.js';
 import { SETTLE_SQL } from '../../src/store/postgres/sql/settle.js';
 import { FLOW_SQL } from '../../src/store/postgres/sql/flows.js';
+import { ROLLUP_SQL } from '../../src/store/postgres/sql/rollup.js';
 import { LEASE_SQL } from '../../src/store/postgres/sql/leases.js';
 import { STATS_SQL } from '../../src/store/postgres/sql/stats.js';
 import { WORKER_SQL } from '../../src/store/postgres/sql/workers.js';
@@ -235,6 +236,14 @@ describe('PostgreSQL query plans with a deep queue (after ANALYZE)', () => {
       [...partValues(windowOf(now - 60_000)), now],
       'jobs_finished',
       true,
+    ],
+    // a seek per terminal status
+    [
+      'stats catch-up: the first job that ended in a window',
+      ROLLUP_SQL.firstEnded,
+      [now - 86_400_000, now],
+      'jobs_finished',
+      false,
     ],
     ['children that crashed lately', WORKER_SQL.crashes, [now - 60_000, now - 6_000, 100], 'workers_exited', true],
     // disabled_classes holds a row per class a live supervisor disabled: read whole, each supervisor by key

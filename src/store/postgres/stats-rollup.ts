@@ -1,6 +1,7 @@
 import {
   afterRollUp,
   COST_TOP_KEPT,
+  floorMinute,
   isCatchUp,
   minutesIn,
   nextRollUp,
@@ -25,19 +26,20 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
 /**
  * Inside a transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes that
  * was. While no job has finished since the rollup's end only a catch-up (isCatchUp) is written: a later roll-up
- * takes the rest on.
+ * takes the rest on. A catch-up over minutes where nothing ended covers them all at once, as SQLite's does: a
+ * new queue's day, a few empty minutes per transaction, held the rollup's row lock for hundreds of them while
+ * its first jobs ran.
  */
 export async function rollUp(db: Db, now: number, maxMinutes: number): Promise<number> {
   const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.lockState));
-  const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
+  let range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
   if (range === undefined) return 0;
   const pending = [range.from, now - POSTGRES_ROLLUP_GRACE_MS];
-  if (
-    rolled !== undefined &&
-    !isCatchUp(range, maxMinutes) &&
-    (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined
-  )
-    return 0;
+  if (isCatchUp(range, maxMinutes)) {
+    const at = (await first<{ at: string | null }>(db, ROLLUP_SQL.firstEnded, pending))?.at ?? null;
+    const emptyUntil = at === null ? now - POSTGRES_ROLLUP_GRACE_MS : floorMinute(Number(at));
+    if (emptyUntil > range.until) range = { from: range.from, until: emptyUntil };
+  } else if (rolled !== undefined && (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined) return 0;
   const keep = afterRollUp(rolled, range, now);
   await db.query({ ...ROLLUP_SQL.rollUp, values: [range.from, range.until, COST_TOP_KEPT, keep.from] });
   await db.query({ ...ROLLUP_SQL.pruneCostTop, values: [range.from, COST_TOP_KEPT] });

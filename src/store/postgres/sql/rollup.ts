@@ -16,6 +16,11 @@ export const ROLLUP_SQL = nameAll('rollup', {
   /** (from, until) -> 1 when a job finished in [from, until). */
   anyEnded: `SELECT 1 AS ended FROM jobs
     WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= $1 AND finished_at < $2 LIMIT 1`,
+  /** (from, until) -> when the first job finished in [from, until) (null: none), a seek per terminal status. */
+  firstEnded: `SELECT least(
+      (SELECT min(finished_at) FROM jobs WHERE status = 'SUCCEEDED' AND finished_at >= $1 AND finished_at < $2),
+      (SELECT min(finished_at) FROM jobs WHERE status = 'FAILED' AND finished_at >= $1 AND finished_at < $2),
+      (SELECT min(finished_at) FROM jobs WHERE status = 'CANCELLED' AND finished_at >= $1 AND finished_at < $2)) AS at`,
   /**
    * (from, until, kept, keepFrom) -> add what ended in [from, until) to the rows of its minutes (a minute summed in
    * parts adds each part): the finished jobs by class, status and attempts spent; the measured attempts by class;

@@ -1,34 +1,44 @@
 /**
- * SQLite's stats catch-up: minutes where nothing ended are covered at once,
- * not a few per write transaction (one writer at a time: each of those
- * transactions made the workers wait), and the first minute where a job
- * ended is summed as any other.
+ * The stats catch-up, on both drivers: minutes where nothing ended are
+ * covered at once, not a few per write transaction, and the first minute
+ * where a job ended is summed as any other. On SQLite each of those
+ * transactions made the workers wait for the one writer; on PostgreSQL the
+ * supervisors of a new queue took turns on the rollup's row lock for
+ * hundreds of them while the first jobs ran.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue/queue.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
+import type { Store } from '../../src/store/types.js';
 import { MINUTE_MS } from '../../src/store/stats-window.js';
 import { TestClock } from '../helpers/clock.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
+import { pgUrl, schemaPool } from '../helpers/postgres.js';
 import { dbPathIn, tempDir } from '../helpers/temp.js';
 
 const newDir = tempDir('leasehold-sqlite-catch-up-');
+const schemas = schemaPool('lh_catch_up');
+const DRIVERS: [string, (clock: TestClock) => Promise<Store>][] = [
+  ['SQLite', (clock) => SqliteStore.open({ path: dbPathIn(newDir()), clock })],
+  ['PostgreSQL', (clock) => PostgresStore.open({ database: pgUrl(schemas.next()), clock })],
+];
 const PER_ROLL_UP = 5;
 const HOUR_MS = 60 * MINUTE_MS;
 
-describe('SQLite stats catch-up', () => {
+describe.each(DRIVERS)('%s stats catch-up', (_driver, open) => {
   let queue: Queue | undefined;
   afterEach(async () => await queue?.close());
 
-  async function openWithOneJob(clock: TestClock): Promise<SqliteStore> {
-    const store = await SqliteStore.open({ path: dbPathIn(newDir()), clock });
+  async function openWithOneJob(clock: TestClock): Promise<Store> {
+    const store = await open(clock);
     queue = new Queue(store, { clock, unknownClass: 'ignore' });
     await queue.enqueue({ class: 'email' });
     return store;
   }
 
   /** Roll up until one sums fewer than PER_ROLL_UP minutes, as the supervisor does; how many write transactions that took. */
-  async function rollUpsToCatchUp(s: SqliteStore): Promise<number> {
+  async function rollUpsToCatchUp(s: Store): Promise<number> {
     let rollUps = 1;
     while ((await s.statsRollUp({ maxMinutes: PER_ROLL_UP })) >= PER_ROLL_UP) rollUps += 1;
     return rollUps;

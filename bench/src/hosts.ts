@@ -1,0 +1,96 @@
+/**
+ * Section 24: several hosts on one PostgreSQL queue (issue 53). K
+ * supervisors, each a host of its own (LEASEHOLD_HOST) with one child,
+ * drain section 9's no-op jobs together, K = 1, 2 and 4, in rounds: jobs/s
+ * must rise from 1 host to 2, and the server's CPU per job (the enqueue
+ * included) must not grow by more than a tenth from 1 host to 4. On a
+ * 2-core machine the hosts share the cores: what it shows is what each
+ * added client costs the server, not a cluster's reach.
+ */
+import { summarize, type Stat } from './common.js';
+import type { BenchContext } from './context.js';
+import { POLL_MS } from './drain.js';
+import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
+import { leaseholdDrain, type LeaseholdDrainRun } from './throughput.js';
+
+const HOSTS = [1, 2, 4] as const;
+const CHILDREN_PER_HOST = 1;
+const CLAIM_BATCH = 64;
+export const HOSTS_RISE_TARGET = 1;
+export const HOSTS_SERVER_GROWTH_TARGET = 1.1;
+
+export interface HostsRow {
+  hosts: number;
+  jobs_per_sec: Stat;
+  /** The server's CPU ms per 1,000 jobs, enqueue included (serverCpuWholeMsPer1k). */
+  server_cpu_ms_per_1k_jobs: Stat;
+  /** The supervisors' and children's, from a tenth of the jobs done. */
+  cpu_ms_per_1k_jobs: Stat;
+}
+
+export interface HostsSection {
+  method: string;
+  jobs: number;
+  results: HostsRow[];
+  /** Within each round: jobs/s of 2 hosts over 1; the server's CPU per job of 4 hosts over 1. */
+  two_over_one: Stat;
+  server_cpu_four_over_one: Stat;
+}
+
+const key = (hosts: number) => `hosts:${hosts}`;
+const SERVER_CPU: Figure = (run) => run.serverCpuWholeMsPer1k;
+
+export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
+  const rounds = await runRounds(
+    ctx,
+    'PostgreSQL hosts',
+    HOSTS.map((hosts) => ({
+      key: key(hosts),
+      label: `${hosts} supervisor(s) × ${CHILDREN_PER_HOST} child`,
+      drain: () => leaseholdDrain(ctx, CHILDREN_PER_HOST, CLAIM_BATCH, 'postgres', { hosts }),
+    })),
+  );
+  const ratio = (a: number, b: number, figure?: Figure) => {
+    const within = ratioOf(rounds, key(a), key(b), figure);
+    if (within === undefined) throw new Error(`no ratio of ${a} hosts over ${b}: a run is missing`);
+    return within;
+  };
+  return {
+    method:
+      `K supervisors started together, each with LEASEHOLD_HOST bench-host-<k>, ${CHILDREN_PER_HOST} child and claim_batch ${CLAIM_BATCH}, ` +
+      `drain ${ctx.sizes.jobs} no-op jobs enqueued in bulk; jobs/s as section 9 (polled every ${POLL_MS.postgres} ms); ` +
+      'server CPU: the postmaster and its backends from before the enqueue to after the supervisors stopped',
+    jobs: ctx.sizes.jobs,
+    results: HOSTS.map((hosts) => {
+      const runs = runsOf<LeaseholdDrainRun>(rounds, key(hosts));
+      return {
+        hosts,
+        jobs_per_sec: summarize(runs.map((run) => run.jobsPerSec)),
+        server_cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.serverCpuWholeMsPer1k ?? Number.NaN)),
+        cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.cpuMsPer1k ?? Number.NaN)),
+      };
+    }),
+    two_over_one: ratio(2, 1),
+    server_cpu_four_over_one: ratio(4, 1, SERVER_CPU),
+  };
+}
+
+/** Issue 53's two targets of the section: [id, what, value, met]. */
+export function hostsTargets(
+  section: HostsSection | undefined,
+): [string, string, number | undefined, (value: number) => boolean][] {
+  return [
+    [
+      '53-hosts-rise',
+      `PostgreSQL: 2 hosts × ${CHILDREN_PER_HOST} child >= 1 host (jobs/s, within a round)`,
+      section?.two_over_one.median,
+      (v) => v >= HOSTS_RISE_TARGET,
+    ],
+    [
+      '53-hosts-server-cpu',
+      `PostgreSQL: the server's CPU per job, 4 hosts over 1 <= ${HOSTS_SERVER_GROWTH_TARGET}x (within a round)`,
+      section?.server_cpu_four_over_one.median,
+      (v) => v <= HOSTS_SERVER_GROWTH_TARGET,
+    ],
+  ];
+}
