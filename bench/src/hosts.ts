@@ -2,10 +2,13 @@
  * Section 24: several hosts on one PostgreSQL queue (issue 53). K
  * supervisors, each a host of its own (LEASEHOLD_HOST) with one child,
  * drain section 9's no-op jobs together, K = 1, 2 and 4, in rounds: jobs/s
- * must rise from 1 host to 2, and the server's CPU per job (the enqueue
- * included) must not grow by more than a tenth from 1 host to 4. On a
- * 2-core machine the hosts share the cores: what it shows is what each
- * added client costs the server, not a cluster's reach.
+ * must rise from 1 host to 2, and the server's CPU per job must not grow by
+ * more than a tenth from 1 host to 4. Per job is measured once every host
+ * runs (from a tenth of the jobs done, as section 9's `database server`):
+ * each host's start-up (its connections, their first plans, its
+ * registration) is a cost per host, shown beside it over the whole run with
+ * the enqueue. On a 2-core machine the hosts share the cores: what it shows
+ * is what each added client costs the server, not a cluster's reach.
  */
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
@@ -22,8 +25,10 @@ export const HOSTS_SERVER_GROWTH_TARGET = 1.1;
 export interface HostsRow {
   hosts: number;
   jobs_per_sec: Stat;
-  /** The server's CPU ms per 1,000 jobs, enqueue included (serverCpuWholeMsPer1k). */
+  /** The server's CPU ms per 1,000 jobs from a tenth of the jobs done (serverCpuMsPer1k). */
   server_cpu_ms_per_1k_jobs: Stat;
+  /** The same over the whole run, the hosts' start-up and the enqueue included (serverCpuWholeMsPer1k). */
+  server_cpu_whole_ms_per_1k_jobs: Stat;
   /** The supervisors' and children's, from a tenth of the jobs done. */
   cpu_ms_per_1k_jobs: Stat;
 }
@@ -32,13 +37,15 @@ export interface HostsSection {
   method: string;
   jobs: number;
   results: HostsRow[];
-  /** Within each round: jobs/s of 2 hosts over 1; the server's CPU per job of 4 hosts over 1. */
+  /** Within each round: jobs/s of 2 hosts over 1; the server's CPU per job of 4 hosts over 1, once all run and whole. */
   two_over_one: Stat;
   server_cpu_four_over_one: Stat;
+  server_cpu_whole_four_over_one: Stat;
 }
 
 const key = (hosts: number) => `hosts:${hosts}`;
-const SERVER_CPU: Figure = (run) => run.serverCpuWholeMsPer1k;
+const SERVER_CPU: Figure = (run) => (run as LeaseholdDrainRun).serverCpuMsPer1k;
+const SERVER_CPU_WHOLE: Figure = (run) => run.serverCpuWholeMsPer1k;
 
 export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
   const rounds = await runRounds(
@@ -59,19 +66,22 @@ export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
     method:
       `K supervisors started together, each with LEASEHOLD_HOST bench-host-<k>, ${CHILDREN_PER_HOST} child and claim_batch ${CLAIM_BATCH}, ` +
       `drain ${ctx.sizes.jobs} no-op jobs enqueued in bulk; jobs/s as section 9 (polled every ${POLL_MS.postgres} ms); ` +
-      'server CPU: the postmaster and its backends from before the enqueue to after the supervisors stopped',
+      "server CPU: every postgres process from a tenth of the jobs done to the last (section 9's), and the postmaster and its backends " +
+      'from before the enqueue to after the supervisors stopped (whole)',
     jobs: ctx.sizes.jobs,
     results: HOSTS.map((hosts) => {
       const runs = runsOf<LeaseholdDrainRun>(rounds, key(hosts));
       return {
         hosts,
         jobs_per_sec: summarize(runs.map((run) => run.jobsPerSec)),
-        server_cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.serverCpuWholeMsPer1k ?? Number.NaN)),
+        server_cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.serverCpuMsPer1k ?? Number.NaN)),
+        server_cpu_whole_ms_per_1k_jobs: summarize(runs.map((run) => run.serverCpuWholeMsPer1k ?? Number.NaN)),
         cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.cpuMsPer1k ?? Number.NaN)),
       };
     }),
     two_over_one: ratio(2, 1),
     server_cpu_four_over_one: ratio(4, 1, SERVER_CPU),
+    server_cpu_whole_four_over_one: ratio(4, 1, SERVER_CPU_WHOLE),
   };
 }
 
@@ -88,7 +98,7 @@ export function hostsTargets(
     ],
     [
       '53-hosts-server-cpu',
-      `PostgreSQL: the server's CPU per job, 4 hosts over 1 <= ${HOSTS_SERVER_GROWTH_TARGET}x (within a round)`,
+      `PostgreSQL: the server's CPU per job once every host runs, 4 hosts over 1 <= ${HOSTS_SERVER_GROWTH_TARGET}x (within a round)`,
       section?.server_cpu_four_over_one.median,
       (v) => v <= HOSTS_SERVER_GROWTH_TARGET,
     ],

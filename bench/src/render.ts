@@ -343,13 +343,15 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ['hosts', (r) => String(r.hosts)],
       ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
       ['supervisors + children', (r) => stat(r.cpu_ms_per_1k_jobs)],
-      ['server, enqueue incl.', (r) => stat(r.server_cpu_ms_per_1k_jobs)],
+      ['server, all running', (r) => stat(r.server_cpu_ms_per_1k_jobs)],
+      ['server, whole run', (r) => stat(r.server_cpu_whole_ms_per_1k_jobs)],
     ]),
     figures(
       ['within a round', 'ratio'],
       [
         ['jobs/s: 2 hosts / 1', h.two_over_one],
-        ["the server's CPU per job: 4 hosts / 1", h.server_cpu_four_over_one],
+        ["the server's CPU per job, all running: 4 hosts / 1", h.server_cpu_four_over_one],
+        ['the same over the whole run: 4 hosts / 1', h.server_cpu_whole_four_over_one],
       ],
     ),
   ],
