@@ -11,6 +11,7 @@
  * is what each added client costs the server, not a cluster's reach.
  */
 import { summarize, type Stat } from './common.js';
+import { columnsTable, figures, stat } from './table.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
 import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
@@ -102,5 +103,27 @@ export function hostsTargets(
       section?.server_cpu_four_over_one.median,
       (v) => v <= HOSTS_SERVER_GROWTH_TARGET,
     ],
+  ];
+}
+
+/** The section's lines in the table. */
+export function hostsLines(h: HostsSection): string[] {
+  return [
+    `24. hosts on one PostgreSQL queue (issue 53): ${h.method} (jobs/s; CPU ms per 1k jobs)`,
+    columnsTable(h.results, [
+      ['hosts', (r) => String(r.hosts)],
+      ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
+      ['supervisors + children', (r) => stat(r.cpu_ms_per_1k_jobs)],
+      ['server, all running', (r) => stat(r.server_cpu_ms_per_1k_jobs)],
+      ['server, whole run', (r) => stat(r.server_cpu_whole_ms_per_1k_jobs)],
+    ]),
+    figures(
+      ['within a round', 'ratio'],
+      [
+        ['jobs/s: 2 hosts / 1', h.two_over_one],
+        ["the server's CPU per job, all running: 4 hosts / 1", h.server_cpu_four_over_one],
+        ['the same over the whole run: 4 hosts / 1', h.server_cpu_whole_four_over_one],
+      ],
+    ),
   ];
 }

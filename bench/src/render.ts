@@ -2,6 +2,7 @@
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS } from './cli.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import { LONG_WAIT_MS } from './head-of-line.js';
+import { hostsLines } from './hosts.js';
 import { SECTIONS, type BenchReport, type SectionName } from './report.js';
 import { STORE_COST_LABELS, STORE_COST_WAYS } from './store-cost.js';
 import {
@@ -337,24 +338,7 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
         `  CPU per job, this build / the baseline, ${c.children} child(ren), ${c.classes} class(es), within a round: ${stat(c.ratio)}`,
     ),
   ],
-  'pg-hosts': (h) => [
-    `24. hosts on one PostgreSQL queue (issue 53): ${h.method} (jobs/s; CPU ms per 1k jobs)`,
-    columnsTable(h.results, [
-      ['hosts', (r) => String(r.hosts)],
-      ['jobs/s (steady)', (r) => stat(r.jobs_per_sec)],
-      ['supervisors + children', (r) => stat(r.cpu_ms_per_1k_jobs)],
-      ['server, all running', (r) => stat(r.server_cpu_ms_per_1k_jobs)],
-      ['server, whole run', (r) => stat(r.server_cpu_whole_ms_per_1k_jobs)],
-    ]),
-    figures(
-      ['within a round', 'ratio'],
-      [
-        ['jobs/s: 2 hosts / 1', h.two_over_one],
-        ["the server's CPU per job, all running: 4 hosts / 1", h.server_cpu_four_over_one],
-        ['the same over the whole run: 4 hosts / 1', h.server_cpu_whole_four_over_one],
-      ],
-    ),
-  ],
+  'pg-hosts': hostsLines,
   'pg-statements': (p) => [
     `23. where the PostgreSQL server's time goes (issue 53): ${p.method}; pg_stat_statements.track = ${p.track}`,
     `  top-level statements: ${fmt(p.toplevel_exec_us_per_job)} µs of execution and ${fmt(p.toplevel_wal_bytes_per_job)} WAL bytes a job; ` +
