@@ -196,13 +196,6 @@ export function descendantsOf(root: number): number[] {
   return descendants(listProcesses(), [root]).map((stat) => stat.pid);
 }
 
-/** Every live process whose command name (comm) is `name`. */
-export function processesNamed(name: string): number[] {
-  return listProcesses()
-    .filter((stat) => stat.comm === name)
-    .map((stat) => stat.pid);
-}
-
 /**
  * The CPU ticks of the PostgreSQL server on this machine: each postmaster's
  * own, its backends' that it reaped, and its live children's. Two readings

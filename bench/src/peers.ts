@@ -3,7 +3,7 @@
  * is held against: BullMQ beside section 1 (SQLite), graphile-worker beside
  * section 9 (PostgreSQL). Their rows, and leasehold over them within a round.
  */
-import type { Stat } from './common.js';
+import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { BULLMQ_CONCURRENCY, BULLMQ_PROCESSES, bullmqDrain } from './bullmq.js';
 import {
@@ -18,7 +18,6 @@ import {
 import { POLL_MS, type DrainRun } from './drain.js';
 import { packageVersion } from './machine.js';
 import { cpuOf, lhKey, ratesOf, ratioOf, runsOf, type Contender, type Figure, type Rounds } from './rounds.js';
-import { summarize } from './common.js';
 
 const BULLMQ_KEY = 'bullmq';
 const graphileKey = (mode: GraphileMode) => `graphile:${mode}`;

@@ -165,8 +165,8 @@ export function throughputTable<R extends ThroughputRow | ConcurrencyRow>(
   const server: Lead<R> = results.some((r) => r.cpu_ms_per_1k_jobs.server !== undefined)
     ? [['database server', (r) => stat(r.cpu_ms_per_1k_jobs.server)]]
     : [];
-  const serverWhole: Lead<R> = results.some((r) => 'server_whole' in r.cpu_ms_per_1k_jobs)
-    ? [['server, enqueue incl.', (r) => stat((r as ThroughputRow).cpu_ms_per_1k_jobs.server_whole)]]
+  const serverWhole: Lead<R> = results.some((r) => r.cpu_ms_per_1k_jobs.server_whole !== undefined)
+    ? [['server, enqueue incl.', (r) => stat(r.cpu_ms_per_1k_jobs.server_whole)]]
     : [];
   const ceiling: Lead<R> =
     cores === undefined

@@ -1,5 +1,5 @@
 /** Sections 1, 9, 12 and 17: jobs (no-op but in 12 and 17) through a real supervisor and its children, with the CPU and bytes they cost per job. */
-import { pollDrain, processesNamed, summarize, writtenBytes, type Stat } from './common.js';
+import { pollDrain, serverCpuTicks, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
 import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, withServerCpu, type DrainRun } from './drain.js';
@@ -150,8 +150,8 @@ async function drain(
   // Bytes written: by the queue's processes (SQLite), or the server's WAL (PostgreSQL).
   const writtenNow = async () =>
     driver === 'postgres' ? counter.count(WAL_BYTES)() : new Map(pids().map((pid) => [pid, writtenBytes(pid) ?? 0]));
-  // The server's processes, by pid (backends come and go): see sinceMark.
-  const serverTicks = () => ticksOf(driver === 'postgres' ? processesNamed('postgres') : []);
+  // The server's CPU: its backends come and go, and serverCpuTicks counts those that ended too.
+  const serverTicks = () => (driver === 'postgres' ? serverCpuTicks() : 0);
   // Until the mark: from the start, which is what a drain that ends between two polls is measured from (0/0 per job otherwise).
   let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
   writtenAtMark.catch(() => undefined); // replaced unread when the mark is reached: its failure must not go unhandled
