@@ -13,10 +13,18 @@ import { first, type Db } from './connection.js';
 import { ROLLUP_SQL } from './sql/rollup.js';
 
 /**
- * How late a finished job can commit behind its finished_at: its time is taken by its host before the commit,
- * and hosts' clocks differ.
+ * How late a finished job can commit behind its finished_at, past the start of the oldest transaction still
+ * holding the jobs. Each write takes its time (the server's, on this host's monotonic clock) after its
+ * transaction began, or, a write of one statement, as it sends it: a transaction the roll-up sees holding the
+ * jobs ends no job before it began, and one it does not see yet ends none before this grace ago. The grace
+ * covers the clock's error (half a round trip) and a statement's way to the server.
  */
-export const POSTGRES_ROLLUP_GRACE_MS = 60_000;
+export const POSTGRES_ROLLUP_GRACE_MS = 2_000;
+/**
+ * The same when a transaction holding the jobs is one whose start this role may not see (another role's, or a
+ * prepared transaction): the bound before issue 53.
+ */
+export const POSTGRES_HIDDEN_GRACE_MS = 60_000;
 
 /** The time the rollup covers; undefined before its first roll-up. */
 export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> {
@@ -32,16 +40,28 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
  */
 export async function rollUp(db: Db, now: number, maxMinutes: number): Promise<number> {
   const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.lockState));
-  let range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
+  const grace = await graceNow(db);
+  let range = nextRollUp(rolled, now, maxMinutes, grace);
   if (range === undefined) return 0;
-  const pending = [range.from, now - POSTGRES_ROLLUP_GRACE_MS];
+  const pending = [range.from, now - grace];
   if (isCatchUp(range, maxMinutes)) {
     const at = (await first<{ at: string | null }>(db, ROLLUP_SQL.firstEnded, pending))?.at ?? null;
-    const emptyUntil = at === null ? now - POSTGRES_ROLLUP_GRACE_MS : floorMinute(Number(at));
+    const emptyUntil = at === null ? now - grace : floorMinute(Number(at));
     if (emptyUntil > range.until) range = { from: range.from, until: emptyUntil };
   } else if (rolled !== undefined && (await first(db, ROLLUP_SQL.anyEnded, pending)) === undefined) return 0;
   const keep = afterRollUp(rolled, range, now);
   await db.query({ ...ROLLUP_SQL.rollUp, values: [range.from, range.until, COST_TOP_KEPT, keep.from] });
   await db.query({ ...ROLLUP_SQL.pruneCostTop, values: [range.from, COST_TOP_KEPT] });
   return minutesIn(range);
+}
+
+/**
+ * How far behind now a roll-up stops: the grace, past the start of the oldest transaction holding the jobs.
+ * Read before the sums, whose later snapshots see every transaction that committed since: one still open then
+ * was holding the jobs here, or takes its time after this.
+ */
+async function graceNow(db: Db): Promise<number> {
+  const open = await first<{ open_ms: number | null; hidden: boolean | null }>(db, ROLLUP_SQL.openWrites);
+  if (open?.hidden === true) return POSTGRES_HIDDEN_GRACE_MS;
+  return POSTGRES_ROLLUP_GRACE_MS + Math.max(0, open?.open_ms ?? 0);
 }
