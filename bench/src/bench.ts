@@ -102,11 +102,12 @@ const RUNNERS: SectionRunner[] = [
   single('real-work', runRealWork),
   single('store-cost', runStoreCost),
   single('waiters', runWaiters),
-  single('burst-reads', runBurstReads),
+  single('burst-reads', (ctx) => runBurstReads(ctx, 'sqlite', ctx.sizes.burstJobs)),
   single('writer', runWriter),
   single('tracing', runTracing),
   single('pg-statements', runPgStatements),
   single('pg-hosts', runHosts),
+  single('pg-burst-reads', (ctx) => runBurstReads(ctx, 'postgres', ctx.sizes.pgBurstJobs)),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]\n`;

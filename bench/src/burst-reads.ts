@@ -1,17 +1,19 @@
 /**
- * Section 20 (issue 43): the operator's reads right after a burst, from outside. A burst of no-op jobs runs
- * through `supervise` on SQLite; as the last one finishes, rounds begin, each: `leasehold stats --json` on the
- * burst's file, the same on a nearly empty file (side by side, so that a noisy moment weighs on both), and a
- * GET of the dashboard's overview page from a `leasehold dashboard` started on the burst's file.
+ * Sections 20 (issue 43, SQLite) and 20b (issue 53, PostgreSQL): the operator's reads right after a burst, from
+ * outside. A burst of no-op jobs runs through `supervise`; as the last one finishes, rounds begin, each:
+ * `leasehold stats --json` on the burst's queue, the same on a nearly empty queue (side by side, so that a noisy
+ * moment weighs on both), and a GET of the dashboard's overview page from a `leasehold dashboard` started on the
+ * burst's queue.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clockTicksPerSecond, cpuTicks, pollDrain, sleep, summarize, waitFor, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
-import { SqliteCounter } from './database.js';
+import { benchDatabase, type BenchDatabase, type Driver } from './database.js';
 import { describeClass, fillQueue, SUCCEEDED_COUNT, withSupervisor, writeNoopHandler } from './leasehold.js';
 import { LEASEHOLD_CLI } from './processes.js';
+import { fmt, stat, table } from './table.js';
 
 /** The overview page after the burst (ms, the slowest median of the rounds). */
 export const BURST_OVERVIEW_TARGET_MS = 100;
@@ -21,6 +23,7 @@ export const BURST_STATS_TARGET_RATIO = 1.5;
 const ROUND_MS = 2_000;
 
 export interface BurstReadsSection {
+  driver: Driver;
   jobs: number;
   config: string;
   /** From the supervisor's spawn to the last job finished. */
@@ -67,24 +70,39 @@ async function getMs(url: string, log: string): Promise<number> {
   return performance.now() - started;
 }
 
-/** A nearly empty queue file: one job, enqueued by the CLI. */
-function emptyQueue(ctx: BenchContext): string {
-  const database = join(ctx.dirs.make('burst-reads-empty'), 'queue.db');
-  // An enqueue creates no queue (27c19a4): the file is made first, as an operator would.
-  wallMs([LEASEHOLD_CLI, '--db', database, 'migrate']);
-  wallMs([LEASEHOLD_CLI, '--db', database, 'enqueue', 'bench', '--allow-unknown-class', '--payload', '{}']);
+/** A nearly empty queue: one job, enqueued by the CLI. */
+function emptyQueue(ctx: BenchContext, driver: Driver): BenchDatabase {
+  const database = benchDatabase(ctx, ctx.dirs.make(`burst-reads-empty-${driver}`), driver);
+  // An enqueue creates no queue (27c19a4): the queue is made first, as an operator would.
+  wallMs([LEASEHOLD_CLI, '--db', database.url, 'migrate']);
+  wallMs([LEASEHOLD_CLI, '--db', database.url, 'enqueue', 'bench', '--allow-unknown-class', '--payload', '{}']);
   return database;
 }
 
-export async function runBurstReads(ctx: BenchContext): Promise<BurstReadsSection> {
-  const jobs = ctx.sizes.burstJobs;
+/** The burst's reads on `driver`, after `jobs` no-op jobs. */
+export async function runBurstReads(ctx: BenchContext, driver: Driver, jobs: number): Promise<BurstReadsSection> {
   const rounds = ctx.sizes.burstRounds;
-  const empty = emptyQueue(ctx);
-  ctx.progress(`burst-reads: ${jobs} no-op jobs through supervise, then ${rounds} rounds of reads`);
+  const empty = emptyQueue(ctx, driver);
+  ctx.progress(`burst-reads on ${driver}: ${jobs} no-op jobs through supervise, then ${rounds} rounds of reads`);
+  try {
+    return await burstThenReads(ctx, driver, jobs, empty.url);
+  } finally {
+    await empty.dispose();
+  }
+}
+
+async function burstThenReads(
+  ctx: BenchContext,
+  driver: Driver,
+  jobs: number,
+  empty: string,
+): Promise<BurstReadsSection> {
+  const rounds = ctx.sizes.burstRounds;
   return withSupervisor(
     ctx,
-    'burst-reads',
+    `burst-reads-${driver}`,
     {
+      driver,
       handler: writeNoopHandler,
       processes: 2,
       claimBatch: ctx.claimBatch,
@@ -92,7 +110,7 @@ export async function runBurstReads(ctx: BenchContext): Promise<BurstReadsSectio
     },
     async ({ config, database, supervisor }) => {
       const started = performance.now();
-      const counter = new SqliteCounter(database.url);
+      const counter = await database.counter();
       let ticks = 0;
       const family = () => [supervisor.pid, ...supervisor.process.noteDescendants()];
       const tickTotal = () => family().reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0);
@@ -134,6 +152,7 @@ export async function runBurstReads(ctx: BenchContext): Promise<BurstReadsSectio
         const statsMs = summarize(stats, 1);
         const statsEmptyMs = summarize(statsEmpty, 1);
         return {
+          driver,
           jobs,
           config: describeClass(config),
           drain_seconds: Math.round(drainSeconds * 10) / 10,
@@ -159,4 +178,23 @@ function dashboardUrl(file: string): string | undefined {
   } catch {
     return undefined; // not printed yet, or not whole yet
   }
+}
+
+/** Section 20's lines in the table (20b on PostgreSQL). */
+export function burstReadsLines(b: BurstReadsSection): string[] {
+  const [number, issue, where, queue] =
+    b.driver === 'sqlite' ? ['20', '43', 'SQLite', 'file'] : ['20b', '53', 'PostgreSQL', 'schema'];
+  return [
+    `${number}. reads right after a burst (issue ${issue}): ${fmt(b.jobs)} no-op jobs through supervise on ${where} (${b.config}), drained in ${fmt(b.drain_seconds)} s at ${fmt(b.cpu_ms_per_1k)} ms CPU per 1,000 jobs; then ${b.rounds} rounds, one every 2 s (ms)`,
+    table(
+      ['read, from outside', 'value'],
+      [
+        [`\`stats --json\` on the burst's ${queue}, spawn to exit`, stat(b.stats_json_ms)],
+        [`\`stats --json\` on a ${queue} of one job, same rounds`, stat(b.stats_json_empty_ms)],
+        ['ratio of the medians', fmt(b.stats_ratio)],
+        ['overview page (GET /), first view (not in the target)', fmt(b.overview_first_ms)],
+        ['overview page (GET /), the rounds after it', stat(b.overview_ms)],
+      ],
+    ),
+  ];
 }

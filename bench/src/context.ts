@@ -58,6 +58,8 @@ export const FULL = {
   /** Section 20: no-op jobs in the burst through supervise, and the rounds of reads right after it (issue 43). */
   burstJobs: 300_000,
   burstRounds: 6,
+  /** Section 20b: the same on PostgreSQL, after a burst of this many (issue 53). */
+  pgBurstJobs: 100_000,
   /** Section 16: heartbeat samples while a job runs, jobs killed at max_runtime, occurrences of a per-second schedule. */
   timeliness: { samples: 10, kills: 3, occurrences: 10 },
 };
@@ -91,6 +93,7 @@ export const QUICK: Sizes = {
   cliRuns: 10,
   burstJobs: 3_000,
   burstRounds: 3,
+  pgBurstJobs: 3_000,
   timeliness: { samples: 4, kills: 2, occurrences: 3 },
 };
 

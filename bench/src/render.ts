@@ -1,4 +1,5 @@
 /** The readable table of a benchmark's JSON document: a few lines for each section that ran, then the targets. */
+import { burstReadsLines } from './burst-reads.js';
 import { CLI_TARGET_COMMANDS, CLI_TARGET_MS } from './cli.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import { LONG_WAIT_MS } from './head-of-line.js';
@@ -298,19 +299,7 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ]),
     ),
   ],
-  'burst-reads': (b) => [
-    `20. reads right after a burst (issue 43): ${fmt(b.jobs)} no-op jobs through supervise on SQLite (${b.config}), drained in ${fmt(b.drain_seconds)} s at ${fmt(b.cpu_ms_per_1k)} ms CPU per 1,000 jobs; then ${b.rounds} rounds, one every 2 s (ms)`,
-    table(
-      ['read, from outside', 'value'],
-      [
-        ["`stats --json` on the burst's file, spawn to exit", stat(b.stats_json_ms)],
-        ['`stats --json` on a file of one job, same rounds', stat(b.stats_json_empty_ms)],
-        ['ratio of the medians', fmt(b.stats_ratio)],
-        ['overview page (GET /), first view (not in the target)', fmt(b.overview_first_ms)],
-        ['overview page (GET /), the rounds after it', stat(b.overview_ms)],
-      ],
-    ),
-  ],
+  'burst-reads': burstReadsLines,
   writer: (t) => [
     `21. children on one SQLite file, one writer (issues 43, 52): ${t.jobs} no-op jobs, claim_batch 64, supervise + children (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
     table(
@@ -339,6 +328,7 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ),
   ],
   'pg-hosts': hostsLines,
+  'pg-burst-reads': burstReadsLines,
   'pg-statements': (p) => [
     `23. where the PostgreSQL server's time goes (issue 53): ${p.method}; pg_stat_statements.track = ${p.track}`,
     `  top-level statements: ${fmt(p.toplevel_exec_us_per_job)} µs of execution and ${fmt(p.toplevel_wal_bytes_per_job)} WAL bytes a job; ` +

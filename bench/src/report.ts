@@ -50,6 +50,7 @@ export const SECTIONS = [
   'tracing',
   'pg-statements',
   'pg-hosts',
+  'pg-burst-reads',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -95,6 +96,7 @@ export interface BenchReport {
       tracing?: TracingSection;
       'pg-statements'?: PgStatementsSection;
       'pg-hosts'?: HostsSection;
+      'pg-burst-reads'?: BurstReadsSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
