@@ -7,6 +7,7 @@ import { dbFaultOf } from '../src/store/faults.js';
 import { AttemptLogBuffer } from '../src/store/job-logs.js';
 import type { AttemptCost, AttemptLogs, ClaimedJob, Verdict, WorkerStore } from '../src/store/types.js';
 import type { AttemptMeter, CostMeter } from './attempt-meter.js';
+import type { Deadline, Deadlines } from './deadlines.js';
 import { attemptSpan, endAttemptSpan } from './attempt-span.js';
 import type { AttemptSpan } from '../src/tracing/spans.js';
 import { handlerContext, parsePayload, type HandlerContext, type PayloadParser } from '../src/handler.js';
@@ -33,6 +34,20 @@ export const ABORT = {
   shutdown: (why: string) => new LeaseholdError('SHUTDOWN:STOP', `stopped: ${why}`),
 };
 
+/** A verdict about a job whose handler never began: it goes back to the queue, keeping its place, no retry spent. */
+export function released(reason: string): RunVerdict {
+  return { verdict: { type: 'release', reason }, startedAt: null };
+}
+
+/** A job cancelled while it waited its turn: it ends CANCELLED without running. */
+export function cancelledBeforeStart(): RunVerdict {
+  const error = ABORT.cancelled();
+  return {
+    verdict: { type: 'fail', error: { code: error.code, detail: error.message, retryable: false }, retryDelayMs: 0 },
+    startedAt: null,
+  };
+}
+
 /** What a run writes itself: a slow job's start, and the handler's progress. */
 export type JobRunStore = Pick<WorkerStore, 'jobStart' | 'jobProgress' | 'jobParents' | 'clock'>;
 
@@ -51,6 +66,8 @@ export interface JobRunDeps {
   heartbeat: () => Promise<void>;
   /** The child's readings of CPU and memory, which each run's cost is measured with. */
   costs: CostMeter;
+  /** The child's one timer for its jobs' runtimes and start writes. */
+  deadlines: Deadlines;
 }
 
 /** A run's verdict, with what the supervisor is told about it. */
@@ -80,8 +97,8 @@ export class JobRun {
    */
   private controller: AbortController | undefined;
   private readonly ref: { id: number; leaseToken: string };
-  private runtimeTimer: NodeJS.Timeout | undefined;
-  private startTimer: NodeJS.Timeout | undefined;
+  private runtimeDeadline: Deadline | undefined;
+  private startDeadline: Deadline | undefined;
   private startWritten = false;
   private startWrite: Promise<void> | undefined;
   private lost = false;
@@ -128,12 +145,11 @@ export class JobRun {
 
   /** Run the handler to its end. Null: the lease was lost, there is nothing to write. */
   async run(): Promise<RunVerdict | null> {
-    const { config } = this.deps;
-    this.runtimeTimer = setTimeout(
-      () => this.abort(ABORT.timeout(config.max_runtime_seconds)),
-      config.max_runtime_seconds * 1000,
+    const { config, deadlines } = this.deps;
+    this.runtimeDeadline = deadlines.after(config.max_runtime_seconds * 1000, () =>
+      this.abort(ABORT.timeout(config.max_runtime_seconds)),
     );
-    this.startTimer = setTimeout(() => (this.startWrite = this.writeStart()), START_WRITE_DELAY_MS);
+    this.startDeadline = deadlines.after(START_WRITE_DELAY_MS, () => (this.startWrite = this.writeStart()));
     const meter = (this.meter = this.deps.costs.start());
     let verdict: RunVerdict;
     try {
@@ -150,8 +166,8 @@ export class JobRun {
     } catch (error) {
       verdict = this.failure(error);
     } finally {
-      clearTimeout(this.runtimeTimer);
-      clearTimeout(this.startTimer);
+      deadlines.cancel(this.runtimeDeadline);
+      deadlines.cancel(this.startDeadline);
     }
     verdict = { ...verdict, cost: meter.read(), logs: this.logBuffer?.logs() };
     endAttemptSpan(this.span, verdict);

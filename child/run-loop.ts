@@ -8,7 +8,16 @@ import type { WakeWatch } from '../src/store/wake-watch.js';
 import { CostMeter } from './attempt-meter.js';
 import { FLUSH_AFTER_MS, GroupCommit, type PendingOutcome, type SettleStore } from './group-commit.js';
 import { IdleWait } from './idle-wait.js';
-import { ABORT, JobRun, type JobRunDeps, type JobRunStore, type RunVerdict } from './job-run.js';
+import { Deadlines } from './deadlines.js';
+import {
+  ABORT,
+  cancelledBeforeStart,
+  JobRun,
+  released,
+  type JobRunDeps,
+  type JobRunStore,
+  type RunVerdict,
+} from './job-run.js';
 import { LeaseRenewal, type RenewalStore } from './lease-renewal.js';
 import { LoopState } from './loop-state.js';
 import { ClaimWatch } from './claim-watch.js';
@@ -18,7 +27,7 @@ import { SupervisorReport } from './supervisor-report.js';
 /** The store calls a child's loop makes: settle and claim, write a slow job's start and progress, renew leases. */
 export type RunLoopStore = SettleStore & JobRunStore & RenewalStore;
 
-export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 'store'> {
+export interface RunLoopDeps extends Omit<JobRunDeps, 'heartbeat' | 'costs' | 'deadlines' | 'store'> {
   store: RunLoopStore;
   ownerId: string;
   /** The child's channel to the supervisor. */
@@ -36,20 +45,6 @@ interface Running {
   ended: Promise<void>;
   /** performance.now() when its handler began: the run time the prefetch goes by, finer than the millisecond stamps. */
   began: number;
-}
-
-/** A verdict about a job whose handler never began: it goes back to the queue, keeping its place, no retry spent. */
-function released(reason: string): RunVerdict {
-  return { verdict: { type: 'release', reason }, startedAt: null };
-}
-
-/** A job cancelled while it waited its turn: it ends CANCELLED without running. */
-function cancelledBeforeStart(): RunVerdict {
-  const error = ABORT.cancelled();
-  return {
-    verdict: { type: 'fail', error: { code: error.code, detail: error.message, retryable: false }, retryDelayMs: 0 },
-    startedAt: null,
-  };
 }
 
 /**
@@ -74,7 +69,8 @@ export class RunLoop {
   private readonly leases: LeaseRenewal;
   private readonly idle: IdleWait;
   private readonly state: LoopState;
-  private readonly costs = new CostMeter();
+  /** What each JobRun is given: built once, not for each job. */
+  private readonly runDeps: JobRunDeps;
   private readonly report: SupervisorReport;
   private readonly slots: number;
   private readonly rateLimit: RateLimit | undefined;
@@ -118,6 +114,8 @@ export class RunLoop {
       onCancelRequested: (jobId) => this.onCancelRequested(jobId),
       onTick: () => this.sampleMemory(),
     });
+    const costs = new CostMeter();
+    this.runDeps = { ...deps, heartbeat: () => this.leases.beat(), costs, deadlines: new Deadlines() };
   }
 
   start(): void {
@@ -278,7 +276,7 @@ export class RunLoop {
   }
 
   private begin(job: ClaimedJob): void {
-    const run = new JobRun({ ...this.deps, heartbeat: () => this.leases.beat(), costs: this.costs }, job);
+    const run = new JobRun(this.runDeps, job);
     const slot = this.freeSlots.pop()!;
     this.staleSlots.delete(slot);
     // Recorded before the handler runs: a handler that blocks the event loop or kills its child at once must not hide its start.
@@ -321,7 +319,7 @@ export class RunLoop {
   /** One resident-set reading for every running job's peak: a job that grows and shrinks between its start and end is seen. */
   private sampleMemory(): void {
     if (this.running.size === 0) return;
-    const rssBytes = this.costs.rssBytes();
+    const rssBytes = this.runDeps.costs.rssBytes();
     for (const { run } of this.running.values()) run.observeRss(rssBytes);
   }
 

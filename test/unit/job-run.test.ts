@@ -11,6 +11,7 @@ import { ABORT, JobRun, START_WRITE_DELAY_MS } from '../../child/job-run.js';
 import type { ClaimedJob } from '../../src/store/types.js';
 import { classConfig } from './support/class-config.js';
 import { FakeWorkerStore } from './support/fake-worker-store.js';
+import { Deadlines } from '../../child/deadlines.js';
 
 const config = classConfig({ max_runtime_seconds: 10, backoff: { base_seconds: 1, max_seconds: 1, jitter: false } });
 
@@ -45,6 +46,7 @@ function setup(handler: Handler) {
       log: (_level, msg) => logged.push(msg),
       heartbeat: async () => undefined,
       costs: new CostMeter(),
+      deadlines: new Deadlines(),
     },
     job,
   );
