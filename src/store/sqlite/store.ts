@@ -230,15 +230,9 @@ export class SqliteStore extends SqliteWrites implements Store {
     const { plan, trail } = planBlindSuccess(settlement as BlindSettlement, now);
     // A holder that wrote the start passes no startedAt: the row is RUNNING, and its trail is written.
     const heldAs = settlement.startedAt === null ? 'RUNNING' : 'CLAIMED';
-    const bind = {
-      id: plan.id,
-      leaseToken: plan.leaseToken,
-      heldAs,
-      result: settlement.verdict.result,
-      startedAt: plan.startedAt,
-      now,
-    };
-    if (this.leases.completeHeld.run(bind).changes === 0) return undefined;
+    const { result } = settlement.verdict;
+    const written = this.leases.completeHeld.run(result, now, plan.startedAt, plan.id, plan.leaseToken, heldAs, now);
+    if (written.changes === 0) return undefined;
     if (heldAs === 'CLAIMED') for (const event of trail) this.record(event);
     this.writeHistory(plan, now);
     return settleResult(plan);
@@ -286,13 +280,19 @@ export class SqliteStore extends SqliteWrites implements Store {
 
   /** Inside a transaction: what an outcome writes besides its job row: the attempt's end, its log lines, its events. */
   private writeHistory(plan: OutcomePlan, now: number): void {
-    this.history.attemptFinish.run({
-      jobId: plan.id,
-      attempt: plan.attempt,
-      leaseToken: plan.leaseToken,
-      ...plan.attemptEnd,
+    const end = plan.attemptEnd;
+    this.history.attemptFinish.run(
+      end.status,
       now,
-    });
+      end.code,
+      end.detail,
+      end.stack,
+      end.cpuMs,
+      end.peakRssBytes,
+      plan.id,
+      plan.attempt,
+      plan.leaseToken,
+    );
     if (plan.logs !== undefined)
       this.logRows.run(
         jobLogRows(plan.id, plan.attempt, plan.logs).map((r) => [

@@ -3,10 +3,14 @@ import type { MultiRowInsert } from '../multi-row.js';
 
 /** Statements on the two history tables: attempts (one row per claim) and events (the timeline). */
 export const HISTORY_SQL = {
-  /** (jobId, attempt, leaseToken, status, code, detail, stack, cpuMs, peakRssBytes, now) ends the attempt with its cost; no row: not that claim's attempt. */
-  attemptFinish: `UPDATE job_attempts SET status = @status, finished_at = @now, error_code = @code, error_detail = @detail,
-      error_stack = @stack, cpu_ms = @cpuMs, peak_rss_bytes = @peakRssBytes
-    WHERE job_id = @jobId AND attempt = @attempt AND lease_token = @leaseToken AND status = 'RUNNING'`,
+  /**
+   * (status, now, code, detail, stack, cpuMs, peakRssBytes, jobId, attempt, leaseToken), in that order, ends the
+   * attempt with its cost; no row: not that claim's attempt. Bound by position: a bind by name looks up each
+   * parameter on an object, about 1 µs of the statement's 2-3 on the writer's path.
+   */
+  attemptFinish: `UPDATE job_attempts SET status = ?, finished_at = ?, error_code = ?, error_detail = ?,
+      error_stack = ?, cpu_ms = ?, peak_rss_bytes = ?
+    WHERE job_id = ? AND attempt = ? AND lease_token = ? AND status = 'RUNNING'`,
   /** (jobId, leaseToken) -> that claim's attempt and its job's state now (EndedAttempt); no row: not a claim of this job. */
   attemptByToken: `SELECT a.job_id, a.lease_token, a.attempt, a.status, a.error_code, a.error_detail,
       j.status AS job_status, j.attempts AS job_attempts, j.run_at, j.result

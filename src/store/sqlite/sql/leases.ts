@@ -65,13 +65,14 @@ export const LEASE_SQL = {
       started_at = coalesce(started_at, @startedAt), error_code = NULL, error_detail = NULL
     WHERE id = @id AND lease_token = @leaseToken AND ${IN_FLIGHT}`,
   /**
-   * (id, leaseToken, heldAs CLAIMED|RUNNING, result, startedAt, now) a success written without reading its row:
-   * fenced on the status its holder knows it left the row in and on the lease not run out (liveFacts). No row:
-   * the holder's knowledge is not the row's, and the general way (heldFacts) decides.
+   * (result, now, startedAt, id, leaseToken, heldAs CLAIMED|RUNNING, now), in that order, a success written
+   * without reading its row: fenced on the status its holder knows it left the row in and on the lease not run
+   * out (liveFacts). No row: the holder's knowledge is not the row's, and the general way (heldFacts) decides.
+   * Bound by position, as attemptFinish (./history.ts): the two statements of every success.
    */
-  completeHeld: `UPDATE jobs SET status = 'SUCCEEDED', result = @result, finished_at = @now, lease_expires_at = NULL,
-      started_at = coalesce(started_at, @startedAt), error_code = NULL, error_detail = NULL
-    WHERE id = @id AND lease_token = @leaseToken AND status = @heldAs AND lease_expires_at > @now`,
+  completeHeld: `UPDATE jobs SET status = 'SUCCEEDED', result = ?, finished_at = ?, lease_expires_at = NULL,
+      started_at = coalesce(started_at, ?), error_code = NULL, error_detail = NULL
+    WHERE id = ? AND lease_token = ? AND status = ? AND lease_expires_at > ?`,
   /** (id, leaseToken, runAt, code, detail, startedAt) back to the queue for another try. */
   requeue: `UPDATE jobs SET status = 'QUEUED', run_at = @runAt, lease_expires_at = NULL,
       started_at = coalesce(started_at, @startedAt), error_code = @code, error_detail = @detail
