@@ -20,7 +20,7 @@ import { Queue } from '../../src/queue/queue.js';
 
 const schemas = schemaPool('lh_plans');
 /** Jobs of the one-class queue whose statistics say one status. */
-const ENDED_JOBS = 30_000;
+const ENDED_JOBS = 10_000;
 
 /** Reads the store runs planned with their values (readPlannedWithValues): only their custom plan counts. */
 const PLANNED_WITH_VALUES = new Set<{ text: string }>([
