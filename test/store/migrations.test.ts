@@ -4,6 +4,8 @@ import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { BUSY_TIMEOUT_MS } from '../../src/store/sqlite/connection.js';
 import { JOB_SQL } from '../../src/store/sqlite/sql/jobs.js';
+import { HISTORY_SQL } from '../../src/store/sqlite/sql/history.js';
+import { LEASE_SQL } from '../../src/store/sqlite/sql/leases.js';
 import { systemClock } from '../../src/clock.js';
 import { holdExclusiveLock } from '../helpers/faults.js';
 import { claimJobs } from '../helpers/fenced-writes.js';
@@ -240,6 +242,45 @@ describe('SQLite schema and migrations', () => {
         'restarts',
       ]),
     );
+    await store.close();
+  });
+
+  // Step 17: `status IN (<constants>)` built a temporary index at every write of a status (two per success).
+  it('step 17: a file at step 16 keeps its rows, a status outside the list is still refused, and no write of a status builds a temporary index', async () => {
+    const { path, before } = migratedThrough(16);
+    before
+      .prepare(
+        `INSERT INTO jobs (class, payload, status, max_retries, created_at, run_at) VALUES ('email', '{}', 'QUEUED', 3, 1, 1)`,
+      )
+      .run();
+    // A connection open across the step (a dashboard, a child's reads) reads the new definitions at its next statement.
+    const across = before.prepare(`UPDATE jobs SET status = ? WHERE id = 1`);
+    const store = await SqliteStore.open({ path, clock: systemClock });
+    // (EXPLAIN reads no table, so a connection older than the step would list the program it compiled before it.)
+    const after = new Database(path);
+    const temporaryIndexes = (sql: string, values: unknown[]) =>
+      after
+        .prepare(`EXPLAIN ${sql}`)
+        .all(...values)
+        .filter((op) => (op as { opcode: string }).opcode === 'OpenEphemeral');
+    expect(temporaryIndexes(LEASE_SQL.completeHeld, [null, 2, 2, 1, 'token', 'CLAIMED', 2])).toEqual([]);
+    expect(
+      temporaryIndexes(HISTORY_SQL.attemptFinish, ['SUCCEEDED', 2, null, null, null, 1, 1, 1, 1, 'token']),
+    ).toEqual([]);
+    after.close();
+    expect(() => across.run('DONE')).toThrow(/CHECK constraint failed/);
+    expect(() => before.prepare(`UPDATE job_attempts SET status = 'DONE'`).run()).not.toThrow(); // no attempt rows yet
+    before
+      .prepare(
+        `INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status) VALUES (1, 1, 'w', 't', 1, 'RUNNING')`,
+      )
+      .run();
+    expect(() => before.prepare(`UPDATE job_attempts SET status = 'DONE'`).run()).toThrow(/CHECK constraint failed/);
+    for (const status of ['WAITING', 'QUEUED', 'CLAIMED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'])
+      across.run(status);
+    expect(before.prepare('SELECT count(*) FROM jobs').pluck().get()).toBe(1);
+    expect(before.pragma('integrity_check', { simple: true })).toBe('ok');
+    before.close();
     await store.close();
   });
 });

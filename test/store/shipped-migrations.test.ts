@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { migrationSql, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { execMigration, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { ROOT } from '../helpers/sources.js';
 
 type Driver = 'postgres' | 'sqlite';
@@ -27,8 +27,7 @@ function rendered(driver: Driver): Record<string, string> {
     db.pragma('foreign_keys = OFF');
     return Object.fromEntries(
       SQLITE_MIGRATIONS.map((migration) => {
-        const sql = migrationSql(migration, db);
-        db.exec(sql);
+        const sql = execMigration(migration, db);
         return [migration.version, sql];
       }),
     );

@@ -15,12 +15,16 @@ import {
 import { flowsMigration, JOB_STATUS_CHECK, TERMINAL_EVENTS } from '../flows-migration.js';
 
 /**
- * A SQLite step may build its SQL from the schema it finds, and may need the
- * foreign keys off while it rebuilds a table (a DROP would cascade).
+ * A SQLite step may build its SQL from the schema it finds, may need the
+ * foreign keys off while it rebuilds a table (a DROP would cascade), and may
+ * edit a table's definition in place (`editsSchema`: SQLite's documented way
+ * to change a CHECK that every row meets, which better-sqlite3's defensive
+ * mode forbids until the step is done).
  */
 interface SqliteMigration extends Omit<Migration, 'sql'> {
   sql: string | ((db: SqliteDb) => string);
   rebuildsTables?: true;
+  editsSchema?: true;
 }
 
 /** Numbered, append-only. Never edit one that has shipped (shipped-migrations.json): add the next. */
@@ -194,11 +198,29 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     sql: (db) => `${idsNeverReused(db, 'jobs')};
       ${idsNeverReused(db, 'job_events')};`,
   },
+  {
+    version: 17,
+    name: 'status checks compared one by one: a list of constants built a temporary index at every write',
+    editsSchema: true,
+    sql: statusChecksCompared,
+  },
 ];
 
 /** A step's SQL, built from the schema `db` has now when the step asks for that. */
 export function migrationSql(migration: SqliteMigration, db: SqliteDb): string {
   return typeof migration.sql === 'string' ? migration.sql : migration.sql(db);
+}
+
+/** Run a step's SQL on `db` (inside the caller's transaction), with the schema writable for a step that edits it; its SQL. */
+export function execMigration(migration: SqliteMigration, db: SqliteDb): string {
+  const sql = migrationSql(migration, db);
+  if (migration.editsSchema) db.unsafeMode(true);
+  try {
+    db.exec(sql);
+  } finally {
+    if (migration.editsSchema) db.unsafeMode(false);
+  }
+  return sql;
 }
 
 /**
@@ -212,6 +234,41 @@ function widenJobStatus(db: SqliteDb): string {
     if (!table.includes(narrow)) throw new Error('migration 12: the jobs table is not as expected');
     return table.replace(narrow, JOB_STATUS_CHECK);
   });
+}
+
+/** The status CHECKs step 17 rewrites: `status IN (<list>)` of each table, and the same as comparisons. */
+const STATUS_CHECKS = [
+  { table: 'jobs', list: JOB_STATUS_CHECK },
+  { table: 'job_attempts', list: `status IN ('RUNNING','SUCCEEDED','FAILED','CANCELLED')` },
+].map(({ table, list }) => {
+  const values = list.slice(list.indexOf('(') + 1, list.lastIndexOf(')')).split(',');
+  return { table, list, compared: `(${values.map((value) => `status = ${value}`).join(' OR ')})` };
+});
+
+/**
+ * SQLite evaluates `x IN (<more than two constants>)` by building a temporary
+ * index each time a statement runs: the status CHECKs of jobs and
+ * job_attempts built one at every success's two UPDATEs (1.2 µs of a 2.4 µs
+ * UPDATE, measured alone). The same test as comparisons builds nothing. The
+ * definitions are edited in place (no row changes: every row meets both
+ * forms); the table made and dropped after it moves the schema's version,
+ * so that every other connection reads the new definitions, and RESET makes
+ * this one read them.
+ */
+function statusChecksCompared(db: SqliteDb): string {
+  const definition = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).pluck();
+  for (const { table, list } of STATUS_CHECKS)
+    if (!String(definition.get(table)).includes(list))
+      throw new Error(`migration 17: the ${table} table is not as expected`);
+  return `PRAGMA writable_schema = ON;
+    ${STATUS_CHECKS.map(
+      ({ table, list, compared }) =>
+        `UPDATE sqlite_master SET sql = replace(sql, '${list.replaceAll("'", "''")}', '${compared.replaceAll("'", "''")}')
+          WHERE type = 'table' AND name = '${table}';`,
+    ).join('\n    ')}
+    CREATE TABLE leasehold_schema_moved (x);
+    DROP TABLE leasehold_schema_moved;
+    PRAGMA writable_schema = RESET;`;
 }
 
 /** An id that no row, even one deleted since, ever had: SQLite keeps the largest in sqlite_sequence. */
@@ -267,7 +324,7 @@ export function runSqliteMigrations(db: SqliteDb, now: number): number[] {
   for (const migration of SQLITE_MIGRATIONS) {
     const apply = db.transaction(() => {
       if (record.run(migration.version, migration.name, now).changes === 0) return false;
-      db.exec(migrationSql(migration, db));
+      execMigration(migration, db);
       if (migration.rebuildsTables && db.prepare('PRAGMA foreign_key_check').all().length > 0)
         throw new Error(`migration ${migration.version}: a rebuilt table broke a foreign key`);
       return true;
