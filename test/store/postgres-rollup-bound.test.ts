@@ -66,17 +66,20 @@ describe('PostgreSQL stats roll-up bound', () => {
     peek = await adminClient(schema);
     const doneAt = await finishedAt(admin, done!.id);
 
+    /** Roll up, as a supervisor does, until the rollup covers `at`; what it says then. */
+    const rolledPast = (at: number, what: string) =>
+      waitFor(
+        what,
+        async () => {
+          await store!.statsRollUp({ maxMinutes: 5 });
+          const state = await rolled(peek!);
+          return state.until > at ? state : undefined;
+        },
+        { timeoutMs: WITHIN_MS, intervalMs: 100 },
+      );
+
     // The finished job is summed within seconds (it was a minute).
-    const covered = await waitFor(
-      'the roll-up to cover the job that ended',
-      async () => {
-        await store!.statsRollUp({ maxMinutes: 5 });
-        const state = await rolled(peek!);
-        return state.until > doneAt ? state : undefined;
-      },
-      { timeoutMs: WITHIN_MS, intervalMs: 100 },
-    );
-    expect(covered.jobs).toBe(1);
+    expect((await rolledPast(doneAt, 'the roll-up to cover the job that ended')).jobs).toBe(1);
 
     // A host's settle, begun and not committed: its time is taken after it began, as the store's writes take theirs.
     await admin.query('BEGIN');
@@ -100,15 +103,6 @@ describe('PostgreSQL stats roll-up bound', () => {
 
     await admin.query('COMMIT');
     const laterAt = await finishedAt(peek, later!.id);
-    const after = await waitFor(
-      'the roll-up to cover the committed job',
-      async () => {
-        await store!.statsRollUp({ maxMinutes: 5 });
-        const state = await rolled(peek!);
-        return state.until > laterAt ? state : undefined;
-      },
-      { timeoutMs: WITHIN_MS, intervalMs: 100 },
-    );
-    expect(after.jobs).toBe(3);
+    expect((await rolledPast(laterAt, 'the roll-up to cover the committed job')).jobs).toBe(3);
   });
 });

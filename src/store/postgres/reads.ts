@@ -35,6 +35,7 @@ import {
   clientConfig,
   first,
   readPlannedWithValues,
+  countedInIndex,
   readInOneSnapshot,
   rows,
   type PostgresTarget,
@@ -145,7 +146,7 @@ export abstract class PostgresReads {
   async statsCounts(): Promise<ClassStatusCount[]> {
     const classes = await rows<{ class: string }>(this.pool, STATS_SQL.classesPresent);
     const counts = await Promise.all(
-      classes.map((row) => rows<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])),
+      classes.map((row) => countedInIndex<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])),
     );
     return classes.flatMap((row, i) => counts[i]!.map((count) => ({ class: row.class, ...count })));
   }
