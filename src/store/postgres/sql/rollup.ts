@@ -16,13 +16,14 @@ export const ROLLUP_SQL = nameAll('rollup', {
   /**
    * () -> how long ago, by the server's clock (ms), the oldest other transaction holding (or waiting for) a lock
    * on the jobs or their attempts began (null: none); `hidden`: one whose start this role may not see (another
-   * role's, or a prepared transaction).
+   * role's, or a prepared transaction). The locks of reads and writes: a write may read first, and end jobs
+   * after. Not VACUUM's or ANALYZE's (ShareUpdateExclusiveLock), which end none and may run for minutes.
    */
   openWrites: `SELECT (extract(epoch FROM statement_timestamp() - min(a.xact_start)) * 1000)::bigint AS open_ms,
       bool_or(a.xact_start IS NULL) AS hidden
     FROM pg_locks AS l LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
     WHERE l.locktype = 'relation' AND l.relation IN ('jobs'::regclass, 'job_attempts'::regclass)
-      AND l.pid IS DISTINCT FROM pg_backend_pid()`,
+      AND l.mode IN ('AccessShareLock', 'RowShareLock', 'RowExclusiveLock') AND l.pid IS DISTINCT FROM pg_backend_pid()`,
   /** (from, until) -> 1 when a job finished in [from, until). */
   anyEnded: `SELECT 1 AS ended FROM jobs
     WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= $1 AND finished_at < $2 LIMIT 1`,
