@@ -219,14 +219,19 @@ describe('the dashboard in a browser', () => {
       { where: 'attempt 2', cell: attempts.nth(1).locator('td').last(), text: detail(2) },
     ];
     for (const { where, cell, text } of shown) {
-      const seen = await cell.evaluate((element: HTMLElement) => {
-        const box = element.getBoundingClientRect();
-        return {
-          lines: element.innerText.split('\n').map((line) => line.trim()),
-          inWindow: box.left >= 0 && box.right <= document.documentElement.clientWidth,
-          clipped: element.scrollWidth > element.clientWidth,
-        };
-      });
+      // The page's live region is swapped every 2 s: a cell read just as it went is detached, and a detached
+      // element's innerText has no layout (its lines run together), so such a read is taken again.
+      const seen = await waitFor(`${where}'s cell, on the page`, () =>
+        cell.evaluate((element: HTMLElement) => {
+          if (!element.isConnected) return null;
+          const box = element.getBoundingClientRect();
+          return {
+            lines: element.innerText.split('\n').map((line) => line.trim()),
+            inWindow: box.left >= 0 && box.right <= document.documentElement.clientWidth,
+            clipped: element.scrollWidth > element.clientWidth,
+          };
+        }),
+      );
       for (const line of text.split('\n'))
         expect(seen.lines, `${where}: ${JSON.stringify(seen.lines)}`).toContain(line);
       expect(seen, where).toMatchObject({ inWindow: true, clipped: false });
