@@ -7,9 +7,9 @@ export interface Deadline {
 /**
  * The deadlines of the jobs a child runs (each job's max runtime, and when
  * a slow job's start is written on its own), on one timer armed for the
- * earliest. A no-op job armed and cleared two timers of its own, about 3 µs
- * of the 40 a job costs the child; here it adds an entry to a set and takes
- * it out. A cancelled deadline leaves the timer as it is: when it fires, it
+ * earliest. A no-op job armed and cleared two timers of its own, a cost as
+ * large as its own bookkeeping (docs/performance.md); here it adds an entry to
+ * a set and takes it out. A cancelled deadline leaves the timer as it is: when it fires, it
  * runs what is due and is armed again for the earliest left, so jobs that
  * end back to back wake it about once per START_WRITE_DELAY_MS, not twice
  * per job. The timer keeps the process alive while a deadline is set, as

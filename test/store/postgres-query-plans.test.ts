@@ -347,7 +347,7 @@ describe('PostgreSQL query plans with one class whose jobs all ended (after VACU
   });
 
   // Statistics that say one class and one status: a count per status must still walk the narrow index, not the
-  // table once per status (a tenth of the time at 100,000 jobs).
+  // table once per status.
   it('counts of a class by status walk jobs_class_status alone, as the store reads them', async () => {
     await client.query(`BEGIN; ${COUNT_IN_INDEX}`);
     try {

@@ -255,13 +255,19 @@ function tryAgainAfter(): (error: unknown, nothingRan: boolean) => Promise<void>
  * counts as a tenth of the table, and a walk of the primary key looks cheap.
  */
 export async function readPlannedWithValues<T>(pool: pg.Pool, statement: Statement, values: unknown[]): Promise<T[]> {
+  return readWithSettings(pool, PLAN_WITH_VALUES, statement, values);
+}
+
+/** `statement` read in a transaction of its own, with `settings` (SET LOCAL) for it alone. */
+async function readWithSettings<T>(pool: pg.Pool, settings: string, statement: Statement, values: unknown[]) {
   return inTransaction(pool, async (db) => {
-    await db.query(PLAN_WITH_VALUES);
+    await db.query(settings);
     return rows<T>(db, statement, values);
   });
 }
 
 const PLAN_WITH_VALUES = 'SET LOCAL plan_cache_mode = force_custom_plan';
+const NO_PARALLEL = 'SET LOCAL max_parallel_workers_per_gather = 0';
 /**
  * A count of a range of jobs_class_status, read in the index: a table scan
  * and a bitmap are priced out, which the planner otherwise takes where the
@@ -272,12 +278,8 @@ export const COUNT_IN_INDEX = 'SET LOCAL enable_seqscan = off; SET LOCAL enable_
 
 /** `statement` read with COUNT_IN_INDEX. */
 export async function countedInIndex<T>(pool: pg.Pool, statement: Statement, values: unknown[]): Promise<T[]> {
-  return inTransaction(pool, async (db) => {
-    await db.query(COUNT_IN_INDEX);
-    return rows<T>(db, statement, values);
-  });
+  return readWithSettings(pool, COUNT_IN_INDEX, statement, values);
 }
-const NO_PARALLEL = 'SET LOCAL max_parallel_workers_per_gather = 0';
 
 /**
  * Reads of a window's rows (a few thousand) that must agree with each

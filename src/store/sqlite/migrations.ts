@@ -248,8 +248,8 @@ const STATUS_CHECKS = [
 /**
  * SQLite evaluates `x IN (<more than two constants>)` by building a temporary
  * index each time a statement runs: the status CHECKs of jobs and
- * job_attempts built one at every success's two UPDATEs (1.2 µs of a 2.4 µs
- * UPDATE, measured alone). The same test as comparisons builds nothing. The
+ * job_attempts built one at every success's two UPDATEs, half of each
+ * UPDATE's time (docs/performance.md). The same test as comparisons builds nothing. The
  * definitions are edited in place (no row changes: every row meets both
  * forms); the table made and dropped after it moves the schema's version,
  * so that every other connection reads the new definitions, and RESET makes

@@ -55,8 +55,8 @@ export const STATS_SQL = nameAll('stats', {
    * (class) -> (status, count) for each status present in the class, in order: one range count each in
    * jobs_class_status (a GROUP BY over the whole table is a parallel scan of every row, however few the classes).
    * Run with COUNT_IN_INDEX (../connection.ts): where the statistics say one class and one status (a drained burst,
-   * analyzed) the planner scans the table once per status, or walks the primary key, ten times as long at 100,000
-   * jobs.
+   * analyzed) the planner scans the table once per status, or walks the primary key, many times as long
+   * (docs/performance.md).
    */
   countsOfClass: `SELECT s.status, n.count FROM (VALUES ${[...JOB_STATUSES]
     .sort()

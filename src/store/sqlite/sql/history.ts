@@ -6,7 +6,7 @@ export const HISTORY_SQL = {
   /**
    * (status, now, code, detail, stack, cpuMs, peakRssBytes, jobId, attempt, leaseToken), in that order, ends the
    * attempt with its cost; no row: not that claim's attempt. Bound by position: a bind by name looks up each
-   * parameter on an object, about 1 µs of the statement's 2-3 on the writer's path.
+   * parameter on an object, a third of the statement's time on the writer's path (docs/performance.md).
    */
   attemptFinish: `UPDATE job_attempts SET status = ?, finished_at = ?, error_code = ?, error_detail = ?,
       error_stack = ?, cpu_ms = ?, peak_rss_bytes = ?
