@@ -41,6 +41,8 @@ interface BusyChild {
  */
 export class Damage {
   readonly counts = { child_kills: 0, short_child_kills: 0, zombie_attempts: 0, zombies: 0 };
+  /** Why a zombie attempt made none: the child died while stopped, or its lease was not taken back in time. */
+  readonly zombieMisses = { died_stopped: 0, not_taken_back: 0 };
   readonly zombies: Zombie[] = [];
   /** Every pid ever SIGSTOPped: the supervisor may rightly kill these. */
   readonly everStopped = new Set<number>();
@@ -139,12 +141,16 @@ export class Damage {
     try {
       while (!takenBack && Date.now() < deadline && isPidAlive(pid)) {
         const job = await this.store.jobGet({ id: target.jobId });
-        takenBack = job !== undefined && job.lease_token !== target.leaseToken;
+        // A lease taken back leaves its token on the row, QUEUED, until another child claims the job.
+        takenBack = job !== undefined && (job.lease_token !== target.leaseToken || job.status === 'QUEUED');
         if (!takenBack) await sleep(20);
       }
     } finally {
       const resumedAt = Date.now();
-      if (kill(pid, 'SIGCONT') && takenBack) {
+      // Read before the SIGCONT, which a dead child not yet reaped accepts.
+      const alive = isPidAlive(pid);
+      if (!takenBack || !alive) this.zombieMisses[alive ? 'not_taken_back' : 'died_stopped'] += 1;
+      if (kill(pid, 'SIGCONT') && alive && takenBack) {
         this.counts.zombies += 1;
         this.zombies.push({
           jobId: target.jobId,

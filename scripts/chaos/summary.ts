@@ -87,6 +87,7 @@ export async function summarize(facts: RunFacts) {
     dir: facts.run.dir,
     damage: {
       ...damage.counts,
+      zombie_misses: damage.zombieMisses,
       supervisor_kills: supervisors.kills,
       trouble: workload.trouble,
       subprocess_jobs: workload.subprocesses.jobs,
