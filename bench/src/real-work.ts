@@ -1,13 +1,17 @@
 /**
  * Section 17: jobs that do real work, as issue 32 states its targets: they
  * await 5 ms (the default config, then `concurrency: 20`), or burn 0.5 ms of
- * CPU (1 child, then 2), through section 1's drain on SQLite.
+ * CPU (1 child, then 2), through section 1's drain on SQLite. With
+ * LEASEHOLD_BENCH_BASELINE set, that build's `supervise` runs the
+ * `concurrency: 20` drain too, in the same rounds (issue 52: no worse than
+ * the build before the one writer).
  */
 import { defaultClaimBatch } from '../../dist/src/limits.js';
+import { benchBaseline } from './baseline.js';
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
-import { ratioOf, runRounds, runsOf } from './rounds.js';
+import { CPU_PER_JOB, ratioOf, runRounds, runsOf, type Contender } from './rounds.js';
 import { leaseholdDrain, throughputRow, type LeaseholdDrainRun, type ThroughputRow } from './throughput.js';
 
 const AWAIT_MS = 5;
@@ -39,13 +43,18 @@ export interface RealWorkSection {
   results: RealWorkRow[];
   /** Burning jobs: 2 children's jobs/s over 1 child's, within each round. */
   burn_two_over_one?: Stat;
+  /** With a baseline: this build's awaiting jobs at concurrency 20 over the baseline's, within each round. */
+  await_wide_over_baseline?: { baseline: string; jobs_per_sec: Stat; cpu_per_job: Stat };
 }
+
+const WIDE_KEY = 'await-wide';
+const WIDE_BASELINE_KEY = 'await-wide@baseline';
 
 function workloads(ctx: BenchContext): RealWorkload[] {
   const { awaitJobs, wideJobs, burnJobs } = ctx.sizes.realWork;
   return [
     { key: 'await', work: 'await', jobMs: AWAIT_MS, concurrency: 1, children: 1, jobs: awaitJobs },
-    { key: 'await-wide', work: 'await', jobMs: AWAIT_MS, concurrency: WIDE_CONCURRENCY, children: 1, jobs: wideJobs },
+    { key: WIDE_KEY, work: 'await', jobMs: AWAIT_MS, concurrency: WIDE_CONCURRENCY, children: 1, jobs: wideJobs },
     { key: 'burn-1', work: 'burn', jobMs: BURN_MS, concurrency: 1, children: 1, jobs: burnJobs },
     { key: 'burn-2', work: 'burn', jobMs: BURN_MS, concurrency: 1, children: 2, jobs: burnJobs },
   ];
@@ -53,15 +62,26 @@ function workloads(ctx: BenchContext): RealWorkload[] {
 
 export async function runRealWork(ctx: BenchContext): Promise<RealWorkSection> {
   const all = workloads(ctx);
-  const rounds = await runRounds(
-    ctx,
-    'real-work',
-    all.map((w) => ({
-      key: w.key,
-      label: `${w.children} child(ren), concurrency ${w.concurrency}, ${w.jobs} jobs that ${w.work} ${w.jobMs} ms`,
-      drain: () => leaseholdDrain(ctx, w.children, defaultClaimBatch(w.concurrency), 'sqlite', w),
-    })),
-  );
+  const labelOf = (w: RealWorkload) =>
+    `${w.children} child(ren), concurrency ${w.concurrency}, ${w.jobs} jobs that ${w.work} ${w.jobMs} ms`;
+  const contenders: Contender[] = all.map((w) => ({
+    key: w.key,
+    label: labelOf(w),
+    drain: () => leaseholdDrain(ctx, w.children, defaultClaimBatch(w.concurrency), 'sqlite', w),
+  }));
+  const baseline = benchBaseline();
+  const wide = all.find((w) => w.key === WIDE_KEY)!;
+  if (baseline !== undefined)
+    contenders.push({
+      key: WIDE_BASELINE_KEY,
+      label: `baseline, ${labelOf(wide)}`,
+      drain: () =>
+        leaseholdDrain(ctx, wide.children, defaultClaimBatch(wide.concurrency), 'sqlite', {
+          ...wide,
+          supervise: baseline.supervise,
+        }),
+    });
+  const rounds = await runRounds(ctx, 'real-work', contenders);
   const burnScaling = ratioOf(rounds, 'burn-2', 'burn-1');
   return {
     method:
@@ -84,6 +104,15 @@ export async function runRealWork(ctx: BenchContext): Promise<RealWorkSection> {
       };
     }),
     ...(burnScaling === undefined ? {} : { burn_two_over_one: burnScaling }),
+    ...(baseline === undefined
+      ? {}
+      : {
+          await_wide_over_baseline: {
+            baseline: baseline.folder,
+            jobs_per_sec: ratioOf(rounds, WIDE_KEY, WIDE_BASELINE_KEY)!,
+            cpu_per_job: ratioOf(rounds, WIDE_KEY, WIDE_BASELINE_KEY, CPU_PER_JOB)!,
+          },
+        }),
   };
 }
 
@@ -111,6 +140,18 @@ export function realWorkTargets(
       `jobs that burn ${BURN_MS} ms of CPU: 2 children >= 1.8x 1 child (within a round)`,
       section?.burn_two_over_one?.median,
       (v) => v >= 1.8,
+    ],
+    [
+      '52-await-wide',
+      `awaiting jobs at concurrency ${WIDE_CONCURRENCY}: jobs/s >= 0.95x the baseline build's (LEASEHOLD_BENCH_BASELINE, within a round)`,
+      section?.await_wide_over_baseline?.jobs_per_sec.median,
+      (v) => v >= 0.95,
+    ],
+    [
+      '52-await-wide-cpu',
+      `awaiting jobs at concurrency ${WIDE_CONCURRENCY}: CPU per job <= 1.05x the baseline build's (within a round)`,
+      section?.await_wide_over_baseline?.cpu_per_job.median,
+      (v) => v <= 1.05,
     ],
   ];
 }

@@ -267,6 +267,12 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
       ['most running', (r) => stat(r.peak_running)],
     ]),
     `  burning jobs, 2 children / 1 child, within a round: ${stat(w.burn_two_over_one)}`,
+    ...(w.await_wide_over_baseline === undefined
+      ? []
+      : [
+          `  awaiting at concurrency 20, this build / ${w.await_wide_over_baseline.baseline}, within a round: ` +
+            `jobs/s ${stat(w.await_wide_over_baseline.jobs_per_sec)}, CPU per job ${stat(w.await_wide_over_baseline.cpu_per_job)}`,
+        ]),
   ],
   'store-cost': (c) => [
     `18. the store's own CPU on SQLite, one process, no children: ${c.jobs} no-op jobs, ${c.per_tx} a transaction, each with its attempt and timeline rows (CPU µs per job)`,

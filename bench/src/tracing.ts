@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Stat } from './common.js';
 import type { BenchContext } from './context.js';
+import { benchBaseline } from './baseline.js';
 import { cpuOf, ratesOf, ratioOf, runRounds } from './rounds.js';
 import { leaseholdDrain } from './throughput.js';
 
@@ -75,14 +76,14 @@ ${withSdk ? sdk : ''}`,
 }
 
 export async function runTracing(ctx: BenchContext): Promise<TracingSection> {
-  const baseline = process.env.LEASEHOLD_BENCH_BASELINE;
+  const baseline = benchBaseline();
   const dir = ctx.dirs.make('tracing-preloads');
   const withPreload = (preload: string) => ({ ...process.env, NODE_OPTIONS: `--import ${preload}` });
   const arms: { name: ArmName; env?: NodeJS.ProcessEnv; supervise?: string }[] = [
     { name: 'off', env: withPreload(writeHidingPreload(dir)) },
     { name: 'on', env: withPreload(writeNoopSdkPreload(dir, true)) },
     { name: 'context', env: withPreload(writeNoopSdkPreload(dir, false)) },
-    ...(baseline ? [{ name: 'baseline' as const, supervise: join(baseline, 'dist/supervisor/main.js') }] : []),
+    ...(baseline ? [{ name: 'baseline' as const, supervise: baseline.supervise }] : []),
   ];
   const rounds = await runRounds(
     ctx,

@@ -11,6 +11,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchBaseline } from './baseline.js';
 import { quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { plainjobDrain } from './plainjob.js';
@@ -122,10 +123,10 @@ interface WriterDrainRun extends LeaseholdDrainRun {
 }
 
 function arms(): Arm[] {
-  const baseline = process.env.LEASEHOLD_BENCH_BASELINE;
+  const baseline = benchBaseline();
   return [
     { name: 'this build' },
-    ...(baseline ? [{ name: `baseline (${baseline})`, supervise: join(baseline, 'dist/supervisor/main.js') }] : []),
+    ...(baseline ? [{ name: `baseline (${baseline.folder})`, supervise: baseline.supervise }] : []),
   ];
 }
 
