@@ -114,8 +114,7 @@ export class RunLoop {
       onCancelRequested: (jobId) => this.onCancelRequested(jobId),
       onTick: () => this.sampleMemory(),
     });
-    const costs = new CostMeter();
-    this.runDeps = { ...deps, heartbeat: () => this.leases.beat(), costs, deadlines: new Deadlines() };
+    this.runDeps = { ...deps, heartbeat: () => this.leases.beat(), costs: new CostMeter(), deadlines: new Deadlines() };
   }
 
   start(): void {
