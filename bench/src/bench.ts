@@ -30,6 +30,7 @@ import { runRealWork } from './real-work.js';
 import { runWriter } from './writer.js';
 import { runPgStatements } from './pg-statements.js';
 import { runHosts } from './hosts.js';
+import { runPgFloor } from './pg-floor.js';
 import { runTracing } from './tracing.js';
 import { runRecovery } from './recovery.js';
 import { runStoreCost } from './store-cost.js';
@@ -108,6 +109,7 @@ const RUNNERS: SectionRunner[] = [
   single('pg-statements', runPgStatements),
   single('pg-hosts', runHosts),
   single('pg-burst-reads', (ctx) => runBurstReads(ctx, 'postgres', ctx.sizes.pgBurstJobs)),
+  single('pg-floor', runPgFloor),
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,...]] [--out FILE] [--table] [--claim-batch N] [--runs N] [--pg URL] [--keep]\n`;
@@ -209,7 +211,16 @@ const report: BenchReport = {
     claim_batch: claimBatch,
     processes: ctx.sizes.processes,
     postgres: (
-      ['enqueue-tx', 'pg-throughput', 'pg-latency', 'graphile-worker', 'waiters', 'pg-statements', 'pg-hosts'] as const
+      [
+        'enqueue-tx',
+        'pg-throughput',
+        'pg-latency',
+        'graphile-worker',
+        'waiters',
+        'pg-statements',
+        'pg-hosts',
+        'pg-floor',
+      ] as const
     ).some((name) => wanted.has(name))
       ? redactDatabase(pgUrl)
       : null,

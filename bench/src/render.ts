@@ -4,6 +4,7 @@ import { CLI_TARGET_COMMANDS, CLI_TARGET_MS } from './cli.js';
 import { DASHBOARD_TARGET_MS } from './dashboard.js';
 import { LONG_WAIT_MS } from './head-of-line.js';
 import { hostsLines } from './hosts.js';
+import { floorLines } from './pg-floor.js';
 import { SECTIONS, type BenchReport, type SectionName } from './report.js';
 import { STORE_COST_LABELS, STORE_COST_WAYS } from './store-cost.js';
 import {
@@ -334,6 +335,7 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
     ),
   ],
   'pg-hosts': hostsLines,
+  'pg-floor': floorLines,
   'pg-burst-reads': burstReadsLines,
   'pg-statements': (p) => [
     `23. where the PostgreSQL server's time goes (issue 53): ${p.method}; pg_stat_statements.track = ${p.track}`,

@@ -13,6 +13,7 @@ import type { RealWorkSection } from './real-work.js';
 import type { WriterSection } from './writer.js';
 import type { PgStatementsSection } from './pg-statements.js';
 import type { HostsSection } from './hosts.js';
+import type { FloorSection } from './pg-floor.js';
 import type { TracingSection } from './tracing.js';
 import type { StoreCostSection } from './store-cost.js';
 import type { RecoverySection } from './recovery.js';
@@ -51,6 +52,7 @@ export const SECTIONS = [
   'pg-statements',
   'pg-hosts',
   'pg-burst-reads',
+  'pg-floor',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -97,6 +99,7 @@ export interface BenchReport {
       'pg-statements'?: PgStatementsSection;
       'pg-hosts'?: HostsSection;
       'pg-burst-reads'?: BurstReadsSection;
+      'pg-floor'?: FloorSection;
     };
   /** Loadavg (1 min) when each section began: how noisy its neighbours were. */
   section_loadavg: Partial<Record<SectionName, number>>;
