@@ -2,7 +2,8 @@
  * PostgreSQL's order of outcomes: event ids are handed out before commit, so
  * readers follow (txid, id) below the oldest transaction still open; rows
  * from before migration 12 (no txid) come first. And the LISTEN a Queue's
- * readers share: its channel, its payload, its name in pg_stat_activity.
+ * readers share: its channel, its payload, its name in pg_stat_activity; and
+ * that a transaction ending jobs notifies only while such a reader listens.
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -138,5 +139,57 @@ describe('PostgreSQL outcomes', () => {
     } finally {
       await listener.stop();
     }
+  });
+
+  /** A plain LISTEN on the outcomes channel, not a reader's: the notifications sent, in commit order. */
+  async function overhear(): Promise<{ heard: string[]; stop: () => Promise<void> }> {
+    const client = await adminClient(schema);
+    const heard: string[] = [];
+    client.on('notification', (message) => heard.push(message.payload ?? ''));
+    await client.query(`LISTEN ${OUTCOMES_CHANNEL}`);
+    return { heard, stop: () => client.end() };
+  }
+  /** Notifications arrive in commit order: once a marker sent after `work` committed is heard, all of work's are. */
+  async function heardDuring(ear: { heard: string[] }, work: () => Promise<unknown>): Promise<string[]> {
+    const from = ear.heard.length;
+    await work();
+    const marker = `marker-${from}`;
+    await admin.query('SELECT pg_notify($1, $2)', [OUTCOMES_CHANNEL, marker]);
+    await waitFor('the marker', () => ear.heard.includes(marker));
+    return ear.heard.slice(from, ear.heard.indexOf(marker));
+  }
+
+  it('a transaction that ends jobs notifies nobody while no reader of outcomes listens', async () => {
+    const ear = await overhear();
+    try {
+      expect(await heardDuring(ear, () => succeed(2))).toEqual([]);
+      const listener = await listen();
+      try {
+        expect(await heardDuring(ear, () => succeed(2))).toEqual([schema, schema]);
+      } finally {
+        await listener.stop();
+      }
+      expect(await heardDuring(ear, () => succeed(1))).toEqual([]);
+    } finally {
+      await ear.stop();
+    }
+  });
+
+  it('a reader starts listening only once the transactions ending jobs that did not see it have committed', async () => {
+    const [id] = (await queue.enqueueMany([{ class: 'sms' }])).map((j) => j.id);
+    await admin.query('BEGIN');
+    // an end that found no reader: it sent no notification, so the reader's first look must come after it commits
+    await admin.query(`SELECT leasehold_after_outcomes(ARRAY[$1]::bigint[], ARRAY['SUCCEEDED'], 0, 'test')`, [id]);
+    let listening = false;
+    const subscribed = listen().then((listener) => {
+      listening = true;
+      return listener;
+    });
+    try {
+      await holdsFor('the reader waits for the open end', () => !listening, { forMs: 300 });
+    } finally {
+      await admin.query('COMMIT');
+    }
+    await (await subscribed).stop();
   });
 });

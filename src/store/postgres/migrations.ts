@@ -21,6 +21,7 @@ import { INSERT_JOBS_TYPES } from './sql/insert-function.js';
 import { STEP_11 } from './frozen/step-11.js';
 import { STEP_12 } from './frozen/step-12.js';
 import { STEP_14 } from './frozen/step-14.js';
+import { STEP_15 } from './frozen/step-15.js';
 
 /**
  * Numbered, append-only; the same tables, columns and index names as the
@@ -185,6 +186,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 15,
     name: "every function at this build's text: the enqueue functions and leasehold_after_outcomes",
+    sql: STEP_15,
+  },
+  {
+    version: 18,
+    name: 'leasehold_after_outcomes notifies only while a reader of outcomes listens',
     // The one step that reads the live function modules: a change to a function freezes this step's text
     // (frozen/) and adds the next one here (docs/reference/migrations.md).
     sql: `

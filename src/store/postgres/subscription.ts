@@ -11,6 +11,8 @@ const reconnectDelayMs = (failures: number) => retryDelayMs(RECONNECT, failures 
 export interface ListenChannel {
   name: string;
   listen: Statement;
+  /** Run on the connection before its LISTEN. */
+  before: Statement[];
   /** The payloads to hear, given the schema the connection's queue lives in. */
   payloads: (schema: string) => string[];
   /** For warnings: what the notifications are about. */
@@ -21,6 +23,7 @@ export interface ListenChannel {
 export const jobsChannel = (classes: string[]): ListenChannel => ({
   name: JOBS_CHANNEL,
   listen: NOTIFY_SQL.listen,
+  before: [],
   payloads: (schema) => classes.map((name) => `${schema}:${name}`),
   about: 'job notifications',
 });
@@ -29,6 +32,8 @@ export const jobsChannel = (classes: string[]): ListenChannel => ({
 export const OUTCOMES: ListenChannel = {
   name: OUTCOMES_CHANNEL,
   listen: NOTIFY_SQL.listenOutcomes,
+  // A reader first, and after every end that did not see it: the caller's first look misses nothing.
+  before: [NOTIFY_SQL.outcomesReader, NOTIFY_SQL.endsBeforeReader],
   payloads: (schema) => [schema],
   about: 'outcome notifications',
 };
@@ -93,6 +98,7 @@ export async function listenOn(
       await next.connect();
       const { schema } = (await next.query<{ schema: string }>(NOTIFY_SQL.queueSchema.text)).rows[0]!;
       wanted = new Set(channel.payloads(schema));
+      for (const statement of channel.before) await next.query(statement.text);
       await next.query(channel.listen.text);
     } catch (error) {
       await next.end().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { PARENT_LOCK } from './insert-function.js';
-import { JOBS_CHANNEL, OUTCOMES_CHANNEL } from './notify.js';
+import { JOBS_CHANNEL, OUTCOME_ENDS_LOCK, OUTCOME_READERS_LOCK, OUTCOMES_CHANNEL } from './notify.js';
 
 /**
  * `leasehold_after_outcomes(ids, statuses, now, actor)`: what every
@@ -8,7 +8,10 @@ import { JOBS_CHANNEL, OUTCOMES_CHANNEL } from './notify.js';
  * flow-rules.ts's `dependentFate`, and runs in the ending transaction:
  *
  * - one notification to whoever waits for outcomes (at most one per
- *   transaction: the server folds repeats);
+ *   transaction: the server folds repeats), only while a reader listens
+ *   (OUTCOME_READERS_LOCK): each notification wakes every listening
+ *   connection of the database, whatever its channel, and takes the
+ *   server's lock on notifications at commit;
  * - each ended job's exclusive parent lock, so a dependent's enqueue either
  *   saw this end or committed its edge before the read below (a dependent
  *   cancelled here takes its own, before its dependents are read);
@@ -38,7 +41,12 @@ DECLARE
   touched        int := 0;
 BEGIN
   IF coalesce(cardinality(p_ids), 0) = 0 THEN RETURN 0; END IF;
-  PERFORM pg_notify('${OUTCOMES_CHANNEL}', current_schema());
+  PERFORM pg_advisory_xact_lock_shared(${OUTCOME_ENDS_LOCK});
+  IF pg_try_advisory_lock(${OUTCOME_READERS_LOCK}) THEN
+    PERFORM pg_advisory_unlock(${OUTCOME_READERS_LOCK});
+  ELSE
+    PERFORM pg_notify('${OUTCOMES_CHANNEL}', current_schema());
+  END IF;
   LOOP
     PERFORM pg_advisory_xact_lock(${PARENT_LOCK('i')}) FROM unnest(ended_ids) AS i ORDER BY i;
     children := ARRAY(SELECT DISTINCT d.job_id FROM job_dependencies AS d WHERE d.parent_id = ANY(ended_ids) ORDER BY 1);
