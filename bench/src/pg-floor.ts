@@ -12,10 +12,14 @@
  * graphile-worker's local queue in 1 process: the server's CPU per job over
  * the whole run, the enqueue included (section 9's `server, enqueue incl.`).
  * What lies between the floor and leasehold is the cost of how leasehold
- * writes those rows, not of the rows.
+ * writes those rows, not of the rows. And leasehold once more with
+ * BESIDE_LISTENERS other connections listening on the database, as a
+ * cluster's children do: a notification wakes each of them, whatever its
+ * channel.
  */
 import pg from 'pg';
 import { openStore } from '../../dist/src/store/open.js';
+import { JOBS_CHANNEL } from '../../dist/src/store/postgres/sql/notify.js';
 import { summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase } from './database.js';
@@ -29,12 +33,14 @@ const FLOOR_CONNECTIONS = 2;
 const CLAIM_BATCH = 64;
 const ENQUEUE_CHUNK = 1000;
 const LEASE_MS = 30_000;
+const BESIDE_LISTENERS = 40;
 
-type Arm = 'floor' | 'floor-timeline' | 'leasehold' | 'graphile';
+type Arm = 'floor' | 'floor-timeline' | 'leasehold' | 'leasehold-listeners' | 'graphile';
 const ARMS: { key: Arm; label: string }[] = [
   { key: 'floor', label: "the spec's rows alone: jobs and attempts" },
   { key: 'floor-timeline', label: 'the same with the three timeline rows' },
   { key: 'leasehold', label: `leasehold, 1 supervisor × ${FLOOR_CONNECTIONS} children, claim_batch ${CLAIM_BATCH}` },
+  { key: 'leasehold-listeners', label: `the same, ${BESIDE_LISTENERS} other connections listening on the database` },
   { key: 'graphile', label: "graphile-worker's local queue, 1 process" },
 ];
 
@@ -134,6 +140,22 @@ async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRu
   }
 }
 
+/** A drain while `count` connections LISTEN on the jobs channel, as idle children of other hosts would. */
+async function withListeners<R>(ctx: BenchContext, count: number, work: () => Promise<R>): Promise<R> {
+  const clients: pg.Client[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const client = new pg.Client({ connectionString: ctx.pgUrl });
+      clients.push(client);
+      await client.connect();
+      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+    }
+    return await work();
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+  }
+}
+
 const SERVER_CPU_WHOLE: Figure = (run) => run.serverCpuWholeMsPer1k;
 
 export async function runPgFloor(ctx: BenchContext): Promise<FloorSection> {
@@ -141,6 +163,8 @@ export async function runPgFloor(ctx: BenchContext): Promise<FloorSection> {
     floor: () => floorDrain(ctx, false),
     'floor-timeline': () => floorDrain(ctx, true),
     leasehold: () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, CLAIM_BATCH, 'postgres'),
+    'leasehold-listeners': () =>
+      withListeners(ctx, BESIDE_LISTENERS, () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, CLAIM_BATCH, 'postgres')),
     graphile: () => graphileDrain(ctx, 'local-queue-1'),
   };
   const rounds = await runRounds(
