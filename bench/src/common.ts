@@ -196,15 +196,35 @@ export function descendantsOf(root: number): number[] {
   return descendants(listProcesses(), [root]).map((stat) => stat.pid);
 }
 
+/** The backends of the bench's own connections that count a drain's progress, and the ticks of those that ended. */
+const probes = new Set<number>();
+let endedProbeTicks = 0;
+
+/** A backend (its pid) whose work is the bench's measuring, not the measured queue's: serverCpuTicks leaves it out. */
+export function probeBackendStarted(pid: number): void {
+  probes.add(pid);
+}
+
+/** Its connection is about to close: what it spent stays left out. */
+export function probeBackendEnding(pid: number): void {
+  endedProbeTicks += cpuTicks(pid) ?? 0;
+  probes.delete(pid);
+}
+
 /**
  * The CPU ticks of the PostgreSQL server on this machine: each postmaster's
  * own, its backends' that it reaped, and its live children's. Two readings
  * cover every backend that ran between them, also one that came and went.
+ * The bench's own counting connections are left out: a poll of a drain's
+ * progress is not work of the queue it measures.
  */
 export function serverCpuTicks(): number {
   const postgres = listProcesses().filter((stat) => stat.comm === 'postgres');
   const pids = new Set(postgres.map((stat) => stat.pid));
-  return postgres.reduce((sum, stat) => sum + stat.cpuTicks + (pids.has(stat.ppid) ? 0 : stat.reapedTicks), 0);
+  const all = postgres.reduce((sum, stat) => sum + stat.cpuTicks + (pids.has(stat.ppid) ? 0 : stat.reapedTicks), 0);
+  let probing = endedProbeTicks;
+  for (const pid of probes) probing += cpuTicks(pid) ?? 0;
+  return all - probing;
 }
 
 let ticksPerSecond: number | undefined;

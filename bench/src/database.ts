@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import pg from 'pg';
+import { probeBackendEnding, probeBackendStarted } from './common.js';
 import type { BenchContext } from './context.js';
 
 export type Driver = 'sqlite' | 'postgres';
@@ -35,12 +36,17 @@ export class SqliteCounter implements RowCounter {
 
 /** One PostgreSQL session whose search_path is the queue's schema. */
 class PostgresCounter implements RowCounter {
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(
+    private readonly client: pg.Client,
+    private readonly backendPid: number,
+  ) {}
 
   static async open(baseUrl: string, schema: string): Promise<PostgresCounter> {
     const client = new pg.Client({ connectionString: baseUrl, options: `-c search_path=${schema}` });
     await client.connect();
-    return new PostgresCounter(client);
+    const { pid } = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+    probeBackendStarted(pid);
+    return new PostgresCounter(client, pid);
   }
 
   count(sql: string, ...params: unknown[]): () => Promise<number> {
@@ -48,6 +54,7 @@ class PostgresCounter implements RowCounter {
   }
 
   async close(): Promise<void> {
+    probeBackendEnding(this.backendPid);
     await this.client.end();
   }
 }
