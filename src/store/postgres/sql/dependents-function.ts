@@ -42,9 +42,8 @@ DECLARE
 BEGIN
   IF coalesce(cardinality(p_ids), 0) = 0 THEN RETURN 0; END IF;
   PERFORM pg_advisory_xact_lock_shared(${OUTCOME_ENDS_LOCK});
-  IF pg_try_advisory_lock(${OUTCOME_READERS_LOCK}) THEN
-    PERFORM pg_advisory_unlock(${OUTCOME_READERS_LOCK});
-  ELSE
+  -- One expression: no interrupt between the try and the unlock, which would leave the session holding it.
+  IF NOT (CASE WHEN pg_try_advisory_lock(${OUTCOME_READERS_LOCK}) THEN pg_advisory_unlock(${OUTCOME_READERS_LOCK}) ELSE false END) THEN
     PERFORM pg_notify('${OUTCOMES_CHANNEL}', current_schema());
   END IF;
   LOOP
