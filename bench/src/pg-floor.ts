@@ -25,6 +25,7 @@ import type { BenchContext } from './context.js';
 import { benchDatabase } from './database.js';
 import { withServerCpu, type DrainRun } from './drain.js';
 import { graphileDrain } from './graphile.js';
+import { BENCH_CLASS } from './leasehold.js';
 import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
 import { columnsTable, figures, stat } from './table.js';
 import { leaseholdDrain } from './throughput.js';
@@ -61,8 +62,8 @@ export interface FloorSection {
 
 const enqueueSql = (timeline: boolean) => `WITH added AS (
     INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries)
-    SELECT 'bench', 'QUEUED', '{"n":' || n || '}', $1, $1, 3 FROM generate_series($2::int, $3::int) AS n RETURNING id)
-  ${timeline ? `INSERT INTO job_events (job_id, ts, event, actor) SELECT id, $1, 'ENQUEUED', 'bench' FROM added` : 'SELECT count(*) FROM added'}`;
+    SELECT '${BENCH_CLASS}', 'QUEUED', '{"n":' || n || '}', $1, $1, 3 FROM generate_series($2::int, $3::int) AS n RETURNING id)
+  ${timeline ? `INSERT INTO job_events (job_id, ts, event, actor) SELECT id, $1, 'ENQUEUED', '${BENCH_CLASS}' FROM added` : 'SELECT count(*) FROM added'}`;
 
 // $1 the held ids, $2 their claim's token prefix (a job's token is the prefix and its id), $3 now, $4 owner, $5 limit, $6 the next claim's prefix.
 const settleAndClaimSql = (timeline: boolean) => `WITH done AS (
@@ -74,7 +75,7 @@ const settleAndClaimSql = (timeline: boolean) => `WITH done AS (
     FROM done AS d WHERE a.job_id = d.id AND a.attempt = d.attempts),
   ${timeline ? `timeline AS (INSERT INTO job_events (job_id, ts, event, actor) SELECT d.id, $3, e.event, $4 FROM done AS d, unnest(ARRAY['STARTED', 'SUCCEEDED']) AS e(event)),` : ''}
   picked AS (
-    SELECT id FROM jobs WHERE class = 'bench' AND status = 'QUEUED' AND run_at <= $3
+    SELECT id FROM jobs WHERE class = '${BENCH_CLASS}' AND status = 'QUEUED' AND run_at <= $3
     ORDER BY priority DESC, run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED),
   claimed AS (
     UPDATE jobs AS j SET status = 'RUNNING', owner_id = $4, lease_token = $6 || j.id, claimed_at = $3, started_at = $3,
@@ -85,6 +86,13 @@ const settleAndClaimSql = (timeline: boolean) => `WITH done AS (
     SELECT id, attempts, $4, $6 || id, $3, 'RUNNING' FROM claimed)
   SELECT id, payload FROM claimed`;
 
+/** A plain connection to the bench's server. */
+async function connected(ctx: BenchContext): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: ctx.pgUrl });
+  await client.connect();
+  return client;
+}
+
 /** The bare loop: enqueue in bulk, then FLOOR_CONNECTIONS connections settle and claim until none is left. */
 async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRun> {
   const jobs = ctx.sizes.jobs;
@@ -93,16 +101,17 @@ async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRu
     await (await openStore(database.url)).close(); // leasehold's schema, by its migrations
     const schema = new URL(database.url).searchParams.get('schema')!;
     const connect = async () => {
-      const client = new pg.Client({ connectionString: ctx.pgUrl });
-      await client.connect();
+      const client = await connected(ctx);
       await client.query(`SET search_path TO ${pg.escapeIdentifier(schema)}`);
       return client;
     };
+    const enqueue = enqueueSql(timeline);
+    const settleAndClaim = settleAndClaimSql(timeline);
     return await withServerCpu(jobs, async () => {
       const producer = await connect();
       try {
         for (let first = 0; first < jobs; first += ENQUEUE_CHUNK)
-          await producer.query(enqueueSql(timeline), [Date.now(), first, Math.min(jobs, first + ENQUEUE_CHUNK) - 1]);
+          await producer.query(enqueue, [Date.now(), first, Math.min(jobs, first + ENQUEUE_CHUNK) - 1]);
       } finally {
         await producer.end();
       }
@@ -118,7 +127,7 @@ async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRu
               const next = `${c}.${claim}.`;
               const { rows } = await client.query<{ id: string }>({
                 name: 'floor',
-                text: settleAndClaimSql(timeline),
+                text: settleAndClaim,
                 values: [held, token, Date.now(), `floor-${c}`, CLAIM_BATCH, next],
               });
               done += held.length;
@@ -145,9 +154,8 @@ async function withListeners<R>(ctx: BenchContext, count: number, work: () => Pr
   const clients: pg.Client[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      const client = new pg.Client({ connectionString: ctx.pgUrl });
+      const client = await connected(ctx);
       clients.push(client);
-      await client.connect();
       await client.query(`LISTEN ${JOBS_CHANNEL}`);
     }
     return await work();
