@@ -32,6 +32,21 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
 }
 
 /**
+ * Whether a roll-up at `now` may have anything to write, looked at without a lock or a transaction: every
+ * supervisor of every host rolls up each second, and on an idle queue a tick that took the row lock was a write
+ * transaction (a transaction id, a WAL flush) that did nothing. The least grace gives the widest range the
+ * locked roll-up could sum, so a look that finds nothing ended in it finds what the roll-up would have found; a
+ * job that commits after the look is summed at the next tick.
+ */
+export async function rollUpDue(db: Db, now: number, maxMinutes: number): Promise<boolean> {
+  const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.state));
+  const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
+  if (range === undefined) return false;
+  if (rolled === undefined || isCatchUp(range, maxMinutes)) return true;
+  return (await first(db, ROLLUP_SQL.anyEnded, [range.from, now - POSTGRES_ROLLUP_GRACE_MS])) !== undefined;
+}
+
+/**
  * Inside a transaction: sum what ended since the rollup's end (at most `maxMinutes`); how many minutes that
  * was. While no job has finished since the rollup's end only a catch-up (isCatchUp) is written: a later roll-up
  * takes the rest on. A catch-up over minutes where nothing ended covers them all at once, as SQLite's does: a

@@ -28,7 +28,7 @@ import { NOTIFY_SQL } from './sql/notify.js';
 import { RETENTION_SQL } from './sql/retention.js';
 import { SCHEDULE_SQL } from './sql/schedules.js';
 import { WORKER_SQL } from './sql/workers.js';
-import { rollUp } from './stats-rollup.js';
+import { rollUp, rollUpDue } from './stats-rollup.js';
 import { wrongDriver, type ApplicationClient } from '../within.js';
 import { checkApplicationClient } from './within.js';
 
@@ -262,6 +262,7 @@ export abstract class PostgresWrites extends PostgresReads {
   }
 
   async statsRollUp(params: { maxMinutes: number }): Promise<number> {
+    if (!(await rollUpDue(this.pool, this.clock.now(), params.maxMinutes))) return 0;
     return this.write((db, now) => rollUp(db, now, params.maxMinutes));
   }
 }
