@@ -1,11 +1,12 @@
 import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { Queue } from '../../src/queue/queue.js';
 import { openStore } from '../../src/store/open.js';
 import { clientConfig, DEFAULT_CLOCK_SKEW_MS, parsePostgresUrl } from '../../src/store/postgres/connection.js';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MIGRATION_LOCK_CLASS, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { TestClock } from '../helpers/clock.js';
 import { adminClient, pgUrl, schemaPool } from '../helpers/postgres.js';
@@ -143,6 +144,24 @@ describe('PostgreSQL schema and migrations', () => {
         { child: `${schema}.job_events`, confdeltype: 'c' },
         { child: `${schema}.job_logs`, confdeltype: 'c' },
       ]);
+    });
+
+    it('opens a current schema in one look at its ledger, not waiting on another process migrating it', async () => {
+      const migrating = await adminClient();
+      try {
+        await migrating.query('BEGIN');
+        await migrating.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))', [
+          MIGRATION_LOCK_CLASS,
+          schema,
+        ]);
+        const opening = PostgresStore.open({ database: pgUrl(schema), clock: systemClock });
+        const opened = await Promise.race([opening, sleep(10_000, undefined, { ref: false })]);
+        await migrating.query('ROLLBACK');
+        await (opened ?? (await opening)).close();
+        expect(opened).toBeInstanceOf(PostgresStore);
+      } finally {
+        await migrating.end();
+      }
     });
 
     it('migrating again changes nothing, and reports its version', async () => {

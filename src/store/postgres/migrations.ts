@@ -203,7 +203,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Keys of pg_advisory_xact_lock(int, int): leasehold's migrations, then the schema's hash. */
-const MIGRATION_LOCK_CLASS = 0x1ea5e;
+export const MIGRATION_LOCK_CLASS = 0x1ea5e;
 
 const MIGRATION_SQL = nameAll('migrations', {
   /** (lockClass, schema) waits for any other process migrating the same schema; released at commit. */
@@ -216,6 +216,8 @@ const MIGRATION_SQL = nameAll('migrations', {
   )`,
   /** (schema) -> whether it holds the ledger: a queue at some version. */
   ledgerPresent: `SELECT to_regclass(quote_ident($1) || '.schema_migrations') IS NOT NULL AS present`,
+  /** () -> the versions applied, in the session's schema. */
+  applied: `SELECT version FROM schema_migrations`,
   /** (version, name, now) -> the version when this process takes it; no row: another process applied it already. */
   record: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING RETURNING version`,
 });
@@ -246,6 +248,13 @@ export async function refuseMissingQueue(
   if (!create) throw noQueueError(database, `schema "${target.schema}"`);
 }
 
+/** Whether every step of this build is in the schema's ledger (a step records its version in its own transaction). */
+async function isCurrent(pool: pg.Pool, schema: string): Promise<boolean> {
+  if (!(await hasLedger(pool, schema))) return false;
+  const applied = new Set((await rows<{ version: number }>(pool, MIGRATION_SQL.applied)).map((row) => row.version));
+  return POSTGRES_MIGRATIONS.every((migration) => applied.has(migration.version));
+}
+
 const UNBOUNDED = 'SET LOCAL statement_timeout = 0';
 /** A migration's statement with no answer for this long is on a dead connection (node-postgres's query_timeout). */
 const waitingLong = (query: pg.QueryConfig): pg.QueryConfig => Object.assign(query, { query_timeout: 3_600_000 });
@@ -258,6 +267,9 @@ const waitingLong = (query: pg.QueryConfig): pg.QueryConfig => Object.assign(que
  * identifier spliced into SQL; it was checked (and is quoted) first.
  */
 export async function runPostgresMigrations(pool: pg.Pool, schema: string, now: number): Promise<number[]> {
+  // Every process opens the store (each child, each command), and a current schema needs nothing of the steps:
+  // one read of the ledger, where walking them took a transaction each, every one waiting on any migrating process.
+  if (await isCurrent(pool, schema)) return [];
   const lockKey = [MIGRATION_LOCK_CLASS, schema];
   // A step may rebuild a big table, and another process's step holds the lock as long: no statement timeout here.
   const lock = async (db: pg.PoolClient) => {
