@@ -110,3 +110,40 @@ describe('PostgreSQL round trips of a worker batch', () => {
     expect(sent).toEqual(['BEGIN', 'leasehold.leases.heldByOwner', 'leasehold.leases.outcomes', 'COMMIT']);
   });
 });
+
+/**
+ * What an idle host sends each second: every supervisor of every host
+ * heartbeats its registry rows and rolls up the stats, on a queue where
+ * nothing may have happened since.
+ */
+describe('PostgreSQL round trips of an idle host', () => {
+  const clock = new TestClock();
+  let store: PostgresStore;
+
+  beforeAll(async () => {
+    store = await PostgresStore.open({ database: pgUrl(schemas.next()), clock });
+    await store.workerRegister({
+      id: 'sup-1',
+      kind: 'supervisor',
+      host: 'h',
+      supervisorId: null,
+      pid: process.pid,
+      class: null,
+      state: 'ready',
+      restarts: 0,
+    });
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it('a heartbeat: one statement', async () => {
+    expect(await sentBy(() => store.workerHeartbeat({ id: 'sup-1' }))).toEqual(['leasehold.workers.heartbeat']);
+  });
+
+  it('a roll-up with nothing new to sum: one look', async () => {
+    while ((await store.statsRollUp({ maxMinutes: 5 })) >= 5);
+    clock.advance(10_000);
+    expect(await sentBy(() => store.statsRollUp({ maxMinutes: 5 }))).toEqual(['leasehold.rollup.due']);
+  });
+});

@@ -7,6 +7,7 @@ import {
   nextRollUp,
   rolledMinutesOf,
   type RolledMinutes,
+  ROLLUP_KEEP_MS,
   type RolledRow,
 } from '../stats-window.js';
 import { first, type Db } from './connection.js';
@@ -39,11 +40,15 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
  * job that commits after the look is summed at the next tick.
  */
 export async function rollUpDue(db: Db, now: number, maxMinutes: number): Promise<boolean> {
-  const rolled = rolledMinutesOf(await first<RolledRow>(db, ROLLUP_SQL.state));
+  const until = now - POSTGRES_ROLLUP_GRACE_MS;
+  const row = await first<RolledRow & { ended: boolean }>(db, ROLLUP_SQL.due, [
+    floorMinute(now - ROLLUP_KEEP_MS),
+    until,
+  ]);
+  const rolled = rolledMinutesOf(row);
   const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
   if (range === undefined) return false;
-  if (rolled === undefined || isCatchUp(range, maxMinutes)) return true;
-  return (await first(db, ROLLUP_SQL.anyEnded, [range.from, now - POSTGRES_ROLLUP_GRACE_MS])) !== undefined;
+  return rolled === undefined || isCatchUp(range, maxMinutes) || row?.ended === true;
 }
 
 /**

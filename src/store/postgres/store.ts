@@ -24,7 +24,7 @@ import type {
   SettleResult,
   Store,
 } from '../types.js';
-import { first, inOneStatement, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
+import { first, openPool, parsePostgresUrl, rows, type Db, type PostgresTarget } from './connection.js';
 import { apply, leaseKey, settleBatch, type Runner } from './settlement.js';
 import { refuseMissingQueue, runPostgresMigrations } from './migrations.js';
 import { LEASE_SQL } from './sql/leases.js';
@@ -100,11 +100,6 @@ export class PostgresStore extends PostgresWrites implements Store {
     write: (work) => this.write(work),
     oneStatement: (work) => this.oneStatement(work),
   };
-
-  /** A write that is one statement: no BEGIN and COMMIT round trips. */
-  private oneStatement<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
-    return inOneStatement(this.pool, (db) => work(db, this.clock.now()));
-  }
 
   // workers
 

@@ -17,7 +17,7 @@ import type {
   WorkerRegistration,
 } from '../types.js';
 import type { ScheduleAdvance, ScheduleAdvanceResult } from '../schedules.js';
-import { changes, first, inTransaction, rows, type Db } from './connection.js';
+import { changes, first, inOneStatement, inTransaction, rows, type Db } from './connection.js';
 import { insertAnnounced } from './inserts.js';
 import { PostgresReads } from './reads.js';
 import { reviveDependents } from './revive.js';
@@ -42,6 +42,11 @@ import { checkApplicationClient } from './within.js';
 export abstract class PostgresWrites extends PostgresReads {
   protected write<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, (db) => work(db, this.clock.now()));
+  }
+
+  /** A write that is one statement: no BEGIN and COMMIT round trips. */
+  protected oneStatement<T>(work: (db: pg.PoolClient, now: number) => Promise<T>): Promise<T> {
+    return inOneStatement(this.pool, (db) => work(db, this.clock.now()));
   }
 
   /** Inside the transaction: wake the idle workers of these classes when it commits. */
@@ -195,7 +200,7 @@ export abstract class PostgresWrites extends PostgresReads {
   }
 
   async classPause(params: { class: string; actor: string }): Promise<PauseOutcome> {
-    return this.write(async (db, now) =>
+    return this.oneStatement(async (db, now) =>
       (await rows(db, CLASS_SQL.pause, [params.class, now, params.actor])).length === 1 ? 'paused' : 'already_paused',
     );
   }
@@ -210,7 +215,7 @@ export abstract class PostgresWrites extends PostgresReads {
   }
 
   async classDisabledRecord(params: { supervisorId: string; class: string; reason: string }): Promise<void> {
-    await this.write((db, now) =>
+    await this.oneStatement((db, now) =>
       changes(db, CLASS_SQL.disable, [params.supervisorId, params.class, params.reason, now]),
     );
   }
@@ -220,14 +225,14 @@ export abstract class PostgresWrites extends PostgresReads {
       params.class === undefined
         ? [CLASS_SQL.enableAll, [params.supervisorId]]
         : [CLASS_SQL.enable, [params.supervisorId, params.class]];
-    await this.write((db) => changes(db, statement, values));
+    await this.oneStatement((db) => changes(db, statement, values));
   }
 
   // worker registry
 
   async workerRegister(params: WorkerRegistration): Promise<void> {
     const { id, kind, host, supervisorId, pid, state, restarts } = params;
-    await this.write((db, now) =>
+    await this.oneStatement((db, now) =>
       changes(db, WORKER_SQL.insert, [id, kind, host, supervisorId, pid, params.class, state, restarts, now]),
     );
   }
@@ -243,11 +248,11 @@ export abstract class PostgresWrites extends PostgresReads {
       jobId !== undefined,
       jobId ?? null,
     ];
-    await this.write((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
+    await this.oneStatement((db, now) => changes(db, WORKER_SQL.heartbeat, values(now)));
   }
 
   async workerExit(params: WorkerExit): Promise<void> {
-    await this.write((db, now) =>
+    await this.oneStatement((db, now) =>
       changes(db, WORKER_SQL.exit, [params.id, params.state, params.exitCode, params.exitSignal, now]),
     );
   }
@@ -256,7 +261,7 @@ export abstract class PostgresWrites extends PostgresReads {
 
   async jobsPruneBatch(params: { status: TerminalStatus; finishedBefore: number; limit: number }): Promise<number> {
     if (params.limit < 1) return 0;
-    return this.write((db) =>
+    return this.oneStatement((db) =>
       changes(db, RETENTION_SQL.deleteOlderBatch, [params.status, params.finishedBefore, params.limit]),
     );
   }

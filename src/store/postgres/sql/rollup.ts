@@ -11,6 +11,14 @@ const BY_RSS = 'peak_rss_bytes DESC, job_id, attempt';
 export const ROLLUP_SQL = nameAll('rollup', {
   /** () -> the minutes the rollup covers (null on a new store), locked: roll-ups of several supervisors take turns. */
   lockState: `SELECT rolled_from AS "from", rolled_until AS until FROM stats_rollup WHERE id = 1 FOR UPDATE`,
+  /**
+   * (oldest, until) -> the same, unlocked, and whether a job ended between the rollup's end (no earlier than
+   * oldest, the first minute kept) and until: a supervisor's tick looks before it takes its turn on the row.
+   */
+  due: `SELECT r.rolled_from AS "from", r.rolled_until AS until, EXISTS (SELECT 1 FROM jobs
+      WHERE status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at >= greatest(coalesce(r.rolled_until, $1), $1)
+        AND finished_at < $2) AS ended
+    FROM stats_rollup AS r WHERE r.id = 1`,
   /** () -> the same, unlocked, for a read. */
   state: `SELECT rolled_from AS "from", rolled_until AS until FROM stats_rollup WHERE id = 1`,
   /**
