@@ -8,7 +8,9 @@
  * each host's start-up (its connections, their first plans, its
  * registration) is a cost per host, shown beside it over the whole run with
  * the enqueue. On a 2-core machine the hosts share the cores: what it shows
- * is what each added client costs the server, not a cluster's reach.
+ * is what each added client costs the server, not a cluster's reach. Then,
+ * in as many rounds, 1 and 4 hosts idle on an empty queue (idle-hosts.ts):
+ * the floor each host puts under the server.
  */
 import { summarize, type Stat } from './common.js';
 import { columnsTable, figures, stat } from './table.js';
@@ -16,8 +18,12 @@ import type { BenchContext } from './context.js';
 import { POLL_MS } from './drain.js';
 import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
 import { leaseholdDrain, type LeaseholdDrainRun } from './throughput.js';
+import { idleHosts, type IdleHostsRun } from './idle-hosts.js';
+import { benchBaseline } from './baseline.js';
 
 const HOSTS = [1, 2, 4] as const;
+const IDLE_HOSTS = [1, 4] as const;
+const THIS_BUILD = { build: 'this build', supervise: undefined };
 const CHILDREN_PER_HOST = 1;
 const CLAIM_BATCH = 64;
 export const HOSTS_RISE_TARGET = 1;
@@ -42,6 +48,16 @@ export interface HostsSection {
   two_over_one: Stat;
   server_cpu_four_over_one: Stat;
   server_cpu_whole_four_over_one: Stat;
+  /** K hosts idle on an empty queue: the server's CPU ms, its transactions and WAL bytes per second, and their connections. */
+  idle: {
+    /** 'this build', or the baseline's folder (LEASEHOLD_BENCH_BASELINE). */
+    build: string;
+    hosts: number;
+    server_cpu_ms_per_sec: Stat;
+    transactions_per_sec: Stat;
+    wal_bytes_per_sec: Stat;
+    connections: Stat;
+  }[];
 }
 
 const key = (hosts: number) => `hosts:${hosts}`;
@@ -58,6 +74,15 @@ export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
       drain: () => leaseholdDrain(ctx, CHILDREN_PER_HOST, CLAIM_BATCH, 'postgres', { hosts }),
     })),
   );
+  const baseline = benchBaseline();
+  const builds =
+    baseline === undefined ? [THIS_BUILD] : [THIS_BUILD, { build: baseline.folder, supervise: baseline.supervise }];
+  const idle = builds.flatMap((build) => IDLE_HOSTS.map((hosts) => ({ ...build, hosts, runs: [] as IdleHostsRun[] })));
+  for (let round = 0; round < ctx.sizes.runs; round++)
+    for (const arm of idle) {
+      ctx.progress(`PostgreSQL idle hosts round ${round + 1}/${ctx.sizes.runs}: ${arm.hosts} (${arm.build})`);
+      arm.runs.push(await idleHosts(ctx, arm.hosts, arm.supervise));
+    }
   const ratio = (a: number, b: number, figure?: Figure) => {
     const within = ratioOf(rounds, key(a), key(b), figure);
     if (within === undefined) throw new Error(`no ratio of ${a} hosts over ${b}: a run is missing`);
@@ -83,6 +108,14 @@ export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
     two_over_one: ratio(2, 1),
     server_cpu_four_over_one: ratio(4, 1, SERVER_CPU),
     server_cpu_whole_four_over_one: ratio(4, 1, SERVER_CPU_WHOLE),
+    idle: idle.map(({ build, hosts, runs }) => ({
+      build,
+      hosts,
+      server_cpu_ms_per_sec: summarize(runs.map((run) => run.serverCpuMsPerSec)),
+      transactions_per_sec: summarize(runs.map((run) => run.transactionsPerSec)),
+      wal_bytes_per_sec: summarize(runs.map((run) => run.walBytesPerSec)),
+      connections: summarize(runs.map((run) => run.connections)),
+    })),
   };
 }
 
@@ -125,5 +158,14 @@ export function hostsLines(h: HostsSection): string[] {
         ['the same over the whole run: 4 hosts / 1', h.server_cpu_whole_four_over_one],
       ],
     ),
+    'idle hosts on an empty queue (per second, the whole server):',
+    columnsTable(h.idle ?? [], [
+      ['build', (r) => r.build],
+      ['hosts', (r) => String(r.hosts)],
+      ['server CPU ms', (r) => stat(r.server_cpu_ms_per_sec)],
+      ['transactions', (r) => stat(r.transactions_per_sec)],
+      ['WAL bytes', (r) => stat(r.wal_bytes_per_sec)],
+      ['connections', (r) => stat(r.connections)],
+    ]),
   ];
 }
