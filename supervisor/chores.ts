@@ -30,6 +30,8 @@ export interface ChoresOptions {
   config: () => LeaseholdConfig;
   /** The sweeper took these jobs back. */
   onRecovered: (jobs: readonly RecoveredJob[]) => void;
+  /** The classes this supervisor has a live child of now. */
+  servedHere: () => ReadonlySet<string>;
 }
 
 export class Chores {
@@ -53,7 +55,12 @@ export class Chores {
       classes: () => options.config().classes.map((c) => c.name),
       intervalMs: REGISTRY_HEARTBEAT_MS,
     });
-    this.unservedLog = new UnservedLog({ store, logger, intervalMs: REGISTRY_HEARTBEAT_MS });
+    this.unservedLog = new UnservedLog({
+      store,
+      logger,
+      intervalMs: REGISTRY_HEARTBEAT_MS,
+      servedHere: options.servedHere,
+    });
     this.clockWatch = new ClockWatch({ store, logger });
   }
 

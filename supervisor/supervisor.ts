@@ -123,6 +123,7 @@ export class Supervisor {
       retryDelay: this.retryDelay,
       config: () => this.config,
       onRecovered: (jobs) => this.wakeFor(jobs),
+      servedHere: () => new Set(this.pools.filter((pool) => pool.children.length > 0).map((pool) => pool.config.name)),
     });
     this.verdicts = new ReloadVerdicts(logger, {
       pid: process.pid,

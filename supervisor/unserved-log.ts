@@ -1,13 +1,15 @@
 import type { Logger } from '../src/log.js';
-import { collectQueues } from '../src/reports/queue-age.js';
+import { ageSeconds, servedOrPaused, type QueueStore } from '../src/reports/queue-age.js';
 import { unlessDbFault } from '../src/store/faults.js';
 import type { SupervisorStore } from '../src/store/types.js';
 import { Every } from './every.js';
 
 export interface UnservedLogOptions {
-  store: SupervisorStore;
+  store: QueueStore & Pick<SupervisorStore, 'clock'>;
   logger: Logger;
   intervalMs: number;
+  /** The classes this supervisor has a live child of now: served, with no need to ask the registry. */
+  servedHere: () => ReadonlySet<string>;
 }
 
 /**
@@ -37,22 +39,27 @@ export class UnservedLog {
     await this.schedule.stop();
   }
 
+  /**
+   * Every host runs this check: the registry and the pauses are read only for
+   * due classes this supervisor does not serve itself, so a host whose own
+   * children serve every due class asks the database one thing.
+   */
   private async check(): Promise<void> {
     const { store, logger } = this.options;
-    const queues = await collectQueues(store, store.clock.now(), []);
-    const unservedNow = new Set(queues.filter((q) => q.unserved).map((q) => q.class));
-    for (const q of queues) {
-      if (!q.unserved || this.unserved.has(q.class)) continue;
+    const now = store.clock.now();
+    const here = this.options.servedHere();
+    const waiting = (await store.statsOldestDue({ now })).filter((row) => !here.has(row.class));
+    const covered = waiting.length === 0 ? here : await servedOrPaused(store, now);
+    const unservedNow = waiting.filter((row) => !covered.has(row.class));
+    for (const { class: name, run_at } of unservedNow) {
+      if (this.unserved.has(name)) continue;
+      const oldest = ageSeconds(now, run_at);
       logger.warn(
-        `class ${q.class} has jobs due (the oldest waiting ${q.oldest_age_seconds}s) and no live worker on any host: is it in a config?`,
-        {
-          event: 'CLASS_UNSERVED',
-          class: q.class,
-          oldest_age_seconds: q.oldest_age_seconds,
-        },
+        `class ${name} has jobs due (the oldest waiting ${oldest}s) and no live worker on any host: is it in a config?`,
+        { event: 'CLASS_UNSERVED', class: name, oldest_age_seconds: oldest },
       );
     }
     this.unserved.clear();
-    for (const name of unservedNow) this.unserved.add(name);
+    for (const row of unservedNow) this.unserved.add(row.class);
   }
 }

@@ -60,13 +60,7 @@ export function servedClasses(live: readonly WorkerRow[], now: number): Set<stri
 
 /** Each class in `classes` or with jobs due, by name: its oldest due job's age and whether it is unserved. */
 export async function collectQueues(store: QueueStore, now: number, classes: Iterable<string>): Promise<QueueView[]> {
-  const [due, live, paused] = await Promise.all([
-    store.statsOldestDue({ now }),
-    store.workerList({ includeExited: false, limit: LIVE_WORKERS_READ }),
-    pausedClasses(store),
-  ]);
-  const served = servedClasses(live, now);
-  const pausedNames = new Set(paused.map((row) => row.class));
+  const [due, covered] = await Promise.all([store.statsOldestDue({ now }), servedOrPaused(store, now)]);
   const oldest = new Map(due.map((row) => [row.class, row.run_at]));
   const names = [...new Set([...classes, ...oldest.keys()])].sort(byName);
   return names.map((name) => {
@@ -74,7 +68,16 @@ export async function collectQueues(store: QueueStore, now: number, classes: Ite
     return {
       class: name,
       oldest_age_seconds: runAt === undefined ? 0 : ageSeconds(now, runAt),
-      unserved: runAt !== undefined && !served.has(name) && !pausedNames.has(name),
+      unserved: runAt !== undefined && !covered.has(name),
     };
   });
+}
+
+/** The classes no due job waits on: those with a live child on some host, and the paused ones. */
+export async function servedOrPaused(store: QueueStore, now: number): Promise<Set<string>> {
+  const [live, paused] = await Promise.all([
+    store.workerList({ includeExited: false, limit: LIVE_WORKERS_READ }),
+    pausedClasses(store),
+  ]);
+  return new Set([...servedClasses(live, now), ...paused.map((row) => row.class)]);
 }
