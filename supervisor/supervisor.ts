@@ -111,8 +111,7 @@ export class Supervisor {
     this.metrics = sink;
     this.http = side?.http;
     this.pools = config.classes.map((classConfig) => this.newPool(classConfig));
-    const fastestHeartbeat = Math.min(...config.classes.map((c) => c.heartbeat_seconds));
-    const tickMs = clamp(fastestHeartbeat * 500, 100, 1_000);
+    const tickMs = clamp(Math.min(...config.classes.map((c) => c.heartbeat_seconds)) * 500, 100, 1_000);
     this.health = new HealthWatch({ store, logger, pools: this.pools, tickMs, outage: () => this.availability.outage });
     this.stalls = new StallWatch({ store, logger, pools: this.pools, tickMs });
     this.chores = new Chores({
