@@ -159,7 +159,7 @@ export function hostsLines(h: HostsSection): string[] {
       ],
     ),
     'idle hosts on an empty queue (per second, the whole server):',
-    columnsTable(h.idle ?? [], [
+    columnsTable(h.idle, [
       ['build', (r) => r.build],
       ['hosts', (r) => String(r.hosts)],
       ['server CPU ms', (r) => stat(r.server_cpu_ms_per_sec)],

@@ -73,7 +73,7 @@ export async function collectQueues(store: QueueStore, now: number, classes: Ite
   });
 }
 
-/** The classes no due job waits on: those with a live child on some host, and the paused ones. */
+/** The classes that are not unserved, whatever is due: those with a live child on some host, and the paused ones. */
 export async function servedOrPaused(store: QueueStore, now: number): Promise<Set<string>> {
   const [live, paused] = await Promise.all([
     store.workerList({ includeExited: false, limit: LIVE_WORKERS_READ }),
