@@ -46,6 +46,8 @@ export interface WindowParts {
 export const partValues = (p: WindowParts) => [p.headFrom, p.headUntil, p.rolledFrom, p.rolledUntil, p.tailFrom];
 
 export const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+/** The first minute the rollup keeps at `now`. */
+export const oldestKept = (now: number) => floorMinute(now - ROLLUP_KEEP_MS);
 const ceilMinute = (ms: number) => Math.ceil(ms / MINUTE_MS) * MINUTE_MS;
 
 /**
@@ -88,7 +90,7 @@ export function nextRollUp(
   graceMs: number,
 ): RolledMinutes | undefined {
   // A rollup left behind longer than it keeps minutes starts again at the oldest it would keep.
-  const oldest = floorMinute(now - ROLLUP_KEEP_MS);
+  const oldest = oldestKept(now);
   const from = Math.max(rolled?.until ?? oldest, oldest);
   const until = Math.min(from + maxMinutes * MINUTE_MS, now - graceMs);
   return until > from ? { from, until } : undefined;
@@ -96,9 +98,6 @@ export function nextRollUp(
 
 /** What the rollup covers once `range` is summed: minutes older than it keeps are dropped, and a gap starts it again. */
 export function afterRollUp(rolled: RolledMinutes | undefined, range: RolledMinutes, now: number): RolledMinutes {
-  const from =
-    rolled === undefined || range.from > rolled.until
-      ? range.from
-      : Math.max(rolled.from, floorMinute(now - ROLLUP_KEEP_MS));
+  const from = rolled === undefined || range.from > rolled.until ? range.from : Math.max(rolled.from, oldestKept(now));
   return { from, until: range.until };
 }

@@ -5,9 +5,9 @@ import {
   isCatchUp,
   minutesIn,
   nextRollUp,
+  oldestKept,
   rolledMinutesOf,
   type RolledMinutes,
-  ROLLUP_KEEP_MS,
   type RolledRow,
 } from '../stats-window.js';
 import { first, type Db } from './connection.js';
@@ -41,10 +41,7 @@ export async function rolledMinutes(db: Db): Promise<RolledMinutes | undefined> 
  */
 export async function rollUpDue(db: Db, now: number, maxMinutes: number): Promise<boolean> {
   const until = now - POSTGRES_ROLLUP_GRACE_MS;
-  const row = await first<RolledRow & { ended: boolean }>(db, ROLLUP_SQL.due, [
-    floorMinute(now - ROLLUP_KEEP_MS),
-    until,
-  ]);
+  const row = await first<RolledRow & { ended: boolean }>(db, ROLLUP_SQL.due, [oldestKept(now), until]);
   const rolled = rolledMinutesOf(row);
   const range = nextRollUp(rolled, now, maxMinutes, POSTGRES_ROLLUP_GRACE_MS);
   if (range === undefined) return false;
