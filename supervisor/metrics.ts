@@ -106,10 +106,19 @@ export class SupervisorMetrics implements MetricsSink {
         this.set(clockOffsetMs(store) / 1000);
       },
     });
+    // A scrape collects every gauge at once: the two rate-limit gauges join one read of the windows, where reads
+    // of their own could fall on both sides of a claim (a window full, and no start in it).
+    let windowsRead: Promise<[string, RateWindow][]> | undefined;
+    const windows = () =>
+      (windowsRead ??= Promise.all(
+        [...rateLimitsByClass(options.classes())].map(async ([jobClass, rateLimit]): Promise<[string, RateWindow]> => [
+          jobClass,
+          await store.classRateWindow({ class: jobClass, rateLimit }),
+        ]),
+      ).finally(() => (windowsRead = undefined)));
     const rateLimitGauge = (name: string, help: string, read: (window: RateWindow) => number) =>
       databaseGauge({ name, help, labelNames: ['class'] as const, registers }, async (gauge) => {
-        for (const [jobClass, rateLimit] of rateLimitsByClass(options.classes()))
-          gauge.set({ class: jobClass }, read(await store.classRateWindow({ class: jobClass, rateLimit })));
+        for (const [jobClass, window] of await windows()) gauge.set({ class: jobClass }, read(window));
       });
     rateLimitGauge(
       'leasehold_class_rate_window_starts',
