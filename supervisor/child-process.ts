@@ -6,6 +6,7 @@ import type { ClassConfig } from '../src/config/schema.js';
 import type { DbOutage } from '../src/store/faults.js';
 import { FlightRecordFile, type FlightRecord, type LoopRecord } from '../src/ipc/flight-record.js';
 import { isChildToSupervisor, type SupervisorToChild } from '../src/ipc/protocol.js';
+import { childExecArgv } from './child-flags.js';
 import { describeExit } from './exit-reason.js';
 import { JobUsage, type UsageSample } from './job-usage.js';
 import { StderrTail, type LastWords, type UncaughtError } from './last-words.js';
@@ -74,6 +75,7 @@ export class ChildHandle implements PoolChild, WatchedChild {
     this.resultLimitBytes = start.resultLimitBytes;
     this.flight = new FlightRecordFile(start.workerId, start.config.concurrency);
     this.process = fork(CHILD_MAIN, [], {
+      execArgv: childExecArgv(),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
