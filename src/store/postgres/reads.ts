@@ -35,7 +35,7 @@ import {
   clientConfig,
   first,
   readPlannedWithValues,
-  countedInIndex,
+  readInIndex,
   readInOneSnapshot,
   rows,
   type PostgresTarget,
@@ -146,7 +146,7 @@ export abstract class PostgresReads {
   async statsCounts(): Promise<ClassStatusCount[]> {
     const classes = await rows<{ class: string }>(this.pool, STATS_SQL.classesPresent);
     const counts = await Promise.all(
-      classes.map((row) => countedInIndex<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])),
+      classes.map((row) => readInIndex<StatusCount>(this.pool, STATS_SQL.countsOfClass, [row.class])),
     );
     return classes.flatMap((row, i) => counts[i]!.map((count) => ({ class: row.class, ...count })));
   }
@@ -164,7 +164,7 @@ export abstract class PostgresReads {
   }
 
   async statsInFlight(params: { limit: number }): Promise<InFlightJob[]> {
-    return rows<InFlightJob>(this.pool, STATS_SQL.inFlightOldest, [params.limit]);
+    return readInIndex<InFlightJob>(this.pool, STATS_SQL.inFlightOldest, [params.limit]);
   }
 
   async statsRetries(params: { since: number }): Promise<RetryBucket[]> {

@@ -58,11 +58,16 @@ const bulkBatchOfEachClass = (
     SELECT batch.id FROM (SELECT class FROM classes WHERE class IS NOT NULL) AS present CROSS JOIN LATERAL (
       SELECT id FROM jobs WHERE class = present.class AND ${filter} AND id <= ${throughId} ORDER BY id DESC LIMIT ${limit}) AS batch LIMIT ${limit})) AND ${filter} RETURNING id, class`;
 
-/** A recursive CTE `classes(class)`: every class present, in order, by one seek each in jobs_class_status (NULL ends it). */
+/**
+ * A recursive CTE `classes(class)`: every class present, last first, by one seek each in jobs_class_status
+ * (NULL ends it). Backwards: a seek lands on its class's last entries, its newest ended jobs, where forwards it
+ * lands on its CLAIMED and QUEUED ones, after a burst the dead entries of every job's earlier versions, walked one by
+ * one until a vacuum removes them.
+ */
 export const CLASSES_PRESENT = `classes(class) AS (
-      (SELECT class FROM jobs ORDER BY class LIMIT 1)
+      (SELECT class FROM jobs ORDER BY class DESC LIMIT 1)
       UNION ALL
-      SELECT (SELECT j.class FROM jobs AS j WHERE j.class > c.class ORDER BY j.class LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)`;
+      SELECT (SELECT j.class FROM jobs AS j WHERE j.class < c.class ORDER BY j.class DESC LIMIT 1) FROM classes AS c WHERE c.class IS NOT NULL)`;
 
 /**
  * The newest jobs below `beforeId` that match `filter`, `limit` at most: every

@@ -50,11 +50,11 @@ const costTop = (column: string) => `(SELECT coalesce(json_agg(top), '[]') FROM 
 /** The operator's questions (`leasehold stats`, /metrics), read-only; the same answers as the SQLite driver's. */
 export const STATS_SQL = nameAll('stats', {
   /** () -> the classes present, in order: a loose scan of jobs_class_status, one seek each. */
-  classesPresent: `WITH RECURSIVE ${CLASSES_PRESENT} SELECT class FROM classes WHERE class IS NOT NULL`,
+  classesPresent: `WITH RECURSIVE ${CLASSES_PRESENT} SELECT class FROM classes WHERE class IS NOT NULL ORDER BY class`,
   /**
    * (class) -> (status, count) for each status present in the class, in order: one range count each in
    * jobs_class_status (a GROUP BY over the whole table is a parallel scan of every row, however few the classes).
-   * Run with COUNT_IN_INDEX (../connection.ts): where the statistics say one class and one status (a drained burst,
+   * Run with IN_INDEX (../connection.ts): where the statistics say one class and one status (a drained burst,
    * analyzed) the planner scans the table once per status, or walks the primary key, many times as long
    * (docs/performance.md).
    */
@@ -80,7 +80,10 @@ export const STATS_SQL = nameAll('stats', {
     SELECT p.class, min(f.run_at) AS run_at FROM priorities AS p
       CROSS JOIN LATERAL (SELECT run_at FROM jobs WHERE class = p.class AND status = 'QUEUED' AND priority = p.priority ORDER BY run_at LIMIT 1) AS f
     WHERE p.priority IS NOT NULL GROUP BY p.class HAVING min(f.run_at) <= $1 ORDER BY p.class`,
-  /** (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes. */
+  /**
+   * (limit) -> in-flight jobs, held longest first, with their owner's pid; only held rows live in the partial indexes.
+   * Run with IN_INDEX: a bitmap scan of them visits the row of every dead in-flight version at each read.
+   */
   inFlightOldest: `SELECT j.id, j.class, j.status, j.owner_id, w.pid, j.attempts, j.claimed_at, j.started_at,
       j.heartbeat_at, j.lease_expires_at, j.cancel_requested_at
     FROM jobs AS j LEFT JOIN workers AS w ON w.id = j.owner_id
