@@ -14,6 +14,13 @@
 export const MINUTE_MS = 60_000;
 /** Rolled-up minutes are kept this long: the default `stats` window (24 h) and an hour to spare. */
 export const ROLLUP_KEEP_MS = 25 * 3_600_000;
+/**
+ * A roll-up sums at least this much time (but a catch-up, whatever its length). Every supervisor on the queue
+ * ticks each second: without a stride, K of them summed each second in K pieces, each piece a transaction with
+ * its fixed costs (the rollup's row lock, the look at open transactions, the minute's costliest ranked again).
+ * Under the supervisors' interval, so that one alone still sums at each tick.
+ */
+export const ROLLUP_STRIDE_MS = 500;
 /** Each minute keeps its costliest attempts, this many by CPU and this many by memory: a ranking of more reads the jobs. */
 export const COST_TOP_KEPT = 50;
 
@@ -81,7 +88,8 @@ export function isCatchUp(range: RolledMinutes, maxMinutes: number): boolean {
  * What a roll-up at `now` sums next: from the rollup's end to `graceMs`
  * before now (the driver's bound on how late a finished job can commit
  * behind its finished_at: nothing before it can arrive after the
- * roll-up), at most `maxMinutes`; undefined when nothing new has ended.
+ * roll-up), at most `maxMinutes`; undefined until a stride has passed
+ * since the rollup's end.
  */
 export function nextRollUp(
   rolled: RolledMinutes | undefined,
@@ -93,7 +101,7 @@ export function nextRollUp(
   const oldest = oldestKept(now);
   const from = Math.max(rolled?.until ?? oldest, oldest);
   const until = Math.min(from + maxMinutes * MINUTE_MS, now - graceMs);
-  return until > from ? { from, until } : undefined;
+  return until - from >= ROLLUP_STRIDE_MS ? { from, until } : undefined;
 }
 
 /** What the rollup covers once `range` is summed: minutes older than it keeps are dropped, and a gap starts it again. */

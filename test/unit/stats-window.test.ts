@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isCatchUp, MINUTE_MS, nextRollUp, windowParts } from '../../src/store/stats-window.js';
+import { isCatchUp, MINUTE_MS, nextRollUp, ROLLUP_STRIDE_MS, windowParts } from '../../src/store/stats-window.js';
+import { ROLLUP_INTERVAL_MS } from '../../supervisor/stats-rollup.js';
 
 const M = Date.UTC(2026, 0, 1, 12); // a minute's start
 
@@ -13,6 +14,16 @@ describe('the stats rollup window (src/store/stats-window.ts)', () => {
     });
     // nothing new since the last roll-up's end
     expect(nextRollUp({ from: M - 10 * MINUTE_MS, until: M + 29_000 }, M + 30_000, 5, 1_000)).toBeUndefined();
+  });
+
+  it("waits for a stride, shorter than the supervisor's interval: one supervisor alone sums at every tick", () => {
+    const rolled = { from: M - 10 * MINUTE_MS, until: M };
+    expect(nextRollUp(rolled, M + 1_000 + ROLLUP_STRIDE_MS - 1, 5, 1_000)).toBeUndefined();
+    expect(nextRollUp(rolled, M + 1_000 + ROLLUP_STRIDE_MS, 5, 1_000)).toEqual({
+      from: M,
+      until: M + ROLLUP_STRIDE_MS,
+    });
+    expect(ROLLUP_STRIDE_MS).toBeLessThan(ROLLUP_INTERVAL_MS);
   });
 
   it('a range of maxMinutes whole is a catch-up, summed even with nothing ended; the tail is not', () => {

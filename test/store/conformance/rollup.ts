@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_ROLLUP_GRACE_MS } from '../../../src/store/postgres/stats-rollup.js';
 import { SQLITE_ROLLUP_GRACE_MS } from '../../../src/store/sqlite/stats-rollup.js';
-import { COST_TOP_KEPT, floorMinute, MINUTE_MS, ROLLUP_KEEP_MS } from '../../../src/store/stats-window.js';
+import { PostgresStore } from '../../../src/store/postgres/store.js';
+import {
+  COST_TOP_KEPT,
+  floorMinute,
+  MINUTE_MS,
+  ROLLUP_KEEP_MS,
+  ROLLUP_STRIDE_MS,
+} from '../../../src/store/stats-window.js';
 import type { AttemptCost, Settlement, Store } from '../../../src/store/types.js';
 import { collectStats } from '../../../src/reports/stats.js';
 import { claimJobs } from '../../helpers/fenced-writes.js';
@@ -170,6 +177,23 @@ export function rollupSuites(c: Conformance, openSame: OpenSame): void {
         const { by_class } = await c.store.statsCost({ since, limit: 10 });
         expect(by_class.map((row) => [row.class, row.attempts])).toEqual([['email', total]]);
       }
+    });
+
+    it('sums at most one stride at a time: supervisors ticking side by side do not split it into pieces', async () => {
+      const grace = c.store instanceof PostgresStore ? POSTGRES_ROLLUP_GRACE_MS : SQLITE_ROLLUP_GRACE_MS;
+      await c.enqueue();
+      await completeSome(c.store, 'email', 1, cost(1));
+      const since = floorMinute(c.clock.now());
+      // the first roll-up ends just before the job did; the next tick, 100 ms later, would take it alone
+      c.clock.advance(grace - 50);
+      expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBeGreaterThan(0);
+      c.clock.advance(100);
+      expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBe(0);
+      // the reads count it meanwhile, from the jobs; a stride later it is summed
+      expect(await c.store.statsFinishedSince({ since })).toEqual([{ status: 'SUCCEEDED', count: 1 }]);
+      c.clock.advance(ROLLUP_STRIDE_MS);
+      expect(await c.store.statsRollUp({ maxMinutes: ALL_MINUTES })).toBeGreaterThan(0);
+      expect(await c.store.statsFinishedSince({ since })).toEqual([{ status: 'SUCCEEDED', count: 1 }]);
     });
 
     it("the report's windows start at a minute's start: a job of the first minute counts whole, rolled up or not", async () => {
