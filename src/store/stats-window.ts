@@ -15,7 +15,7 @@ export const MINUTE_MS = 60_000;
 /** Rolled-up minutes are kept this long: the default `stats` window (24 h) and an hour to spare. */
 export const ROLLUP_KEEP_MS = 25 * 3_600_000;
 /**
- * A roll-up sums at least this much time (but a catch-up, whatever its length). Every supervisor on the queue
+ * A roll-up sums at least this much time (a catch-up, maxMinutes whole, always does). Every supervisor on the queue
  * ticks each second: without a stride, K of them summed each second in K pieces, each piece a transaction with
  * its fixed costs (the rollup's row lock, the look at open transactions, the minute's costliest ranked again).
  * Under the supervisors' interval, so that one alone still sums at each tick.
