@@ -10,7 +10,10 @@
  * the enqueue. On a 2-core machine the hosts share the cores: what it shows
  * is what each added client costs the server, not a cluster's reach. Then,
  * in as many rounds, 1 and 4 hosts idle on an empty queue (idle-hosts.ts):
- * the floor each host puts under the server.
+ * the floor each host puts under the server. In the same rounds, section
+ * 25's bare loop (the spec's rows, timeline included, one statement a batch)
+ * in 1 and 4 processes of its own: how much of the growth the machine's
+ * sharing costs any client, before leasehold adds anything.
  */
 import { summarize, type Stat } from './common.js';
 import { columnsTable, figures, stat } from './table.js';
@@ -20,9 +23,11 @@ import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
 import { leaseholdDrain, type LeaseholdDrainRun } from './throughput.js';
 import { idleHosts, type IdleHostsRun } from './idle-hosts.js';
 import { benchBaseline } from './baseline.js';
+import { floorDrain } from './pg-floor.js';
 
 const HOSTS = [1, 2, 4] as const;
 const IDLE_HOSTS = [1, 4] as const;
+const FLOOR_PROCESSES = [1, 4] as const;
 const THIS_BUILD = { build: 'this build', supervise: undefined };
 const CHILDREN_PER_HOST = 1;
 const CLAIM_BATCH = 64;
@@ -48,6 +53,9 @@ export interface HostsSection {
   two_over_one: Stat;
   server_cpu_four_over_one: Stat;
   server_cpu_whole_four_over_one: Stat;
+  /** The bare loop in K processes (floorDrain): jobs/s and the server's CPU over the whole run, and 4 processes over 1 within a round. */
+  floor: { processes: number; jobs_per_sec: Stat; server_cpu_whole_ms_per_1k_jobs: Stat }[];
+  floor_server_cpu_whole_four_over_one: Stat;
   /** K hosts idle on an empty queue: the server's CPU ms, its transactions and WAL bytes per second, and their connections. */
   idle: {
     /** 'this build', or the baseline's folder (LEASEHOLD_BENCH_BASELINE). */
@@ -61,19 +69,23 @@ export interface HostsSection {
 }
 
 const key = (hosts: number) => `hosts:${hosts}`;
+const floorKey = (processes: number) => `floor:${processes}`;
 const SERVER_CPU: Figure = (run) => (run as LeaseholdDrainRun).serverCpuMsPer1k;
 const SERVER_CPU_WHOLE: Figure = (run) => run.serverCpuWholeMsPer1k;
 
 export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
-  const rounds = await runRounds(
-    ctx,
-    'PostgreSQL hosts',
-    HOSTS.map((hosts) => ({
+  const rounds = await runRounds(ctx, 'PostgreSQL hosts', [
+    ...HOSTS.map((hosts) => ({
       key: key(hosts),
       label: `${hosts} supervisor(s) × ${CHILDREN_PER_HOST} child`,
       drain: () => leaseholdDrain(ctx, CHILDREN_PER_HOST, CLAIM_BATCH, 'postgres', { hosts }),
     })),
-  );
+    ...FLOOR_PROCESSES.map((processes) => ({
+      key: floorKey(processes),
+      label: `the bare loop in ${processes} process(es)`,
+      drain: () => floorDrain(ctx, true, { connections: processes, apart: true }),
+    })),
+  ]);
   const baseline = benchBaseline();
   const builds =
     baseline === undefined ? [THIS_BUILD] : [THIS_BUILD, { build: baseline.folder, supervise: baseline.supervise }];
@@ -83,9 +95,9 @@ export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
       ctx.progress(`PostgreSQL idle hosts round ${round + 1}/${ctx.sizes.runs}: ${arm.hosts} (${arm.build})`);
       arm.runs.push(await idleHosts(ctx, arm.hosts, arm.supervise));
     }
-  const ratio = (a: number, b: number, figure?: Figure) => {
-    const within = ratioOf(rounds, key(a), key(b), figure);
-    if (within === undefined) throw new Error(`no ratio of ${a} hosts over ${b}: a run is missing`);
+  const ratio = (a: string, b: string, figure?: Figure) => {
+    const within = ratioOf(rounds, a, b, figure);
+    if (within === undefined) throw new Error(`no ratio of ${a} over ${b}: a run is missing`);
     return within;
   };
   return {
@@ -105,9 +117,18 @@ export async function runHosts(ctx: BenchContext): Promise<HostsSection> {
         cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.cpuMsPer1k ?? Number.NaN)),
       };
     }),
-    two_over_one: ratio(2, 1),
-    server_cpu_four_over_one: ratio(4, 1, SERVER_CPU),
-    server_cpu_whole_four_over_one: ratio(4, 1, SERVER_CPU_WHOLE),
+    two_over_one: ratio(key(2), key(1)),
+    server_cpu_four_over_one: ratio(key(4), key(1), SERVER_CPU),
+    server_cpu_whole_four_over_one: ratio(key(4), key(1), SERVER_CPU_WHOLE),
+    floor: FLOOR_PROCESSES.map((processes) => {
+      const runs = runsOf(rounds, floorKey(processes));
+      return {
+        processes,
+        jobs_per_sec: summarize(runs.map((run) => run.jobsPerSec)),
+        server_cpu_whole_ms_per_1k_jobs: summarize(runs.map((run) => run.serverCpuWholeMsPer1k ?? Number.NaN)),
+      };
+    }),
+    floor_server_cpu_whole_four_over_one: ratio(floorKey(4), floorKey(1), SERVER_CPU_WHOLE),
     idle: idle.map(({ build, hosts, runs }) => ({
       build,
       hosts,
@@ -156,8 +177,15 @@ export function hostsLines(h: HostsSection): string[] {
         ['jobs/s: 2 hosts / 1', h.two_over_one],
         ["the server's CPU per job, all running: 4 hosts / 1", h.server_cpu_four_over_one],
         ['the same over the whole run: 4 hosts / 1', h.server_cpu_whole_four_over_one],
+        ['the bare loop, over the whole run: 4 processes / 1', h.floor_server_cpu_whole_four_over_one],
       ],
     ),
+    "the bare loop (section 25's, timeline rows included) in processes of its own:",
+    columnsTable(h.floor, [
+      ['processes', (r) => String(r.processes)],
+      ['jobs/s', (r) => stat(r.jobs_per_sec)],
+      ['server, whole run', (r) => stat(r.server_cpu_whole_ms_per_1k_jobs)],
+    ]),
     'idle hosts on an empty queue (per second, the whole server):',
     columnsTable(h.idle, [
       ['build', (r) => r.build],

@@ -17,6 +17,8 @@
  * cluster's children do: a notification wakes each of them, whatever its
  * channel.
  */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { openStore } from '../../dist/src/store/open.js';
 import { JOBS_CHANNEL } from '../../dist/src/store/postgres/sql/notify.js';
@@ -25,22 +27,24 @@ import type { BenchContext } from './context.js';
 import { benchDatabase } from './database.js';
 import { withServerCpu, type DrainRun } from './drain.js';
 import { graphileDrain } from './graphile.js';
-import { BENCH_CLASS } from './leasehold.js';
+import { FLOOR_CLAIM_BATCH, floorEnqueueSql, floorLoop } from './floor-loop.js';
 import { ratioOf, runRounds, runsOf, type Figure } from './rounds.js';
 import { columnsTable, figures, stat } from './table.js';
 import { leaseholdDrain } from './throughput.js';
 
 const FLOOR_CONNECTIONS = 2;
-const CLAIM_BATCH = 64;
 const ENQUEUE_CHUNK = 1000;
-const LEASE_MS = 30_000;
+const FLOOR_WORKER = fileURLToPath(new URL('./floor-worker.js', import.meta.url));
 const BESIDE_LISTENERS = 40;
 
 type Arm = 'floor' | 'floor-timeline' | 'leasehold' | 'leasehold-listeners' | 'graphile';
 const ARMS: { key: Arm; label: string }[] = [
   { key: 'floor', label: "the spec's rows alone: jobs and attempts" },
   { key: 'floor-timeline', label: 'the same with the three timeline rows' },
-  { key: 'leasehold', label: `leasehold, 1 supervisor × ${FLOOR_CONNECTIONS} children, claim_batch ${CLAIM_BATCH}` },
+  {
+    key: 'leasehold',
+    label: `leasehold, 1 supervisor × ${FLOOR_CONNECTIONS} children, claim_batch ${FLOOR_CLAIM_BATCH}`,
+  },
   { key: 'leasehold-listeners', label: `the same, ${BESIDE_LISTENERS} other connections listening on the database` },
   { key: 'graphile', label: "graphile-worker's local queue, 1 process" },
 ];
@@ -60,32 +64,6 @@ export interface FloorSection {
   over_graphile: { arm: Arm; ratio: Stat }[];
 }
 
-const enqueueSql = (timeline: boolean) => `WITH added AS (
-    INSERT INTO jobs (class, status, payload, created_at, run_at, max_retries)
-    SELECT '${BENCH_CLASS}', 'QUEUED', '{"n":' || n || '}', $1, $1, 3 FROM generate_series($2::int, $3::int) AS n RETURNING id)
-  ${timeline ? `INSERT INTO job_events (job_id, ts, event, actor) SELECT id, $1, 'ENQUEUED', '${BENCH_CLASS}' FROM added` : 'SELECT count(*) FROM added'}`;
-
-// $1 the held ids, $2 their claim's token prefix (a job's token is the prefix and its id), $3 now, $4 owner, $5 limit, $6 the next claim's prefix.
-const settleAndClaimSql = (timeline: boolean) => `WITH done AS (
-    UPDATE jobs AS j SET status = 'SUCCEEDED', result = 'null', finished_at = $3, lease_expires_at = NULL
-    WHERE j.id = ANY($1::bigint[]) AND j.lease_token = $2 || j.id AND j.status = 'RUNNING' AND j.lease_expires_at > $3
-    RETURNING j.id, j.attempts),
-  ended AS (
-    UPDATE job_attempts AS a SET status = 'SUCCEEDED', finished_at = $3
-    FROM done AS d WHERE a.job_id = d.id AND a.attempt = d.attempts),
-  ${timeline ? `timeline AS (INSERT INTO job_events (job_id, ts, event, actor) SELECT d.id, $3, e.event, $4 FROM done AS d, unnest(ARRAY['STARTED', 'SUCCEEDED']) AS e(event)),` : ''}
-  picked AS (
-    SELECT id FROM jobs WHERE class = '${BENCH_CLASS}' AND status = 'QUEUED' AND run_at <= $3
-    ORDER BY priority DESC, run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED),
-  claimed AS (
-    UPDATE jobs AS j SET status = 'RUNNING', owner_id = $4, lease_token = $6 || j.id, claimed_at = $3, started_at = $3,
-      lease_expires_at = $3 + ${LEASE_MS}, attempts = j.attempts + 1
-    FROM picked AS p WHERE j.id = p.id RETURNING j.id, j.attempts, j.payload),
-  attempts_begun AS (
-    INSERT INTO job_attempts (job_id, attempt, owner_id, lease_token, started_at, status)
-    SELECT id, attempts, $4, $6 || id, $3, 'RUNNING' FROM claimed)
-  SELECT id, payload FROM claimed`;
-
 /** A plain connection to the bench's server. */
 async function connected(ctx: BenchContext): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: ctx.pgUrl });
@@ -93,10 +71,19 @@ async function connected(ctx: BenchContext): Promise<pg.Client> {
   return client;
 }
 
-/** The bare loop: enqueue in bulk, then FLOOR_CONNECTIONS connections settle and claim until none is left. */
-async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRun> {
+/**
+ * The bare loop: enqueue in bulk, then `connections` connections settle and
+ * claim until none is left: in this process, or each in a process of its own
+ * (floor-worker.ts, with the timeline rows), as hosts would.
+ */
+export async function floorDrain(
+  ctx: BenchContext,
+  timeline: boolean,
+  { connections = FLOOR_CONNECTIONS, apart = false } = {},
+): Promise<DrainRun> {
   const jobs = ctx.sizes.jobs;
-  const database = benchDatabase(ctx, ctx.dirs.make(`floor-${timeline ? 'timeline' : 'rows'}`), 'postgres');
+  const dir = ctx.dirs.make(`floor-${timeline ? 'timeline' : 'rows'}-${connections}${apart ? '-apart' : ''}`);
+  const database = benchDatabase(ctx, dir, 'postgres');
   try {
     await (await openStore(database.url)).close(); // leasehold's schema, by its migrations
     const schema = new URL(database.url).searchParams.get('schema')!;
@@ -105,44 +92,44 @@ async function floorDrain(ctx: BenchContext, timeline: boolean): Promise<DrainRu
       await client.query(`SET search_path TO ${pg.escapeIdentifier(schema)}`);
       return client;
     };
-    const enqueue = enqueueSql(timeline);
-    const settleAndClaim = settleAndClaimSql(timeline);
+    const enqueue = floorEnqueueSql(timeline);
+    const inProcess = async (index: number) => {
+      const client = await connect();
+      try {
+        return await floorLoop(client, index, timeline);
+      } finally {
+        await client.end();
+      }
+    };
+    const inWorker = async (index: number) => {
+      const worker = ctx.processes.startNode(
+        `floor-${index}`,
+        FLOOR_WORKER,
+        [ctx.pgUrl, schema, String(index), timeline ? '1' : '0'],
+        {
+          output: join(dir, `floor-${index}.log`),
+        },
+      );
+      const exit = await worker.exited;
+      ctx.processes.forget(worker);
+      if (exit.exitCode !== 0) throw new Error(`floor worker ${index} exited ${exit.exitCode ?? exit.signal}`);
+    };
     return await withServerCpu(jobs, async () => {
       const producer = await connect();
       try {
         for (let first = 0; first < jobs; first += ENQUEUE_CHUNK)
           await producer.query(enqueue, [Date.now(), first, Math.min(jobs, first + ENQUEUE_CHUNK) - 1]);
+        const started = performance.now();
+        await Promise.all(Array.from({ length: connections }, (_, c) => (apart ? inWorker(c) : inProcess(c))));
+        const seconds = (performance.now() - started) / 1000;
+        const { rows } = await producer.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM jobs WHERE status = 'SUCCEEDED'",
+        );
+        if (rows[0]!.n !== jobs) throw new Error(`the floor loop ended ${rows[0]!.n} of ${jobs} jobs`);
+        return { jobsPerSec: jobs / seconds, jobsPerSecFromStart: jobs / seconds };
       } finally {
         await producer.end();
       }
-      const started = performance.now();
-      let done = 0;
-      await Promise.all(
-        Array.from({ length: FLOOR_CONNECTIONS }, async (_, c) => {
-          const client = await connect();
-          try {
-            let held: string[] = [];
-            let token = '';
-            for (let claim = 1; ; claim++) {
-              const next = `${c}.${claim}.`;
-              const { rows } = await client.query<{ id: string }>({
-                name: 'floor',
-                text: settleAndClaim,
-                values: [held, token, Date.now(), `floor-${c}`, CLAIM_BATCH, next],
-              });
-              done += held.length;
-              if (rows.length === 0) break;
-              held = rows.map((row) => row.id);
-              token = next;
-            }
-          } finally {
-            await client.end();
-          }
-        }),
-      );
-      if (done !== jobs) throw new Error(`the floor loop ended ${done} of ${jobs} jobs`);
-      const seconds = (performance.now() - started) / 1000;
-      return { jobsPerSec: jobs / seconds, jobsPerSecFromStart: jobs / seconds };
     });
   } finally {
     await database.dispose();
@@ -170,9 +157,9 @@ export async function runPgFloor(ctx: BenchContext): Promise<FloorSection> {
   const drains: Record<Arm, () => Promise<DrainRun>> = {
     floor: () => floorDrain(ctx, false),
     'floor-timeline': () => floorDrain(ctx, true),
-    leasehold: () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, CLAIM_BATCH, 'postgres'),
+    leasehold: () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, FLOOR_CLAIM_BATCH, 'postgres'),
     'leasehold-listeners': () =>
-      withListeners(ctx, BESIDE_LISTENERS, () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, CLAIM_BATCH, 'postgres')),
+      withListeners(ctx, BESIDE_LISTENERS, () => leaseholdDrain(ctx, FLOOR_CONNECTIONS, FLOOR_CLAIM_BATCH, 'postgres')),
     graphile: () => graphileDrain(ctx, 'local-queue-1'),
   };
   const rounds = await runRounds(
@@ -183,7 +170,7 @@ export async function runPgFloor(ctx: BenchContext): Promise<FloorSection> {
   return {
     method:
       `${ctx.sizes.jobs} no-op jobs enqueued in bulk (${ENQUEUE_CHUNK} a statement) and drained; the floor: on leasehold's schema, ` +
-      `${FLOOR_CONNECTIONS} connections each ending its ${CLAIM_BATCH} held jobs and claiming the next ${CLAIM_BATCH} in one statement ` +
+      `${FLOOR_CONNECTIONS} connections each ending its ${FLOOR_CLAIM_BATCH} held jobs and claiming the next ${FLOOR_CLAIM_BATCH} in one statement ` +
       '(the job rows and their attempts; with the timeline, ENQUEUED, STARTED and SUCCEEDED rows too), fenced on each lease token; ' +
       "server CPU: the postmaster and its backends from before the enqueue to after the drain (section 9's `server, enqueue incl.`)",
     jobs: ctx.sizes.jobs,
