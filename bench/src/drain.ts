@@ -12,6 +12,9 @@ import type { Managed } from './processes.js';
  */
 export const POLL_MS: Record<Driver, number> = { sqlite: 10, postgres: 50 };
 
+/** Where a drain's per-job figures start by default: start-up (node, forks, migrations, first plans) left out. */
+export const DEFAULT_MARK = 0.1;
+
 export interface DrainRun {
   /** Jobs/s from the first finished job seen to the last (start-up left out). */
   jobsPerSec: number;
@@ -29,6 +32,17 @@ export interface DrainRun {
    * (serverCpuTicks, the postmaster and its backends).
    */
   serverCpuWholeMsPer1k?: number;
+  /** Jobs/s from the mark (where the CPU per job starts) to the last. */
+  jobsPerSecFromMark?: number;
+}
+
+/** Jobs/s from the mark to the end; undefined if the drain ended before the mark was taken. */
+export function rateFromMark(
+  timing: DrainTiming,
+  jobs: number,
+  mark: { done: number; ms: number },
+): number | undefined {
+  return mark.done > 0 && timing.endMs > mark.ms ? (jobs - mark.done) / ((timing.endMs - mark.ms) / 1000) : undefined;
 }
 
 /** A drain's two rates; `startedMs`: when its processes were spawned (performance.now). */
@@ -51,6 +65,8 @@ export interface WorkerDrain {
   exitWhenEmpty: boolean;
   /** Processes other than the workers whose CPU counts too (a peer's server). */
   serverPids?: number[];
+  /** The fraction of the jobs done where the CPU per job starts (DEFAULT_MARK unless given). */
+  markAt?: number;
 }
 
 /** The CPU ticks of `pids` now, by pid (0 for one gone). */
@@ -96,25 +112,29 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
     const pids = [...workers.map((w) => w.pid), ...(drain.serverPids ?? [])];
     // Until the mark: from the start, which is what a drain that ends between two polls is measured from.
     let atMark = ticksOf(pids);
-    let doneAtMark = 0;
+    const mark = { done: 0, ms: 0 };
     const timing = await pollDrain(drain.countDone, drain.jobs, {
       intervalMs: drain.pollMs,
       timeoutMs: ctx.sizes.drainTimeoutMs,
       alive: () =>
         workers.some(failed) ? `a ${drain.name} worker failed or exited early; see ${drain.dir}` : undefined,
       mark: {
-        atDone: Math.ceil(drain.jobs / 10),
+        atDone: Math.ceil(drain.jobs * (drain.markAt ?? DEFAULT_MARK)),
         reached: (done) => {
           if (done >= drain.jobs) return;
           atMark = ticksOf(pids);
-          doneAtMark = done;
+          Object.assign(mark, { done, ms: performance.now() });
         },
       },
     });
     const cpu = drain.exitWhenEmpty
       ? {}
-      : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - doneAtMark) };
-    return { ...drainRates(timing, drain.jobs, started), ...cpu };
+      : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - mark.done) };
+    return {
+      ...drainRates(timing, drain.jobs, started),
+      ...cpu,
+      jobsPerSecFromMark: rateFromMark(timing, drain.jobs, mark),
+    };
   } finally {
     await drain.counter.close();
     await Promise.all(workers.map((w) => w.stop(5_000)));

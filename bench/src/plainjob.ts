@@ -11,7 +11,12 @@ import { inChunks } from './leasehold.js';
 const WORKER = fileURLToPath(new URL('./plainjob-worker.js', import.meta.url));
 const silent: Logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
 
-export async function plainjobDrain(ctx: BenchContext, processes: number, jobs = ctx.sizes.jobs): Promise<DrainRun> {
+export async function plainjobDrain(
+  ctx: BenchContext,
+  processes: number,
+  jobs = ctx.sizes.jobs,
+  markAt?: number,
+): Promise<DrainRun> {
   const dir = ctx.dirs.make(`plainjob-p${processes}`);
   const database = join(dir, 'plainjob.db');
   const queue = defineQueue({ connection: better(new Database(database)), logger: silent });
@@ -35,5 +40,6 @@ export async function plainjobDrain(ctx: BenchContext, processes: number, jobs =
     counter,
     countDone,
     exitWhenEmpty: false,
+    markAt,
   });
 }

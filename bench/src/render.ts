@@ -308,9 +308,9 @@ const RENDER: { [N in SectionName]: (section: NonNullable<Sections[N]>, report: 
   ],
   'burst-reads': burstReadsLines,
   writer: (t) => [
-    `21. children on one SQLite file, one writer (issues 43, 52): ${t.jobs} no-op jobs, claim_batch 64, supervise + children (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
+    `21. children on one SQLite file, one writer (issues 43, 52): ${t.method} (jobs/s; CPU ms per 1k jobs; ms a child's timer fired late while jobs ran)`,
     table(
-      ['build', 'children', 'classes', 'jobs/s (steady)', 'CPU ms/1k jobs', 'timer late p50', 'p99', 'max'],
+      ['build', 'children', 'classes', 'jobs/s (warm)', 'CPU ms/1k jobs', 'timer late p50', 'p99', 'max'],
       t.results.map((r) => [
         r.arm,
         String(r.children),

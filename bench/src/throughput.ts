@@ -2,7 +2,17 @@
 import { pollDrain, serverCpuTicks, summarize, writtenBytes, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { benchDatabase, type Driver, type RowCounter } from './database.js';
-import { drainRates, msPer1k, POLL_MS, sinceMark, ticksOf, withServerCpu, type DrainRun } from './drain.js';
+import {
+  DEFAULT_MARK,
+  drainRates,
+  msPer1k,
+  POLL_MS,
+  rateFromMark,
+  sinceMark,
+  ticksOf,
+  withServerCpu,
+  type DrainRun,
+} from './drain.js';
 import { lhKey, runsOf, type Contender, type RawSection, type Rounds } from './rounds.js';
 import {
   fillQueue,
@@ -22,8 +32,8 @@ export interface LeaseholdDrainRun extends DrainRun {
   attemptsPerJob: number;
   eventsPerJob: number;
   /**
-   * CPU (user + system) per 1,000 jobs from the moment a tenth of the jobs
-   * were done and every child had said it was ready (start-up left out) to
+   * CPU (user + system) per 1,000 jobs from the moment the mark's share of
+   * the jobs (a tenth unless the workload says) were done and every child had said it was ready (start-up left out) to
    * the last, of the supervisor and of its children together.
    */
   supervisorCpuMsPer1k: number;
@@ -63,6 +73,8 @@ export interface Workload {
   classes?: number;
   /** Section 24: this many supervisors on the queue, each a host of its own (LEASEHOLD_HOST), each with `processes` children. */
   hosts?: number;
+  /** Section 21: the share of the jobs done where the per-job figures start (DEFAULT_MARK unless given). */
+  markAt?: number;
 }
 
 /** The handler a workload's jobs run, and their payload (none: `{ n }`). */
@@ -156,16 +168,16 @@ async function drain(
   let writtenAtMark: ReturnType<typeof writtenNow> = writtenNow();
   writtenAtMark.catch(() => undefined); // replaced unread when the mark is reached: its failure must not go unhandled
   let serverAtMark = serverTicks();
-  // CPU ticks of the supervisor and of each child once a tenth of the jobs are done.
+  // CPU ticks of the supervisor and of each child once the mark's share of the jobs are done.
   let atMark = ticksNow();
-  let doneAtMark = 0;
+  const mark = { done: 0, ms: 0 };
   try {
     const timing = await pollDrain(counter.count(SUCCEEDED_COUNT), jobs, {
       intervalMs: POLL_MS[driver],
       timeoutMs: ctx.sizes.drainTimeoutMs,
       alive: () => supervisors.map((s) => s.deadReason()).find((reason) => reason !== undefined),
       mark: {
-        atDone: Math.ceil(jobs / 10),
+        atDone: Math.ceil(jobs * (workload.markAt ?? DEFAULT_MARK)),
         // With more children than cores, the last ones are still starting when a tenth is done: start-up is not per job.
         also: () => supervisors.reduce((sum, s) => sum + s.log('CHILD_READY').length, 0) >= children,
         reached: (done) => {
@@ -173,7 +185,7 @@ async function drain(
           atMark = ticksNow();
           writtenAtMark = writtenNow();
           serverAtMark = serverTicks();
-          doneAtMark = done;
+          Object.assign(mark, { done, ms: performance.now() });
         },
       },
     });
@@ -181,7 +193,7 @@ async function drain(
     const atEnd = ticksNow();
     const serverAtEnd = serverTicks();
     const written = sinceMark(await writtenAtMark, await writtenNow());
-    const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0), jobs - doneAtMark);
+    const used = (pid: number) => msPer1k((atEnd.get(pid) ?? 0) - (atMark.get(pid) ?? 0), jobs - mark.done);
     const supervisorCpu = [...supervisorPids].reduce((sum, pid) => sum + used(pid), 0);
     const childrenCpu = [...atEnd.keys()]
       .filter((pid) => !supervisorPids.has(pid))
@@ -190,15 +202,16 @@ async function drain(
     const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
       ...drainRates(timing, jobs, started),
+      jobsPerSecFromMark: rateFromMark(timing, jobs, mark),
       attemptsPerJob: attempts / jobs,
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
       childrenCpuMsPer1k: childrenCpu,
       cpuMsPer1k: supervisorCpu + childrenCpu,
       ...(driver === 'postgres'
-        ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - doneAtMark) }
+        ? { serverCpuMsPer1k: msPer1k(sinceMark(serverAtMark, serverAtEnd), jobs - mark.done) }
         : {}),
-      bytesWrittenPerJob: written / (jobs - doneAtMark),
+      bytesWrittenPerJob: written / (jobs - mark.done),
       ...(countPeak ? { peakRunning: await counter.count(PEAK_RUNNING)() } : {}),
     };
   } finally {

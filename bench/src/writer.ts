@@ -15,7 +15,7 @@ import { benchBaseline } from './baseline.js';
 import { quantilesOverRuns, summarize, type Stat } from './common.js';
 import type { BenchContext } from './context.js';
 import { plainjobDrain } from './plainjob.js';
-import { ratioOf, runRounds, runsOf, CPU_PER_JOB, type Contender } from './rounds.js';
+import { ratioOf, runRounds, runsOf, CPU_PER_JOB, type Contender, type Figure } from './rounds.js';
 import { leaseholdDrain, type LeaseholdDrainRun } from './throughput.js';
 
 /** Children of one class, and (`classes`) classes of one child each. */
@@ -32,17 +32,21 @@ const SHAPES: readonly Shape[] = [
 ];
 const PLAINJOB = 'plainjob:1';
 /**
- * Section 1's jobs, times this: each of 8 children must run long enough for
- * its warm-up (its JIT, its heap) to be amortized as in a long-lived child.
- * Over 20,000 jobs with 8 children on 2 cores, warm-up alone doubled the
- * CPU per job of 1 child (each child ran 2,500 jobs).
+ * Section 1's jobs, times this, and the per-job figures (jobs/s and CPU)
+ * from MARK_AT of them done: each of 8 children must be past its warm-up
+ * (its JIT, its heap), as a long-lived child is. On 2 cores, 8 children's
+ * CPU per job fell until each had run about 10,000 jobs (docs/performance.md,
+ * "Eight children's warm-up"); over 20,000 jobs warm-up alone doubled it.
  */
-const JOBS_TIMES = 5;
+const JOBS_TIMES = 15;
+const MARK_AT = 1 / 3;
 const CLAIM_BATCH = 64;
 /** The children's interval timer: how often it fires, and how recently a job must have run for a firing to count. */
 const TIMER_MS = 5;
 const BUSY_WINDOW_MS = 50;
 const LATENESS_PREFIX = 'lateness-';
+/** Jobs/s past the warm-up: from MARK_AT of the jobs done. */
+const FROM_MARK: Figure = (run) => run.jobsPerSecFromMark;
 
 interface Arm {
   name: string;
@@ -146,6 +150,7 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
         const perClass = shape.children / shape.classes;
         const run = await leaseholdDrain(ctx, perClass, CLAIM_BATCH, 'sqlite', {
           jobs: ctx.sizes.jobs * JOBS_TIMES,
+          markAt: MARK_AT,
           handler,
           supervise: arm.supervise,
           ...(shape.classes === 1 ? {} : { classes: shape.classes }),
@@ -157,7 +162,7 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
   contenders.push({
     key: PLAINJOB,
     label: 'plainjob, 1 process',
-    drain: () => plainjobDrain(ctx, 1, ctx.sizes.jobs * JOBS_TIMES),
+    drain: () => plainjobDrain(ctx, 1, ctx.sizes.jobs * JOBS_TIMES, MARK_AT),
   });
   const rounds = await runRounds(ctx, 'writer', contenders);
   const [mine, baseline] = all;
@@ -168,7 +173,7 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
       `section 1's drain on SQLite, ${ctx.sizes.jobs * JOBS_TIMES} no-op jobs, claim_batch ${CLAIM_BATCH}, 1, 2, 4 and 8 children of one class and 8 classes of one child ` +
       `(the jobs dealt among them), and plainjob with 1 process, in rounds; ` +
       `each child runs a ${TIMER_MS} ms interval timer in its handler's module and keeps how late each firing was, counting only firings ` +
-      `within ${BUSY_WINDOW_MS} ms of a job; CPU per 1,000 jobs is the supervisor's and the children's from the 10% mark, once every child is ready` +
+      `within ${BUSY_WINDOW_MS} ms of a job; jobs/s, and CPU per 1,000 jobs (the supervisor's and the children's), from ${Math.round(MARK_AT * 100)}% of the jobs done, once every child is ready` +
       (baseline === undefined ? '' : `; the baseline is another build's supervise, run in the same rounds`),
     jobs: ctx.sizes.jobs * JOBS_TIMES,
     results: all.flatMap((arm) =>
@@ -177,7 +182,7 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
         return {
           arm: arm.name,
           ...shape,
-          jobs_per_sec: summarize(runs.map((run) => run.jobsPerSec)),
+          jobs_per_sec: summarize(runs.map((run) => FROM_MARK(run) ?? Number.NaN)),
           cpu_ms_per_1k_jobs: summarize(runs.map((run) => run.supervisorCpuMsPer1k + run.childrenCpuMsPer1k)),
           timer_late_ms: quantilesOverRuns(
             runs.map((run) => (run.late.length === 0 ? [0] : run.late)),
@@ -188,15 +193,15 @@ export async function runWriter(ctx: BenchContext): Promise<WriterSection> {
       }),
     ),
     plainjob: {
-      jobs_per_sec: summarize(plainjobRuns.map((run) => run.jobsPerSec)),
+      jobs_per_sec: summarize(plainjobRuns.map((run) => FROM_MARK(run) ?? Number.NaN)),
       cpu_ms_per_1k_jobs: summarize(plainjobRuns.map((run) => run.cpuMsPer1k ?? Number.NaN)),
     },
     scaling: all.map((arm) => ({
       arm: arm.name,
-      two_over_one: ratioOf(rounds, keyOf(arm, two), keyOf(arm, one))!,
-      four_over_two: ratioOf(rounds, keyOf(arm, four), keyOf(arm, two))!,
-      eight_over_four: ratioOf(rounds, keyOf(arm, eight), keyOf(arm, four))!,
-      classes_over_one_class: ratioOf(rounds, keyOf(arm, eightClasses), keyOf(arm, eight))!,
+      two_over_one: ratioOf(rounds, keyOf(arm, two), keyOf(arm, one), FROM_MARK)!,
+      four_over_two: ratioOf(rounds, keyOf(arm, four), keyOf(arm, two), FROM_MARK)!,
+      eight_over_four: ratioOf(rounds, keyOf(arm, eight), keyOf(arm, four), FROM_MARK)!,
+      classes_over_one_class: ratioOf(rounds, keyOf(arm, eightClasses), keyOf(arm, eight), FROM_MARK)!,
       cpu_eight_over_one: ratioOf(rounds, keyOf(arm, eight), keyOf(arm, one), CPU_PER_JOB)!,
       cpu_one_over_plainjob: ratioOf(rounds, keyOf(arm, one), PLAINJOB, CPU_PER_JOB)!,
     })),
