@@ -36,13 +36,11 @@ export interface DrainRun {
   jobsPerSecFromMark?: number;
 }
 
-/** Jobs/s from the mark to the end; undefined if the drain ended before the mark was taken. */
-export function rateFromMark(
-  timing: DrainTiming,
-  jobs: number,
-  mark: { done: number; ms: number },
-): number | undefined {
-  return mark.done > 0 && timing.endMs > mark.ms ? (jobs - mark.done) / ((timing.endMs - mark.ms) / 1000) : undefined;
+/** Jobs/s from the mark to the end; a drain that ended before the mark was taken (tiny runs): its steady rate. */
+export function rateFromMark(timing: DrainTiming, jobs: number, mark: { done: number; ms: number }): number {
+  return mark.done > 0 && timing.endMs > mark.ms
+    ? (jobs - mark.done) / ((timing.endMs - mark.ms) / 1000)
+    : steadyRate(timing, jobs);
 }
 
 /** A drain's two rates; `startedMs`: when its processes were spawned (performance.now). */
