@@ -15,6 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SECTIONS } from '../src/report.js';
 
 const BENCH = fileURLToPath(new URL('../dist/bench.js', import.meta.url));
+/** This checkout, built, as the baseline build too: the sections' baseline arms and their targets are smoke-tested with the rest. */
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
 /** The server the product's suites use (test/helpers/postgres.ts), so CI's and a developer's work here too. */
 const PG_URL = process.env.LEASEHOLD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -73,12 +75,12 @@ describe('npm run bench -- --quick', () => {
     const schemasBefore = new Set(await benchSchemas());
     const run = await execa(process.execPath, [BENCH, '--quick', '--out', out, '--pg', PG_URL], {
       reject: false,
-      env: { TMPDIR: dir },
+      env: { TMPDIR: dir, LEASEHOLD_BENCH_BASELINE: CHECKOUT },
       timeout: 380_000,
     });
     if (run.exitCode !== 0) console.error(run.stderr);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30, 32, 41 and 42)');
+    expect(run.stderr).toContain('targets (issues 1, 5-7, 11-15, 30, 32, 41-44 and 52-54)');
     expect(run.stderr).toContain('CPU ceiling, ');
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
@@ -154,11 +156,29 @@ describe('npm run bench -- --quick', () => {
       '41-tx-single-sqlite',
       '42-waiters-postgres',
       '42-waiters-sqlite',
+      '43-burst-overview',
+      '43-burst-stats',
       '43-scale-2',
       '43-scale-4',
       '43-timer-late',
+      '44-tracing-off',
+      '44-tracing-on',
       '5-p50',
       '5-p99',
+      '52-await-wide',
+      '52-await-wide-cpu',
+      '52-classes',
+      '52-cpu-8',
+      '52-cpu-plainjob',
+      '52-scale-8',
+      '52-timer-late',
+      '53-hosts-rise',
+      '53-hosts-server-cpu',
+      '53-pg-burst-overview',
+      '53-pg-burst-stats',
+      '53-pg-graphile-local-1',
+      '53-pg-server-cpu',
+      '54-cli',
       '6-p50',
       '7-depth',
     ]);
