@@ -33,8 +33,9 @@ export interface LeaseholdDrainRun extends DrainRun {
   eventsPerJob: number;
   /**
    * CPU (user + system) per 1,000 jobs from the moment the mark's share of
-   * the jobs (a tenth unless the workload says) were done and every child had said it was ready (start-up left out) to
-   * the last, of the supervisor and of its children together.
+   * the jobs (a tenth unless the workload says) were done and every child
+   * had said it was ready (start-up left out) to the last, of the
+   * supervisor and of its children together.
    */
   supervisorCpuMsPer1k: number;
   childrenCpuMsPer1k: number;
