@@ -36,16 +36,24 @@ export interface DrainRun {
   jobsPerSecFromMark?: number;
 }
 
-/** Jobs/s from the mark to the end; a drain that ended before the mark was taken (tiny runs): its steady rate. */
-export function rateFromMark(timing: DrainTiming, jobs: number, mark: { done: number; ms: number }): number {
-  return mark.done > 0 && timing.endMs > mark.ms
-    ? (jobs - mark.done) / ((timing.endMs - mark.ms) / 1000)
-    : steadyRate(timing, jobs);
-}
-
-/** A drain's two rates; `startedMs`: when its processes were spawned (performance.now). */
-export function drainRates(timing: DrainTiming, jobs: number, startedMs: number): DrainRun {
-  return { jobsPerSec: steadyRate(timing, jobs), jobsPerSecFromStart: jobs / ((timing.endMs - startedMs) / 1000) };
+/**
+ * A drain's rates; `startedMs`: when its processes were spawned, `mark`:
+ * where its per-job figures start (performance.now). A drain that ended
+ * before the mark was taken (tiny runs) has its steady rate from the mark.
+ */
+export function drainRates(
+  timing: DrainTiming,
+  jobs: number,
+  startedMs: number,
+  mark: { done: number; ms: number },
+): DrainRun {
+  const jobsPerSec = steadyRate(timing, jobs);
+  const marked = mark.done > 0 && timing.endMs > mark.ms;
+  return {
+    jobsPerSec,
+    jobsPerSecFromStart: jobs / ((timing.endMs - startedMs) / 1000),
+    jobsPerSecFromMark: marked ? (jobs - mark.done) / ((timing.endMs - mark.ms) / 1000) : jobsPerSec,
+  };
 }
 
 export interface WorkerDrain {
@@ -128,11 +136,7 @@ export async function drainByWorkers(ctx: BenchContext, drain: WorkerDrain): Pro
     const cpu = drain.exitWhenEmpty
       ? {}
       : { cpuMsPer1k: msPer1k(sinceMark(atMark, ticksOf(pids)), drain.jobs - mark.done) };
-    return {
-      ...drainRates(timing, drain.jobs, started),
-      ...cpu,
-      jobsPerSecFromMark: rateFromMark(timing, drain.jobs, mark),
-    };
+    return { ...drainRates(timing, drain.jobs, started, mark), ...cpu };
   } finally {
     await drain.counter.close();
     await Promise.all(workers.map((w) => w.stop(5_000)));

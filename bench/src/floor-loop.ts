@@ -36,10 +36,9 @@ const settleAndClaimSql = (timeline: boolean) => `WITH done AS (
     SELECT id, attempts, $4, $6 || id, $3, 'RUNNING' FROM claimed)
   SELECT id, payload FROM claimed`;
 
-/** Settle and claim on `client` (its search_path on the queue's schema) until no job is left; resolves to the jobs it ended. */
-export async function floorLoop(client: pg.Client, index: number, timeline: boolean): Promise<number> {
+/** Settle and claim on `client` (its search_path on the queue's schema) until no job is left. */
+export async function floorLoop(client: pg.Client, index: number, timeline: boolean): Promise<void> {
   const text = settleAndClaimSql(timeline);
-  let done = 0;
   let held: string[] = [];
   let token = '';
   for (let claim = 1; ; claim++) {
@@ -49,8 +48,7 @@ export async function floorLoop(client: pg.Client, index: number, timeline: bool
       text,
       values: [held, token, Date.now(), `floor-${index}`, FLOOR_CLAIM_BATCH, next],
     });
-    done += held.length;
-    if (rows.length === 0) return done;
+    if (rows.length === 0) return;
     held = rows.map((row) => row.id);
     token = next;
   }

@@ -74,7 +74,7 @@ async function connected(ctx: BenchContext): Promise<pg.Client> {
 /**
  * The bare loop: enqueue in bulk, then `connections` connections settle and
  * claim until none is left: in this process, or each in a process of its own
- * (floor-worker.ts, with the timeline rows), as hosts would.
+ * (floor-worker.ts), as hosts would. The jobs it ended are counted after.
  */
 export async function floorDrain(
   ctx: BenchContext,
@@ -96,7 +96,7 @@ export async function floorDrain(
     const inProcess = async (index: number) => {
       const client = await connect();
       try {
-        return await floorLoop(client, index, timeline);
+        await floorLoop(client, index, timeline);
       } finally {
         await client.end();
       }

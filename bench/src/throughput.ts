@@ -7,7 +7,6 @@ import {
   drainRates,
   msPer1k,
   POLL_MS,
-  rateFromMark,
   sinceMark,
   ticksOf,
   withServerCpu,
@@ -202,8 +201,7 @@ async function drain(
     const attempts = await counter.count('SELECT count(*) FROM job_attempts')();
     const events = await counter.count('SELECT count(*) FROM job_events')();
     return {
-      ...drainRates(timing, jobs, started),
-      jobsPerSecFromMark: rateFromMark(timing, jobs, mark),
+      ...drainRates(timing, jobs, started, mark),
       attemptsPerJob: attempts / jobs,
       eventsPerJob: events / jobs,
       supervisorCpuMsPer1k: supervisorCpu,
