@@ -21,7 +21,7 @@ import { replaceEditedClasses } from './module-reload.js';
 import { ModuleWatch } from './module-watch.js';
 import { HealthWatch } from './health-watch.js';
 import { StallWatch } from './stall-watch.js';
-import type { Writer } from './writer.js';
+import { removeOrphanSocketDirs, type Writer } from './writer.js';
 import { isPidAlive } from '../src/pids.js';
 import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import type { HttpServer, Unhealthy } from './http-server.js';
@@ -221,6 +221,7 @@ export class Supervisor {
       }),
     );
     removeOrphanFlightFiles(isPidAlive);
+    removeOrphanSocketDirs(isPidAlive);
     for (const pool of this.pools) pool.start();
     this.health.start();
     this.stalls.start();

@@ -3,7 +3,7 @@
  * SIGKILLed (children follow it; a new supervisor recovers), and SIGTERM
  * drains and hands back what does not finish in time.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -211,6 +211,28 @@ describe('the supervisor SIGKILLed', () => {
     expect(recovered.code).toBe('LEASE:EXPIRED');
     await sup.waitForEvent('SWEEP');
     expect(await sup.stop()).toBe(0);
+  });
+
+  it("the folder of its writer's socket goes when the next supervisor starts on the host", async () => {
+    const dir = newDir();
+    // The supervisors' temp folder is the test's own: what is in it is theirs alone.
+    const env = { TMPDIR: path.join(dir, 'tmp') };
+    mkdirSync(env.TMPDIR);
+    const writerFolders = () => readdirSync(env.TMPDIR).filter((name) => name.startsWith('leasehold-writer-'));
+    const work = { name: 'work', handler: 'succeed' };
+    const sup = await startSupervisor({ dir, env, classes: [work] });
+    const left = writerFolders();
+    expect(left).toHaveLength(1);
+    sup.kill('SIGKILL');
+    expect(await sup.waitForExit(5_000)).not.toBeNull();
+
+    const next = await startSupervisor({ dir, env, classes: [work] });
+    const { id } = await next.queue.enqueue({ class: 'work', payload: {} });
+    await next.waitForJob(id, 'SUCCEEDED');
+    expect(writerFolders()).toHaveLength(1);
+    expect(writerFolders()).not.toContain(left[0]);
+    expect(await next.stop()).toBe(0);
+    expect(writerFolders()).toEqual([]);
   });
 });
 
