@@ -1,12 +1,14 @@
 /**
  * What a supervisor checks once as it starts, before it spawns a child: the
- * leases its predecessors on this host left behind.
+ * leases its predecessors on this host left behind, and their files.
  */
+import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
 import type { Logger } from '../src/log.js';
 import { isPidAlive } from '../src/pids.js';
 import type { RecoveredJob, RetryDelay, SupervisorStore } from '../src/store/types.js';
 import { logRecovery } from './job-log.js';
 import type { MetricsSink } from './metrics-sink.js';
+import { removeOrphanSocketDirs } from './writer.js';
 
 export interface TakeBackOptions {
   store: SupervisorStore;
@@ -49,4 +51,10 @@ export async function takeBackFromPreviousRuns(options: TakeBackOptions): Promis
     }
     await store.workerExit({ id: worker.id, state: 'exited', exitCode: null, exitSignal: null });
   }
+}
+
+/** Remove the files of supervisors on this host that are gone: their children's flight records and their writers' socket folders. */
+export function removeFilesOfDeadSupervisors(): void {
+  removeOrphanFlightFiles(isPidAlive);
+  removeOrphanSocketDirs(isPidAlive);
 }

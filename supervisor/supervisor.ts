@@ -21,13 +21,11 @@ import { replaceEditedClasses } from './module-reload.js';
 import { ModuleWatch } from './module-watch.js';
 import { HealthWatch } from './health-watch.js';
 import { StallWatch } from './stall-watch.js';
-import { removeOrphanSocketDirs, type Writer } from './writer.js';
-import { isPidAlive } from '../src/pids.js';
-import { removeOrphanFlightFiles } from '../src/ipc/flight-record.js';
+import type { Writer } from './writer.js';
 import type { HttpServer, Unhealthy } from './http-server.js';
 import type { httpSide } from './http-side.js';
 import { retireChildren } from './retire.js';
-import { takeBackFromPreviousRuns } from './start-up.js';
+import { removeFilesOfDeadSupervisors, takeBackFromPreviousRuns } from './start-up.js';
 import { planReload, ReloadVerdicts, type ClassFailure } from './reload.js';
 
 export interface SupervisorOptions {
@@ -220,8 +218,7 @@ export class Supervisor {
         wakeFor: (jobs) => this.wakeFor(jobs),
       }),
     );
-    removeOrphanFlightFiles(isPidAlive);
-    removeOrphanSocketDirs(isPidAlive);
+    removeFilesOfDeadSupervisors();
     for (const pool of this.pools) pool.start();
     this.health.start();
     this.stalls.start();
