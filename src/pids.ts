@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * Whether a pid is a live process. A zombie (dead, not yet reaped by its
@@ -25,5 +26,22 @@ function processState(pid: number): string | undefined {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Remove what `dir` holds named `<prefix><pid>-...` for a pid that is gone
+ * (`alive` says whether one runs): what a process names after itself, and
+ * cannot remove once SIGKILLed. Another user's entry is theirs to remove.
+ */
+export function removeNamedAfterDeadPids(dir: string, prefix: string, alive: (pid: number) => boolean): void {
+  for (const name of readdirSync(dir)) {
+    const pid = name.startsWith(prefix) ? /^(\d+)-/.exec(name.slice(prefix.length))?.[1] : undefined;
+    if (pid === undefined || alive(Number(pid))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // not ours to remove
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -6,27 +6,16 @@ import { fileURLToPath } from 'node:url';
 import type { ClassConfig } from '../src/config/schema.js';
 import type { Logger } from '../src/log.js';
 import { fromWire, type Answer } from '../src/ipc/writer-protocol.js';
+import { removeNamedAfterDeadPids } from '../src/pids.js';
 
 const THREAD = fileURLToPath(new URL('./writer-thread.js', import.meta.url));
 
-/** A writer's socket folder in the system's temp: `leasehold-writer-<its supervisor's pid>-<random>`. */
-const SOCKET_DIR = /^leasehold-writer-(\d+)-[A-Za-z0-9]+$/;
+/** A writer's socket folder in the system's temp is `<SOCKET_DIR_PREFIX><its supervisor's pid>-<random>`. */
+const SOCKET_DIR_PREFIX = 'leasehold-writer-';
 
-/**
- * Remove the socket folders of writers whose supervisor is gone (`alive`
- * says whether a pid runs): a SIGKILLed supervisor cannot remove its own.
- * Another user's folder is theirs to remove.
- */
+/** Remove the socket folders of writers whose supervisor is gone: a SIGKILLed supervisor cannot remove its own. */
 export function removeOrphanSocketDirs(alive: (pid: number) => boolean): void {
-  for (const name of readdirSync(tmpdir())) {
-    const pid = SOCKET_DIR.exec(name)?.[1];
-    if (pid === undefined || alive(Number(pid))) continue;
-    try {
-      rmSync(join(tmpdir(), name), { recursive: true, force: true });
-    } catch {
-      // not ours to remove
-    }
-  }
+  removeNamedAfterDeadPids(tmpdir(), SOCKET_DIR_PREFIX, alive);
 }
 
 /**
@@ -70,8 +59,8 @@ export class Writer {
   private readonly waiting = new Map<number, (answer: Answer) => void>();
   private closed = false;
   private classes: readonly ClassConfig[] = [];
-  /** A folder of its own (mode 0700) for the socket the children connect to, named as SOCKET_DIR says. */
-  private readonly socketDir = mkdtempSync(join(tmpdir(), `leasehold-writer-${process.pid}-`));
+  /** A folder of its own (mode 0700) for the socket the children connect to, named after its supervisor's pid. */
+  private readonly socketDir = mkdtempSync(join(tmpdir(), `${SOCKET_DIR_PREFIX}${process.pid}-`));
   /** Where the children connect: each child's writes come straight to the thread, not through this event loop. */
   readonly socketPath = join(this.socketDir, 'writer.sock');
   /** Resolves once the thread listens on the socket (and again after a restart). */

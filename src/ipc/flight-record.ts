@@ -12,19 +12,10 @@
  * where a reboot clears it (/dev/shm, or the system's temp), named after its
  * supervisor's pid so that a supervisor can remove what a dead one left.
  */
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { removeNamedAfterDeadPids } from '../pids.js';
 
 export const RECORD_BYTES = 64;
 const SEQ_START = 0;
@@ -76,14 +67,7 @@ const flightRecordDirs = (): string[] => [...(existsSync('/dev/shm') ? ['/dev/sh
 
 /** Remove the recorder files of supervisors that are gone (`alive` says whether a pid runs). */
 export function removeOrphanFlightFiles(alive: (pid: number) => boolean): void {
-  for (const dir of flightRecordDirs()) {
-    for (const name of readdirSync(dir)) {
-      const pid = name.startsWith(FLIGHT_FILE_PREFIX)
-        ? Number.parseInt(name.slice(FLIGHT_FILE_PREFIX.length), 10)
-        : Number.NaN;
-      if (Number.isInteger(pid) && !alive(pid)) rmSync(path.join(dir, name), { force: true });
-    }
-  }
+  for (const dir of flightRecordDirs()) removeNamedAfterDeadPids(dir, FLIGHT_FILE_PREFIX, alive);
 }
 
 /** Write `bytes` of zeros as `name` in the first of the directories that takes it; its path. */
